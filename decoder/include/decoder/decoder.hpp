@@ -1,0 +1,48 @@
+#pragma once
+// One interface over JPEG 2000 decoding backends: our own decoder ("own") and
+// OpenJPEG ("openjpeg", the reference and fallback). Selectable at run time.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/byte_reader.hpp"
+#include "core/planar_image.hpp"
+#include "core/result.hpp"
+
+namespace j2k::decoder {
+
+enum class Backend { own, openjpeg };
+
+const char* to_string(Backend backend) noexcept;
+/// Parses "own" / "openjpeg"; empty when unknown.
+std::optional<Backend> parse_backend(const std::string& name);
+
+struct DecodeOptions {
+  int reduce = 0;        ///< discard this many resolution levels (--reduce)
+  int max_layers = 0;    ///< decode only the first N quality layers; 0 = all (--layers)
+  int threads = 1;       ///< worker threads inside one decode
+  bool strict = false;   ///< strict: any damage is an error; resilient: decode what is intact
+};
+
+/// Safety limits: a codestream asking for more is refused with ErrorKind::limit.
+struct DecodeLimits {
+  long long max_pixels = 16384LL * 16384;  ///< per image, all components counted once
+  int max_components = 16384;
+};
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual Backend backend() const noexcept = 0;
+  /// Decodes one codestream (raw J2K, or a JP2 file whose codestream box is used).
+  virtual Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) = 0;
+};
+
+/// Creates a decoder; an error names the backend and why it is unavailable.
+Result<std::unique_ptr<Decoder>> make_decoder(Backend backend, const DecodeLimits& limits = {});
+
+/// If `data` is a JP2 file, returns the contents of its contiguous codestream box ('jp2c');
+/// if it already is a raw codestream (starts with SOC), returns it unchanged.
+Result<Bytes> locate_codestream(Bytes data);
+
+}  // namespace j2k::decoder

@@ -1,0 +1,27 @@
+#pragma once
+// JPEG 2000 encoding through OpenJPEG (libopenjp2): what the test sender uses.
+#include <cstdint>
+#include <vector>
+
+#include "core/planar_image.hpp"
+#include "core/result.hpp"
+
+namespace j2k::decoder {
+
+enum class Progression { LRCP, RLCP, RPCL, PCRL, CPRL };
+
+struct EncodeParams {
+  bool lossless = false;             ///< reversible 5/3; otherwise irreversible 9/7
+  std::size_t target_bytes = 0;      ///< lossy: codestream size to aim for (0 = quality 40:1)
+  int resolutions = 6;               ///< decomposition levels + 1
+  int codeblock = 64;                ///< code-block width and height
+  Progression progression = Progression::CPRL;
+  bool sop = false;
+  bool eph = false;
+  int threads = 1;
+};
+
+/// Encodes a planar image (any components/subsampling) into a raw J2K codestream.
+Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, const EncodeParams& params);
+
+}  // namespace j2k::decoder
