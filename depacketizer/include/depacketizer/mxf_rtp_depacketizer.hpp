@@ -1,0 +1,74 @@
+#pragma once
+// MXF KLVs carried in RTP (RFC 6597) → access units.
+//
+// Payloads of consecutive packets concatenate to the MXF byte stream; one KLV may span
+// many packets (M marks the packet that ends a KLV unit) and loose senders put several
+// KLVs in one packet. After a loss the stream resynchronises at the next payload that
+// begins with a known key. A content package (all packets with one RTP timestamp) yields
+// one CodestreamUnit when its picture elements are all in, or when the timestamp moves on.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "depacketizer/codestream_unit.hpp"
+#include "depacketizer/mxf.hpp"
+#include "depacketizer/rtp.hpp"
+
+namespace j2k::depacketizer {
+
+struct MxfDepacketizerCounters {
+  std::uint64_t klv_units = 0;
+  std::uint64_t picture_elements = 0;
+  std::uint64_t damaged_elements = 0;   ///< lost packets inside a KLV
+  std::uint64_t resync_skipped_packets = 0;  ///< payloads dropped while looking for a key
+  std::uint64_t malformed = 0;          ///< bad key/length, over-long KLV
+  std::uint64_t descriptors = 0;
+  std::uint64_t units_complete = 0;
+  std::uint64_t units_incomplete = 0;
+};
+
+class MxfRtpDepacketizer {
+ public:
+  using Sink = std::function<void(CodestreamUnit&&)>;
+
+  /// `max_klv_bytes` bounds the memory one KLV may take (a larger declared length is malformed).
+  explicit MxfRtpDepacketizer(Sink sink, std::size_t max_klv_bytes = 256u << 20);
+
+  /// Feeds one packet of the stream in sequence order. `loss_before` is true when packets
+  /// were lost between the previous packet and this one.
+  void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival);
+
+  /// Emits whatever is pending (end of stream).
+  void flush();
+
+  const MxfDepacketizerCounters& counters() const noexcept { return counters_; }
+  const std::optional<PictureDescriptor>& descriptor() const noexcept { return descriptor_; }
+
+ private:
+  void lose_sync();
+  void consume_buffer();
+  void handle_klv(const KlvHeader& header, Bytes value);
+  void begin_unit_if_needed(std::uint32_t timestamp, std::chrono::steady_clock::time_point arrival);
+  void emit_pending();
+
+  Sink sink_;
+  std::size_t max_klv_bytes_;
+  MxfDepacketizerCounters counters_;
+  std::optional<PictureDescriptor> descriptor_;
+
+  std::vector<std::uint8_t> buffer_;   // MXF bytes not yet consumed (at most one KLV + one packet)
+  bool synced_ = false;
+  std::optional<KlvHeader> partial_;   // header of the KLV being assembled, when known
+
+  std::optional<CodestreamUnit> pending_;
+  std::uint32_t current_timestamp_ = 0;
+  bool have_timestamp_ = false;
+  bool emitted_current_ = false;      // a unit was emitted for current_timestamp_
+  std::chrono::steady_clock::time_point current_arrival_{};
+  std::uint64_t next_index_ = 0;
+  int last_element_count_ = 1;       // cc of the last picture element seen
+};
+
+}  // namespace j2k::depacketizer

@@ -1,0 +1,38 @@
+#pragma once
+// Writes the MXF KLVs a sender transmits (wire-format.md §2): partition packs, primer
+// pack, a CDCI picture descriptor, system items and frame-wrapped JPEG 2000 picture elements.
+#include <cstdint>
+#include <vector>
+
+#include "core/byte_reader.hpp"
+#include "core/planar_image.hpp"
+
+namespace j2k::depacketizer {
+
+struct MxfPictureParams {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;        ///< stored height (field height for separate fields)
+  int frame_layout = 0;            ///< 0 full frame, 1 separate fields
+  int field_dominance = 1;
+  std::uint32_t depth = 8;
+  std::uint32_t chroma_dx = 2;     ///< horizontal subsampling
+  std::uint32_t chroma_dy = 1;
+  std::int32_t rate_num = 50;
+  std::int32_t rate_den = 1;
+  ColourCoding coding = ColourCoding::ycbcr_bt709;
+  bool full_range = false;
+};
+
+using KlvBytes = std::vector<std::uint8_t>;
+
+/// Header (first) or body (repeated) partition pack; `header_byte_count` covers the
+/// primer pack and header metadata that follow it.
+KlvBytes mxf_partition_pack(bool header, std::uint64_t this_partition, std::uint64_t header_byte_count);
+KlvBytes mxf_primer_pack();
+KlvBytes mxf_cdci_descriptor(const MxfPictureParams& params);
+/// A minimal SMPTE 385 system metadata pack with a continuity count (frame number).
+KlvBytes mxf_system_item(std::uint16_t continuity);
+/// Frame-wrapped JPEG 2000 picture element `number` of `count` in the content package.
+KlvBytes mxf_picture_element(Bytes codestream, int count = 1, int number = 1);
+
+}  // namespace j2k::depacketizer

@@ -1,0 +1,93 @@
+#pragma once
+// RTP (RFC 3550) header parsing and per-stream sequence accounting.
+//
+//    0                   1                   2                   3
+//    0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//   |V=2|P|X|  CC   |M|     PT      |       sequence number         |
+//   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//   |                           timestamp                           |
+//   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//   |                             SSRC                              |
+//   +=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+=+
+//   |            CSRC list (CC × 32 bits), extension (if X)         |
+#include <cstdint>
+#include <optional>
+
+#include "core/byte_reader.hpp"
+#include "core/result.hpp"
+
+namespace j2k::depacketizer {
+
+struct RtpPacket {
+  bool marker = false;
+  std::uint8_t payload_type = 0;
+  std::uint16_t sequence = 0;
+  std::uint32_t timestamp = 0;
+  std::uint32_t ssrc = 0;
+  Bytes payload;  ///< view into the datagram, after CSRCs, extension and before padding
+};
+
+/// Validates and parses one datagram. Runts, version ≠ 2, and lengths (CSRC, extension,
+/// padding) that do not fit the datagram are errors, never reads past its end.
+Result<RtpPacket> parse_rtp(Bytes datagram);
+
+/// Sequence-number bookkeeping for one SSRC (RFC 3550 A.1, A.3, A.8).
+/// Call `accept` for every parsed packet in arrival order.
+class RtpSequenceTracker {
+ public:
+  enum class Verdict { in_order, gap, duplicate, late, stray, restart };
+
+  /// Classifies the packet. `gap` means packets were skipped (they count as lost until
+  /// they arrive late); `late` is an old packet arriving after a newer one; `duplicate`
+  /// was already received. `stray` is far outside the window (ignored unless the next packet
+  /// follows it, which makes that one a `restart`: the sender began a new run of numbers).
+  Verdict accept(std::uint16_t sequence);
+
+  std::uint64_t received() const noexcept { return received_; }   ///< unique packets
+  std::uint64_t expected() const noexcept;                        ///< from first to highest extended seq
+  std::uint64_t lost() const noexcept;                            ///< expected − received (never negative)
+  std::uint64_t duplicates() const noexcept { return duplicates_; }
+  std::uint64_t late() const noexcept { return late_; }
+  std::uint64_t restarts() const noexcept { return restarts_; }
+  std::uint64_t strays() const noexcept { return stray_; }
+  std::uint64_t last_gap() const noexcept { return last_gap_; }   ///< packets skipped by the last `gap`
+  std::uint32_t highest_extended() const noexcept { return highest_; }
+
+ private:
+  bool seen(std::uint32_t extended) const noexcept;
+  void mark(std::uint32_t extended) noexcept;
+
+  static constexpr std::uint32_t kWindow = 1024;      // remembered sequence numbers for duplicate detection
+  static constexpr std::uint16_t kMaxDropout = 3000;  // a larger forward jump is not believed as loss
+  bool started_ = false;
+  std::uint32_t base_ = 0;      // extended sequence of the first packet
+  std::uint32_t highest_ = 0;   // highest extended sequence seen
+  std::uint64_t expected_before_restart_ = 0;
+  std::uint64_t received_ = 0;
+  std::uint64_t duplicates_ = 0;
+  std::uint64_t late_ = 0;
+  std::uint64_t restarts_ = 0;
+  std::uint64_t stray_ = 0;
+  std::optional<std::uint16_t> bad_sequence_;  // sequence that would confirm a restart
+  std::uint64_t last_gap_ = 0;
+  std::uint64_t window_[kWindow / 64] = {};
+};
+
+/// RFC 3550 A.8 interarrival jitter, in RTP timestamp units (90 kHz for video).
+class JitterEstimator {
+ public:
+  /// `arrival_ticks`: arrival time in timestamp units. Packets of one frame share a
+  /// timestamp, so only the first packet of each timestamp is used (as receivers of
+  /// video commonly do, otherwise the frame's burst dominates).
+  void update(std::uint32_t rtp_timestamp, double arrival_ticks);
+  double jitter_ticks() const noexcept { return jitter_; }
+
+ private:
+  bool started_ = false;
+  std::uint32_t last_timestamp_ = 0;
+  double last_transit_ = 0;
+  double jitter_ = 0;
+};
+
+}  // namespace j2k::depacketizer

@@ -1,0 +1,173 @@
+#include "depacketizer/mxf.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace j2k::depacketizer {
+
+namespace {
+
+bool has_prefix(const Ul& key) { return std::equal(std::begin(kUlPrefix), std::end(kUlPrefix), key.begin()); }
+
+/// Compares bytes [from, to) of two labels.
+bool same(const Ul& key, std::initializer_list<std::uint8_t> expect, std::size_t from) {
+  std::size_t i = from;
+  for (std::uint8_t b : expect) {
+    if (key[i] != b) return false;
+    ++i;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<KlvHeader> parse_klv_header(Bytes data) {
+  if (data.size() < 17) return make_error(ErrorKind::need_more_data, "KLV header cut short");
+  KlvHeader h;
+  std::copy_n(data.begin(), 16, h.key.begin());
+  if (!has_prefix(h.key)) return make_error(ErrorKind::corrupt, "KLV key does not start with 06 0E 2B 34");
+  std::uint8_t first = data[16];
+  if (first < 0x80) {
+    h.length = first;
+    h.header_size = 17;
+    return h;
+  }
+  std::size_t n = first & 0x7F;
+  // BER long form: 1..8 length bytes (SMPTE 336 6.3.2); 0x80 (indefinite) is not allowed in MXF.
+  if (n == 0 || n > 8) return make_error(ErrorKind::corrupt, fmt::format("invalid BER length form 0x{:02X}", first));
+  if (data.size() < 17 + n) return make_error(ErrorKind::need_more_data, "KLV length cut short");
+  for (std::size_t i = 0; i < n; ++i) h.length = h.length << 8 | data[17 + i];
+  h.header_size = 17 + n;
+  return h;
+}
+
+void append_ber_length(std::vector<std::uint8_t>& out, std::uint64_t length) {
+  int n = 3;
+  while (n < 8 && (length >> (8 * n)) != 0) ++n;
+  out.push_back(static_cast<std::uint8_t>(0x80 | n));
+  for (int i = n - 1; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
+}
+
+const char* to_string(KlvKind kind) noexcept {
+  switch (kind) {
+    case KlvKind::header_partition: return "header partition";
+    case KlvKind::body_partition: return "body partition";
+    case KlvKind::footer_partition: return "footer partition";
+    case KlvKind::primer_pack: return "primer pack";
+    case KlvKind::cdci_descriptor: return "CDCI descriptor";
+    case KlvKind::rgba_descriptor: return "RGBA descriptor";
+    case KlvKind::j2k_subdescriptor: return "JPEG 2000 sub-descriptor";
+    case KlvKind::other_metadata: return "header metadata";
+    case KlvKind::index_segment: return "index table segment";
+    case KlvKind::system_item: return "system item";
+    case KlvKind::picture_element: return "picture element";
+    case KlvKind::fill: return "fill";
+    case KlvKind::unknown: return "unknown";
+  }
+  return "?";
+}
+
+KlvKind classify_key(const Ul& k) noexcept {
+  if (!has_prefix(k)) return KlvKind::unknown;
+  // Fill item: 06 0E 2B 34 01 01 01 vv 03 01 02 10 01 00 00 00
+  if (same(k, {0x01, 0x01, 0x01}, 4) && same(k, {0x03, 0x01, 0x02, 0x10, 0x01}, 8)) return KlvKind::fill;
+  // Essence elements: 06 0E 2B 34 01 02 01 vv 0D 01 03 01 15 cc 08 nn (picture, ST 422)
+  if (same(k, {0x01, 0x02, 0x01}, 4) && same(k, {0x0D, 0x01, 0x03, 0x01, 0x15}, 8) && (k[14] == 0x08 || k[14] == 0x09))
+    return KlvKind::picture_element;
+  // System item (ST 385): 06 0E 2B 34 02 xx 01 vv 0D 01 03 01 04 01 01 00 — any set/pack coding byte
+  if (k[4] == 0x02 && same(k, {0x0D, 0x01, 0x03, 0x01, 0x04, 0x01}, 8)) return KlvKind::system_item;
+  if (k[4] == 0x02 && k[5] == 0x05 && same(k, {0x0D, 0x01, 0x02, 0x01, 0x01}, 8)) {
+    // Partition packs (kk = 02 header, 03 body, 04 footer) and the primer pack (05 01).
+    switch (k[13]) {
+      case 0x02: return KlvKind::header_partition;
+      case 0x03: return KlvKind::body_partition;
+      case 0x04: return KlvKind::footer_partition;
+      case 0x05: return KlvKind::primer_pack;
+      default: return KlvKind::unknown;
+    }
+  }
+  if (k[4] == 0x02 && k[5] == 0x53 && same(k, {0x0D, 0x01, 0x02, 0x01, 0x01, 0x10}, 8)) return KlvKind::index_segment;
+  if (k[4] == 0x02 && k[5] == 0x53 && same(k, {0x0D, 0x01, 0x01, 0x01, 0x01, 0x01}, 8)) {
+    switch (k[14]) {
+      case 0x28: return KlvKind::cdci_descriptor;
+      case 0x29: return KlvKind::rgba_descriptor;
+      case 0x5A: return KlvKind::j2k_subdescriptor;
+      default: return KlvKind::other_metadata;
+    }
+  }
+  return KlvKind::unknown;
+}
+
+PictureElementId picture_element_id(const Ul& key) noexcept {
+  PictureElementId id;
+  id.count = std::max<int>(1, key[13]);
+  id.number = std::max<int>(1, key[15]);
+  id.clip_wrapped = key[14] == 0x09;
+  return id;
+}
+
+bool PictureDescriptor::full_range() const noexcept {
+  if (colour_range == 0 && white_level == 0) return rgba;
+  if (component_depth == 0) return false;
+  const std::uint32_t max_code = (1u << std::min<std::uint32_t>(component_depth, 31)) - 1;
+  return black_level == 0 && (white_level == max_code || colour_range == max_code + 1);
+}
+
+std::string PictureDescriptor::describe() const {
+  std::string sub = horizontal_subsampling == 2 ? (vertical_subsampling == 2 ? "4:2:0" : "4:2:2") : "4:4:4";
+  const char* layout = frame_layout == 1 ? " separate fields" : frame_layout == 0 ? " progressive" : "";
+  return fmt::format("{}x{}{} {} {}-bit {} {:.3f} fps", stored_width, stored_height, layout, sub, component_depth,
+                     to_string(coding), frame_rate());
+}
+
+Result<PictureDescriptor> parse_picture_descriptor(Bytes value, bool rgba) {
+  PictureDescriptor d;
+  d.rgba = rgba;
+  ByteReader r(value);
+  while (r.remaining() >= 4) {
+    const std::uint16_t tag = r.u16();
+    const std::uint16_t len = r.u16();
+    if (!r.has(len)) return make_error(ErrorKind::corrupt, fmt::format("descriptor item 0x{:04X} longer than the set", tag));
+    ByteReader item(r.bytes(len));
+    auto u32_or_u8 = [&]() -> std::uint32_t {
+      return len == 1 ? item.u8() : len == 2 ? item.u16() : item.u32();
+    };
+    switch (tag) {
+      case 0x3203: d.stored_width = u32_or_u8(); break;
+      case 0x3202: d.stored_height = u32_or_u8(); break;
+      case 0x320C: d.frame_layout = item.u8(); break;
+      case 0x3212: d.field_dominance = item.u8(); break;
+      case 0x3301: d.component_depth = u32_or_u8(); break;
+      case 0x3302: d.horizontal_subsampling = u32_or_u8(); break;
+      case 0x3308: d.vertical_subsampling = u32_or_u8(); break;
+      case 0x3304: d.black_level = u32_or_u8(); break;
+      case 0x3305: d.white_level = u32_or_u8(); break;
+      case 0x3306: d.colour_range = u32_or_u8(); break;
+      case 0x3001:
+        d.sample_rate_num = static_cast<std::int32_t>(item.u32());
+        d.sample_rate_den = static_cast<std::int32_t>(item.u32());
+        break;
+      case 0x321A:
+        if (len == 16) {
+          Bytes ul = item.bytes(16);
+          // CodingEquations ULs differ in byte 13: 01 BT.601, 02 BT.709, 06 BT.2020.
+          d.coding = ul[13] == 0x01 ? ColourCoding::ycbcr_bt601
+                     : ul[13] == 0x02 ? ColourCoding::ycbcr_bt709
+                     : ul[13] == 0x06 ? ColourCoding::ycbcr_bt2020
+                                      : ColourCoding::unknown;
+        }
+        break;
+      case 0x3004:
+        if (len == 16) d.wrapping = item.bytes(16)[14];
+        break;
+      default: break;  // other and dynamic tags are not needed to play the stream
+    }
+  }
+  if (d.stored_width > 65535 || d.stored_height > 65535)
+    return make_error(ErrorKind::corrupt, fmt::format("descriptor size {}x{} is implausible", d.stored_width, d.stored_height));
+  if (rgba && d.coding == ColourCoding::unknown) d.coding = ColourCoding::rgb;
+  return d;
+}
+
+}  // namespace j2k::depacketizer

@@ -1,0 +1,163 @@
+#include "depacketizer/mxf_rtp_depacketizer.hpp"
+
+#include <algorithm>
+
+#include "core/log.hpp"
+
+namespace j2k::depacketizer {
+
+MxfRtpDepacketizer::MxfRtpDepacketizer(Sink sink, std::size_t max_klv_bytes)
+    : sink_(std::move(sink)), max_klv_bytes_(max_klv_bytes) {
+  buffer_.reserve(1 << 20);
+}
+
+void MxfRtpDepacketizer::lose_sync() {
+  if (partial_ && classify_key(partial_->key) == KlvKind::picture_element && pending_) {
+    // The element being assembled is lost: its frame cannot be complete.
+    pending_->complete = false;
+    const std::uint64_t have = buffer_.size() > partial_->header_size ? buffer_.size() - partial_->header_size : 0;
+    pending_->missing_bytes += partial_->length > have ? partial_->length - have : 0;
+    ++counters_.damaged_elements;
+  }
+  buffer_.clear();
+  partial_.reset();
+  synced_ = false;
+}
+
+void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
+                              std::chrono::steady_clock::time_point arrival) {
+  if (loss_before) {
+    lose_sync();  // an element cut by the loss marks its unit incomplete
+    // The lost packets may have held the rest of the current timestamp's unit: if none was
+    // emitted for it yet, open one so that it is reported (incomplete) rather than vanish.
+    if (!pending_ && !emitted_current_ && have_timestamp_) {
+      begin_unit_if_needed(current_timestamp_, current_arrival_);
+      pending_->expected_elements = last_element_count_;
+    }
+  }
+  if (packet.timestamp != current_timestamp_ || !have_timestamp_) {
+    emit_pending();
+    emitted_current_ = false;
+  }
+  have_timestamp_ = true;
+  current_timestamp_ = packet.timestamp;
+  current_arrival_ = arrival;
+  if (loss_before) {
+    // The lost packets may have held a whole element of this timestamp's unit: open the unit
+    // now so that, if its elements never come, it is still reported (as incomplete).
+    begin_unit_if_needed(packet.timestamp, arrival);
+    pending_->expected_elements = last_element_count_;
+  }
+  if (packet.payload.empty()) return;
+
+  if (!synced_) {
+    // Resynchronise only at a payload that begins with a key we know (wire-format.md §2).
+    auto header = parse_klv_header(packet.payload);
+    bool known = false;
+    if (header.ok()) known = classify_key(header->key) != KlvKind::unknown;
+    else if (header.error().kind == ErrorKind::need_more_data)
+      known = std::equal(std::begin(kUlPrefix), std::end(kUlPrefix), packet.payload.begin(),
+                         packet.payload.begin() + std::min<std::size_t>(4, packet.payload.size()));
+    if (!known) {
+      ++counters_.resync_skipped_packets;
+      return;
+    }
+    synced_ = true;
+  }
+  buffer_.insert(buffer_.end(), packet.payload.begin(), packet.payload.end());
+  consume_buffer();
+}
+
+void MxfRtpDepacketizer::consume_buffer() {
+  std::size_t offset = 0;
+  while (synced_) {
+    Bytes rest(buffer_.data() + offset, buffer_.size() - offset);
+    if (rest.empty()) break;
+    auto header = parse_klv_header(rest);
+    if (!header.ok()) {
+      if (header.error().kind == ErrorKind::need_more_data) break;
+      ++counters_.malformed;
+      partial_.reset();
+      buffer_.clear();
+      offset = 0;
+      synced_ = false;
+      return;
+    }
+    if (header->length > max_klv_bytes_) {
+      // A length beyond any frame we accept: treat as corruption rather than buffer it.
+      ++counters_.malformed;
+      partial_.reset();
+      buffer_.clear();
+      offset = 0;
+      synced_ = false;
+      return;
+    }
+    partial_ = *header;
+    const std::size_t total = header->header_size + static_cast<std::size_t>(header->length);
+    if (rest.size() < total) break;
+    handle_klv(*header, rest.subspan(header->header_size, static_cast<std::size_t>(header->length)));
+    partial_.reset();
+    offset += total;
+  }
+  if (offset) buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(offset));
+}
+
+void MxfRtpDepacketizer::begin_unit_if_needed(std::uint32_t timestamp, std::chrono::steady_clock::time_point arrival) {
+  if (pending_) return;
+  pending_.emplace();
+  pending_->rtp_timestamp = timestamp;
+  pending_->first_arrival = arrival;
+}
+
+void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
+  ++counters_.klv_units;
+  switch (classify_key(header.key)) {
+    case KlvKind::cdci_descriptor:
+    case KlvKind::rgba_descriptor: {
+      auto d = parse_picture_descriptor(value, classify_key(header.key) == KlvKind::rgba_descriptor);
+      if (d.ok()) {
+        if (!descriptor_ || descriptor_->describe() != d->describe())
+          logger("depacketizer")->info("picture descriptor: {}", d->describe());
+        descriptor_ = *d;
+        ++counters_.descriptors;
+      } else {
+        ++counters_.malformed;
+      }
+      break;
+    }
+    case KlvKind::picture_element: {
+      ++counters_.picture_elements;
+      const PictureElementId id = picture_element_id(header.key);
+      begin_unit_if_needed(current_timestamp_, current_arrival_);
+      pending_->expected_elements = id.count;
+      last_element_count_ = id.count;
+      pending_->codestreams.emplace_back(value.begin(), value.end());
+      if (static_cast<int>(pending_->codestreams.size()) >= id.count) emit_pending();
+      break;
+    }
+    default:
+      break;  // partition packs, primer, other metadata, system items and fill need no action
+  }
+}
+
+void MxfRtpDepacketizer::emit_pending() {
+  if (!pending_) return;
+  CodestreamUnit unit = std::move(*pending_);
+  pending_.reset();
+  if (static_cast<int>(unit.codestreams.size()) < unit.expected_elements) unit.complete = false;
+  if (unit.codestreams.empty() && unit.complete) return;
+  unit.index = next_index_++;
+  if (unit.rtp_timestamp == current_timestamp_) emitted_current_ = true;
+  unit.last_arrival = current_arrival_;
+  unit.descriptor = descriptor_;
+  if (unit.complete) ++counters_.units_complete;
+  else ++counters_.units_incomplete;
+  sink_(std::move(unit));
+}
+
+void MxfRtpDepacketizer::flush() {
+  if (partial_) lose_sync();
+  emit_pending();
+}
+
+}  // namespace j2k::depacketizer

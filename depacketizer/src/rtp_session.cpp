@@ -1,0 +1,128 @@
+#include "depacketizer/rtp_session.hpp"
+
+#include <cmath>
+
+#include "core/log.hpp"
+
+namespace j2k::depacketizer {
+
+namespace {
+constexpr double kTicksPerSecond = 90000.0;  // RTP video clock
+constexpr int kSsrcSwitchPackets = 50;       // consecutive packets of a new SSRC before following it
+}  // namespace
+
+RtpSession::RtpSession(Sink sink)
+    : sink_(std::move(sink)), mxf_([this](CodestreamUnit&& u) { on_unit(std::move(u)); }) {}
+
+void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  auto packet = parse_rtp(datagram);
+  if (!packet.ok()) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    if (malformed_log_.allow()) logger("depacketizer")->warn("dropped malformed datagram: {}", packet.error().message);
+    return;
+  }
+  if (!ssrc_) {
+    // Follow a stream only once two packets of one SSRC arrived in a row, so that a stray
+    // datagram that happens to look like RTP cannot capture the session. The first packet
+    // is kept (one copy, once per stream) and processed when the second confirms it.
+    if (!first_packet_.empty() && first_ssrc_ == packet->ssrc) {
+      ssrc_ = packet->ssrc;
+      epoch_ = arrival;
+      ssrc_value_.store(packet->ssrc);
+      logger("depacketizer")->info("following RTP stream SSRC 0x{:08X}, payload type {}", packet->ssrc,
+                                   packet->payload_type);
+      std::vector<std::uint8_t> first = std::move(first_packet_);
+      first_packet_.clear();
+      process(*parse_rtp(first), first_arrival_);
+      process(*packet, arrival);
+      return;
+    }
+    if (!first_packet_.empty()) foreign_.fetch_add(1, std::memory_order_relaxed);
+    first_packet_.assign(datagram.begin(), datagram.end());
+    first_ssrc_ = packet->ssrc;
+    first_arrival_ = arrival;
+    return;
+  }
+  if (packet->ssrc != *ssrc_) {
+    foreign_.fetch_add(1, std::memory_order_relaxed);
+    // A sender that restarts comes back with a new SSRC: follow it once it persists.
+    if (packet->ssrc == candidate_ssrc_) ++candidate_count_;
+    else { candidate_ssrc_ = packet->ssrc; candidate_count_ = 1; }
+    if (candidate_count_ < kSsrcSwitchPackets) return;
+    logger("depacketizer")->warn("stream changed to SSRC 0x{:08X}", packet->ssrc);
+    mxf_.flush();
+    ssrc_ = packet->ssrc;
+    ssrc_value_.store(packet->ssrc);
+    sequence_ = RtpSequenceTracker{};
+    jitter_ = JitterEstimator{};
+    last_unit_timestamp_.reset();
+  } else {
+    candidate_count_ = 0;
+  }
+  process(*packet, arrival);
+}
+
+void RtpSession::process(const RtpPacket& packet, std::chrono::steady_clock::time_point arrival) {
+  const auto verdict = sequence_.accept(packet.sequence);
+  received_.store(sequence_.received(), std::memory_order_relaxed);
+  lost_.store(sequence_.lost(), std::memory_order_relaxed);
+  duplicates_.store(sequence_.duplicates(), std::memory_order_relaxed);
+  late_.store(sequence_.late(), std::memory_order_relaxed);
+  using Verdict = RtpSequenceTracker::Verdict;
+  if (verdict == Verdict::duplicate || verdict == Verdict::late || verdict == Verdict::stray) return;
+
+  payload_bytes_.fetch_add(packet.payload.size(), std::memory_order_relaxed);
+  const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;
+  jitter_.update(packet.timestamp, arrival_ticks);
+  jitter_ticks_.store(jitter_.jitter_ticks(), std::memory_order_relaxed);
+
+  const bool loss = verdict == Verdict::gap || verdict == Verdict::restart;
+  mxf_.push(packet, loss, arrival);
+  const auto& c = mxf_.counters();
+  resync_skipped_.store(c.resync_skipped_packets, std::memory_order_relaxed);
+  klv_malformed_.store(c.malformed, std::memory_order_relaxed);
+}
+
+void RtpSession::flush() { mxf_.flush(); }
+
+void RtpSession::on_unit(CodestreamUnit&& unit) {
+  if (unit.complete) complete_.fetch_add(1, std::memory_order_relaxed);
+  else incomplete_.fetch_add(1, std::memory_order_relaxed);
+  if (last_unit_timestamp_) {
+    // Frame rate from the timestamp step between consecutive units (smoothed).
+    const auto step = static_cast<std::uint32_t>(unit.rtp_timestamp - *last_unit_timestamp_);
+    if (step > 0 && step < 90000) {
+      frame_interval_ticks_ = frame_interval_ticks_ == 0 ? step : 0.9 * frame_interval_ticks_ + 0.1 * step;
+      frame_rate_.store(kTicksPerSecond / frame_interval_ticks_, std::memory_order_relaxed);
+    }
+  }
+  last_unit_timestamp_ = unit.rtp_timestamp;
+  if (unit.descriptor) {
+    std::lock_guard lock(descriptor_mutex_);
+    descriptor_copy_ = unit.descriptor;
+  }
+  sink_(std::move(unit));
+}
+
+StreamSnapshot RtpSession::snapshot() const {
+  StreamSnapshot s;
+  s.packets_received = received_.load(std::memory_order_relaxed);
+  s.packets_lost = lost_.load(std::memory_order_relaxed);
+  s.packets_duplicate = duplicates_.load(std::memory_order_relaxed);
+  s.packets_late = late_.load(std::memory_order_relaxed);
+  s.packets_malformed = malformed_.load(std::memory_order_relaxed);
+  s.packets_foreign = foreign_.load(std::memory_order_relaxed);
+  s.payload_bytes = payload_bytes_.load(std::memory_order_relaxed);
+  s.frames_complete = complete_.load(std::memory_order_relaxed);
+  s.frames_incomplete = incomplete_.load(std::memory_order_relaxed);
+  s.resync_skipped = resync_skipped_.load(std::memory_order_relaxed);
+  s.klv_malformed = klv_malformed_.load(std::memory_order_relaxed);
+  s.jitter_ms = jitter_ticks_.load(std::memory_order_relaxed) / 90.0;
+  s.frame_rate = frame_rate_.load(std::memory_order_relaxed);
+  s.ssrc = ssrc_value_.load();
+  std::lock_guard lock(descriptor_mutex_);
+  s.descriptor = descriptor_copy_;
+  return s;
+}
+
+}  // namespace j2k::depacketizer

@@ -1,0 +1,55 @@
+#pragma once
+// Datagrams as they come off the socket, in buffers from a fixed pool:
+// no allocation per packet, and a hard upper bound on memory in flight.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace j2k::net {
+
+struct Packet {
+  std::vector<std::uint8_t> storage;  ///< fixed capacity, allocated once by the pool
+  std::size_t size = 0;               ///< bytes of the datagram in storage
+  std::chrono::steady_clock::time_point received{};
+  std::uint32_t source_address = 0;   ///< IPv4, host order (0 for other families)
+  std::uint16_t source_port = 0;
+  bool truncated = false;             ///< datagram was larger than the buffer
+
+  std::span<const std::uint8_t> bytes() const { return {storage.data(), size}; }
+};
+
+class PacketPool;
+
+/// Returns a packet to its pool when released.
+struct PacketReturner {
+  PacketPool* pool = nullptr;
+  void operator()(Packet* p) const noexcept;
+};
+using PacketPtr = std::unique_ptr<Packet, PacketReturner>;
+
+/// A fixed set of packet buffers. Thread-safe; acquire returns null when all are in use.
+class PacketPool {
+ public:
+  PacketPool(std::size_t count, std::size_t buffer_size);
+  PacketPool(const PacketPool&) = delete;
+  PacketPool& operator=(const PacketPool&) = delete;
+
+  PacketPtr acquire();
+  std::size_t capacity() const noexcept { return packets_.size(); }
+  std::size_t buffer_size() const noexcept { return buffer_size_; }
+  std::size_t available() const;
+
+ private:
+  friend struct PacketReturner;
+  void release(Packet* p) noexcept;
+
+  std::size_t buffer_size_;
+  std::vector<std::unique_ptr<Packet>> packets_;
+  mutable std::mutex mutex_;  // guards free_
+  std::vector<Packet*> free_;
+};
+
+}  // namespace j2k::net

@@ -1,0 +1,65 @@
+#pragma once
+// Receives UDP datagrams (unicast, or multicast any-source / source-specific on a
+// chosen interface) on its own thread into pooled packets, and hands them on
+// through a bounded queue. The receive thread only receives: it never parses.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/bounded_queue.hpp"
+#include "core/result.hpp"
+#include "net/packet.hpp"
+
+namespace j2k::net {
+
+struct ReceiverConfig {
+  std::string address;        ///< multicast group or local unicast address ("0.0.0.0" = any)
+  std::uint16_t port = 0;
+  std::string iface;          ///< local interface address used to join the group ("" = kernel's choice)
+  std::string source;         ///< source-specific multicast: only this sender ("" = any source)
+  int receive_buffer = 32 << 20;  ///< SO_RCVBUF to ask for, bytes
+  std::size_t pool_packets = 8192;
+  std::size_t packet_size = 9216;  ///< jumbo frames fit
+};
+
+/// Counters the receive thread writes and anyone may read.
+struct ReceiverCounters {
+  std::atomic<std::uint64_t> datagrams{0};
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::uint64_t> dropped_queue_full{0};   ///< consumer too slow
+  std::atomic<std::uint64_t> dropped_pool_empty{0};   ///< all buffers in flight
+  std::atomic<std::uint64_t> truncated{0};            ///< larger than a pool buffer
+  std::atomic<std::uint64_t> socket_errors{0};
+};
+
+using PacketQueue = BoundedQueue<PacketPtr>;
+
+class UdpReceiver {
+ public:
+  /// Opens and binds the socket and joins the group. Errors say what to check.
+  static Result<std::unique_ptr<UdpReceiver>> open(const ReceiverConfig& config, PacketQueue& out);
+  ~UdpReceiver();
+
+  void start();  ///< starts the receive thread
+  void stop();   ///< stops and joins it; idempotent
+
+  const ReceiverCounters& counters() const noexcept { return counters_; }
+  int granted_receive_buffer() const noexcept { return granted_buffer_; }
+  const ReceiverConfig& config() const noexcept { return config_; }
+
+ private:
+  struct Impl;
+  UdpReceiver(const ReceiverConfig& config, PacketQueue& out);
+
+  ReceiverConfig config_;
+  PacketQueue& out_;
+  ReceiverCounters counters_;
+  int granted_buffer_ = 0;
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+};
+
+}  // namespace j2k::net

@@ -1,0 +1,184 @@
+#include "net/udp_receiver.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cstring>
+#include <functional>
+#include <boost/asio.hpp>
+
+#include "core/log.hpp"
+
+namespace j2k::net {
+
+namespace asio = boost::asio;
+using asio::ip::udp;
+
+namespace {
+
+constexpr std::size_t kBatch = 64;  // datagrams per recvmmsg call
+
+Result<asio::ip::address_v4> parse_v4(const std::string& text, const char* what) {
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address_v4(text, ec);
+  if (ec) return make_error(ErrorKind::corrupt, fmt::format("{} '{}' is not an IPv4 address", what, text));
+  return addr;
+}
+
+}  // namespace
+
+struct UdpReceiver::Impl {
+  asio::io_context io;
+  udp::socket socket{io};
+  PacketPool pool;
+  Impl(std::size_t count, std::size_t size) : pool(count, size) {}
+};
+
+UdpReceiver::UdpReceiver(const ReceiverConfig& config, PacketQueue& out)
+    : config_(config), out_(out), impl_(std::make_unique<Impl>(config.pool_packets, config.packet_size)) {}
+
+UdpReceiver::~UdpReceiver() { stop(); }
+
+Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& config, PacketQueue& out) {
+  auto log = logger("net");
+  auto address = parse_v4(config.address.empty() ? "0.0.0.0" : config.address, "address");
+  if (!address) return address.error();
+  std::unique_ptr<UdpReceiver> rx(new UdpReceiver(config, out));
+  udp::socket& sock = rx->impl_->socket;
+  boost::system::error_code ec;
+  const bool multicast = address->is_multicast();
+
+  sock.open(udp::v4(), ec);
+  if (ec) return make_error(ErrorKind::io, fmt::format("cannot open a UDP socket: {}", ec.message()));
+  sock.set_option(udp::socket::reuse_address(true), ec);
+
+  // Ask for a large buffer so bursts (a whole frame arrives in a few ms) are not dropped.
+  // SO_RCVBUFFORCE passes the rmem_max cap when we are privileged; otherwise fall back.
+  int want = config.receive_buffer;
+  if (setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof want) != 0)
+    sock.set_option(asio::socket_base::receive_buffer_size(want), ec);
+  asio::socket_base::receive_buffer_size granted;
+  sock.get_option(granted, ec);
+  rx->granted_buffer_ = granted.value() / 2;  // Linux reports twice the usable size
+  if (rx->granted_buffer_ < want / 2)
+    log->warn("receive buffer is {} KiB, asked for {} KiB: bursts may be dropped; raise the limit with "
+              "'sudo sysctl -w net.core.rmem_max={}'",
+              rx->granted_buffer_ / 1024, want / 1024, want);
+
+  // Binding to the group address (not 0.0.0.0) keeps other groups on the same port out.
+  sock.bind(udp::endpoint(*address, config.port), ec);
+  if (ec)
+    return make_error(ErrorKind::io, fmt::format("cannot bind {}:{}: {} (is another program using the port, "
+                                                 "or is the address not local?)",
+                                                 address->to_string(), config.port, ec.message()));
+
+  if (multicast) {
+    asio::ip::address_v4 iface = asio::ip::address_v4::any();
+    if (!config.iface.empty()) {
+      auto parsed = parse_v4(config.iface, "interface");
+      if (!parsed) return parsed.error();
+      iface = *parsed;
+    }
+    if (!config.source.empty()) {
+      auto src = parse_v4(config.source, "source");
+      if (!src) return src.error();
+      ip_mreq_source mreq{};
+      mreq.imr_multiaddr.s_addr = htonl(address->to_uint());
+      mreq.imr_interface.s_addr = htonl(iface.to_uint());
+      mreq.imr_sourceaddr.s_addr = htonl(src->to_uint());
+      if (setsockopt(sock.native_handle(), IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP, &mreq, sizeof mreq) != 0)
+        return make_error(ErrorKind::io, fmt::format("cannot join {} from source {} via {}: {}", address->to_string(),
+                                                     config.source, iface.to_string(), std::strerror(errno)));
+    } else {
+      sock.set_option(asio::ip::multicast::join_group(*address, iface), ec);
+      if (ec)
+        return make_error(ErrorKind::io,
+                          fmt::format("cannot join multicast group {} via {}: {} (does the interface exist and "
+                                      "have a route for multicast?)",
+                                      address->to_string(), iface.to_string(), ec.message()));
+    }
+  } else if (!config.source.empty()) {
+    return make_error(ErrorKind::corrupt, "source= applies only to multicast groups");
+  }
+  sock.non_blocking(true, ec);
+  log->info("listening on {}:{}{}{} (receive buffer {} KiB)", address->to_string(), config.port,
+            config.iface.empty() ? "" : " via " + config.iface, config.source.empty() ? "" : " from " + config.source,
+            rx->granted_buffer_ / 1024);
+  return rx;
+}
+
+void UdpReceiver::start() {
+  if (running_.exchange(true)) return;
+  thread_ = std::thread([this] {
+    Impl& impl = *impl_;
+    std::array<PacketPtr, kBatch> slots;
+    std::array<mmsghdr, kBatch> headers{};
+    std::array<iovec, kBatch> iovs{};
+    std::array<sockaddr_in, kBatch> from{};
+
+    // Drains the socket with recvmmsg (many datagrams per system call) until it would block.
+    auto drain = [&] {
+      for (;;) {
+        std::size_t n = 0;
+        for (; n < kBatch; ++n) {
+          if (!slots[n]) slots[n] = impl.pool.acquire();
+          if (!slots[n]) break;
+          iovs[n] = {slots[n]->storage.data(), slots[n]->storage.size()};
+          headers[n] = {};
+          headers[n].msg_hdr.msg_iov = &iovs[n];
+          headers[n].msg_hdr.msg_iovlen = 1;
+          headers[n].msg_hdr.msg_name = &from[n];
+          headers[n].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+        }
+        if (n == 0) {
+          // Every buffer is in flight: read one datagram into scratch space and count it as dropped.
+          std::array<std::uint8_t, 64> scratch;
+          if (recv(impl.socket.native_handle(), scratch.data(), scratch.size(), MSG_DONTWAIT | MSG_TRUNC) < 0) return;
+          counters_.dropped_pool_empty.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+        int got = recvmmsg(impl.socket.native_handle(), headers.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
+        if (got <= 0) {
+          if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            counters_.socket_errors.fetch_add(1, std::memory_order_relaxed);
+          return;
+        }
+        auto now = std::chrono::steady_clock::now();
+        for (int i = 0; i < got; ++i) {
+          PacketPtr p = std::move(slots[i]);
+          p->size = std::min<std::size_t>(headers[i].msg_len, p->storage.size());
+          p->truncated = (headers[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+          p->received = now;
+          p->source_address = ntohl(from[i].sin_addr.s_addr);
+          p->source_port = ntohs(from[i].sin_port);
+          counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
+          counters_.bytes.fetch_add(p->size, std::memory_order_relaxed);
+          if (p->truncated) counters_.truncated.fetch_add(1, std::memory_order_relaxed);
+          if (!out_.try_push(p)) counters_.dropped_queue_full.fetch_add(1, std::memory_order_relaxed);
+        }
+        // Slots not filled this round keep their buffers for the next call.
+      }
+    };
+
+    std::function<void()> wait_readable = [&] {
+      impl.socket.async_wait(udp::socket::wait_read, [&](const boost::system::error_code& ec) {
+        if (ec || !running_.load()) return;
+        drain();
+        wait_readable();
+      });
+    };
+    wait_readable();
+    impl.io.run();
+  });
+}
+
+void UdpReceiver::stop() {
+  if (!running_.exchange(false)) return;
+  impl_->io.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace j2k::net

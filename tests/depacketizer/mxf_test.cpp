@@ -1,0 +1,174 @@
+// MXF writer → RTP packetizer → depacketizer round trips, with loss and garbage.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "depacketizer/mxf.hpp"
+#include "depacketizer/mxf_rtp_depacketizer.hpp"
+#include "depacketizer/mxf_writer.hpp"
+#include "depacketizer/rtp_packetizer.hpp"
+#include "depacketizer/rtp_session.hpp"
+
+using namespace j2k;
+using namespace j2k::depacketizer;
+
+namespace {
+
+using Packets = std::vector<std::vector<std::uint8_t>>;
+
+std::vector<std::uint8_t> fake_codestream(int frame, std::size_t size) {
+  std::vector<std::uint8_t> cs(size);
+  std::mt19937 rng(static_cast<unsigned>(frame));
+  for (auto& b : cs) b = static_cast<std::uint8_t>(rng());
+  cs[0] = 0xFF; cs[1] = 0x4F;
+  return cs;
+}
+
+/// A stream as j2ksend makes it: header metadata on frame 0 and every `repeat` frames.
+Packets make_stream(int frames, std::size_t frame_bytes, int repeat = 10, std::size_t mtu = 1400) {
+  MxfPictureParams params;
+  params.width = 1280; params.height = 720; params.depth = 10;
+  RtpPacketizer packetizer(0xCAFE, 96, 65000, mtu);
+  Packets out;
+  for (int f = 0; f < frames; ++f) {
+    const auto ts = static_cast<std::uint32_t>(f * 1800);
+    if (f % repeat == 0) {
+      auto primer = mxf_primer_pack();
+      auto desc = mxf_cdci_descriptor(params);
+      packetizer.packetize(mxf_partition_pack(f == 0, 0, primer.size() + desc.size()), ts, out);
+      packetizer.packetize(primer, ts, out);
+      packetizer.packetize(desc, ts, out);
+    }
+    packetizer.packetize(mxf_system_item(static_cast<std::uint16_t>(f)), ts, out);
+    auto cs = fake_codestream(f, frame_bytes + static_cast<std::size_t>(f) * 37);
+    packetizer.packetize(mxf_picture_element(cs), ts, out);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Klv, BerLengthsShortAndLongForm) {
+  std::vector<std::uint8_t> k = {0x06, 0x0E, 0x2B, 0x34, 1, 2, 1, 1, 0x0D, 1, 3, 1, 0x15, 1, 8, 1, 0x05};
+  auto h = parse_klv_header(k);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->length, 5u);
+  EXPECT_EQ(h->header_size, 17u);
+  EXPECT_EQ(classify_key(h->key), KlvKind::picture_element);
+  k[16] = 0x83;
+  EXPECT_EQ(parse_klv_header(k).error().kind, ErrorKind::need_more_data);
+  k.insert(k.end(), {0x01, 0x00, 0x00});
+  EXPECT_EQ(parse_klv_header(k)->length, 65536u);
+  k[16] = 0x89;  // 9 length bytes: invalid
+  EXPECT_EQ(parse_klv_header(k).error().kind, ErrorKind::corrupt);
+  k[0] = 0x07;
+  EXPECT_EQ(parse_klv_header(k).error().kind, ErrorKind::corrupt);
+}
+
+TEST(MxfDescriptor, WriterAndParserAgree) {
+  MxfPictureParams p;
+  p.width = 1920; p.height = 540; p.frame_layout = 1; p.field_dominance = 1; p.depth = 10;
+  p.rate_num = 30000; p.rate_den = 1001; p.coding = ColourCoding::ycbcr_bt2020;
+  auto klv = mxf_cdci_descriptor(p);
+  auto h = parse_klv_header(klv);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(classify_key(h->key), KlvKind::cdci_descriptor);
+  auto d = parse_picture_descriptor(Bytes(klv).subspan(h->header_size), false);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->stored_width, 1920u);
+  EXPECT_EQ(d->stored_height, 540u);
+  EXPECT_EQ(d->frame_layout, 1);
+  EXPECT_EQ(d->field_dominance, 1);
+  EXPECT_EQ(d->component_depth, 10u);
+  EXPECT_EQ(d->horizontal_subsampling, 2u);
+  EXPECT_NEAR(d->frame_rate(), 29.97, 0.01);
+  EXPECT_EQ(d->coding, ColourCoding::ycbcr_bt2020);
+  EXPECT_FALSE(d->full_range());
+  EXPECT_EQ(d->wrapping, 1);
+}
+
+TEST(MxfDescriptor, RejectsItemsLongerThanTheSet) {
+  std::vector<std::uint8_t> v = {0x32, 0x03, 0x00, 0x10, 0, 0};
+  EXPECT_FALSE(parse_picture_descriptor(v, false).ok());
+}
+
+TEST(MxfRtpDepacketizer, ReassemblesEveryFrameIntact) {
+  const int frames = 40;
+  Packets packets = make_stream(frames, 20000);
+  std::vector<CodestreamUnit> units;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); });
+  for (auto& p : packets) session.on_datagram(p, std::chrono::steady_clock::now());
+  session.flush();
+  ASSERT_EQ(units.size(), static_cast<std::size_t>(frames));
+  for (int f = 0; f < frames; ++f) {
+    ASSERT_TRUE(units[f].complete);
+    ASSERT_EQ(units[f].codestreams.size(), 1u);
+    EXPECT_EQ(units[f].codestreams[0], fake_codestream(f, 20000 + static_cast<std::size_t>(f) * 37)) << f;
+    EXPECT_EQ(units[f].rtp_timestamp, static_cast<std::uint32_t>(f * 1800));
+    ASSERT_TRUE(units[f].descriptor.has_value());
+  }
+  auto s = session.snapshot();
+  EXPECT_EQ(s.packets_received, packets.size());
+  EXPECT_EQ(s.packets_lost, 0u);
+  EXPECT_EQ(s.frames_complete, static_cast<std::uint64_t>(frames));
+  EXPECT_EQ(s.descriptor->stored_width, 1280u);
+  EXPECT_NEAR(s.frame_rate, 50.0, 0.01);
+}
+
+TEST(MxfRtpDepacketizer, LossMarksOnlyAffectedFramesAndResyncs) {
+  const int frames = 30;
+  Packets packets = make_stream(frames, 14000);  // ~11 packets per frame
+  // Drop one packet in the middle of frame 5's codestream and all of frame 12's packets but the first.
+  std::vector<std::uint32_t> ts_of;
+  for (auto& p : packets) ts_of.push_back(static_cast<std::uint32_t>(p[4] << 24 | p[5] << 16 | p[6] << 8 | p[7]));
+  std::vector<bool> drop(packets.size(), false);
+  int seen5 = 0;
+  bool first12 = true;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    if (ts_of[i] == 5 * 1800 && ++seen5 == 6) drop[i] = true;
+    if (ts_of[i] == 12 * 1800) { if (!first12) drop[i] = true; first12 = false; }
+  }
+  std::vector<CodestreamUnit> units;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); });
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    if (drop[i]) { ++dropped; continue; }
+    session.on_datagram(packets[i], std::chrono::steady_clock::now());
+  }
+  session.flush();
+  ASSERT_EQ(units.size(), static_cast<std::size_t>(frames));
+  int complete = 0;
+  for (const auto& u : units) {
+    const auto f = static_cast<int>(u.rtp_timestamp / 1800);
+    if (f == 5 || f == 12) {
+      EXPECT_FALSE(u.complete) << f;
+    } else {
+      EXPECT_TRUE(u.complete) << f;
+      EXPECT_EQ(u.codestreams.at(0), fake_codestream(f, 14000 + static_cast<std::size_t>(f) * 37));
+      ++complete;
+    }
+  }
+  EXPECT_EQ(complete, frames - 2);
+  auto s = session.snapshot();
+  EXPECT_EQ(s.packets_lost, dropped);
+  EXPECT_EQ(s.frames_incomplete, 2u);
+}
+
+TEST(MxfRtpDepacketizer, GarbageAndRuntsAreCountedNeverFatal) {
+  std::vector<CodestreamUnit> units;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); });
+  std::mt19937 rng(7);
+  for (int i = 0; i < 5000; ++i) {
+    std::vector<std::uint8_t> junk(rng() % 1500);
+    for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
+    if (i % 3 == 0 && junk.size() > 12) junk[0] = 0x80;  // valid-looking RTP with junk payload
+    session.on_datagram(junk, std::chrono::steady_clock::now());
+  }
+  // The real stream still gets through afterwards.
+  Packets packets = make_stream(5, 3000);
+  for (auto& p : packets) session.on_datagram(p, std::chrono::steady_clock::now());
+  session.flush();
+  auto s = session.snapshot();
+  EXPECT_GT(s.packets_malformed, 1000u);
+  EXPECT_GE(s.frames_complete, 4u);  // follows the real SSRC once it persists
+}

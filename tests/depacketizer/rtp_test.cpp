@@ -1,0 +1,114 @@
+#include "depacketizer/rtp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace j2k;
+using namespace j2k::depacketizer;
+
+namespace {
+std::vector<std::uint8_t> rtp(std::uint16_t seq, std::uint32_t ts, bool marker, std::vector<std::uint8_t> payload,
+                              std::uint8_t first = 0x80) {
+  std::vector<std::uint8_t> p = {first,
+                                 static_cast<std::uint8_t>((marker ? 0x80 : 0) | 96),
+                                 static_cast<std::uint8_t>(seq >> 8),
+                                 static_cast<std::uint8_t>(seq),
+                                 static_cast<std::uint8_t>(ts >> 24),
+                                 static_cast<std::uint8_t>(ts >> 16),
+                                 static_cast<std::uint8_t>(ts >> 8),
+                                 static_cast<std::uint8_t>(ts),
+                                 0x12, 0x34, 0x56, 0x78};
+  for (std::uint8_t b : payload) p.push_back(b);  // (insert trips a GCC 12 -Warray-bounds false positive)
+  return p;
+}
+}  // namespace
+
+TEST(RtpParse, ParsesFixedHeader) {
+  auto bytes = rtp(0xBEEF, 90000, true, {1, 2, 3});
+  auto p = parse_rtp(bytes);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->marker);
+  EXPECT_EQ(p->payload_type, 96);
+  EXPECT_EQ(p->sequence, 0xBEEF);
+  EXPECT_EQ(p->timestamp, 90000u);
+  EXPECT_EQ(p->ssrc, 0x12345678u);
+  EXPECT_EQ(p->payload.size(), 3u);
+}
+
+TEST(RtpParse, HandlesCsrcExtensionAndPadding) {
+  // CC=1, X=1, P=1: CSRC (4) + extension header (4) + 1 word (4) + payload (2) + padding (2).
+  auto bytes = rtp(1, 2, false, {0, 0, 0, 9, 0xBE, 0xDE, 0, 1, 7, 7, 7, 7, 0xAA, 0xBB, 0, 2}, 0x80 | 0x20 | 0x10 | 1);
+  auto p = parse_rtp(bytes);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->payload.size(), 2u);
+  EXPECT_EQ(p->payload[0], 0xAA);
+}
+
+TEST(RtpParse, RejectsRuntsAndInconsistentLengths) {
+  EXPECT_FALSE(parse_rtp(std::vector<std::uint8_t>(11, 0x80)).ok());
+  EXPECT_FALSE(parse_rtp(rtp(1, 1, false, {}, 0x40)).ok());              // version 1
+  EXPECT_FALSE(parse_rtp(rtp(1, 1, false, {0, 0}, 0x80 | 3)).ok());      // 3 CSRCs, 2 bytes
+  EXPECT_FALSE(parse_rtp(rtp(1, 1, false, {0xBE, 0xDE, 0, 9}, 0x90)).ok());  // extension of 9 words
+  EXPECT_FALSE(parse_rtp(rtp(1, 1, false, {1, 2, 40}, 0xA0)).ok());      // padding 40 > 3
+  EXPECT_FALSE(parse_rtp(rtp(1, 1, false, {1, 2, 0}, 0xA0)).ok());       // padding count 0
+}
+
+TEST(RtpSequence, CountsLossDuplicatesAndLateExactly) {
+  RtpSequenceTracker t;
+  using V = RtpSequenceTracker::Verdict;
+  EXPECT_EQ(t.accept(100), V::in_order);
+  EXPECT_EQ(t.accept(101), V::in_order);
+  EXPECT_EQ(t.accept(104), V::gap);  // 102, 103 missing
+  EXPECT_EQ(t.last_gap(), 2u);
+  EXPECT_EQ(t.lost(), 2u);
+  EXPECT_EQ(t.accept(102), V::late);  // reordered: recovers one
+  EXPECT_EQ(t.lost(), 1u);
+  EXPECT_EQ(t.accept(102), V::duplicate);
+  EXPECT_EQ(t.accept(104), V::duplicate);
+  EXPECT_EQ(t.accept(105), V::in_order);
+  EXPECT_EQ(t.received(), 5u);
+  EXPECT_EQ(t.expected(), 6u);
+  EXPECT_EQ(t.lost(), 1u);
+  EXPECT_EQ(t.duplicates(), 2u);
+}
+
+TEST(RtpSequence, WrapsAt16Bits) {
+  RtpSequenceTracker t;
+  for (std::uint32_t i = 0; i < 70000; ++i) {
+    if (i == 65535 + 10) continue;  // one loss right after the wrap
+    t.accept(static_cast<std::uint16_t>(65530 + i));
+  }
+  EXPECT_EQ(t.expected(), 70000u);
+  EXPECT_EQ(t.lost(), 1u);
+  EXPECT_EQ(t.duplicates(), 0u);
+}
+
+TEST(RtpSequence, LargeJumpIsARestartNotLoss) {
+  RtpSequenceTracker t;
+  for (std::uint16_t s = 10; s < 20; ++s) t.accept(s);
+  EXPECT_EQ(t.accept(40000), RtpSequenceTracker::Verdict::stray);
+  EXPECT_EQ(t.accept(40001), RtpSequenceTracker::Verdict::restart);
+  t.accept(40002);
+  EXPECT_EQ(t.lost(), 0u);
+  EXPECT_EQ(t.received(), 13u);
+  EXPECT_EQ(t.restarts(), 1u);
+}
+
+TEST(RtpSequence, StrayPacketIsIgnoredNotARestart) {
+  RtpSequenceTracker t;
+  for (std::uint16_t s = 10; s < 20; ++s) t.accept(s);
+  EXPECT_EQ(t.accept(30000), RtpSequenceTracker::Verdict::stray);
+  EXPECT_EQ(t.accept(20), RtpSequenceTracker::Verdict::in_order);
+  EXPECT_EQ(t.lost(), 0u);
+  EXPECT_EQ(t.strays(), 1u);
+}
+
+TEST(Jitter, ZeroForPerfectPacingAndGrowsWithVariation) {
+  JitterEstimator j;
+  for (int f = 0; f < 50; ++f) j.update(static_cast<std::uint32_t>(f * 1800), 5000.0 + f * 1800);
+  EXPECT_NEAR(j.jitter_ticks(), 0.0, 1e-9);
+  JitterEstimator k;
+  for (int f = 0; f < 200; ++f) k.update(static_cast<std::uint32_t>(f * 1800), f * 1800 + (f % 2 ? 90.0 : 0.0));
+  EXPECT_NEAR(k.jitter_ticks(), 90.0, 5.0);  // alternating 1 ms offsets → |D| = 90 ticks
+}
