@@ -75,6 +75,7 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
                                                  "or is the address not local?)",
                                                  address->to_string(), config.port, ec.message()));
 
+  rx->bound_port_ = sock.local_endpoint(ec).port();
   if (multicast) {
     asio::ip::address_v4 iface = asio::ip::address_v4::any();
     if (!config.iface.empty()) {
@@ -104,7 +105,7 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
     return make_error(ErrorKind::corrupt, "source= applies only to multicast groups");
   }
   sock.non_blocking(true, ec);
-  log->info("listening on {}:{}{}{} (receive buffer {} KiB)", address->to_string(), config.port,
+  log->info("listening on {}:{}{}{} (receive buffer {} KiB)", address->to_string(), rx->bound_port_,
             config.iface.empty() ? "" : " via " + config.iface, config.source.empty() ? "" : " from " + config.source,
             rx->granted_buffer_ / 1024);
   return rx;

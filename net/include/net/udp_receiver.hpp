@@ -47,6 +47,8 @@ class UdpReceiver {
 
   const ReceiverCounters& counters() const noexcept { return counters_; }
   int granted_receive_buffer() const noexcept { return granted_buffer_; }
+  /// The local port actually bound (useful when the config asked for port 0).
+  std::uint16_t bound_port() const noexcept { return bound_port_; }
   const ReceiverConfig& config() const noexcept { return config_; }
 
  private:
@@ -57,6 +59,7 @@ class UdpReceiver {
   PacketQueue& out_;
   ReceiverCounters counters_;
   int granted_buffer_ = 0;
+  std::uint16_t bound_port_ = 0;
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
   std::atomic<bool> running_{false};

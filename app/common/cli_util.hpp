@@ -1,0 +1,46 @@
+#pragma once
+// Small parsers for command-line values shared by the tools.
+#include <cmath>
+#include <optional>
+#include <string>
+
+namespace j2k::cli {
+
+/// "1280x720" → width, height.
+inline std::optional<std::pair<int, int>> parse_size(const std::string& s) {
+  int w = 0, h = 0;
+  char x = 0;
+  if (std::sscanf(s.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 16 || h < 16 || w > 16384 ||
+      h > 16384)
+    return std::nullopt;
+  return std::make_pair(w, h);
+}
+
+/// "50", "25", "30000/1001", "29.97", "59.94" → rational frame rate.
+inline std::optional<std::pair<int, int>> parse_fps(const std::string& s) {
+  int num = 0, den = 0;
+  if (std::sscanf(s.c_str(), "%d/%d", &num, &den) == 2 && num > 0 && den > 0) return std::make_pair(num, den);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || v <= 0 || v > 1000) return std::nullopt;
+  if (std::fabs(v - std::round(v)) < 1e-9) return std::make_pair(static_cast<int>(std::lround(v)), 1);
+  // NTSC-family rates: 23.976, 29.97, 59.94 are n·1000/1001.
+  const double ntsc = v * 1.001;
+  if (std::fabs(ntsc - std::round(ntsc)) < 0.01) return std::make_pair(static_cast<int>(std::lround(ntsc)) * 1000, 1001);
+  return std::make_pair(static_cast<int>(std::lround(v * 1000)), 1000);
+}
+
+/// "40M", "800k", "1.5G", "40000000" → bits per second.
+inline std::optional<double> parse_bitrate(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || v <= 0) return std::nullopt;
+  std::string unit(end);
+  if (unit == "k" || unit == "K") v *= 1e3;
+  else if (unit == "M" || unit == "m") v *= 1e6;
+  else if (unit == "G" || unit == "g") v *= 1e9;
+  else if (!unit.empty()) return std::nullopt;
+  return v;
+}
+
+}  // namespace j2k::cli

@@ -1,0 +1,153 @@
+// j2kprobe: headless receiver and analyser. Joins a stream, reassembles and decodes its
+// frames, prints statistics every second and, with --json, a summary on stdout.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/log.hpp"
+#include "core/url.hpp"
+#include "gpu/colour.hpp"
+#include "media/image_io.hpp"
+#include "pipeline/receive_pipeline.hpp"
+#include "pipeline/stats.hpp"
+
+namespace {
+std::atomic<bool> g_stop{false};  // set by SIGINT/SIGTERM only
+void on_signal(int) { g_stop.store(true); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace j2k;
+  using Clock = std::chrono::steady_clock;
+  CLI::App app{"j2kprobe — receive, check and decode a JPEG 2000 stream without a window"};
+  app.footer(
+      "Examples:\n"
+      "  j2kprobe 'rtp://239.1.1.1:5004?iface=127.0.0.1' --duration 20 --json\n"
+      "  j2kprobe rtp://0.0.0.0:5004 --frames 100 --dump /tmp/frames\n"
+      "Exit status: 0 ok, 1 error, 2 bad arguments, 3 no packets arrived.");
+  std::string url_text, backend_name = "openjpeg", dump_dir, checksums_file, incomplete = "drop", log_level = "info";
+  long long max_frames = 0;
+  double duration = 0, timeout = 3;
+  bool json = false, no_decode = false, quiet = false;
+  int workers = 0, threads = 1;
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE]")->required();
+  app.add_option("--frames", max_frames, "stop after N frames");
+  app.add_option("--duration", duration, "stop after S seconds of reception");
+  app.add_option("--timeout", timeout, "give up when no packet arrives for S seconds")->capture_default_str();
+  app.add_flag("--json", json, "print a JSON summary on stdout at the end");
+  app.add_option("--dump", dump_dir, "write each codestream (.j2c) and decoded frame (.png) here");
+  app.add_option("--checksums", checksums_file, "write the checksum of every decoded frame (JSON)");
+  app.add_option("--backend", backend_name, "decoder: own or openjpeg")->capture_default_str();
+  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
+  app.add_option("--threads", threads, "threads inside one frame's decode")->capture_default_str();
+  app.add_flag("--no-decode", no_decode, "receive and reassemble only");
+  app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
+      ->check(CLI::IsMember({"drop", "decode"}))->capture_default_str();
+  app.add_flag("-q,--quiet", quiet, "no per-second lines");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  set_log_level(log_level);
+  auto log = logger("j2kprobe");
+
+  auto url = parse_stream_url(url_text);
+  if (!url) { log->error("{}", url.error().message); return 2; }
+  auto backend = decoder::parse_backend(backend_name);
+  if (!backend) { log->error("--backend '{}' is not own or openjpeg", backend_name); return 2; }
+  if (!dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dump_dir, ec);
+    if (ec) { log->error("cannot create --dump directory '{}': {}", dump_dir, ec.message()); return 2; }
+  }
+
+  pipeline::PipelineConfig config;
+  config.url = *url;
+  config.backend = *backend;
+  config.decode = !no_decode;
+  config.decode_workers = workers;
+  config.threads_per_decode = threads;
+  config.incomplete = incomplete == "decode" ? pipeline::IncompletePolicy::decode : pipeline::IncompletePolicy::drop;
+  config.keep_codestreams = !dump_dir.empty();
+
+  // The sink runs on a worker thread, serialised and in order by the pipeline.
+  std::atomic<long long> delivered{0};
+  std::vector<std::string> checksums;  // guarded by the pipeline's in-order delivery
+  gpu::RgbaImage rgba;
+  auto sink = [&](pipeline::DecodedFrame&& f) {
+    if (f.decoded && !checksums_file.empty()) checksums.push_back(fmt::format("{:016x}", checksum(f.image)));
+    if (!dump_dir.empty()) {
+      const std::string stem = fmt::format("{}/frame_{:06d}", dump_dir, f.index);
+      for (std::size_t i = 0; i < f.codestreams.size(); ++i) {
+        std::ofstream out(f.codestreams.size() == 1 ? stem + ".j2c" : fmt::format("{}_{}.j2c", stem, i), std::ios::binary);
+        out.write(reinterpret_cast<const char*>(f.codestreams[i].data()), static_cast<std::streamsize>(f.codestreams[i].size()));
+      }
+      if (f.decoded) {
+        gpu::ColourInterpretation ci;
+        if (f.descriptor) { ci.coding = f.descriptor->coding; ci.full_range = f.descriptor->full_range(); }
+        if (gpu::to_rgba8(f.image, ci, rgba)) (void)media::write_png_rgba(stem + ".png", rgba.pixels.data(), rgba.width, rgba.height);
+      }
+    }
+    delivered.fetch_add(1);
+  };
+
+  auto opened = pipeline::ReceivePipeline::open(config, sink);
+  if (!opened) { log->error("{}", opened.error().message); return 1; }
+  auto& pipe = *opened.value();
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  pipe.start();
+
+  const auto started = Clock::now();
+  auto before = pipeline::StatsSample::take(pipe);
+  auto last_line = started;
+  std::uint64_t last_datagrams = 0;
+  auto last_activity = started;
+  int exit_code = 0;
+  while (!g_stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto now = Clock::now();
+    const auto rc = pipe.receiver_counters().datagrams.load();
+    if (rc != last_datagrams) { last_datagrams = rc; last_activity = now; }
+    const double since_activity = std::chrono::duration<double>(now - last_activity).count();
+    if (since_activity > timeout) {
+      if (rc == 0) {
+        log->error("no packets on {} after {:.0f} s — is the sender running, is the interface right?",
+                   url->describe(), timeout);
+        exit_code = 3;
+      } else {
+        log->info("stream stopped: no packets for {:.0f} s", timeout);
+      }
+      break;
+    }
+    const auto first = pipe.first_packet_time();
+    if (duration > 0 && first && std::chrono::duration<double>(now - *first).count() >= duration) break;
+    if (max_frames > 0 && delivered.load() >= max_frames) break;
+    if (!quiet && now - last_line >= std::chrono::seconds(1)) {
+      auto sample = pipeline::StatsSample::take(pipe);
+      const double t = first ? std::chrono::duration<double>(now - *first).count() : 0.0;
+      fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
+      before = sample;
+      last_line = now;
+    }
+  }
+  pipe.stop(true);
+  const auto first = pipe.first_packet_time();
+  const double elapsed = first ? std::chrono::duration<double>(Clock::now() - *first).count() : 0.0;
+  auto final_sample = pipeline::StatsSample::take(pipe);
+  auto summary = pipeline::summary_json(final_sample, elapsed);
+  const auto& d = final_sample.decode;
+  const double decode_fps = d.decoded && d.decode_ms_total > 0 ? d.decoded * 1000.0 / d.decode_ms_total : 0;
+  summary["frames"]["decode_fps_per_worker"] = decode_fps;
+  if (!checksums_file.empty()) {
+    nlohmann::json j;
+    j["checksums"] = checksums;
+    std::ofstream(checksums_file) << j.dump(1) << '\n';
+  }
+  log->info("received {} packets ({} lost), {} frames complete, {} incomplete, {} decoded in {:.1f} s",
+            final_sample.stream.packets_received, final_sample.stream.packets_lost, final_sample.stream.frames_complete,
+            final_sample.stream.frames_incomplete, d.decoded, elapsed);
+  if (json) fmt::print("{}\n", summary.dump(2));
+  return exit_code;
+}

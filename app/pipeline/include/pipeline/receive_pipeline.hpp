@@ -1,0 +1,117 @@
+#pragma once
+// The receive side wired together, shared by j2kprobe and j2kplay:
+//
+//   UdpReceiver thread ─packets─▶ depacketizer thread ─units─▶ decode workers ─▶ in-order sink
+//        (net/)          bounded      (RtpSession)      bounded   (decoder/)
+//
+// Each arrow is a bounded queue. The receiver never blocks (a full queue drops the packet
+// and counts it); the unit queue drops the oldest whole frame when decoding falls behind.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/planar_image.hpp"
+#include "core/url.hpp"
+#include "decoder/decoder.hpp"
+#include "depacketizer/rtp_session.hpp"
+#include "net/udp_receiver.hpp"
+
+namespace j2k::pipeline {
+
+/// One access unit after decoding, handed to the sink in arrival order.
+struct DecodedFrame {
+  std::uint64_t index = 0;            ///< unit number from the depacketizer
+  std::uint32_t rtp_timestamp = 0;
+  bool complete = true;
+  std::vector<std::vector<std::uint8_t>> codestreams;  ///< kept only when `keep_codestreams`
+  std::optional<depacketizer::PictureDescriptor> descriptor;
+  bool decoded = false;
+  std::string error;                  ///< why decoding failed or was skipped
+  PlanarImage image;
+  double decode_ms = 0;
+};
+
+enum class IncompletePolicy { drop, decode };
+
+struct PipelineConfig {
+  StreamUrl url;
+  decoder::Backend backend = decoder::Backend::openjpeg;
+  bool decode = true;              ///< false: receive and reassemble only (capacity tests)
+  int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
+  int threads_per_decode = 1;      ///< threads inside one decode
+  std::size_t unit_queue = 8;      ///< frames waiting for a decoder
+  IncompletePolicy incomplete = IncompletePolicy::drop;
+  bool keep_codestreams = false;
+  int receive_buffer = 32 << 20;
+};
+
+/// Totals of the decode side (the receive side is in StreamSnapshot / ReceiverCounters).
+struct DecodeSnapshot {
+  std::uint64_t decoded = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t skipped_incomplete = 0;
+  std::uint64_t dropped_queue_full = 0;  ///< whole frames dropped because decoders were behind
+  double decode_ms_total = 0;
+  int width = 0;
+  int height = 0;
+  std::string format;                     ///< "1280x720 4:2:2 10-bit"
+};
+
+class ReceivePipeline {
+ public:
+  using Sink = std::function<void(DecodedFrame&&)>;
+
+  /// Opens the socket (errors say what to check) and prepares the stages.
+  static Result<std::unique_ptr<ReceivePipeline>> open(const PipelineConfig& config, Sink sink);
+  ~ReceivePipeline();
+
+  void start();
+  /// Stops every thread; pending frames are delivered first when `drain` is true.
+  void stop(bool drain = true);
+
+  std::uint16_t port() const noexcept;
+  net::ReceiverCounters const& receiver_counters() const noexcept;
+  depacketizer::StreamSnapshot stream() const { return session_->snapshot(); }
+  DecodeSnapshot decode() const;
+  /// Time since the first packet arrived (nullopt before).
+  std::optional<std::chrono::steady_clock::time_point> first_packet_time() const;
+
+ private:
+  ReceivePipeline(const PipelineConfig& config, Sink sink);
+  void depacketize_loop();
+  void decode_loop();
+  void deliver(DecodedFrame&& frame);
+
+  PipelineConfig config_;
+  Sink sink_;
+  net::PacketQueue packets_;
+  BoundedQueue<depacketizer::CodestreamUnit> units_;
+  std::unique_ptr<net::UdpReceiver> receiver_;
+  std::unique_ptr<depacketizer::RtpSession> session_;
+  std::thread depacketizer_thread_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> running_{false};
+  std::atomic<std::int64_t> first_packet_ns_{0};
+
+  // Decode totals (workers write, anyone reads).
+  std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0};
+  std::atomic<std::int64_t> decode_us_total_{0};
+  mutable std::mutex format_mutex_;  // guards width_, height_, format_
+  int width_ = 0, height_ = 0;
+  std::string format_;
+
+  // In-order delivery: frames finish out of order across workers.
+  std::mutex order_mutex_;  // guards next_index_, waiting_, and serialises sink_ calls
+  std::uint64_t next_index_ = 0;
+  std::map<std::uint64_t, DecodedFrame> waiting_;
+};
+
+}  // namespace j2k::pipeline

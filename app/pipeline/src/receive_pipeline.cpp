@@ -1,0 +1,189 @@
+#include "pipeline/receive_pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include "core/log.hpp"
+
+namespace j2k::pipeline {
+
+using Clock = std::chrono::steady_clock;
+
+ReceivePipeline::ReceivePipeline(const PipelineConfig& config, Sink sink)
+    : config_(config), sink_(std::move(sink)), packets_(16384), units_(std::max<std::size_t>(1, config.unit_queue)) {}
+
+ReceivePipeline::~ReceivePipeline() { stop(false); }
+
+Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineConfig& config, Sink sink) {
+  if (config.url.scheme != StreamUrl::Scheme::rtp)
+    return make_error(ErrorKind::unsupported, "only rtp:// and udp:// inputs are supported by this build");
+  if (config.url.format != "mxf")
+    return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not supported yet (use mxf)", config.url.format));
+  std::unique_ptr<ReceivePipeline> p(new ReceivePipeline(config, std::move(sink)));
+  net::ReceiverConfig rc;
+  rc.address = config.url.host;
+  rc.port = config.url.port;
+  rc.iface = config.url.iface;
+  rc.source = config.url.source;
+  rc.receive_buffer = config.receive_buffer;
+  auto rx = net::UdpReceiver::open(rc, p->packets_);
+  if (!rx) return rx.error();
+  p->receiver_ = std::move(rx).value();
+  p->session_ = std::make_unique<depacketizer::RtpSession>([raw = p.get()](depacketizer::CodestreamUnit&& unit) {
+    // On the depacketizer thread: hand the unit to the decoders, or account for it now.
+    if (!raw->config_.decode || (!unit.complete && raw->config_.incomplete == IncompletePolicy::drop)) {
+      DecodedFrame f;
+      f.index = unit.index;
+      f.rtp_timestamp = unit.rtp_timestamp;
+      f.complete = unit.complete;
+      f.descriptor = unit.descriptor;
+      f.error = unit.complete ? "decode off" : "incomplete (dropped by policy)";
+      if (!unit.complete && raw->config_.decode) raw->skipped_.fetch_add(1, std::memory_order_relaxed);
+      if (raw->config_.keep_codestreams) f.codestreams = std::move(unit.codestreams);
+      raw->deliver(std::move(f));
+      return;
+    }
+    if (auto evicted = raw->units_.push_drop_oldest(std::move(unit))) {
+      raw->dropped_.fetch_add(1, std::memory_order_relaxed);
+      DecodedFrame f;
+      f.index = evicted->index;
+      f.rtp_timestamp = evicted->rtp_timestamp;
+      f.complete = evicted->complete;
+      f.error = "dropped: decoder behind";
+      raw->deliver(std::move(f));
+    }
+  });
+  return p;
+}
+
+std::uint16_t ReceivePipeline::port() const noexcept { return receiver_->bound_port(); }
+const net::ReceiverCounters& ReceivePipeline::receiver_counters() const noexcept { return receiver_->counters(); }
+
+std::optional<Clock::time_point> ReceivePipeline::first_packet_time() const {
+  const auto ns = first_packet_ns_.load();
+  if (ns == 0) return std::nullopt;
+  return Clock::time_point(Clock::duration(ns));
+}
+
+void ReceivePipeline::start() {
+  if (running_.exchange(true)) return;
+  int workers = config_.decode_workers > 0 ? config_.decode_workers
+                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (!config_.decode) workers = 0;
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { decode_loop(); });
+  depacketizer_thread_ = std::thread([this] { depacketize_loop(); });
+  receiver_->start();
+}
+
+void ReceivePipeline::stop(bool drain) {
+  if (!running_.exchange(false)) return;
+  receiver_->stop();
+  packets_.close();
+  if (depacketizer_thread_.joinable()) depacketizer_thread_.join();
+  if (!drain) {
+    while (units_.try_pop()) {}
+  }
+  units_.close();
+  for (auto& w : workers_) w.join();
+  workers_.clear();
+}
+
+void ReceivePipeline::depacketize_loop() {
+  for (;;) {
+    auto packet = packets_.pop_for(std::chrono::milliseconds(100));
+    if (!packet) {
+      if (packets_.closed() && packets_.size() == 0) break;
+      continue;
+    }
+    if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
+      first_packet_ns_.store((*packet)->received.time_since_epoch().count());
+    session_->on_datagram((*packet)->bytes(), (*packet)->received);
+  }
+  session_->flush();
+}
+
+void ReceivePipeline::decode_loop() {
+  auto log = logger("decoder");
+  auto made = decoder::make_decoder(config_.backend);
+  if (!made) {
+    log->error("{}", made.error().message);
+    return;
+  }
+  std::unique_ptr<decoder::Decoder> dec = std::move(made).value();
+  decoder::DecodeOptions options;
+  options.threads = config_.threads_per_decode;
+  RateLimiter error_log;
+  for (;;) {
+    auto unit = units_.pop_for(std::chrono::milliseconds(200));
+    if (!unit) {
+      if (units_.closed()) break;  // closed and drained
+      continue;
+    }
+    DecodedFrame f;
+    f.index = unit->index;
+    f.rtp_timestamp = unit->rtp_timestamp;
+    f.complete = unit->complete;
+    f.descriptor = unit->descriptor;
+    const auto t0 = Clock::now();
+    if (unit->codestreams.size() != 1) {
+      f.error = fmt::format("{} codestreams in one unit (separate fields/components not supported yet)",
+                            unit->codestreams.size());
+    } else if (auto cs = decoder::locate_codestream(unit->codestreams[0]); !cs) {
+      f.error = cs.error().message;
+    } else if (auto img = dec->decode(*cs, options); !img) {
+      f.error = img.error().message;
+    } else {
+      f.image = std::move(img).value();
+      f.decoded = true;
+    }
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    f.decode_ms = static_cast<double>(us) / 1000.0;
+    if (f.decoded) {
+      decoded_.fetch_add(1, std::memory_order_relaxed);
+      decode_us_total_.fetch_add(us, std::memory_order_relaxed);
+      std::lock_guard lock(format_mutex_);
+      if (width_ != f.image.width || height_ != f.image.height) {
+        width_ = f.image.width;
+        height_ = f.image.height;
+        format_ = f.image.describe();
+        log->info("decoding {} with the {} backend", format_, decoder::to_string(config_.backend));
+      }
+    } else {
+      failed_.fetch_add(1, std::memory_order_relaxed);
+      if (error_log.allow()) log->warn("frame {} not decoded: {}", f.index, f.error);
+    }
+    if (config_.keep_codestreams) f.codestreams = std::move(unit->codestreams);
+    deliver(std::move(f));
+  }
+}
+
+void ReceivePipeline::deliver(DecodedFrame&& frame) {
+  // Units are numbered in order without gaps; hold early ones until their predecessors are in.
+  std::lock_guard lock(order_mutex_);
+  if (frame.index != next_index_) {
+    waiting_.emplace(frame.index, std::move(frame));
+    return;
+  }
+  sink_(std::move(frame));
+  ++next_index_;
+  for (auto it = waiting_.find(next_index_); it != waiting_.end(); it = waiting_.find(next_index_)) {
+    sink_(std::move(it->second));
+    waiting_.erase(it);
+    ++next_index_;
+  }
+}
+
+DecodeSnapshot ReceivePipeline::decode() const {
+  DecodeSnapshot s;
+  s.decoded = decoded_.load(std::memory_order_relaxed);
+  s.failed = failed_.load(std::memory_order_relaxed);
+  s.skipped_incomplete = skipped_.load(std::memory_order_relaxed);
+  s.dropped_queue_full = dropped_.load(std::memory_order_relaxed);
+  s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;
+  std::lock_guard lock(format_mutex_);
+  s.width = width_;
+  s.height = height_;
+  s.format = format_;
+  return s;
+}
+
+}  // namespace j2k::pipeline

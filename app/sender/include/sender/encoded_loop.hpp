@@ -1,0 +1,33 @@
+#pragma once
+// The sender's frames, encoded ahead of time (a loop of distinct frames) and cached on
+// disk between runs, so that sending runs at the real frame rate whatever the encoder's speed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "decoder/openjpeg_encoder.hpp"
+#include "sender/source.hpp"
+
+namespace j2k::sender {
+
+struct EncodedFrame {
+  std::vector<std::uint8_t> codestream;
+  std::uint64_t checksum = 0;  ///< of the source planes (equals the decoded planes when lossless)
+};
+
+struct LoopSpec {
+  int frames = 100;
+  decoder::EncodeParams encode;
+  int threads = 0;            ///< encoder threads (frames in parallel); 0 = hardware threads
+  std::string cache_dir;      ///< empty: no cache
+};
+
+/// Encodes (or loads from the cache) `spec.frames` frames of `source`. Logs progress.
+Result<std::vector<EncodedFrame>> encode_loop(const FrameSource& source, const PictureFormat& format,
+                                              const LoopSpec& spec);
+
+/// $XDG_CACHE_HOME/j2kplay or ~/.cache/j2kplay.
+std::string default_cache_dir();
+
+}  // namespace j2k::sender

@@ -1,0 +1,89 @@
+#include "sender/sender.hpp"
+
+#include <fmt/format.h>
+
+#include <random>
+#include <thread>
+
+#include "core/log.hpp"
+#include "depacketizer/mxf_writer.hpp"
+#include "depacketizer/rtp_packetizer.hpp"
+#include "net/udp_sender.hpp"
+
+namespace j2k::sender {
+
+using Clock = std::chrono::steady_clock;
+
+Sender::Sender(SendConfig config, PictureFormat format, std::vector<EncodedFrame> frames)
+    : config_(std::move(config)), format_(format), frames_(std::move(frames)) {}
+
+Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
+  auto log = logger("sender");
+  if (frames_.empty()) return make_error(ErrorKind::corrupt, "no frames to send");
+  net::SenderConfig sc;
+  sc.address = config_.to.host;
+  sc.port = config_.to.port;
+  sc.iface = config_.to.iface;
+  sc.ttl = config_.to.ttl;
+  auto socket = net::UdpSender::open(sc);
+  if (!socket) return socket.error();
+
+  std::random_device rd;
+  const std::uint32_t ssrc = config_.ssrc ? config_.ssrc : rd();
+  const std::uint32_t ts_base = rd();
+  depacketizer::RtpPacketizer packetizer(ssrc, 96, static_cast<std::uint16_t>(rd()), config_.max_payload);
+
+  depacketizer::MxfPictureParams mp;
+  mp.width = static_cast<std::uint32_t>(format_.width);
+  mp.height = static_cast<std::uint32_t>(format_.height);
+  mp.depth = static_cast<std::uint32_t>(format_.bits);
+  mp.chroma_dx = static_cast<std::uint32_t>(format_.chroma_dx);
+  mp.rate_num = config_.fps_num;
+  mp.rate_den = config_.fps_den;
+  const auto primer = depacketizer::mxf_primer_pack();
+  const auto descriptor = depacketizer::mxf_cdci_descriptor(mp);
+  const int frames_per_second = std::max(1, (config_.fps_num + config_.fps_den - 1) / config_.fps_den);
+
+  const auto period = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(static_cast<double>(config_.fps_den) / config_.fps_num));
+  SendTotals totals;
+  std::vector<std::vector<std::uint8_t>> packets;
+  const auto start = Clock::now() + std::chrono::milliseconds(20);
+  log->info("sending to {} at {}/{} fps, SSRC 0x{:08X}", config_.to.describe(), config_.fps_num, config_.fps_den, ssrc);
+
+  for (long long f = 0; config_.frames < 0 || f < config_.frames; ++f) {
+    if (stop.load(std::memory_order_relaxed)) break;
+    const EncodedFrame& frame = frames_[static_cast<std::size_t>(f % static_cast<long long>(frames_.size()))];
+    // 90 kHz timestamp of frame f, exact for fractional rates (f·90000·den/num).
+    const auto ts = static_cast<std::uint32_t>(ts_base + static_cast<std::uint64_t>(f) * 90000u * config_.fps_den /
+                                                             static_cast<std::uint64_t>(config_.fps_num));
+    packets.clear();
+    if (f % frames_per_second == 0) {
+      // Partition pack + header metadata once a second so late joiners learn the format.
+      packetizer.packetize(depacketizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, packets);
+      packetizer.packetize(primer, ts, packets);
+      packetizer.packetize(descriptor, ts, packets);
+    }
+    packetizer.packetize(depacketizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
+    packetizer.packetize(depacketizer::mxf_picture_element(frame.codestream), ts, packets);
+
+    const auto frame_start = start + f * period;
+    const auto slot = std::chrono::duration_cast<Clock::duration>(period * config_.spread / packets.size());
+    if (Clock::now() > frame_start + period) ++totals.late_frames;
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+      const auto due = frame_start + static_cast<long long>(i) * slot;
+      // Sleep when the next slot is far; otherwise send now (a sleep costs ~60 µs).
+      if (const auto now = Clock::now(); due - now > std::chrono::microseconds(200)) std::this_thread::sleep_until(due);
+      if (!socket.value()->send(packets[i])) ++totals.send_errors;
+      ++totals.packets;
+      totals.bytes += packets[i].size();
+    }
+    sent_checksums_.push_back(frame.checksum);
+    ++totals.frames;
+    if (f > 0 && f % (10 * frames_per_second) == 0)
+      log->info("sent {} frames, {} packets", totals.frames, totals.packets);
+  }
+  return totals;
+}
+
+}  // namespace j2k::sender
