@@ -135,6 +135,16 @@ void ReceivePipeline::decode_loop() {
       f.image = std::move(img).value();
       f.decoded = true;
     }
+    if (f.decoded && config_.make_rgba) {
+      auto rgba = std::make_shared<gpu::RgbaImage>();
+      gpu::ColourInterpretation ci;
+      if (f.descriptor) {
+        ci.coding = f.descriptor->coding;
+        ci.full_range = f.descriptor->full_range();
+      }
+      if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
+      else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
+    }
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
     f.decode_ms = static_cast<double>(us) / 1000.0;
     if (f.decoded) {

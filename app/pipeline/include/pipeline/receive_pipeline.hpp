@@ -21,6 +21,7 @@
 #include "core/planar_image.hpp"
 #include "core/url.hpp"
 #include "decoder/decoder.hpp"
+#include "gpu/colour.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "net/udp_receiver.hpp"
 
@@ -36,6 +37,7 @@ struct DecodedFrame {
   bool decoded = false;
   std::string error;                  ///< why decoding failed or was skipped
   PlanarImage image;
+  std::shared_ptr<const gpu::RgbaImage> rgba;  ///< display picture, when `make_rgba`
   double decode_ms = 0;
 };
 
@@ -50,6 +52,7 @@ struct PipelineConfig {
   std::size_t unit_queue = 8;      ///< frames waiting for a decoder
   IncompletePolicy incomplete = IncompletePolicy::drop;
   bool keep_codestreams = false;
+  bool make_rgba = false;          ///< convert each decoded frame for display (on the decode worker)
   int receive_buffer = 32 << 20;
 };
 

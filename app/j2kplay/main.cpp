@@ -1,0 +1,232 @@
+// j2kplay: the player. Receives a JPEG 2000 stream and shows it in a Qt 6 window, with
+// live statistics; without a display it runs headless and prints the statistics instead.
+#include <CLI/CLI.hpp>
+#include <QApplication>
+#include <QTimer>
+#include <csignal>
+#include <cstdlib>
+#include <optional>
+#include <thread>
+
+#include "../common/cli_util.hpp"
+#include "core/log.hpp"
+#include "core/url.hpp"
+#include "media/image_io.hpp"
+#include "pipeline/receive_pipeline.hpp"
+#include "pipeline/stats.hpp"
+#include "sender/demo.hpp"
+#include "ui/player_widget.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};  // set by SIGINT/SIGTERM only
+void on_signal(int) { g_stop.store(true); }
+
+bool have_display() {
+  const char* platform = std::getenv("QT_QPA_PLATFORM");
+  if (platform && *platform) return true;  // the user chose (offscreen, xcb, wayland …)
+  const char* x = std::getenv("DISPLAY");
+  const char* wl = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (wl && *wl);
+}
+
+QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline::StatsSample& before,
+                     const j2k::StreamUrl& url) {
+  const double dt = std::chrono::duration<double>(now.at - before.at).count();
+  auto rate = [dt](std::uint64_t a, std::uint64_t b) { return dt > 0 ? static_cast<double>(a - b) / dt : 0.0; };
+  const auto& s = now.stream;
+  const auto frames = s.frames_complete + s.frames_incomplete;
+  const auto frames_before = before.stream.frames_complete + before.stream.frames_incomplete;
+  std::string text = fmt::format("{}\n{}\n{:.1f} Mbit/s   {:.1f} fps received   {:.1f} fps decoded\n"
+                                 "packets {}  lost {}  late {}  dup {}\njitter {:.2f} ms   incomplete frames {}",
+                                 url.describe(), now.decode.format.empty() ? "waiting for frames…" : now.decode.format,
+                                 rate(s.payload_bytes, before.stream.payload_bytes) * 8e-6, rate(frames, frames_before),
+                                 rate(now.decode.decoded, before.decode.decoded), s.packets_received, s.packets_lost,
+                                 s.packets_late, s.packets_duplicate, s.jitter_ms, s.frames_incomplete);
+  if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
+  if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
+  return QString::fromStdString(text);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace j2k;
+  CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live"};
+  app.footer(
+      "Examples:\n"
+      "  j2kplay --demo                                   built-in test stream on loopback\n"
+      "  j2kplay 'rtp://239.1.1.1:5004?iface=192.168.1.10'\n"
+      "Keys: F or double-click fullscreen, I statistics overlay, Esc/Q quit.\n"
+      "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints statistics.");
+  std::string url_text, backend_name = "openjpeg", screenshot, window_size, log_level = "info";
+  bool demo = false, fullscreen = false, headless = false, no_overlay = false;
+  double quit_after = 0;
+  int workers = 0;
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR (omit with --demo)");
+  app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
+  app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
+  app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
+  app.add_option("--window-size", window_size, "initial window size WxH (default: the picture's)");
+  app.add_flag("--no-overlay", no_overlay, "start with the statistics overlay hidden");
+  app.add_option("--screenshot", screenshot, "with --quit-after: save the window as PNG when quitting, and the picture shown as FILE.frame.png");
+  app.add_option("--quit-after", quit_after, "quit S seconds after the first picture appears");
+  app.add_option("--backend", backend_name, "decoder: own or openjpeg")->capture_default_str();
+  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  set_log_level(log_level);
+  auto log = logger("j2kplay");
+
+  StreamUrl url;
+  if (url_text.empty() && !demo) {
+    log->info("no stream URL given: playing the built-in demo (see --help)");
+    demo = true;
+  }
+  if (demo) {
+    url.host = "127.0.0.1";
+    url.port = 0;  // any free port; the demo sender is told which
+  } else {
+    auto parsed = parse_stream_url(url_text);
+    if (!parsed) { log->error("{}", parsed.error().message); return 2; }
+    url = *parsed;
+    if (url.scheme == StreamUrl::Scheme::demo) { demo = true; url.host = "127.0.0.1"; url.port = 0; url.scheme = StreamUrl::Scheme::rtp; }
+  }
+  auto backend = decoder::parse_backend(backend_name);
+  if (!backend) { log->error("--backend '{}' is not own or openjpeg", backend_name); return 2; }
+  if (!headless && !have_display()) {
+    log->info("no display found ($DISPLAY/$WAYLAND_DISPLAY unset): running headless with statistics");
+    headless = true;
+  }
+
+  pipeline::PipelineConfig config;
+  config.url = url;
+  config.backend = *backend;
+  config.decode_workers = workers;
+  config.make_rgba = !headless;
+  std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread
+  std::atomic<std::uint64_t> frames_seen{0};
+  auto sink = [&](pipeline::DecodedFrame&& f) {
+    frames_seen.fetch_add(1);
+    if (auto* w = widget.load(); w && f.rgba) w->present(std::move(f.rgba));
+  };
+  auto opened = pipeline::ReceivePipeline::open(config, sink);
+  if (!opened) { log->error("{}", opened.error().message); return 1; }
+  auto& pipe = *opened.value();
+  if (demo) url.port = pipe.port();
+
+  std::unique_ptr<sender::DemoSender> demo_sender;
+  if (demo) {
+    sender::DemoConfig dc;
+    dc.port = pipe.port();
+    demo_sender = std::make_unique<sender::DemoSender>(dc);
+    log->info("demo: sending 1280x720 4:2:2 10-bit at 25 fps to 127.0.0.1:{}", dc.port);
+  }
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  if (headless) {
+    pipe.start();
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    auto before = pipeline::StatsSample::take(pipe);
+    auto last = started;
+    while (!g_stop.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      const auto now = Clock::now();
+      if (quit_after > 0 && now - started >= std::chrono::duration<double>(quit_after)) break;
+      if (demo_sender && !demo_sender->error().empty()) break;
+      if (now - last >= std::chrono::seconds(1)) {
+        auto sample = pipeline::StatsSample::take(pipe);
+        fmt::print("{}\n", pipeline::per_second_line(sample, before, std::chrono::duration<double>(now - started).count()));
+        std::fflush(stdout);
+        before = sample;
+        last = now;
+      }
+    }
+    pipe.stop(false);
+    auto s = pipeline::StatsSample::take(pipe);
+    fmt::print("frames decoded {}, packets received {}, lost {}\n", s.decode.decoded, s.stream.packets_received,
+               s.stream.packets_lost);
+    if (demo_sender && !demo_sender->error().empty()) return 1;
+    return 0;
+  }
+
+  // Qt on X11 must create its GL context through GLX for GLEW; respect an explicit choice.
+  if (!std::getenv("QT_XCB_GL_INTEGRATION")) setenv("QT_XCB_GL_INTEGRATION", "xcb_glx", 0);
+  QApplication qt(argc, argv);
+  QApplication::setApplicationName("j2kplay");
+  ui::PlayerWidget player;
+  widget = &player;
+  player.setWindowTitle(QString::fromStdString("j2kplay — " + url.describe()));
+  player.set_overlay_visible(!no_overlay);
+  int win_w = 1280, win_h = 720;
+  if (!window_size.empty()) {
+    auto wh = cli::parse_size(window_size);
+    if (!wh) { log->error("--window-size '{}' is not WxH", window_size); return 2; }
+    win_w = wh->first;
+    win_h = wh->second;
+  }
+  player.resize(win_w, win_h);
+  if (fullscreen) player.showFullScreen();
+  else player.show();
+  pipe.start();
+
+  // Statistics for the overlay, once a second, read on the GUI thread.
+  auto before = std::make_shared<pipeline::StatsSample>(pipeline::StatsSample::take(pipe));
+  QTimer stats_timer;
+  QObject::connect(&stats_timer, &QTimer::timeout, [&] {
+    auto now = pipeline::StatsSample::take(pipe);
+    player.set_overlay_text(overlay_text(now, *before, url));
+    *before = now;
+    if (g_stop.load()) qt.quit();
+    if (demo_sender && !demo_sender->error().empty()) {
+      log->error("demo failed: {}", demo_sender->error());
+      qt.exit(1);
+    }
+  });
+  stats_timer.start(1000);
+  player.set_overlay_text(QString::fromStdString(url.describe() + "\nwaiting for the stream…"));
+
+  // --quit-after counts from the first picture on screen (the demo may first need to
+  // encode its loop); if no picture comes within a minute more, give up with an error.
+  int rc_screenshot = 0;
+  QTimer quit_timer;
+  const auto launched = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> first_shown;
+  auto take_screenshot = [&] {
+    const bool overlay = player.overlay_visible();
+    player.set_overlay_visible(false);
+    QImage grab = player.grabFramebuffer();
+    player.set_overlay_visible(overlay);
+    auto shown = player.shown_picture();
+    if (!grab.save(QString::fromStdString(screenshot), "PNG")) {
+      log->error("screenshot: cannot write '{}'", screenshot);
+      rc_screenshot = 1;
+      return;
+    }
+    (void)media::write_png_rgba(screenshot + ".frame.png", shown->pixels.data(), shown->width, shown->height);
+    log->info("screenshot saved to {} ({} frames shown)", screenshot, player.frames_shown());
+  };
+  QObject::connect(&quit_timer, &QTimer::timeout, [&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (!first_shown && player.frames_shown() > 0) first_shown = now;
+    if (!first_shown) {
+      if (now - launched > std::chrono::duration<double>(quit_after + 60)) {
+        log->error("no picture was shown in {:.0f} s", quit_after + 60);
+        rc_screenshot = 1;
+        qt.quit();
+      }
+      return;
+    }
+    if (now - *first_shown < std::chrono::duration<double>(quit_after)) return;
+    if (!screenshot.empty()) take_screenshot();
+    qt.quit();
+  });
+  if (quit_after > 0) quit_timer.start(100);
+  const int rc = qt.exec();
+  widget = nullptr;
+  pipe.stop(false);
+  log->info("shown {} frames ({} replaced before display)", player.frames_shown(), player.frames_skipped());
+  return rc ? rc : rc_screenshot;
+}

@@ -1,0 +1,233 @@
+#include <GL/glew.h>  // before any other GL header
+
+#include "ui/player_widget.hpp"
+
+#include <QKeyEvent>
+#include <QPainter>
+#include <QMetaObject>
+#include <algorithm>
+
+#include "core/log.hpp"
+
+namespace j2k::ui {
+
+namespace {
+
+constexpr const char* kVertexShader = R"(#version 120
+attribute vec2 a_pos;
+attribute vec2 a_uv;
+varying vec2 v_uv;
+void main() { gl_Position = vec4(a_pos, 0.0, 1.0); v_uv = a_uv; }
+)";
+constexpr const char* kFragmentShader = R"(#version 120
+uniform sampler2D u_tex;
+varying vec2 v_uv;
+void main() { gl_FragColor = vec4(texture2D(u_tex, v_uv).rgb, 1.0); }
+)";
+
+GLuint compile(GLenum type, const char* source) {
+  GLuint s = glCreateShader(type);
+  glShaderSource(s, 1, &source, nullptr);
+  glCompileShader(s);
+  GLint ok = 0;
+  glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log[1024] = {};
+    glGetShaderInfoLog(s, sizeof log, nullptr, log);
+    logger("ui")->error("shader compile failed: {}", log);
+  }
+  return s;
+}
+
+}  // namespace
+
+/// GL objects: one texture, one pixel unpack buffer (the upload goes through the PBO so the
+/// GPU path can later write the same buffer directly), one program and a quad.
+struct PlayerWidget::Gl {
+  GLuint program = 0, vbo = 0, texture = 0, pbo = 0;
+  GLint pos_loc = -1, uv_loc = -1, tex_loc = -1;
+  int tex_w = 0, tex_h = 0;
+};
+
+PlayerWidget::PlayerWidget(QWidget* parent) : QOpenGLWidget(parent), gl_(std::make_unique<Gl>()) {
+  setMinimumSize(160, 90);
+}
+
+PlayerWidget::~PlayerWidget() {
+  if (!gl_ok_) return;
+  makeCurrent();
+  glDeleteTextures(1, &gl_->texture);
+  glDeleteBuffers(1, &gl_->pbo);
+  glDeleteBuffers(1, &gl_->vbo);
+  glDeleteProgram(gl_->program);
+  doneCurrent();
+}
+
+void PlayerWidget::present(std::shared_ptr<const gpu::RgbaImage> picture) {
+  {
+    std::lock_guard lock(mailbox_mutex_);
+    if (pending_) ++skipped_;
+    pending_ = std::move(picture);
+  }
+  QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
+}
+
+void PlayerWidget::set_overlay_text(const QString& text) {
+  {
+    std::lock_guard lock(mailbox_mutex_);
+    overlay_text_ = text;
+  }
+  QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
+}
+
+void PlayerWidget::set_overlay_visible(bool visible) {
+  overlay_visible_ = visible;
+  update();
+}
+
+std::uint64_t PlayerWidget::frames_skipped() const {
+  std::lock_guard lock(mailbox_mutex_);
+  return skipped_;
+}
+
+void PlayerWidget::initializeGL() {
+  // glewInit loads the GL entry points first and the GLX extensions second; under an EGL
+  // context (Wayland, some X servers) only the second part fails, which we do not need.
+  glewExperimental = GL_TRUE;
+  const GLenum err = glewInit();
+  const bool gl_loaded = err == GLEW_OK || (err == GLEW_ERROR_NO_GLX_DISPLAY && glCreateShader != nullptr);
+  if (!gl_loaded) {
+    logger("ui")->error("GLEW could not load OpenGL: {}", reinterpret_cast<const char*>(glewGetErrorString(err)));
+    return;
+  }
+  logger("ui")->info("OpenGL {} on {}", reinterpret_cast<const char*>(glGetString(GL_VERSION)),
+                     reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+  GLuint vs = compile(GL_VERTEX_SHADER, kVertexShader);
+  GLuint fs = compile(GL_FRAGMENT_SHADER, kFragmentShader);
+  gl_->program = glCreateProgram();
+  glAttachShader(gl_->program, vs);
+  glAttachShader(gl_->program, fs);
+  glLinkProgram(gl_->program);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint linked = 0;
+  glGetProgramiv(gl_->program, GL_LINK_STATUS, &linked);
+  if (!linked) {
+    logger("ui")->error("shader program failed to link");
+    return;
+  }
+  gl_->pos_loc = glGetAttribLocation(gl_->program, "a_pos");
+  gl_->uv_loc = glGetAttribLocation(gl_->program, "a_uv");
+  gl_->tex_loc = glGetUniformLocation(gl_->program, "u_tex");
+  glGenBuffers(1, &gl_->vbo);
+  glGenBuffers(1, &gl_->pbo);
+  glGenTextures(1, &gl_->texture);
+  glBindTexture(GL_TEXTURE_2D, gl_->texture);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  gl_ok_ = true;
+}
+
+void PlayerWidget::resizeGL(int, int) {}
+
+void PlayerWidget::toggle_fullscreen() {
+  if (isFullScreen()) showNormal();
+  else showFullScreen();
+}
+
+void PlayerWidget::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_F: toggle_fullscreen(); break;
+    case Qt::Key_Escape:
+      if (isFullScreen()) showNormal();
+      else close();
+      break;
+    case Qt::Key_Q: close(); break;
+    case Qt::Key_I: set_overlay_visible(!overlay_visible_); break;
+    default: QOpenGLWidget::keyPressEvent(event);
+  }
+}
+
+void PlayerWidget::mouseDoubleClickEvent(QMouseEvent*) { toggle_fullscreen(); }
+
+void PlayerWidget::paintGL() {
+  const qreal dpr = devicePixelRatioF();
+  const int fb_w = static_cast<int>(width() * dpr), fb_h = static_cast<int>(height() * dpr);
+  glViewport(0, 0, fb_w, fb_h);
+  glClearColor(0.f, 0.f, 0.f, 1.f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  if (!gl_ok_) return;
+
+  std::shared_ptr<const gpu::RgbaImage> next;
+  QString overlay;
+  {
+    std::lock_guard lock(mailbox_mutex_);
+    next = std::move(pending_);
+    pending_.reset();
+    overlay = overlay_text_;
+  }
+  if (next && next->width > 0 && next->height > 0) {
+    // Upload through the pixel unpack buffer: orphan, fill, then copy into the texture.
+    const auto bytes = static_cast<GLsizeiptr>(next->pixels.size());
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->pbo);
+    glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, nullptr, GL_STREAM_DRAW);
+    glBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, bytes, next->pixels.data());
+    glBindTexture(GL_TEXTURE_2D, gl_->texture);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    if (next->width != gl_->tex_w || next->height != gl_->tex_h) {
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, next->width, next->height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+      gl_->tex_w = next->width;
+      gl_->tex_h = next->height;
+    }
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, next->width, next->height, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    shown_ = std::move(next);
+    ++frames_shown_;
+  }
+
+  if (shown_) {
+    // Letterbox: the largest rectangle of the picture's aspect ratio that fits.
+    const double pic_aspect = static_cast<double>(shown_->width) / shown_->height;
+    int vw = fb_w, vh = static_cast<int>(fb_w / pic_aspect + 0.5);
+    if (vh > fb_h) {
+      vh = fb_h;
+      vw = static_cast<int>(fb_h * pic_aspect + 0.5);
+    }
+    glViewport((fb_w - vw) / 2, (fb_h - vh) / 2, vw, vh);
+    // Two triangles; texture row 0 is the top of the picture.
+    const GLfloat quad[] = {-1, -1, 0, 1, 1, -1, 1, 1, -1, 1, 0, 0, 1, 1, 1, 0};
+    glUseProgram(gl_->program);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, gl_->texture);
+    glUniform1i(gl_->tex_loc, 0);
+    glBindBuffer(GL_ARRAY_BUFFER, gl_->vbo);
+    glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
+    glEnableVertexAttribArray(static_cast<GLuint>(gl_->pos_loc));
+    glEnableVertexAttribArray(static_cast<GLuint>(gl_->uv_loc));
+    glVertexAttribPointer(static_cast<GLuint>(gl_->pos_loc), 2, GL_FLOAT, GL_FALSE, 4 * sizeof(GLfloat), nullptr);
+    glVertexAttribPointer(static_cast<GLuint>(gl_->uv_loc), 2, GL_FLOAT, GL_FALSE, 4 * sizeof(GLfloat),
+                          reinterpret_cast<const void*>(2 * sizeof(GLfloat)));
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    glDisableVertexAttribArray(static_cast<GLuint>(gl_->pos_loc));
+    glDisableVertexAttribArray(static_cast<GLuint>(gl_->uv_loc));
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    glUseProgram(0);
+    glViewport(0, 0, fb_w, fb_h);
+  }
+
+  if (overlay_visible_ && !overlay.isEmpty()) {
+    QPainter painter(this);
+    QFont font("monospace");
+    font.setStyleHint(QFont::Monospace);
+    font.setPointSize(10);
+    painter.setFont(font);
+    const QRect text = painter.fontMetrics().boundingRect(QRect(0, 0, width(), height()), Qt::AlignLeft | Qt::AlignTop, overlay);
+    painter.fillRect(text.adjusted(4, 4, 16, 12), QColor(0, 0, 0, 160));
+    painter.setPen(Qt::white);
+    painter.drawText(text.adjusted(10, 8, 10, 8), Qt::AlignLeft | Qt::AlignTop, overlay);
+  }
+}
+
+}  // namespace j2k::ui
