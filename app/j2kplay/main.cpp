@@ -195,10 +195,7 @@ int main(int argc, char** argv) {
   const auto launched = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> first_shown;
   auto take_screenshot = [&] {
-    const bool overlay = player.overlay_visible();
-    player.set_overlay_visible(false);
-    QImage grab = player.grabFramebuffer();
-    player.set_overlay_visible(overlay);
+    QImage grab = player.grabFramebuffer();  // as on screen, overlay included unless hidden
     auto shown = player.shown_picture();
     if (!grab.save(QString::fromStdString(screenshot), "PNG")) {
       log->error("screenshot: cannot write '{}'", screenshot);

@@ -1,0 +1,122 @@
+// End to end over loopback multicast: j2ksend → j2kprobe, and what happens with bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "net/udp_sender.hpp"
+#include "process.hpp"
+
+using namespace j2k;
+using j2k::test::bin;
+using j2k::test::run;
+using nlohmann::json;
+
+namespace {
+const std::string kCache = std::string(" --cache-dir ") + J2K_TEST_CACHE_DIR;
+}
+
+TEST(Loopback, LosslessEveryFrameArrivesAndDecodesBitExact) {
+  const std::string url = "'rtp://239.10.20.1:5004?iface=127.0.0.1'";
+  test::CommandResult probe;
+  std::thread rx([&] {
+    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 75 --checksums lossless.rx.json",
+                "lossless.probe");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto tx = run(bin("j2ksend") + " --to " + url + " --size 320x180 --fps 25 --bits 10 --lossless --loop-frames 25 "
+                    "--frames 75 --manifest lossless.tx.json" + kCache,
+                "lossless.send");
+  rx.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto summary = json::parse(probe.out);
+  auto sent = json::parse(test::slurp("lossless.tx.json"));
+  auto decoded = json::parse(test::slurp("lossless.rx.json"));
+  EXPECT_EQ(summary["packets"]["lost"], 0);
+  EXPECT_EQ(summary["packets"]["received"], sent["packets"]);
+  EXPECT_EQ(summary["frames"]["complete"], 75);
+  EXPECT_EQ(summary["frames"]["incomplete"], 0);
+  EXPECT_EQ(summary["frames"]["decoded"], 75);
+  EXPECT_EQ(summary["stream"]["width"], 320);
+  EXPECT_EQ(summary["stream"]["height"], 180);
+  EXPECT_EQ(summary["stream"]["fps"], 25.0);
+  // Every decoded frame equals the frame the sender encoded, in order.
+  EXPECT_EQ(decoded["checksums"], sent["checksums"]);
+  EXPECT_NE(tx.out.find("sent 75 frames"), std::string::npos) << tx.out;
+}
+
+TEST(Loopback, LossyRealPhotographStreamAt50fps) {
+  const std::string url = "'rtp://239.10.20.2:5006?iface=127.0.0.1'";
+  test::CommandResult probe;
+  std::thread rx([&] {
+    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 100", "lossy.probe");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto tx = run(bin("j2ksend") + " --to " + url + " --size 640x360 --fps 50 --bitrate 20M --loop-frames 50 --frames 100" +
+                    kCache,
+                "lossy.send");
+  rx.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto summary = json::parse(probe.out);
+  EXPECT_EQ(summary["packets"]["lost"], 0);
+  EXPECT_EQ(summary["frames"]["complete"], 100);
+  EXPECT_EQ(summary["stream"]["format"], "640x360 4:2:2 8-bit");
+  EXPECT_NEAR(summary["stream"]["fps"].get<double>(), 50.0, 0.01);
+  // Decoding may fall behind on a loaded 2-core machine; what is not decoded is accounted for.
+  const auto& f = summary["frames"];
+  EXPECT_EQ(f["decoded"].get<int>() + f["dropped_decoder_behind"].get<int>() + f["decode_failed"].get<int>(), 100);
+  EXPECT_GT(f["decoded"].get<int>(), 50);
+  EXPECT_EQ(f["decode_failed"], 0);
+}
+
+TEST(BadInput, WrongUrlIsAUsageErrorWithExample) {
+  auto r = run(bin("j2kprobe") + " 'http://nowhere:80'", "badurl");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("rtp://239.1.1.1:5004"), std::string::npos) << r.err;
+  auto r2 = run(bin("j2kprobe") + " 'rtp://239.1.1.1:99999'", "badport");
+  EXPECT_EQ(r2.exit_code, 2);
+  auto r3 = run(bin("j2ksend") + " --size 12x", "badsize");
+  EXPECT_EQ(r3.exit_code, 2);
+  EXPECT_NE(r3.err.find("WxH"), std::string::npos) << r3.err;
+  auto r4 = run(bin("j2ksend") + " --image /nonexistent.png --frames 1", "badimage");
+  EXPECT_EQ(r4.exit_code, 2);
+  EXPECT_NE(r4.err.find("does not exist"), std::string::npos) << r4.err;
+}
+
+TEST(BadInput, NoSenderTimesOutWithAHint) {
+  auto r = run(bin("j2kprobe") + " 'rtp://239.10.20.3:5008?iface=127.0.0.1' --timeout 1", "nosender");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no packets on 239.10.20.3:5008 via 127.0.0.1 after 1 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is the sender running"), std::string::npos) << r.err;
+}
+
+TEST(BadInput, GarbageDatagramsAreCountedAndSurvived) {
+  const std::string url = "'rtp://239.10.20.4:5010?iface=127.0.0.1'";
+  test::CommandResult probe;
+  std::thread rx([&] { probe = run(bin("j2kprobe") + " " + url + " --json --duration 2 --timeout 5", "garbage.probe"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto tx = net::UdpSender::open({"239.10.20.4", 5010, "127.0.0.1", 1});
+  ASSERT_TRUE(tx.ok()) << tx.error().message;
+  std::mt19937 rng(1234);
+  int sent = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  while (std::chrono::steady_clock::now() < until) {
+    std::vector<std::uint8_t> junk(rng() % 2000);
+    for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
+    if (sent % 2 == 0 && junk.size() > 20) junk[0] = 0x80;  // passes the RTP version check
+    if (sent % 7 == 0 && junk.size() > 40) {                 // even an MXF key prefix
+      junk[12] = 0x06; junk[13] = 0x0E; junk[14] = 0x2B; junk[15] = 0x34;
+    }
+    (*tx)->send(junk);
+    ++sent;
+    if (sent % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  rx.join();
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto summary = json::parse(probe.out);
+  EXPECT_GT(summary["packets"]["malformed"].get<int>() + summary["packets"]["foreign_ssrc"].get<int>(), 100);
+  EXPECT_EQ(summary["frames"]["decoded"], 0);
+}

@@ -1,0 +1,48 @@
+// The player under Xvfb: the window must show the decoded picture, not a blank surface.
+#include <gtest/gtest.h>
+
+#include <QImage>
+#include <cmath>
+#include <filesystem>
+
+#include "process.hpp"
+
+using j2k::test::bin;
+using j2k::test::run;
+
+TEST(PlayerUi, DemoScreenshotMatchesDecodedFrame) {
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+  std::filesystem::remove("ui-shot.png");
+  auto r = run("XDG_CACHE_HOME=" + std::string(J2K_TEST_CACHE_DIR) + " xvfb-run -a -s '-screen 0 1600x900x24' " +
+                   bin("j2kplay") + " --demo --screenshot ui-shot.png --quit-after 2 --window-size 1280x720 --no-overlay",
+               "ui");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  QImage shot("ui-shot.png");
+  QImage frame("ui-shot.png.frame.png");
+  ASSERT_FALSE(shot.isNull()) << r.err;
+  ASSERT_FALSE(frame.isNull());
+  shot = shot.convertToFormat(QImage::Format_RGB888);
+  frame = frame.convertToFormat(QImage::Format_RGB888);
+  ASSERT_EQ(frame.width(), 1280);
+  ASSERT_EQ(frame.height(), 720);
+  ASSERT_EQ(shot.size(), frame.size()) << "window and picture are both 1280x720: drawn 1:1";
+
+  // The window shows the picture: mean absolute difference of a few codes at most
+  // (texture sampling at pixel centres), and the picture itself is not flat.
+  double diff = 0, sum = 0, sum2 = 0;
+  const int n = shot.width() * shot.height() * 3;
+  for (int y = 0; y < shot.height(); ++y) {
+    const uchar* a = shot.constScanLine(y);
+    const uchar* b = frame.constScanLine(y);
+    for (int x = 0; x < shot.width() * 3; ++x) {
+      diff += std::abs(a[x] - b[x]);
+      sum += b[x];
+      sum2 += static_cast<double>(b[x]) * b[x];
+    }
+  }
+  const double mean = sum / n;
+  const double stddev = std::sqrt(sum2 / n - mean * mean);
+  EXPECT_LT(diff / n, 2.0);
+  EXPECT_GT(stddev, 20.0) << "a real photograph has contrast; a blank window does not";
+  EXPECT_GT(mean, 30.0);
+}

@@ -1,0 +1,40 @@
+#pragma once
+// Runs the project's tools from tests: commands with captured output and exit status.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace j2k::test {
+
+inline std::string bin(const std::string& tool) { return std::string(J2K_BIN_DIR) + "/" + tool; }
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// Runs `command` through the shell; stdout and stderr are captured through files named
+/// after `tag` in the test's working directory.
+inline CommandResult run(const std::string& command, const std::string& tag) {
+  const std::string out = tag + ".out", err = tag + ".err";
+  const int status = std::system((command + " >" + out + " 2>" + err).c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace j2k::test
