@@ -148,6 +148,20 @@ int main(int argc, char** argv) {
   log->info("received {} packets ({} lost), {} frames complete, {} incomplete, {} decoded in {:.1f} s",
             final_sample.stream.packets_received, final_sample.stream.packets_lost, final_sample.stream.frames_complete,
             final_sample.stream.frames_incomplete, d.decoded, elapsed);
+  // Name the bottleneck when frames were lost inside j2kplay rather than on the network.
+  std::string bottleneck = "none";
+  if (final_sample.receiver_dropped) {
+    bottleneck = "receiver";
+    log->warn("{} packets were dropped inside the receiver (depacketizer behind or buffers exhausted)",
+              final_sample.receiver_dropped);
+  } else if (d.dropped_queue_full) {
+    bottleneck = "decoder";
+    const int n_workers = workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    log->warn("decoding is the bottleneck: {:.1f} frames/s per worker x {} workers < the stream's {:.2f} fps; "
+              "{} whole frames were dropped before decoding (try --backend own, or fewer bits/pixels)",
+              decode_fps, n_workers, summary["stream"]["fps"].get<double>(), d.dropped_queue_full);
+  }
+  summary["bottleneck"] = bottleneck;
   if (json) fmt::print("{}\n", summary.dump(2));
   return exit_code;
 }
