@@ -73,10 +73,11 @@ int main(int argc, char** argv) {
 
   // The sink runs on a worker thread, serialised and in order by the pipeline.
   std::atomic<long long> delivered{0};
-  std::vector<std::string> checksums;  // guarded by the pipeline's in-order delivery
+  nlohmann::json checksums = nlohmann::json::array();  // guarded by the pipeline's in-order delivery
   gpu::RgbaImage rgba;
   auto sink = [&](pipeline::DecodedFrame&& f) {
-    if (f.decoded && !checksums_file.empty()) checksums.push_back(fmt::format("{:016x}", checksum(f.image)));
+    if (f.decoded && !checksums_file.empty())
+      checksums.push_back({{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", checksum(f.image))}});
     if (!dump_dir.empty()) {
       const std::string stem = fmt::format("{}/frame_{:06d}", dump_dir, f.index);
       for (std::size_t i = 0; i < f.codestreams.size(); ++i) {
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
   summary["frames"]["decode_fps_per_worker"] = decode_fps;
   if (!checksums_file.empty()) {
     nlohmann::json j;
-    j["checksums"] = checksums;
+    j["decoded"] = checksums;
     std::ofstream(checksums_file) << j.dump(1) << '\n';
   }
   log->info("received {} packets ({} lost), {} frames complete, {} incomplete, {} decoded in {:.1f} s",

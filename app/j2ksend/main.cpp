@@ -52,6 +52,16 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", cache_dir, "where encoded loops are kept")->capture_default_str();
   app.add_flag("--no-cache", no_cache, "always encode, never read or write the cache");
   app.add_option("--manifest", manifest, "write JSON with the checksum of every frame sent");
+  sender::Impairments imp;
+  auto* impair = app.add_option_group("Impairments", "simulate a bad network (reproducible with --seed)");
+  impair->add_option("--loss", imp.loss, "probability that a packet starts a loss event")->check(CLI::Range(0.0, 1.0));
+  impair->add_option("--burst-loss", imp.burst, "packets lost per loss event")->check(CLI::Range(1, 1000));
+  impair->add_option("--reorder", imp.reorder_depth, "send some packets after DEPTH later ones")->check(CLI::Range(0, 1000));
+  impair->add_option("--reorder-prob", imp.reorder, "probability that a packet is reordered")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  impair->add_option("--duplicate", imp.duplicate, "probability that a packet is sent twice")->check(CLI::Range(0.0, 1.0));
+  impair->add_option("--jitter", imp.jitter_ms, "uniform extra delay per packet, ms")->check(CLI::Range(0.0, 1000.0));
+  impair->add_option("--corrupt", imp.corrupt, "probability that a payload byte is changed")->check(CLI::Range(0.0, 1.0));
+  impair->add_option("--seed", imp.seed, "random seed for the impairments")->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   set_log_level(log_level);
@@ -94,6 +104,7 @@ int main(int argc, char** argv) {
   sc.fps_num = rate->first;
   sc.fps_den = rate->second;
   sc.max_payload = mtu;
+  sc.impair = imp;
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -105,13 +116,23 @@ int main(int argc, char** argv) {
     j["frames"] = totals->frames;
     j["packets"] = totals->packets;
     j["lossless"] = lossless;
+    j["dropped"] = totals->dropped;
+    j["duplicated"] = totals->duplicated;
+    j["reordered"] = totals->reordered;
+    j["corrupted"] = totals->corrupted;
     auto& list = j["checksums"] = nlohmann::json::array();
-    for (auto c : s.sent_checksums()) list.push_back(fmt::format("{:016x}", c));
+    auto& per_frame = j["sent"] = nlohmann::json::array();
+    for (const auto& f : s.sent_frames()) {
+      list.push_back(fmt::format("{:016x}", f.checksum));
+      per_frame.push_back({{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", f.checksum)},
+                           {"damaged", f.damaged}});
+    }
     std::ofstream(manifest) << j.dump(1) << '\n';
   }
   // One line with exactly what was done, for tests to compare with the receiver's counters.
-  fmt::print("sent {} frames, {} packets, {} bytes; dropped 0 packets, duplicated 0, reordered 0, corrupted 0; "
-             "send errors {}, late frames {}\n",
-             totals->frames, totals->packets, totals->bytes, totals->send_errors, totals->late_frames);
+  fmt::print("sent {} frames, {} packets, {} bytes; dropped {} packets, duplicated {}, reordered {}, corrupted {}; "
+             "damaged frames {}, send errors {}, late frames {}\n",
+             totals->frames, totals->packets, totals->bytes, totals->dropped, totals->duplicated, totals->reordered,
+             totals->corrupted, totals->damaged_frames, totals->send_errors, totals->late_frames);
   return totals->send_errors ? 1 : 0;
 }

@@ -57,7 +57,7 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   if (!started_) {
     started_ = true;
     // Start the extended counter one cycle up so late packets before the first one do not underflow.
-    base_ = highest_ = (1u << 16) + seq;
+    base_ = highest_ = last_extended_ = (1u << 16) + seq;
     mark(highest_);
     received_ = 1;
     return Verdict::in_order;
@@ -66,6 +66,7 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   const auto ahead = static_cast<std::uint16_t>(seq - static_cast<std::uint16_t>(highest_));
   if (ahead != 0 && ahead < kMaxDropout) {
     const std::uint32_t ext = highest_ + ahead;
+    last_extended_ = ext;
     // Forget window slots that the advance reuses, then mark this one.
     for (std::uint32_t s = highest_ + 1; s <= ext && s - highest_ <= kWindow; ++s) {
       std::uint32_t slot = s % kWindow;
@@ -82,15 +83,16 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   const std::uint32_t behind = static_cast<std::uint16_t>(-ahead);  // 0 for the highest itself
   if (behind < kWindow) {
     const std::uint32_t ext = highest_ - behind;
+    last_extended_ = ext;
     if (seen(ext)) {
       ++duplicates_;
       return Verdict::duplicate;
     }
-    ++late_;
-    if (ext < base_) return Verdict::late;  // from before we started: not ours to count
+    ++out_of_order_;
+    if (ext < base_) return Verdict::out_of_order;  // from before we started: not ours to count
     mark(ext);
     ++received_;  // a reordered packet fills its gap
-    return Verdict::late;
+    return Verdict::out_of_order;
   }
   // Far outside the window either way: a stray packet, or the sender restarted. Two packets
   // in sequence from the new place mean a restart (RFC 3550 A.1 probation).
@@ -103,6 +105,7 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
     mark(base_);
     mark(highest_);
     received_ += 2;
+    last_extended_ = highest_;
     bad_sequence_.reset();
     return Verdict::restart;
   }

@@ -11,8 +11,12 @@ constexpr double kTicksPerSecond = 90000.0;  // RTP video clock
 constexpr int kSsrcSwitchPackets = 50;       // consecutive packets of a new SSRC before following it
 }  // namespace
 
-RtpSession::RtpSession(Sink sink)
-    : sink_(std::move(sink)), mxf_([this](CodestreamUnit&& u) { on_unit(std::move(u)); }) {}
+RtpSession::RtpSession(Sink sink, SessionConfig config)
+    : sink_(std::move(sink)),
+      mxf_([this](CodestreamUnit&& u) { on_unit(std::move(u)); }),
+      reorder_(config.reorder, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
+        on_ordered(d, loss, t);
+      }) {}
 
 void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
   auto packet = parse_rtp(datagram);
@@ -33,8 +37,8 @@ void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_poi
                                    packet->payload_type);
       std::vector<std::uint8_t> first = std::move(first_packet_);
       first_packet_.clear();
-      process(*parse_rtp(first), first_arrival_);
-      process(*packet, arrival);
+      process(*parse_rtp(first), first, first_arrival_);
+      process(*packet, datagram, arrival);
       return;
     }
     if (!first_packet_.empty()) foreign_.fetch_add(1, std::memory_order_relaxed);
@@ -50,6 +54,7 @@ void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_poi
     else { candidate_ssrc_ = packet->ssrc; candidate_count_ = 1; }
     if (candidate_count_ < kSsrcSwitchPackets) return;
     logger("depacketizer")->warn("stream changed to SSRC 0x{:08X}", packet->ssrc);
+    reorder_.reset();
     mxf_.flush();
     ssrc_ = packet->ssrc;
     ssrc_value_.store(packet->ssrc);
@@ -59,31 +64,53 @@ void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_poi
   } else {
     candidate_count_ = 0;
   }
-  process(*packet, arrival);
+  process(*packet, datagram, arrival);
 }
 
-void RtpSession::process(const RtpPacket& packet, std::chrono::steady_clock::time_point arrival) {
+void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  using Verdict = RtpSequenceTracker::Verdict;
   const auto verdict = sequence_.accept(packet.sequence);
+  if (verdict == Verdict::restart) reorder_.reset();
+  if (verdict != Verdict::duplicate && verdict != Verdict::stray) {
+    // Jitter uses arrival order (RFC 3550 A.8); the depacketizer sees sequence order.
+    const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;
+    jitter_.update(packet.timestamp, arrival_ticks);
+    reorder_.push(datagram, sequence_.last_extended(), arrival);
+    if (reorder_.waiting()) reorder_.tick(arrival);
+  }
+  publish_counters();
+}
+
+void RtpSession::on_ordered(Bytes datagram, bool loss_before, std::chrono::steady_clock::time_point arrival) {
+  auto packet = parse_rtp(datagram);  // validated before it entered the reorder buffer
+  if (!packet.ok()) return;
+  payload_bytes_.fetch_add(packet->payload.size(), std::memory_order_relaxed);
+  mxf_.push(*packet, loss_before, arrival);
+}
+
+void RtpSession::publish_counters() {
   received_.store(sequence_.received(), std::memory_order_relaxed);
   lost_.store(sequence_.lost(), std::memory_order_relaxed);
   duplicates_.store(sequence_.duplicates(), std::memory_order_relaxed);
-  late_.store(sequence_.late(), std::memory_order_relaxed);
-  using Verdict = RtpSequenceTracker::Verdict;
-  if (verdict == Verdict::duplicate || verdict == Verdict::late || verdict == Verdict::stray) return;
-
-  payload_bytes_.fetch_add(packet.payload.size(), std::memory_order_relaxed);
-  const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;
-  jitter_.update(packet.timestamp, arrival_ticks);
+  out_of_window_.store(sequence_.strays(), std::memory_order_relaxed);
+  recovered_.store(reorder_.counters().recovered, std::memory_order_relaxed);
+  late_.store(reorder_.counters().late, std::memory_order_relaxed);
   jitter_ticks_.store(jitter_.jitter_ticks(), std::memory_order_relaxed);
-
-  const bool loss = verdict == Verdict::gap || verdict == Verdict::restart;
-  mxf_.push(packet, loss, arrival);
   const auto& c = mxf_.counters();
   resync_skipped_.store(c.resync_skipped_packets, std::memory_order_relaxed);
   klv_malformed_.store(c.malformed, std::memory_order_relaxed);
 }
 
-void RtpSession::flush() { mxf_.flush(); }
+void RtpSession::tick(std::chrono::steady_clock::time_point now) {
+  reorder_.tick(now);
+  publish_counters();
+}
+
+void RtpSession::flush() {
+  reorder_.flush();
+  mxf_.flush();
+  publish_counters();
+}
 
 void RtpSession::on_unit(CodestreamUnit&& unit) {
   if (unit.complete) complete_.fetch_add(1, std::memory_order_relaxed);
@@ -109,7 +136,9 @@ StreamSnapshot RtpSession::snapshot() const {
   s.packets_received = received_.load(std::memory_order_relaxed);
   s.packets_lost = lost_.load(std::memory_order_relaxed);
   s.packets_duplicate = duplicates_.load(std::memory_order_relaxed);
+  s.packets_recovered = recovered_.load(std::memory_order_relaxed);
   s.packets_late = late_.load(std::memory_order_relaxed);
+  s.packets_out_of_window = out_of_window_.load(std::memory_order_relaxed);
   s.packets_malformed = malformed_.load(std::memory_order_relaxed);
   s.packets_foreign = foreign_.load(std::memory_order_relaxed);
   s.payload_bytes = payload_bytes_.load(std::memory_order_relaxed);

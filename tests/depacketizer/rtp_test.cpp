@@ -62,7 +62,7 @@ TEST(RtpSequence, CountsLossDuplicatesAndLateExactly) {
   EXPECT_EQ(t.accept(104), V::gap);  // 102, 103 missing
   EXPECT_EQ(t.last_gap(), 2u);
   EXPECT_EQ(t.lost(), 2u);
-  EXPECT_EQ(t.accept(102), V::late);  // reordered: recovers one
+  EXPECT_EQ(t.accept(102), V::out_of_order);  // reordered: recovers one
   EXPECT_EQ(t.lost(), 1u);
   EXPECT_EQ(t.accept(102), V::duplicate);
   EXPECT_EQ(t.accept(104), V::duplicate);
@@ -111,4 +111,66 @@ TEST(Jitter, ZeroForPerfectPacingAndGrowsWithVariation) {
   JitterEstimator k;
   for (int f = 0; f < 200; ++f) k.update(static_cast<std::uint32_t>(f * 1800), f * 1800 + (f % 2 ? 90.0 : 0.0));
   EXPECT_NEAR(k.jitter_ticks(), 90.0, 5.0);  // alternating 1 ms offsets → |D| = 90 ticks
+}
+
+#include "depacketizer/rtp_reorder.hpp"
+
+namespace {
+struct Released {
+  std::vector<std::uint32_t> seq;
+  std::vector<bool> loss;
+};
+RtpReorderBuffer make_buffer(Released& out, std::uint32_t depth, int delay_ms = 1000) {
+  ReorderConfig cfg;
+  cfg.max_packets = depth;
+  cfg.max_delay = std::chrono::milliseconds(delay_ms);
+  return RtpReorderBuffer(cfg, [&out](Bytes, std::uint32_t s, bool loss, std::chrono::steady_clock::time_point) {
+    out.seq.push_back(s);
+    out.loss.push_back(loss);
+  });
+}
+const std::vector<std::uint8_t> kPayload(20, 1);
+}  // namespace
+
+TEST(RtpReorder, RestoresOrderWithinTheWindow) {
+  Released out;
+  auto buf = make_buffer(out, 8);
+  const auto t = std::chrono::steady_clock::now();
+  for (std::uint32_t s : {100u, 102u, 103u, 101u, 104u, 106u, 105u}) buf.push(kPayload, s, t);
+  EXPECT_EQ(out.seq, (std::vector<std::uint32_t>{100, 101, 102, 103, 104, 105, 106}));
+  for (bool l : out.loss) EXPECT_FALSE(l);
+  EXPECT_EQ(buf.counters().recovered, 2u);
+  EXPECT_EQ(buf.counters().lost, 0u);
+}
+
+TEST(RtpReorder, DeclaresLossWhenTheWindowOverflowsAndDropsLateArrivals) {
+  Released out;
+  auto buf = make_buffer(out, 4);
+  const auto t = std::chrono::steady_clock::now();
+  buf.push(kPayload, 10, t);
+  for (std::uint32_t s = 12; s <= 16; ++s) buf.push(kPayload, s, t);  // 11 never comes in time
+  EXPECT_EQ(buf.counters().lost, 1u);
+  ASSERT_GE(out.seq.size(), 2u);
+  EXPECT_EQ(out.seq[1], 12u);
+  EXPECT_TRUE(out.loss[1]);
+  buf.push(kPayload, 11, t);  // too late now
+  EXPECT_EQ(buf.counters().late, 1u);
+  buf.flush();
+  EXPECT_EQ(out.seq.back(), 16u);
+  EXPECT_EQ(out.seq.size(), 6u);
+}
+
+TEST(RtpReorder, TimeLimitReleasesWaitingPackets) {
+  Released out;
+  auto buf = make_buffer(out, 64, 5);
+  const auto t = std::chrono::steady_clock::now();
+  buf.push(kPayload, 1, t);
+  buf.push(kPayload, 3, t);
+  EXPECT_EQ(out.seq.size(), 1u);
+  buf.tick(t + std::chrono::milliseconds(2));
+  EXPECT_EQ(out.seq.size(), 1u);
+  buf.tick(t + std::chrono::milliseconds(6));
+  ASSERT_EQ(out.seq.size(), 2u);
+  EXPECT_TRUE(out.loss[1]);
+  EXPECT_EQ(buf.counters().lost, 1u);
 }

@@ -89,9 +89,10 @@ void ReceivePipeline::stop(bool drain) {
 
 void ReceivePipeline::depacketize_loop() {
   for (;;) {
-    auto packet = packets_.pop_for(std::chrono::milliseconds(100));
+    auto packet = packets_.pop_for(std::chrono::milliseconds(2));
     if (!packet) {
       if (packets_.closed() && packets_.size() == 0) break;
+      session_->tick(Clock::now());  // release packets whose gap will not fill
       continue;
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)

@@ -30,7 +30,9 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (!now.decode.format.empty()) line += "  " + now.decode.format;
   line += fmt::format("  jitter {:.2f} ms", s.jitter_ms);
   if (s.packets_duplicate) line += fmt::format("  dup {}", s.packets_duplicate);
+  if (s.packets_recovered) line += fmt::format("  reordered {}", s.packets_recovered);
   if (s.packets_late) line += fmt::format("  late {}", s.packets_late);
+  if (s.packets_out_of_window) line += fmt::format("  out-of-window {}", s.packets_out_of_window);
   if (s.packets_malformed) line += fmt::format("  malformed {}", s.packets_malformed);
   if (now.receiver_dropped) line += fmt::format("  rx-dropped {}", now.receiver_dropped);
   if (now.decode.dropped_queue_full) line += fmt::format("  decoder-behind {}", now.decode.dropped_queue_full);
@@ -76,7 +78,9 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s) {
        {{"received", st.packets_received},
         {"lost", st.packets_lost},
         {"duplicate", st.packets_duplicate},
+        {"recovered_by_reorder", st.packets_recovered},
         {"late", st.packets_late},
+        {"out_of_window", st.packets_out_of_window},
         {"malformed", st.packets_malformed},
         {"foreign_ssrc", st.packets_foreign},
         {"datagrams", s.datagrams},

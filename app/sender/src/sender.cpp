@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -13,6 +14,15 @@
 namespace j2k::sender {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+/// One packet's send time.
+struct Due {
+  Clock::time_point at;
+  std::uint32_t packet = 0;
+  bool dropped = false;
+};
+}  // namespace
 
 Sender::Sender(SendConfig config, PictureFormat format, std::vector<EncodedFrame> frames)
     : config_(std::move(config)), format_(format), frames_(std::move(frames)) {}
@@ -48,6 +58,50 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       std::chrono::duration<double>(static_cast<double>(config_.fps_den) / config_.fps_num));
   SendTotals totals;
   std::vector<std::vector<std::uint8_t>> packets;
+  std::vector<Due> schedule;
+  const Impairments& imp = config_.impair;
+  std::mt19937 rng(imp.seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  int burst_left = 0;
+  // Decides the fate of each packet of one frame; returns true when a packet was dropped.
+  auto apply_impairments = [&](std::vector<std::vector<std::uint8_t>>& pkts, std::vector<Due>& due,
+                               Clock::duration slot, SendTotals& t) {
+    bool dropped_any = false;
+    const std::size_t n = due.size();
+    std::vector<Due> extra;
+    for (std::size_t i = 0; i < n; ++i) {
+      Due& d = due[i];
+      if (burst_left > 0 || (imp.loss > 0 && uniform(rng) < imp.loss)) {
+        if (burst_left == 0) burst_left = std::max(1, imp.burst);
+        --burst_left;
+        d.dropped = true;
+        ++t.dropped;
+        dropped_any = true;
+        continue;
+      }
+      if (imp.corrupt > 0 && uniform(rng) < imp.corrupt && pkts[d.packet].size() > 12) {
+        auto& bytes = pkts[d.packet];
+        const std::size_t at = 12 + rng() % (bytes.size() - 12);
+        bytes[at] = static_cast<std::uint8_t>(bytes[at] ^ (1u + rng() % 255));
+        ++t.corrupted;
+      }
+      if (imp.reorder_depth > 0 && i + 1 < n && uniform(rng) < imp.reorder) {
+        // Send it just after the packet `reorder_depth` places later (or the frame's last).
+        const std::size_t j = std::min(n - 1, i + static_cast<std::size_t>(imp.reorder_depth));
+        d.at = due[j].at + slot / 2;
+        ++t.reordered;
+      }
+      if (imp.jitter_ms > 0)
+        d.at += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(uniform(rng) * imp.jitter_ms));
+      if (imp.duplicate > 0 && uniform(rng) < imp.duplicate) {
+        extra.push_back({d.at + std::chrono::microseconds(1), d.packet, false});
+        ++t.duplicated;
+      }
+    }
+    due.erase(std::remove_if(due.begin(), due.end(), [](const Due& d) { return d.dropped; }), due.end());
+    due.insert(due.end(), extra.begin(), extra.end());
+    return dropped_any;
+  };
   const auto start = Clock::now() + std::chrono::milliseconds(20);
   log->info("sending to {} at {}/{} fps, SSRC 0x{:08X}", config_.to.describe(), config_.fps_num, config_.fps_den, ssrc);
 
@@ -70,15 +124,24 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     const auto frame_start = start + f * period;
     const auto slot = std::chrono::duration_cast<Clock::duration>(period * config_.spread / packets.size());
     if (Clock::now() > frame_start + period) ++totals.late_frames;
-    for (std::size_t i = 0; i < packets.size(); ++i) {
-      const auto due = frame_start + static_cast<long long>(i) * slot;
+    const bool impair = imp.any() && f > 0 && (config_.frames < 0 || f + 1 < config_.frames);
+    schedule.clear();
+    for (std::size_t i = 0; i < packets.size(); ++i)
+      schedule.push_back({frame_start + static_cast<long long>(i) * slot, static_cast<std::uint32_t>(i), false});
+    bool damaged = false;
+    if (impair) damaged = apply_impairments(packets, schedule, slot, totals);
+    // Send in due order; ties keep their order (a duplicate follows its original).
+    std::stable_sort(schedule.begin(), schedule.end(), [](const Due& a, const Due& b) { return a.at < b.at; });
+    for (const Due& d : schedule) {
       // Sleep when the next slot is far; otherwise send now (a sleep costs ~60 µs).
-      if (const auto now = Clock::now(); due - now > std::chrono::microseconds(200)) std::this_thread::sleep_until(due);
-      if (!socket.value()->send(packets[i])) ++totals.send_errors;
+      if (const auto now = Clock::now(); d.at - now > std::chrono::microseconds(200)) std::this_thread::sleep_until(d.at);
+      const auto& pkt = packets[d.packet];
+      if (!socket.value()->send(pkt)) ++totals.send_errors;
       ++totals.packets;
-      totals.bytes += packets[i].size();
+      totals.bytes += pkt.size();
     }
-    sent_checksums_.push_back(frame.checksum);
+    if (damaged) ++totals.damaged_frames;
+    sent_frames_.push_back({ts, frame.checksum, damaged});
     ++totals.frames;
     if (f > 0 && f % (10 * frames_per_second) == 0)
       log->info("sent {} frames, {} packets", totals.frames, totals.packets);

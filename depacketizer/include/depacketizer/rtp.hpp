@@ -36,10 +36,10 @@ Result<RtpPacket> parse_rtp(Bytes datagram);
 /// Call `accept` for every parsed packet in arrival order.
 class RtpSequenceTracker {
  public:
-  enum class Verdict { in_order, gap, duplicate, late, stray, restart };
+  enum class Verdict { in_order, gap, duplicate, out_of_order, stray, restart };
 
   /// Classifies the packet. `gap` means packets were skipped (they count as lost until
-  /// they arrive late); `late` is an old packet arriving after a newer one; `duplicate`
+  /// they arrive late); `out_of_order` is an old packet arriving after a newer one; `duplicate`
   /// was already received. `stray` is far outside the window (ignored unless the next packet
   /// follows it, which makes that one a `restart`: the sender began a new run of numbers).
   Verdict accept(std::uint16_t sequence);
@@ -48,11 +48,13 @@ class RtpSequenceTracker {
   std::uint64_t expected() const noexcept;                        ///< from first to highest extended seq
   std::uint64_t lost() const noexcept;                            ///< expected − received (never negative)
   std::uint64_t duplicates() const noexcept { return duplicates_; }
-  std::uint64_t late() const noexcept { return late_; }
+  std::uint64_t out_of_order() const noexcept { return out_of_order_; }
   std::uint64_t restarts() const noexcept { return restarts_; }
   std::uint64_t strays() const noexcept { return stray_; }
   std::uint64_t last_gap() const noexcept { return last_gap_; }   ///< packets skipped by the last `gap`
   std::uint32_t highest_extended() const noexcept { return highest_; }
+  /// Extended sequence number of the packet last passed to `accept`.
+  std::uint32_t last_extended() const noexcept { return last_extended_; }
 
  private:
   bool seen(std::uint32_t extended) const noexcept;
@@ -65,8 +67,9 @@ class RtpSequenceTracker {
   std::uint32_t highest_ = 0;   // highest extended sequence seen
   std::uint64_t expected_before_restart_ = 0;
   std::uint64_t received_ = 0;
+  std::uint32_t last_extended_ = 0;
   std::uint64_t duplicates_ = 0;
-  std::uint64_t late_ = 0;
+  std::uint64_t out_of_order_ = 0;
   std::uint64_t restarts_ = 0;
   std::uint64_t stray_ = 0;
   std::optional<std::uint16_t> bad_sequence_;  // sequence that would confirm a restart

@@ -13,6 +13,7 @@
 #include "depacketizer/codestream_unit.hpp"
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
 #include "depacketizer/rtp.hpp"
+#include "depacketizer/rtp_reorder.hpp"
 
 namespace j2k::depacketizer {
 
@@ -21,7 +22,9 @@ struct StreamSnapshot {
   std::uint64_t packets_received = 0;   ///< unique RTP packets of the followed stream
   std::uint64_t packets_lost = 0;       ///< expected − received (RFC 3550)
   std::uint64_t packets_duplicate = 0;
-  std::uint64_t packets_late = 0;
+  std::uint64_t packets_recovered = 0;  ///< arrived out of order, put back in order in time
+  std::uint64_t packets_late = 0;       ///< arrived after their gap was declared lost (dropped)
+  std::uint64_t packets_out_of_window = 0;  ///< sequence far outside the window (stray)
   std::uint64_t packets_malformed = 0;  ///< not RTP, or inconsistent header
   std::uint64_t packets_foreign = 0;    ///< other SSRCs than the one followed
   std::uint64_t payload_bytes = 0;
@@ -35,26 +38,35 @@ struct StreamSnapshot {
   std::optional<PictureDescriptor> descriptor;
 };
 
+struct SessionConfig {
+  ReorderConfig reorder;
+};
+
 class RtpSession {
  public:
   using Sink = std::function<void(CodestreamUnit&&)>;
-  explicit RtpSession(Sink sink);
+  explicit RtpSession(Sink sink, SessionConfig config = {});
 
   /// Feeds one datagram (any bytes: malformed input is counted and dropped).
   void on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  /// Releases packets that waited too long for a gap to fill (call when idle).
+  void tick(std::chrono::steady_clock::time_point now);
   /// Emits pending data (end of input).
   void flush();
 
   StreamSnapshot snapshot() const;
 
  private:
-  void process(const RtpPacket& packet, std::chrono::steady_clock::time_point arrival);
+  void process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  void on_ordered(Bytes datagram, bool loss_before, std::chrono::steady_clock::time_point arrival);
+  void publish_counters();
   void on_unit(CodestreamUnit&& unit);
 
   Sink sink_;
   MxfRtpDepacketizer mxf_;
   RtpSequenceTracker sequence_;
   JitterEstimator jitter_;
+  RtpReorderBuffer reorder_;
   std::optional<std::uint32_t> ssrc_;
   std::vector<std::uint8_t> first_packet_;  // first packet of a stream not yet confirmed
   std::uint32_t first_ssrc_ = 0;
@@ -68,7 +80,7 @@ class RtpSession {
 
   // Totals readable from other threads.
   std::atomic<std::uint64_t> malformed_{0}, foreign_{0}, payload_bytes_{0};
-  std::atomic<std::uint64_t> received_{0}, lost_{0}, duplicates_{0}, late_{0};
+  std::atomic<std::uint64_t> received_{0}, lost_{0}, duplicates_{0}, recovered_{0}, late_{0}, out_of_window_{0};
   std::atomic<std::uint64_t> complete_{0}, incomplete_{0}, resync_skipped_{0}, klv_malformed_{0};
   std::atomic<double> jitter_ticks_{0}, frame_rate_{0};
   std::atomic<std::uint32_t> ssrc_value_{0};

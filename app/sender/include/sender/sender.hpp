@@ -14,6 +14,21 @@
 
 namespace j2k::sender {
 
+/// Network impairments applied by the sender, reproducible with a seed. The first and the
+/// last frame are never impaired, so that receiver counters can be compared exactly.
+struct Impairments {
+  double loss = 0;         ///< probability that a packet starts a loss event
+  int burst = 1;           ///< packets lost per loss event
+  int reorder_depth = 0;   ///< a reordered packet is sent after this many later packets
+  double reorder = 0.01;   ///< probability that a packet is reordered (when reorder_depth > 0)
+  double duplicate = 0;    ///< probability that a packet is sent twice
+  double jitter_ms = 0;    ///< uniform extra delay per packet (may reorder as a side effect)
+  double corrupt = 0;      ///< probability that one payload byte is changed (RTP header kept)
+  std::uint32_t seed = 1;
+
+  bool any() const noexcept { return loss > 0 || reorder_depth > 0 || duplicate > 0 || jitter_ms > 0 || corrupt > 0; }
+};
+
 struct SendConfig {
   StreamUrl to;
   int fps_num = 50;
@@ -22,6 +37,7 @@ struct SendConfig {
   std::size_t max_payload = 1400;
   std::uint32_t ssrc = 0;      ///< 0 = random
   double spread = 0.9;         ///< fraction of the frame period the packets are spread over
+  Impairments impair;
 };
 
 struct SendTotals {
@@ -30,6 +46,18 @@ struct SendTotals {
   std::uint64_t bytes = 0;
   std::uint64_t send_errors = 0;
   std::uint64_t late_frames = 0;  ///< frames whose packets went out later than their slot
+  std::uint64_t dropped = 0;      ///< impairments: packets not sent
+  std::uint64_t duplicated = 0;
+  std::uint64_t reordered = 0;    ///< packets sent after at least one later packet
+  std::uint64_t corrupted = 0;
+  std::uint64_t damaged_frames = 0;  ///< frames with at least one dropped packet
+};
+
+/// What was sent for one frame: its RTP timestamp and the checksum of its source picture.
+struct SentFrame {
+  std::uint32_t rtp_timestamp = 0;
+  std::uint64_t checksum = 0;
+  bool damaged = false;  ///< a packet of it was dropped on purpose
 };
 
 class Sender {
@@ -37,14 +65,14 @@ class Sender {
   Sender(SendConfig config, PictureFormat format, std::vector<EncodedFrame> frames);
   /// Sends until the frame count is reached or `stop` becomes true. Errors only for set-up.
   Result<SendTotals> run(const std::atomic<bool>& stop);
-  /// The checksum of every frame sent, in order (for lossless end-to-end checks).
-  const std::vector<std::uint64_t>& sent_checksums() const noexcept { return sent_checksums_; }
+  /// Every frame sent, in order (for lossless end-to-end checks).
+  const std::vector<SentFrame>& sent_frames() const noexcept { return sent_frames_; }
 
  private:
   SendConfig config_;
   PictureFormat format_;
   std::vector<EncodedFrame> frames_;
-  std::vector<std::uint64_t> sent_checksums_;
+  std::vector<SentFrame> sent_frames_;
 };
 
 }  // namespace j2k::sender
