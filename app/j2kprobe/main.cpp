@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout, "give up when no packet arrives for S seconds")->capture_default_str();
   app.add_flag("--json", json, "print a JSON summary on stdout at the end");
   app.add_option("--dump", dump_dir, "write each codestream (.j2c) and decoded frame (.png) here");
+  std::string raw_file;
+  app.add_option("--dump-raw", raw_file, "append every decoded frame's planes to FILE (8-bit, or 16-bit LE samples)");
   app.add_option("--checksums", checksums_file, "write the checksum of every decoded frame (JSON)");
   app.add_option("--backend", backend_name, "decoder: own or openjpeg")->capture_default_str();
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
@@ -75,9 +77,25 @@ int main(int argc, char** argv) {
   std::atomic<long long> delivered{0};
   nlohmann::json checksums = nlohmann::json::array();  // guarded by the pipeline's in-order delivery
   gpu::RgbaImage rgba;
+  std::ofstream raw_out;
+  if (!raw_file.empty()) {
+    raw_out.open(raw_file, std::ios::binary | std::ios::trunc);
+    if (!raw_out) { log->error("cannot write --dump-raw file '{}'", raw_file); return 2; }
+  }
+  std::vector<std::uint8_t> raw_bytes;
   auto sink = [&](pipeline::DecodedFrame&& f) {
     if (f.decoded && !checksums_file.empty())
       checksums.push_back({{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", checksum(f.image))}});
+    if (f.decoded && raw_out.is_open()) {
+      // Planar samples as raw video tools write them (e.g. yuv422p, yuv422p10le).
+      raw_bytes.clear();
+      for (const auto& plane : f.image.planes)
+        for (std::int32_t v : plane.samples) {
+          raw_bytes.push_back(static_cast<std::uint8_t>(v));
+          if (plane.precision > 8) raw_bytes.push_back(static_cast<std::uint8_t>(v >> 8));
+        }
+      raw_out.write(reinterpret_cast<const char*>(raw_bytes.data()), static_cast<std::streamsize>(raw_bytes.size()));
+    }
     if (!dump_dir.empty()) {
       const std::string stem = fmt::format("{}/frame_{:06d}", dump_dir, f.index);
       for (std::size_t i = 0; i < f.codestreams.size(); ++i) {

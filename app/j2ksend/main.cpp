@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--duration", duration, "seconds to send")->excludes(frames_opt);
   app.add_flag("--loop", loop, "send until interrupted (Ctrl-C)");
   app.add_option("--loop-frames", loop_frames, "distinct frames encoded ahead and repeated (default: 2 s worth)");
+  std::string payload_format = "mxf";
+  app.add_option("--format", payload_format, "payload: mxf (KLVs in RTP, RFC 6597) or rfc5371")
+      ->check(CLI::IsMember({"mxf", "rfc5371"}))->capture_default_str();
   app.add_option("--mtu", mtu, "maximum RTP payload bytes")->check(CLI::Range(200, 8900))->capture_default_str();
   app.add_option("--resolutions", resolutions, "wavelet resolutions (levels + 1)")->check(CLI::Range(1, 10))->capture_default_str();
   app.add_option("--codeblock", codeblock, "code-block size")->check(CLI::IsMember({16, 32, 64}))->capture_default_str();
@@ -105,6 +108,7 @@ int main(int argc, char** argv) {
   sc.fps_den = rate->second;
   sc.max_payload = mtu;
   sc.impair = imp;
+  sc.rfc5371 = payload_format == "rfc5371";
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

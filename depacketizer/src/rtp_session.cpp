@@ -13,7 +13,7 @@ constexpr int kSsrcSwitchPackets = 50;       // consecutive packets of a new SSR
 
 RtpSession::RtpSession(Sink sink, SessionConfig config)
     : sink_(std::move(sink)),
-      mxf_([this](CodestreamUnit&& u) { on_unit(std::move(u)); }),
+      payload_(make_depacketizer(config.format, [this](CodestreamUnit&& u) { on_unit(std::move(u)); })),
       reorder_(config.reorder, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
         on_ordered(d, loss, t);
       }) {}
@@ -55,7 +55,7 @@ void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_poi
     if (candidate_count_ < kSsrcSwitchPackets) return;
     logger("depacketizer")->warn("stream changed to SSRC 0x{:08X}", packet->ssrc);
     reorder_.reset();
-    mxf_.flush();
+    payload_->flush();
     ssrc_ = packet->ssrc;
     ssrc_value_.store(packet->ssrc);
     sequence_ = RtpSequenceTracker{};
@@ -85,7 +85,7 @@ void RtpSession::on_ordered(Bytes datagram, bool loss_before, std::chrono::stead
   auto packet = parse_rtp(datagram);  // validated before it entered the reorder buffer
   if (!packet.ok()) return;
   payload_bytes_.fetch_add(packet->payload.size(), std::memory_order_relaxed);
-  mxf_.push(*packet, loss_before, arrival);
+  payload_->push(*packet, loss_before, arrival);
 }
 
 void RtpSession::publish_counters() {
@@ -96,7 +96,7 @@ void RtpSession::publish_counters() {
   recovered_.store(reorder_.counters().recovered, std::memory_order_relaxed);
   late_.store(reorder_.counters().late, std::memory_order_relaxed);
   jitter_ticks_.store(jitter_.jitter_ticks(), std::memory_order_relaxed);
-  const auto& c = mxf_.counters();
+  const auto c = payload_->payload_counters();
   resync_skipped_.store(c.resync_skipped_packets, std::memory_order_relaxed);
   klv_malformed_.store(c.malformed, std::memory_order_relaxed);
 }
@@ -108,7 +108,7 @@ void RtpSession::tick(std::chrono::steady_clock::time_point now) {
 
 void RtpSession::flush() {
   reorder_.flush();
-  mxf_.flush();
+  payload_->flush();
   publish_counters();
 }
 

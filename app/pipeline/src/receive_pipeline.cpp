@@ -16,8 +16,8 @@ ReceivePipeline::~ReceivePipeline() { stop(false); }
 Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineConfig& config, Sink sink) {
   if (config.url.scheme != StreamUrl::Scheme::rtp)
     return make_error(ErrorKind::unsupported, "only rtp:// and udp:// inputs are supported by this build");
-  if (config.url.format != "mxf")
-    return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not supported yet (use mxf)", config.url.format));
+  auto format = depacketizer::parse_payload_format(config.url.format);
+  if (!format) return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not mxf or rfc5371", config.url.format));
   std::unique_ptr<ReceivePipeline> p(new ReceivePipeline(config, std::move(sink)));
   net::ReceiverConfig rc;
   rc.address = config.url.host;
@@ -51,7 +51,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       f.error = "dropped: decoder behind";
       raw->deliver(std::move(f));
     }
-  });
+  }, depacketizer::SessionConfig{config.reorder, *format});
   return p;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/log.hpp"
 #include "depacketizer/mxf_writer.hpp"
+#include "depacketizer/rtp_j2k_packetizer.hpp"
 #include "depacketizer/rtp_packetizer.hpp"
 #include "net/udp_sender.hpp"
 
@@ -41,7 +42,9 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   std::random_device rd;
   const std::uint32_t ssrc = config_.ssrc ? config_.ssrc : rd();
   const std::uint32_t ts_base = rd();
-  depacketizer::RtpPacketizer packetizer(ssrc, 96, static_cast<std::uint16_t>(rd()), config_.max_payload);
+  const auto first_sequence = static_cast<std::uint16_t>(rd());
+  depacketizer::RtpPacketizer packetizer(ssrc, 96, first_sequence, config_.max_payload);
+  depacketizer::Rfc5371Packetizer j2k_packetizer(ssrc, 96, first_sequence, config_.max_payload);
 
   depacketizer::MxfPictureParams mp;
   mp.width = static_cast<std::uint32_t>(format_.width);
@@ -112,14 +115,18 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     const auto ts = static_cast<std::uint32_t>(ts_base + static_cast<std::uint64_t>(f) * 90000u * config_.fps_den /
                                                              static_cast<std::uint64_t>(config_.fps_num));
     packets.clear();
-    if (f % frames_per_second == 0) {
+    if (config_.rfc5371) {
+      if (auto st = j2k_packetizer.packetize(frame.codestream, ts, 0, packets); !st) return st.error();
+    } else if (f % frames_per_second == 0) {
       // Partition pack + header metadata once a second so late joiners learn the format.
       packetizer.packetize(depacketizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, packets);
       packetizer.packetize(primer, ts, packets);
       packetizer.packetize(descriptor, ts, packets);
     }
-    packetizer.packetize(depacketizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
-    packetizer.packetize(depacketizer::mxf_picture_element(frame.codestream), ts, packets);
+    if (!config_.rfc5371) {
+      packetizer.packetize(depacketizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
+      packetizer.packetize(depacketizer::mxf_picture_element(frame.codestream), ts, packets);
+    }
 
     const auto frame_start = start + f * period;
     const auto slot = std::chrono::duration_cast<Clock::duration>(period * config_.spread / packets.size());

@@ -14,6 +14,7 @@
 
 #include "depacketizer/codestream_unit.hpp"
 #include "depacketizer/mxf.hpp"
+#include "depacketizer/payload.hpp"
 #include "depacketizer/rtp.hpp"
 
 namespace j2k::depacketizer {
@@ -29,22 +30,24 @@ struct MxfDepacketizerCounters {
   std::uint64_t units_incomplete = 0;
 };
 
-class MxfRtpDepacketizer {
+class MxfRtpDepacketizer final : public PayloadDepacketizer {
  public:
-  using Sink = std::function<void(CodestreamUnit&&)>;
 
   /// `max_klv_bytes` bounds the memory one KLV may take (a larger declared length is malformed).
   explicit MxfRtpDepacketizer(Sink sink, std::size_t max_klv_bytes = 256u << 20);
 
   /// Feeds one packet of the stream in sequence order. `loss_before` is true when packets
   /// were lost between the previous packet and this one.
-  void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival);
+  void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival) override;
 
   /// Emits whatever is pending (end of stream).
-  void flush();
+  void flush() override;
 
   const MxfDepacketizerCounters& counters() const noexcept { return counters_; }
-  const std::optional<PictureDescriptor>& descriptor() const noexcept { return descriptor_; }
+  const std::optional<PictureDescriptor>& descriptor() const override { return descriptor_; }
+  PayloadCounters payload_counters() const override {
+    return {counters_.units_complete, counters_.units_incomplete, counters_.resync_skipped_packets, counters_.malformed};
+  }
 
  private:
   void lose_sync();

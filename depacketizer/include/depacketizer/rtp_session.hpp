@@ -12,6 +12,7 @@
 #include "core/log.hpp"
 #include "depacketizer/codestream_unit.hpp"
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
+#include "depacketizer/payload.hpp"
 #include "depacketizer/rtp.hpp"
 #include "depacketizer/rtp_reorder.hpp"
 
@@ -40,6 +41,7 @@ struct StreamSnapshot {
 
 struct SessionConfig {
   ReorderConfig reorder;
+  PayloadFormat format = PayloadFormat::mxf;
 };
 
 class RtpSession {
@@ -63,7 +65,7 @@ class RtpSession {
   void on_unit(CodestreamUnit&& unit);
 
   Sink sink_;
-  MxfRtpDepacketizer mxf_;
+  std::unique_ptr<PayloadDepacketizer> payload_;
   RtpSequenceTracker sequence_;
   JitterEstimator jitter_;
   RtpReorderBuffer reorder_;

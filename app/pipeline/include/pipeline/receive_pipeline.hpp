@@ -54,6 +54,7 @@ struct PipelineConfig {
   bool keep_codestreams = false;
   bool make_rgba = false;          ///< convert each decoded frame for display (on the decode worker)
   int receive_buffer = 32 << 20;
+  depacketizer::ReorderConfig reorder;
 };
 
 /// Totals of the decode side (the receive side is in StreamSnapshot / ReceiverCounters).

@@ -38,6 +38,7 @@ struct SendConfig {
   std::uint32_t ssrc = 0;      ///< 0 = random
   double spread = 0.9;         ///< fraction of the frame period the packets are spread over
   Impairments impair;
+  bool rfc5371 = false;        ///< RFC 5371 payload instead of MXF KLVs (RFC 6597)
 };
 
 struct SendTotals {

@@ -1,0 +1,38 @@
+#pragma once
+// The payload formats a session can carry, behind one interface: packets in sequence
+// order go in (with a flag for loss before them), access units come out.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "depacketizer/codestream_unit.hpp"
+#include "depacketizer/rtp.hpp"
+
+namespace j2k::depacketizer {
+
+struct PayloadCounters {
+  std::uint64_t units_complete = 0;
+  std::uint64_t units_incomplete = 0;
+  std::uint64_t resync_skipped_packets = 0;  ///< payloads dropped while looking for a start
+  std::uint64_t malformed = 0;               ///< payload headers or KLVs that make no sense
+};
+
+class PayloadDepacketizer {
+ public:
+  using Sink = std::function<void(CodestreamUnit&&)>;
+  virtual ~PayloadDepacketizer() = default;
+  virtual void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival) = 0;
+  virtual void flush() = 0;
+  virtual PayloadCounters payload_counters() const = 0;
+  virtual const std::optional<PictureDescriptor>& descriptor() const = 0;
+};
+
+enum class PayloadFormat { mxf, rfc5371 };
+
+/// "mxf" or "rfc5371".
+std::optional<PayloadFormat> parse_payload_format(const std::string& name);
+
+std::unique_ptr<PayloadDepacketizer> make_depacketizer(PayloadFormat format, PayloadDepacketizer::Sink sink);
+
+}  // namespace j2k::depacketizer

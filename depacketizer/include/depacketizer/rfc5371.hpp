@@ -1,0 +1,72 @@
+#pragma once
+// RTP payload format for JPEG 2000 video (RFC 5371).
+//
+//    0                   1                   2                   3
+//    0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//   |tp |MHF|mh_id|T|     priority  |           tile number         |
+//   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//   |    reserved   |             fragment offset                   |
+//   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// tp: 0 progressive frame, 1 first field, 2 second field. MHF: 0 no main header, 1 a
+// fragment of it, 2 its last fragment, 3 all of it. Fragment offset: where the payload's
+// first byte sits in this codestream (from SOC). M marks the last packet of a frame/field.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "depacketizer/payload.hpp"
+
+namespace j2k::depacketizer {
+
+struct Rfc5371Header {
+  int tp = 0;
+  int mhf = 0;
+  int mh_id = 0;
+  bool tile_invalid = false;
+  int priority = 0;
+  int tile = 0;
+  std::uint32_t fragment_offset = 0;
+};
+
+/// Parses the 8-byte payload header; `body` is what follows it.
+Result<Rfc5371Header> parse_rfc5371_header(Bytes payload, Bytes& body);
+
+/// Writes the 8-byte payload header (for the sender).
+void append_rfc5371_header(std::vector<std::uint8_t>& out, const Rfc5371Header& h);
+
+class Rfc5371Depacketizer final : public PayloadDepacketizer {
+ public:
+  explicit Rfc5371Depacketizer(Sink sink, std::size_t max_codestream_bytes = 64u << 20);
+  void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival) override;
+  void flush() override;
+  PayloadCounters payload_counters() const override { return counters_; }
+  const std::optional<PictureDescriptor>& descriptor() const override { return no_descriptor_; }
+
+ private:
+  /// One codestream (frame or field) being assembled from fragments.
+  struct Assembly {
+    std::vector<std::uint8_t> bytes;
+    std::uint32_t covered_to = 0;  // contiguous bytes received from offset 0
+    std::uint64_t missing = 0;     // bytes skipped by gaps
+    bool damaged = false;
+    bool started = false;
+    bool ended = false;            // saw M
+  };
+  void finish_unit();
+  Assembly& field(int tp) { return tp == 2 ? second_ : first_; }
+
+  Sink sink_;
+  std::size_t max_bytes_;
+  PayloadCounters counters_;
+  std::optional<PictureDescriptor> no_descriptor_;
+  Assembly first_, second_;      // tp 0/1, tp 2
+  bool interlaced_ = false;
+  bool active_ = false;
+  std::uint32_t timestamp_ = 0;
+  std::chrono::steady_clock::time_point first_arrival_{}, last_arrival_{};
+  std::uint64_t next_index_ = 0;
+};
+
+}  // namespace j2k::depacketizer
