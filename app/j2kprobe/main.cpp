@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
   app.add_option("--threads", threads, "threads inside one frame's decode")->capture_default_str();
   app.add_flag("--no-decode", no_decode, "receive and reassemble only");
+  bool no_drop = false;
+  app.add_flag("--no-drop", no_drop, "decode every frame even when decoding is slower than the stream (analysis)");
   app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
       ->check(CLI::IsMember({"drop", "decode"}))->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no per-second lines");
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   config.threads_per_decode = threads;
   config.incomplete = incomplete == "decode" ? pipeline::IncompletePolicy::decode : pipeline::IncompletePolicy::drop;
   config.keep_codestreams = !dump_dir.empty();
+  config.drop_when_behind = !no_drop;
 
   // The sink runs on a worker thread, serialised and in order by the pipeline.
   std::atomic<long long> delivered{0};
@@ -103,9 +106,7 @@ int main(int argc, char** argv) {
         out.write(reinterpret_cast<const char*>(f.codestreams[i].data()), static_cast<std::streamsize>(f.codestreams[i].size()));
       }
       if (f.decoded) {
-        gpu::ColourInterpretation ci;
-        if (f.descriptor) { ci.coding = f.descriptor->coding; ci.full_range = f.descriptor->full_range(); }
-        if (gpu::to_rgba8(f.image, ci, rgba)) (void)media::write_png_rgba(stem + ".png", rgba.pixels.data(), rgba.width, rgba.height);
+        if (gpu::to_rgba8(f.image, pipeline::colour_of(f.descriptor, f.image), rgba)) (void)media::write_png_rgba(stem + ".png", rgba.pixels.data(), rgba.width, rgba.height);
       }
     }
     delivered.fetch_add(1);

@@ -8,6 +8,7 @@
 #include "../common/cli_util.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
+#include "depacketizer/mxf_file.hpp"
 #include "sender/encoded_loop.hpp"
 #include "sender/sender.hpp"
 
@@ -40,7 +41,10 @@ int main(int argc, char** argv) {
   app.add_option("--bitrate", bitrate, "lossy bit rate of the codestreams (e.g. 40M, 150M)")->capture_default_str();
   app.add_flag("--lossless", lossless, "reversible 5/3 coding (bit-exact)");
   auto* image_opt = app.add_option("--image", image, "photograph, or a directory of them (default: ../shared/media/flower.png)");
-  app.add_flag("--pattern", pattern, "synthetic colour bars with a frame counter")->excludes(image_opt);
+  auto* pattern_opt = app.add_flag("--pattern", pattern, "synthetic colour bars with a frame counter")->excludes(image_opt);
+  std::string mxf_file;
+  app.add_option("--mxf", mxf_file, "stream the frames of an existing MXF file (JPEG 2000, e.g. written by FFmpeg)")
+      ->excludes(image_opt)->excludes(pattern_opt);
   auto* frames_opt = app.add_option("--frames", frames, "number of frames to send");
   app.add_option("--duration", duration, "seconds to send")->excludes(frames_opt);
   app.add_flag("--loop", loop, "send until interrupted (Ctrl-C)");
@@ -81,8 +85,26 @@ int main(int argc, char** argv) {
   if (!bps) { log->error("--bitrate '{}' is not a rate (e.g. 40M)", bitrate); return 2; }
 
   sender::PictureFormat format{wh->first, wh->second, bits, chroma == "422" ? 2 : 1};
+  std::vector<sender::EncodedFrame> mxf_frames;
+  std::vector<std::vector<std::uint8_t>> mxf_header;
+  if (!mxf_file.empty()) {
+    std::ifstream in(mxf_file, std::ios::binary);
+    if (!in) { log->error("cannot read MXF file '{}'", mxf_file); return 2; }
+    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto contents = depacketizer::read_mxf(bytes);
+    if (!contents) { log->error("{}: {}", mxf_file, contents.error().message); return 2; }
+    log->info("{}: {} frames{}", mxf_file, contents->packages.size(),
+              contents->descriptor ? ", " + contents->descriptor->describe() : std::string(", no picture descriptor"));
+    if (contents->descriptor && contents->descriptor->frame_rate() > 0 && app.count("--fps") == 0) {
+      rate = std::make_pair(contents->descriptor->sample_rate_num, contents->descriptor->sample_rate_den);
+    }
+    for (auto& p : contents->packages) mxf_frames.push_back({{}, std::move(p), 0});
+    mxf_header = std::move(contents->header);
+  }
   std::unique_ptr<sender::FrameSource> source;
-  if (pattern) {
+  if (!mxf_frames.empty()) {
+    // Frames come from the file: nothing to encode.
+  } else if (pattern) {
     source = sender::make_pattern_source(format);
   } else {
     if (image.empty()) image = std::string(J2K_DEFAULT_MEDIA_DIR) + "/flower.png";
@@ -99,8 +121,10 @@ int main(int argc, char** argv) {
   spec.encode.codeblock = codeblock;
   spec.threads = threads;
   spec.cache_dir = no_cache ? "" : cache_dir;
-  auto encoded = sender::encode_loop(*source, format, spec);
+  Result<std::vector<sender::EncodedFrame>> encoded = std::move(mxf_frames);
+  if (source) encoded = sender::encode_loop(*source, format, spec);
   if (!encoded) { log->error("{}", encoded.error().message); return 1; }
+  if (!mxf_header.empty()) spec.frames = static_cast<int>(encoded->size());
 
   sender::SendConfig sc;
   sc.to = *url;
@@ -109,6 +133,8 @@ int main(int argc, char** argv) {
   sc.max_payload = mtu;
   sc.impair = imp;
   sc.rfc5371 = payload_format == "rfc5371";
+  sc.mxf_header = std::move(mxf_header);
+  if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return 2; }
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

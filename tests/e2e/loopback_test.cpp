@@ -23,7 +23,7 @@ TEST(Loopback, LosslessEveryFrameArrivesAndDecodesBitExact) {
   const std::string url = "'rtp://239.10.20.1:5004?iface=127.0.0.1'";
   test::CommandResult probe;
   std::thread rx([&] {
-    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 75 --checksums lossless.rx.json",
+    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 75 --no-drop --checksums lossless.rx.json",
                 "lossless.probe");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -131,7 +131,7 @@ TEST(Loopback, ImpairedStreamCountersMatchTheSenderAndIntactFramesDecodeExactly)
   const std::string url = "'rtp://239.10.20.5:5012?iface=127.0.0.1'";
   test::CommandResult probe;
   std::thread rx([&] {
-    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 150 --checksums impaired.rx.json",
+    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 150 --no-drop --checksums impaired.rx.json",
                 "impaired.probe");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -8,6 +8,20 @@ namespace j2k::pipeline {
 
 using Clock = std::chrono::steady_clock;
 
+gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
+                                    const PlanarImage& image) {
+  gpu::ColourInterpretation ci;
+  if (!descriptor) return ci;
+  ci.coding = descriptor->coding;
+  ci.full_range = descriptor->full_range();
+  // GStreamer's mxfmux writes an RGBA descriptor for YCbCr: subsampled chroma cannot be RGB.
+  if (descriptor->rgba && subsampling_name(image) != "4:4:4") {
+    ci.coding = ColourCoding::unknown;
+    ci.full_range = false;
+  }
+  return ci;
+}
+
 ReceivePipeline::ReceivePipeline(const PipelineConfig& config, Sink sink)
     : config_(config), sink_(std::move(sink)), packets_(16384), units_(std::max<std::size_t>(1, config.unit_queue)) {}
 
@@ -40,6 +54,10 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       if (!unit.complete && raw->config_.decode) raw->skipped_.fetch_add(1, std::memory_order_relaxed);
       if (raw->config_.keep_codestreams) f.codestreams = std::move(unit.codestreams);
       raw->deliver(std::move(f));
+      return;
+    }
+    if (!raw->config_.drop_when_behind) {
+      raw->units_.push_wait(std::move(unit));
       return;
     }
     if (auto evicted = raw->units_.push_drop_oldest(std::move(unit))) {
@@ -138,11 +156,7 @@ void ReceivePipeline::decode_loop() {
     }
     if (f.decoded && config_.make_rgba) {
       auto rgba = std::make_shared<gpu::RgbaImage>();
-      gpu::ColourInterpretation ci;
-      if (f.descriptor) {
-        ci.coding = f.descriptor->coding;
-        ci.full_range = f.descriptor->full_range();
-      }
+      const gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
       if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
       else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
     }

@@ -114,7 +114,7 @@ Result<std::vector<EncodedFrame>> encode_loop(const FrameSource& source, const P
         if (!first_error) first_error = cs.error();
         return;
       }
-      frames[static_cast<std::size_t>(i)] = {std::move(cs).value(), checksum(img)};
+      frames[static_cast<std::size_t>(i)] = {std::move(cs).value(), {}, checksum(img)};
       const int n = ++done;
       if (n % 10 == 0 || n == spec.frames) log->info("encoded {}/{} frames", n, spec.frames);
     }

@@ -117,13 +117,17 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     packets.clear();
     if (config_.rfc5371) {
       if (auto st = j2k_packetizer.packetize(frame.codestream, ts, 0, packets); !st) return st.error();
+    } else if (f % frames_per_second == 0 && !config_.mxf_header.empty()) {
+      for (const auto& klv : config_.mxf_header) packetizer.packetize(klv, ts, packets);
     } else if (f % frames_per_second == 0) {
       // Partition pack + header metadata once a second so late joiners learn the format.
       packetizer.packetize(depacketizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, packets);
       packetizer.packetize(primer, ts, packets);
       packetizer.packetize(descriptor, ts, packets);
     }
-    if (!config_.rfc5371) {
+    if (!frame.klvs.empty()) {
+      for (const auto& klv : frame.klvs) packetizer.packetize(klv, ts, packets);
+    } else if (!config_.rfc5371) {
       packetizer.packetize(depacketizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
       packetizer.packetize(depacketizer::mxf_picture_element(frame.codestream), ts, packets);
     }

@@ -50,6 +50,10 @@ struct PipelineConfig {
   int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
   int threads_per_decode = 1;      ///< threads inside one decode
   std::size_t unit_queue = 8;      ///< frames waiting for a decoder
+  /// Live (true): when decoders fall behind, the oldest waiting frame is dropped and counted.
+  /// Analysis (false): the depacketizer waits for a decoder instead (every frame is decoded;
+  /// if decoding is much slower than the stream, packets then back up to the socket).
+  bool drop_when_behind = true;
   IncompletePolicy incomplete = IncompletePolicy::drop;
   bool keep_codestreams = false;
   bool make_rgba = false;          ///< convert each decoded frame for display (on the decode worker)
@@ -68,6 +72,10 @@ struct DecodeSnapshot {
   int height = 0;
   std::string format;                     ///< "1280x720 4:2:2 10-bit"
 };
+
+/// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks).
+gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
+                                    const PlanarImage& image);
 
 class ReceivePipeline {
  public:

@@ -13,6 +13,8 @@ namespace j2k::sender {
 
 struct EncodedFrame {
   std::vector<std::uint8_t> codestream;
+  /// Ready-made MXF content package (from --mxf FILE): sent as is instead of `codestream`.
+  std::vector<std::vector<std::uint8_t>> klvs;
   std::uint64_t checksum = 0;  ///< of the source planes (equals the decoded planes when lossless)
 };
 

@@ -39,6 +39,8 @@ struct SendConfig {
   double spread = 0.9;         ///< fraction of the frame period the packets are spread over
   Impairments impair;
   bool rfc5371 = false;        ///< RFC 5371 payload instead of MXF KLVs (RFC 6597)
+  /// Header KLVs to repeat every second instead of our own (from --mxf FILE).
+  std::vector<std::vector<std::uint8_t>> mxf_header;
 };
 
 struct SendTotals {
