@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   double duration = 0, timeout = 3;
   bool json = false, no_decode = false, quiet = false;
   int workers = 0, threads = 1;
-  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE]")->required();
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371], or pcap:FILE?port=N[&timing=capture]")->required();
   app.add_option("--frames", max_frames, "stop after N frames");
   app.add_option("--duration", duration, "stop after S seconds of reception");
   app.add_option("--timeout", timeout, "give up when no packet arrives for S seconds")->capture_default_str();
@@ -139,6 +139,10 @@ int main(int argc, char** argv) {
       } else {
         log->info("stream stopped: no packets for {:.0f} s", timeout);
       }
+      break;
+    }
+    if (pipe.input_finished()) {
+      log->info("end of capture");
       break;
     }
     const auto first = pipe.first_packet_time();

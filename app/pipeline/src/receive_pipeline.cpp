@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/log.hpp"
+#include "net/pcap_replay.hpp"
+#include "net/udp_receiver.hpp"
 
 namespace j2k::pipeline {
 
@@ -28,20 +30,37 @@ ReceivePipeline::ReceivePipeline(const PipelineConfig& config, Sink sink)
 ReceivePipeline::~ReceivePipeline() { stop(false); }
 
 Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineConfig& config, Sink sink) {
-  if (config.url.scheme != StreamUrl::Scheme::rtp)
-    return make_error(ErrorKind::unsupported, "only rtp:// and udp:// inputs are supported by this build");
+  if (config.url.scheme == StreamUrl::Scheme::demo)
+    return make_error(ErrorKind::unsupported, "demo:// is played by j2kplay --demo");
   auto format = depacketizer::parse_payload_format(config.url.format);
   if (!format) return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not mxf or rfc5371", config.url.format));
-  std::unique_ptr<ReceivePipeline> p(new ReceivePipeline(config, std::move(sink)));
-  net::ReceiverConfig rc;
-  rc.address = config.url.host;
-  rc.port = config.url.port;
-  rc.iface = config.url.iface;
-  rc.source = config.url.source;
-  rc.receive_buffer = config.receive_buffer;
-  auto rx = net::UdpReceiver::open(rc, p->packets_);
-  if (!rx) return rx.error();
-  p->receiver_ = std::move(rx).value();
+  PipelineConfig effective = config;
+  if (config.url.scheme == StreamUrl::Scheme::pcap) {
+    // A file can wait for the decoder: decode every frame rather than drop.
+    effective.drop_when_behind = false;
+  }
+  std::unique_ptr<ReceivePipeline> p(new ReceivePipeline(effective, std::move(sink)));
+  if (config.url.scheme == StreamUrl::Scheme::pcap) {
+    net::PcapConfig pc;
+    pc.file = config.url.host;
+    pc.port = config.url.port;
+    if (auto it = config.url.query.find("dst"); it != config.url.query.end()) pc.destination = it->second;
+    pc.capture_timing = config.capture_timing ||
+                        (config.url.query.count("timing") && config.url.query.at("timing") == "capture");
+    auto replay = net::PcapReplay::open(pc, p->packets_);
+    if (!replay) return replay.error();
+    p->receiver_ = std::move(replay).value();
+  } else {
+    net::ReceiverConfig rc;
+    rc.address = config.url.host;
+    rc.port = config.url.port;
+    rc.iface = config.url.iface;
+    rc.source = config.url.source;
+    rc.receive_buffer = config.receive_buffer;
+    auto rx = net::UdpReceiver::open(rc, p->packets_);
+    if (!rx) return rx.error();
+    p->receiver_ = std::move(rx).value();
+  }
   p->session_ = std::make_unique<depacketizer::RtpSession>([raw = p.get()](depacketizer::CodestreamUnit&& unit) {
     // On the depacketizer thread: hand the unit to the decoders, or account for it now.
     if (!raw->config_.decode || (!unit.complete && raw->config_.incomplete == IncompletePolicy::drop)) {
@@ -73,7 +92,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
   return p;
 }
 
-std::uint16_t ReceivePipeline::port() const noexcept { return receiver_->bound_port(); }
+std::uint16_t ReceivePipeline::port() const noexcept { return receiver_->port(); }
 const net::ReceiverCounters& ReceivePipeline::receiver_counters() const noexcept { return receiver_->counters(); }
 
 std::optional<Clock::time_point> ReceivePipeline::first_packet_time() const {

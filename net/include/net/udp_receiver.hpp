@@ -10,7 +10,7 @@
 
 #include "core/bounded_queue.hpp"
 #include "core/result.hpp"
-#include "net/packet.hpp"
+#include "net/packet_source.hpp"
 
 namespace j2k::net {
 
@@ -24,28 +24,18 @@ struct ReceiverConfig {
   std::size_t packet_size = 9216;  ///< jumbo frames fit
 };
 
-/// Counters the receive thread writes and anyone may read.
-struct ReceiverCounters {
-  std::atomic<std::uint64_t> datagrams{0};
-  std::atomic<std::uint64_t> bytes{0};
-  std::atomic<std::uint64_t> dropped_queue_full{0};   ///< consumer too slow
-  std::atomic<std::uint64_t> dropped_pool_empty{0};   ///< all buffers in flight
-  std::atomic<std::uint64_t> truncated{0};            ///< larger than a pool buffer
-  std::atomic<std::uint64_t> socket_errors{0};
-};
 
-using PacketQueue = BoundedQueue<PacketPtr>;
-
-class UdpReceiver {
+class UdpReceiver final : public PacketSource {
  public:
   /// Opens and binds the socket and joins the group. Errors say what to check.
   static Result<std::unique_ptr<UdpReceiver>> open(const ReceiverConfig& config, PacketQueue& out);
-  ~UdpReceiver();
+  ~UdpReceiver() override;
 
-  void start();  ///< starts the receive thread
-  void stop();   ///< stops and joins it; idempotent
+  void start() override;  ///< starts the receive thread
+  void stop() override;   ///< stops and joins it; idempotent
 
-  const ReceiverCounters& counters() const noexcept { return counters_; }
+  const ReceiverCounters& counters() const noexcept override { return counters_; }
+  std::uint16_t port() const noexcept override { return bound_port_; }
   int granted_receive_buffer() const noexcept { return granted_buffer_; }
   /// The local port actually bound (useful when the config asked for port 0).
   std::uint16_t bound_port() const noexcept { return bound_port_; }

@@ -23,7 +23,7 @@
 #include "decoder/decoder.hpp"
 #include "gpu/colour.hpp"
 #include "depacketizer/rtp_session.hpp"
-#include "net/udp_receiver.hpp"
+#include "net/packet_source.hpp"
 
 namespace j2k::pipeline {
 
@@ -58,6 +58,7 @@ struct PipelineConfig {
   bool keep_codestreams = false;
   bool make_rgba = false;          ///< convert each decoded frame for display (on the decode worker)
   int receive_buffer = 32 << 20;
+  bool capture_timing = false;     ///< pcap input: replay at the capture's timing
   depacketizer::ReorderConfig reorder;
 };
 
@@ -93,6 +94,8 @@ class ReceivePipeline {
   net::ReceiverCounters const& receiver_counters() const noexcept;
   depacketizer::StreamSnapshot stream() const { return session_->snapshot(); }
   DecodeSnapshot decode() const;
+  /// True when a finite input (a capture file) has been read completely.
+  bool input_finished() const noexcept { return receiver_->finished(); }
   /// Time since the first packet arrived (nullopt before).
   std::optional<std::chrono::steady_clock::time_point> first_packet_time() const;
 
@@ -106,7 +109,7 @@ class ReceivePipeline {
   Sink sink_;
   net::PacketQueue packets_;
   BoundedQueue<depacketizer::CodestreamUnit> units_;
-  std::unique_ptr<net::UdpReceiver> receiver_;
+  std::unique_ptr<net::PacketSource> receiver_;
   std::unique_ptr<depacketizer::RtpSession> session_;
   std::thread depacketizer_thread_;
   std::vector<std::thread> workers_;

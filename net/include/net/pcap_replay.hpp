@@ -1,0 +1,69 @@
+#pragma once
+// Replays the UDP datagrams of a capture file (pcap or pcapng, via libpcap) as if they
+// arrived on a socket: as fast as the consumer takes them, or at the capture's timing.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "net/packet_source.hpp"
+
+namespace j2k::net {
+
+struct PcapConfig {
+  std::string file;
+  std::uint16_t port = 0;        ///< UDP destination port to keep (0 = every UDP datagram)
+  std::string destination;       ///< destination IPv4 address to keep ("" = any)
+  bool capture_timing = false;   ///< sleep to reproduce the capture's inter-packet times
+  std::size_t pool_packets = 4096;
+  std::size_t packet_size = 9216;
+};
+
+/// Counts what a capture held besides the datagrams it handed on.
+struct PcapCounters {
+  std::atomic<std::uint64_t> frames{0};         ///< link-layer frames read
+  std::atomic<std::uint64_t> not_udp{0};        ///< other protocols, other ports
+  std::atomic<std::uint64_t> fragments{0};      ///< IPv4 fragments (not reassembled)
+  std::atomic<std::uint64_t> truncated{0};      ///< captured shorter than on the wire
+};
+
+class PcapReplay final : public PacketSource {
+ public:
+  /// Opens the file (errors say what is wrong: missing, not a capture, unknown link type).
+  static Result<std::unique_ptr<PcapReplay>> open(const PcapConfig& config, PacketQueue& out);
+  ~PcapReplay() override;
+
+  void start() override;
+  void stop() override;
+  const ReceiverCounters& counters() const noexcept override { return counters_; }
+  std::uint16_t port() const noexcept override { return config_.port; }
+  bool finished() const noexcept override { return finished_.load(); }
+  const PcapCounters& capture_counters() const noexcept { return capture_; }
+
+ private:
+  struct Impl;
+  PcapReplay(const PcapConfig& config, PacketQueue& out);
+  void run();
+
+  PcapConfig config_;
+  PacketQueue& out_;
+  ReceiverCounters counters_;
+  PcapCounters capture_;
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> finished_{false};
+};
+
+/// Finds the UDP payload in one captured link-layer frame. Returns an empty span (and
+/// says why in `why`) for anything that is not a whole, unfragmented IPv4/UDP datagram.
+/// `link_type` is a libpcap DLT_* value. Exposed for tests and the fuzz harness.
+struct UdpDatagramView {
+  std::span<const std::uint8_t> payload;
+  std::uint32_t source = 0, destination = 0;  ///< IPv4, host order
+  std::uint16_t source_port = 0, destination_port = 0;
+};
+enum class FrameVerdict { udp, not_udp, fragment, truncated };
+FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> frame, UdpDatagramView& out);
+
+}  // namespace j2k::net

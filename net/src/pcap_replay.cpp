@@ -1,0 +1,174 @@
+#include "net/pcap_replay.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <pcap/pcap.h>
+
+#include "core/byte_reader.hpp"
+#include "core/log.hpp"
+
+namespace j2k::net {
+
+FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> frame, UdpDatagramView& out) {
+  ByteReader r(frame);
+  std::uint16_t ethertype = 0x0800;
+  switch (link_type) {
+    case DLT_EN10MB: {
+      r.skip(12);  // destination and source MAC
+      ethertype = r.u16();
+      while (ethertype == 0x8100 || ethertype == 0x88A8) {  // VLAN tags (802.1Q / QinQ)
+        r.skip(2);
+        ethertype = r.u16();
+      }
+      break;
+    }
+    case DLT_LINUX_SLL:  // Linux "cooked" capture v1: 16 bytes, protocol in the last two
+      r.skip(14);
+      ethertype = r.u16();
+      break;
+    case DLT_LINUX_SLL2:  // v2: 20 bytes, protocol first
+      ethertype = r.u16();
+      r.skip(18);
+      break;
+    case DLT_NULL:  // BSD loopback: 4-byte address family in host order
+    case DLT_LOOP: {
+      Bytes family = r.bytes(4);
+      if (family.size() == 4 && family[0] != 2 && family[3] != 2) return FrameVerdict::not_udp;
+      break;
+    }
+    case DLT_RAW:
+    case DLT_IPV4:
+      break;
+    default:
+      return FrameVerdict::not_udp;
+  }
+  if (r.failed()) return FrameVerdict::truncated;
+  if (ethertype != 0x0800) return FrameVerdict::not_udp;
+
+  // IPv4 header (RFC 791): version/IHL, total length, flags/fragment offset, protocol.
+  ByteReader ip(r.rest());
+  const std::uint8_t version_ihl = ip.u8();
+  if ((version_ihl >> 4) != 4) return FrameVerdict::not_udp;
+  const std::size_t ihl = static_cast<std::size_t>(version_ihl & 0x0F) * 4;
+  ip.skip(1);
+  const std::uint16_t total = ip.u16();
+  ip.skip(2);
+  const std::uint16_t flags_fragment = ip.u16();
+  ip.skip(1);
+  const std::uint8_t protocol = ip.u8();
+  ip.skip(2);
+  out.source = ip.u32();
+  out.destination = ip.u32();
+  if (ip.failed() || ihl < 20) return FrameVerdict::truncated;
+  if (protocol != 17) return FrameVerdict::not_udp;
+  if ((flags_fragment & 0x2000) || (flags_fragment & 0x1FFF)) return FrameVerdict::fragment;
+  if (total < ihl + 8 || total > ip.size()) return FrameVerdict::truncated;
+  ip.seek(ihl);
+  out.source_port = ip.u16();
+  out.destination_port = ip.u16();
+  const std::uint16_t udp_length = ip.u16();
+  ip.skip(2);  // checksum
+  if (ip.failed() || udp_length < 8 || ihl + udp_length > total) return FrameVerdict::truncated;
+  out.payload = ip.bytes(udp_length - 8u);
+  return ip.failed() ? FrameVerdict::truncated : FrameVerdict::udp;
+}
+
+struct PcapReplay::Impl {
+  pcap_t* handle = nullptr;
+  int link_type = 0;
+  PacketPool pool;
+  Impl(std::size_t n, std::size_t size) : pool(n, size) {}
+  ~Impl() {
+    if (handle) pcap_close(handle);
+  }
+};
+
+PcapReplay::PcapReplay(const PcapConfig& config, PacketQueue& out)
+    : config_(config), out_(out), impl_(std::make_unique<Impl>(config.pool_packets, config.packet_size)) {}
+
+PcapReplay::~PcapReplay() { stop(); }
+
+Result<std::unique_ptr<PcapReplay>> PcapReplay::open(const PcapConfig& config, PacketQueue& out) {
+  std::unique_ptr<PcapReplay> replay(new PcapReplay(config, out));
+  char error[PCAP_ERRBUF_SIZE] = {};
+  replay->impl_->handle = pcap_open_offline(config.file.c_str(), error);
+  if (!replay->impl_->handle)
+    return make_error(ErrorKind::io, fmt::format("cannot open capture '{}': {}", config.file, error));
+  replay->impl_->link_type = pcap_datalink(replay->impl_->handle);
+  switch (replay->impl_->link_type) {
+    case DLT_EN10MB: case DLT_LINUX_SLL: case DLT_LINUX_SLL2: case DLT_NULL: case DLT_LOOP: case DLT_RAW: case DLT_IPV4:
+      break;
+    default:
+      return make_error(ErrorKind::unsupported,
+                        fmt::format("capture '{}' has link type {} ({}); supported: Ethernet, Linux cooked, raw IP, loopback",
+                                    config.file, replay->impl_->link_type,
+                                    pcap_datalink_val_to_name(replay->impl_->link_type)));
+  }
+  logger("net")->info("replaying {} ({}), UDP port {}{}", config.file,
+                      pcap_datalink_val_to_name(replay->impl_->link_type),
+                      config.port ? std::to_string(config.port) : std::string("any"),
+                      config.capture_timing ? ", at capture timing" : ", as fast as possible");
+  return replay;
+}
+
+void PcapReplay::start() {
+  if (running_.exchange(true)) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void PcapReplay::stop() {
+  running_.store(false);
+  if (thread_.joinable()) thread_.join();
+}
+
+void PcapReplay::run() {
+  using Clock = std::chrono::steady_clock;
+  std::uint32_t want_destination = 0;
+  if (!config_.destination.empty()) {
+    in_addr a{};
+    if (inet_pton(AF_INET, config_.destination.c_str(), &a) == 1) want_destination = ntohl(a.s_addr);
+  }
+  std::optional<double> first_capture_time;
+  const Clock::time_point replay_start = Clock::now();
+  pcap_pkthdr* header = nullptr;
+  const u_char* data = nullptr;
+  while (running_.load()) {
+    const int rc = pcap_next_ex(impl_->handle, &header, &data);
+    if (rc != 1) break;  // end of file (-2) or a read error (-1)
+    capture_.frames.fetch_add(1, std::memory_order_relaxed);
+    if (header->caplen < header->len) capture_.truncated.fetch_add(1, std::memory_order_relaxed);
+    UdpDatagramView udp;
+    const auto verdict = parse_captured_frame(impl_->link_type, {data, header->caplen}, udp);
+    if (verdict == FrameVerdict::fragment) { capture_.fragments.fetch_add(1, std::memory_order_relaxed); continue; }
+    if (verdict != FrameVerdict::udp || (config_.port && udp.destination_port != config_.port) ||
+        (want_destination && udp.destination != want_destination)) {
+      capture_.not_udp.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const double t = static_cast<double>(header->ts.tv_sec) + header->ts.tv_usec * 1e-6;
+    if (!first_capture_time) first_capture_time = t;
+    const auto due = replay_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - *first_capture_time));
+    if (config_.capture_timing) std::this_thread::sleep_until(due);
+    // A file can wait for its consumer: take a buffer (waiting for one to come back).
+    PacketPtr p = impl_->pool.acquire();
+    while (!p && running_.load()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      p = impl_->pool.acquire();
+    }
+    if (!p) break;
+    const std::size_t n = std::min(udp.payload.size(), p->storage.size());
+    std::copy_n(udp.payload.begin(), n, p->storage.begin());
+    p->size = n;
+    p->truncated = n < udp.payload.size();
+    // Arrival times follow the capture, so jitter and rates describe the link, not the replay.
+    p->received = due;
+    p->source_address = udp.source;
+    p->source_port = udp.source_port;
+    counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
+    counters_.bytes.fetch_add(n, std::memory_order_relaxed);
+    if (!out_.push_wait(std::move(p))) break;
+  }
+  finished_.store(true);
+}
+
+}  // namespace j2k::net
