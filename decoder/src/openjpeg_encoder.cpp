@@ -4,6 +4,7 @@
 #include <openjpeg.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -93,15 +94,27 @@ Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, cons
 
   opj_cparameters_t params;
   opj_set_default_encoder_parameters(&params);
-  params.tcp_numlayers = 1;
+  const int layers = std::clamp(p.layers, 1, 32);
+  params.tcp_numlayers = layers;
   params.cp_disto_alloc = 1;
-  if (p.lossless) {
-    params.irreversible = 0;
-    params.tcp_rates[0] = 0;  // 0 = lossless
-  } else {
-    params.irreversible = 1;
-    double target_bits = p.target_bytes ? static_cast<double>(p.target_bytes) * 8.0 : raw_bits / 40.0;
-    params.tcp_rates[0] = static_cast<float>(std::max(1.0, raw_bits / target_bits));
+  const double target_bits = p.target_bytes ? static_cast<double>(p.target_bytes) * 8.0 : raw_bits / 40.0;
+  const double final_ratio = p.lossless ? 1.0 : std::max(1.0, raw_bits / target_bits);
+  params.irreversible = p.lossless ? 0 : 1;
+  for (int l = 0; l < layers; ++l) {
+    // Layer l reaches ratio final·2^(layers−1−l): each layer doubles the rate; the last is the target
+    // (0 = lossless, OpenJPEG's convention).
+    const bool last = l == layers - 1;
+    params.tcp_rates[l] = last && p.lossless ? 0.0f : static_cast<float>(final_ratio * std::ldexp(1.0, layers - 1 - l));
+  }
+  if (p.precinct_log2 > 0) {
+    params.csty |= 0x01;
+    params.res_spec = 1;
+    params.prcw_init[0] = params.prch_init[0] = 1 << p.precinct_log2;
+  }
+  if (p.tile > 0) {
+    params.tile_size_on = OPJ_TRUE;
+    params.cp_tdx = p.tile;
+    params.cp_tdy = p.tile_height > 0 ? p.tile_height : p.tile;
   }
   params.numresolution = std::clamp(p.resolutions, 1, 33);
   params.cblockw_init = p.codeblock;
@@ -110,7 +123,7 @@ Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, cons
   params.tcp_mct = 0;  // components are YCbCr (or grey) already; RGB would take MCT below
   if (image.colour == ColourCoding::rgb && image.planes.size() >= 3 && subsampling_name(image) == "4:4:4")
     params.tcp_mct = 1;
-  params.csty = (p.sop ? 0x02 : 0) | (p.eph ? 0x04 : 0);
+  params.csty |= (p.sop ? 0x02 : 0) | (p.eph ? 0x04 : 0);
 
   std::string error_text;
   std::unique_ptr<opj_codec_t, CodecDeleter> codec(opj_create_compress(OPJ_CODEC_J2K));

@@ -16,6 +16,10 @@ struct EncodeParams {
   int resolutions = 6;               ///< decomposition levels + 1
   int codeblock = 64;                ///< code-block width and height
   Progression progression = Progression::CPRL;
+  int layers = 1;                    ///< quality layers (lossy: rates spread up to the target)
+  int precinct_log2 = 0;             ///< precinct width/height as a power of two; 0 = maximal
+  int tile = 0;                      ///< tile width (and height); 0 = one tile
+  int tile_height = 0;               ///< tile height when it differs from the width
   bool sop = false;
   bool eph = false;
   int threads = 1;

@@ -1,0 +1,415 @@
+#include "depacketizer/codestream_tools.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace j2k::depacketizer {
+
+namespace {
+
+constexpr std::uint16_t SOC = 0xFF4F, SIZ = 0xFF51, COD = 0xFF52, COC = 0xFF53, TLM = 0xFF55, PLM = 0xFF57,
+                        QCD = 0xFF5C, QCC = 0xFF5D, RGN = 0xFF5E, POC = 0xFF5F, PPM = 0xFF60, CRG = 0xFF63,
+                        CAP = 0xFF50, SOT = 0xFF90, SOD = 0xFF93, EOC = 0xFFD9;
+
+Error corrupt(const std::string& why) { return make_error(ErrorKind::corrupt, "codestream: " + why); }
+Error unsupported(const std::string& why) { return make_error(ErrorKind::unsupported, "cannot merge: " + why); }
+
+struct Segment {
+  std::uint16_t marker = 0;
+  Bytes body;  ///< after the length field
+};
+
+struct TilePart {
+  std::uint16_t tile = 0;
+  std::vector<Segment> header;  ///< tile-part header segments between SOT and SOD
+  Bytes data;                   ///< after SOD
+};
+
+/// A parsed codestream: main header segments and tile-parts, with its end.
+struct Parsed {
+  std::vector<Segment> main;
+  std::vector<TilePart> parts;
+  std::size_t end = 0;  ///< offset just after EOC (or the data's end if EOC is missing)
+};
+
+/// Reads one marker segment (marker, Lmar, body) at the reader's position.
+Result<Segment> read_segment(ByteReader& r) {
+  Segment s;
+  s.marker = r.u16();
+  const std::uint16_t length = r.u16();
+  // Lmar counts itself (2 bytes) but not the marker (15444-1 A.1.4).
+  if (r.failed() || length < 2 || !r.has(length - 2u)) return corrupt(fmt::format("segment {:04X} runs past the end", s.marker));
+  s.body = r.bytes(length - 2u);
+  return s;
+}
+
+/// Walks one codestream from SOC; `resolve_to_eoc` tells how to find the end of a Psot=0 tile-part.
+Result<Parsed> parse(Bytes cs) {
+  ByteReader r(cs);
+  if (r.u16() != SOC) return corrupt("does not start with SOC");
+  Parsed p;
+  while (true) {
+    if (r.remaining() < 4) return corrupt("main header ends without SOT");
+    const std::uint16_t marker = r.peek_u16();
+    if (marker == SOT) break;
+    if ((marker & 0xFF00) != 0xFF00) return corrupt("main header: expected a marker");
+    auto seg = read_segment(r);
+    if (!seg) return seg.error();
+    p.main.push_back(*seg);
+  }
+  if (p.main.empty() || p.main.front().marker != SIZ) return corrupt("SIZ must follow SOC");
+  while (r.remaining() >= 2 && r.peek_u16() == SOT) {
+    const std::size_t start = r.position();
+    auto sot = read_segment(r);
+    if (!sot) return sot.error();
+    ByteReader b(sot->body);
+    TilePart tp;
+    tp.tile = b.u16();
+    const std::uint32_t psot = b.u32();
+    if (b.failed()) return corrupt("SOT segment too short");
+    while (r.remaining() >= 2 && r.peek_u16() != SOD) {
+      auto seg = read_segment(r);
+      if (!seg) return seg.error();
+      tp.header.push_back(*seg);
+    }
+    if (r.u16() != SOD) return corrupt("tile-part header without SOD");
+    std::size_t data_end = 0;
+    if (psot == 0) {
+      // Runs to EOC: the end of this codestream is an EOC followed by the next SOC+SIZ, or the data's end.
+      static constexpr std::uint8_t kNext[6] = {0xFF, 0xD9, 0xFF, 0x4F, 0xFF, 0x51};
+      Bytes rest = r.rest();
+      auto it = std::search(rest.begin(), rest.end(), std::begin(kNext), std::end(kNext));
+      std::size_t eoc = 0;
+      if (it != rest.end()) {
+        eoc = r.position() + static_cast<std::size_t>(it - rest.begin());
+      } else {
+        std::size_t n = cs.size();
+        while (n > r.position() && cs[n - 1] == 0) --n;  // zero padding after EOC
+        if (n < r.position() + 2 || cs[n - 2] != 0xFF || cs[n - 1] != 0xD9) return corrupt("Psot 0 but no EOC at the end");
+        eoc = n - 2;
+      }
+      data_end = eoc;
+    } else {
+      if (psot < r.position() - start || start + psot > cs.size()) return corrupt("Psot runs past the end");
+      data_end = start + psot;
+    }
+    tp.data = cs.subspan(r.position(), data_end - r.position());
+    r.seek(data_end);
+    p.parts.push_back(std::move(tp));
+  }
+  if (r.remaining() >= 2 && r.peek_u16() == EOC) r.skip(2);
+  p.end = r.position();
+  return p;
+}
+
+const Segment* find(const std::vector<Segment>& segs, std::uint16_t marker) {
+  for (const auto& s : segs)
+    if (s.marker == marker) return &s;
+  return nullptr;
+}
+
+struct Siz {
+  std::uint16_t rsiz = 0;
+  std::uint32_t x = 0, y = 0, xo = 0, yo = 0, xt = 0, yt = 0, xto = 0, yto = 0;
+  struct Comp { std::uint8_t ssiz, xr, yr; };
+  std::vector<Comp> comps;
+};
+
+Result<Siz> read_siz(const Segment& s) {
+  ByteReader r(s.body);
+  Siz z;
+  z.rsiz = r.u16();
+  z.x = r.u32(); z.y = r.u32(); z.xo = r.u32(); z.yo = r.u32();
+  z.xt = r.u32(); z.yt = r.u32(); z.xto = r.u32(); z.yto = r.u32();
+  const std::uint16_t n = r.u16();
+  if (r.failed() || n == 0 || !r.has(3u * n)) return corrupt("SIZ too short");
+  for (int i = 0; i < n; ++i) z.comps.push_back({r.u8(), r.u8(), r.u8()});
+  if (z.xt == 0 || z.yt == 0 || z.x <= z.xo || z.y <= z.yo) return corrupt("SIZ sizes invalid");
+  return z;
+}
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+using Out = std::vector<std::uint8_t>;
+
+void put_segment(Out& out, std::uint16_t marker, const Out& body) {
+  ByteWriter w(out);
+  w.u16(marker);
+  w.u16(static_cast<std::uint16_t>(body.size() + 2));
+  w.bytes(body);
+}
+
+/// COD body → SPcod part (after Scod and SGcod), and the flags.
+struct Cod {
+  std::uint8_t scod = 0;
+  std::uint8_t progression = 0;
+  std::uint16_t layers = 0;
+  std::uint8_t mct = 0;
+  Bytes spcod;  ///< levels, code-block sizes, style, transform, precincts
+};
+
+Result<Cod> read_cod(const Segment& s) {
+  ByteReader r(s.body);
+  Cod c;
+  c.scod = r.u8();
+  c.progression = r.u8();
+  c.layers = r.u16();
+  c.mct = r.u8();
+  c.spcod = r.rest();
+  if (r.failed() || c.spcod.size() < 5) return corrupt("COD too short");
+  return c;
+}
+
+/// Component index in COC/QCC/RGN: one byte when Csiz < 257 (15444-1 A.6.2).
+std::uint16_t read_component(ByteReader& r, int csiz) { return csiz < 257 ? r.u8() : r.u16(); }
+
+/// Rewrites a COC/QCC/RGN segment body for component `to` (from a source with `csiz` components).
+Out remap_component(const Segment& s, int csiz, std::uint8_t to) {
+  ByteReader r(s.body);
+  (void)read_component(r, csiz);
+  Out body{to};
+  ByteWriter w(body);
+  w.bytes(r.rest());
+  return body;
+}
+
+std::optional<std::uint16_t> component_of(const Segment& s, int csiz) {
+  ByteReader r(s.body);
+  const std::uint16_t c = read_component(r, csiz);
+  if (r.failed()) return std::nullopt;
+  return c;
+}
+
+/// Number of SOP markers in a tile-part body (FF 91 cannot occur inside coded data).
+std::size_t count_sop(Bytes data) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + 1 < data.size(); ++i)
+    if (data[i] == 0xFF && data[i + 1] == 0x91) ++n;
+  return n;
+}
+
+/// Appends `data`, adding `offset` to every SOP's Nsop (packet numbers continue across the merge).
+void append_renumbered(Out& out, Bytes data, std::size_t offset) {
+  std::size_t i = 0;
+  while (i < data.size()) {
+    if (offset && i + 5 < data.size() && data[i] == 0xFF && data[i + 1] == 0x91 && data[i + 2] == 0 && data[i + 3] == 4) {
+      const std::uint16_t nsop = static_cast<std::uint16_t>((data[i + 4] << 8 | data[i + 5]) + offset);
+      out.insert(out.end(), {0xFF, 0x91, 0x00, 0x04, static_cast<std::uint8_t>(nsop >> 8), static_cast<std::uint8_t>(nsop)});
+      i += 6;
+      continue;
+    }
+    out.push_back(data[i++]);
+  }
+}
+
+}  // namespace
+
+Result<Bytes> trim_codestream(Bytes data) {
+  static constexpr std::uint8_t kStart[4] = {0xFF, 0x4F, 0xFF, 0x51};
+  const std::size_t window = std::min<std::size_t>(data.size(), 64 + 4);
+  auto it = std::search(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(window), std::begin(kStart), std::end(kStart));
+  if (it == data.begin() + static_cast<std::ptrdiff_t>(window)) return corrupt("no SOC+SIZ in the first 64 bytes");
+  Bytes cs = data.subspan(static_cast<std::size_t>(it - data.begin()));
+  std::size_t n = cs.size();
+  while (n > 2 && cs[n - 1] == 0) --n;
+  return cs.first(n);
+}
+
+Result<std::vector<Bytes>> split_codestreams(Bytes data) {
+  std::vector<Bytes> out;
+  auto first = trim_codestream(data);
+  if (!first) return first.error();
+  Bytes rest = *first;
+  while (!rest.empty()) {
+    auto parsed = parse(rest);
+    if (!parsed) return parsed.error();
+    out.push_back(rest.first(parsed->end));
+    rest = rest.subspan(parsed->end);
+    std::size_t skip = 0;
+    while (skip < rest.size() && rest[skip] == 0) ++skip;  // padding between codestreams
+    rest = rest.subspan(skip);
+    if (out.size() > 16) return corrupt("more than 16 codestreams in one unit");
+  }
+  return out;
+}
+
+Result<int> component_count(Bytes cs) {
+  ByteReader r(cs);
+  if (r.u16() != SOC || r.u16() != SIZ) return corrupt("no SOC+SIZ");
+  r.skip(2 + 2 + 32);
+  const std::uint16_t n = r.u16();
+  if (r.failed()) return corrupt("SIZ too short");
+  return static_cast<int>(n);
+}
+
+Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
+  auto py = parse(luma);
+  if (!py) return py.error();
+  auto pc = parse(chroma);
+  if (!pc) return pc.error();
+  auto sy = read_siz(py->main.front());
+  if (!sy) return sy.error();
+  auto sc = read_siz(pc->main.front());
+  if (!sc) return sc.error();
+  if (sy->comps.size() != 1 || sc->comps.size() != 2)
+    return unsupported(fmt::format("need Csiz 1 and 2, got {} and {}", sy->comps.size(), sc->comps.size()));
+  for (const auto& seg : py->main)
+    if (seg.marker == PPM || seg.marker == POC || seg.marker == CAP) return unsupported(fmt::format("luma has marker {:04X}", seg.marker));
+  for (const auto& seg : pc->main)
+    if (seg.marker == PPM || seg.marker == POC || seg.marker == CAP) return unsupported(fmt::format("chroma has marker {:04X}", seg.marker));
+  if (sy->xo || sy->yo || sc->xo || sc->yo || sy->xto || sy->yto || sc->xto || sc->yto)
+    return unsupported("image or tile offsets are not zero");
+  if (sy->comps[0].xr != 1 || sy->comps[0].yr != 1 || sc->comps[0].xr != 1 || sc->comps[0].yr != 1 ||
+      sc->comps[1].xr != 1 || sc->comps[1].yr != 1)
+    return unsupported("a source is itself subsampled");
+  // Chroma subsampling factors from the sizes: 1, 2 (or 4) per direction.
+  const std::uint32_t xr = static_cast<std::uint32_t>(std::lround(static_cast<double>(sy->x) / sc->x));
+  const std::uint32_t yr = static_cast<std::uint32_t>(std::lround(static_cast<double>(sy->y) / sc->y));
+  if (xr < 1 || yr < 1 || xr > 4 || yr > 4 || ceil_div(sy->x, xr) != sc->x || ceil_div(sy->y, yr) != sc->y)
+    return unsupported(fmt::format("chroma {}x{} is not a subsampling of luma {}x{}", sc->x, sc->y, sy->x, sy->y));
+  // Tiles must line up: the same grid, the chroma one scaled by the subsampling.
+  const std::uint32_t tiles_x = ceil_div(sy->x, sy->xt), tiles_y = ceil_div(sy->y, sy->yt);
+  if (ceil_div(sc->x, sc->xt) != tiles_x || ceil_div(sc->y, sc->yt) != tiles_y ||
+      (tiles_x > 1 && sc->xt * xr != sy->xt) || (tiles_y > 1 && sc->yt * yr != sy->yt))
+    return unsupported("luma and chroma tile grids do not line up");
+
+  const Segment* cod_y_seg = find(py->main, COD);
+  const Segment* cod_c_seg = find(pc->main, COD);
+  const Segment* qcd_y_seg = find(py->main, QCD);
+  const Segment* qcd_c_seg = find(pc->main, QCD);
+  if (!cod_y_seg || !cod_c_seg || !qcd_y_seg || !qcd_c_seg) return corrupt("main header lacks COD or QCD");
+  auto cod_y = read_cod(*cod_y_seg);
+  if (!cod_y) return cod_y.error();
+  auto cod_c = read_cod(*cod_c_seg);
+  if (!cod_c) return cod_c.error();
+  if (cod_y->layers != cod_c->layers)
+    return unsupported(fmt::format("luma has {} layers, chroma {}", cod_y->layers, cod_c->layers));
+  if ((cod_y->scod & 0x06) != (cod_c->scod & 0x06)) return unsupported("SOP/EPH use differs between luma and chroma");
+
+  Out out;
+  ByteWriter w(out);
+  w.u16(SOC);
+  {  // SIZ: luma's, with three components.
+    Out b;
+    ByteWriter bw(b);
+    bw.u16(sy->rsiz);
+    for (std::uint32_t v : {sy->x, sy->y, sy->xo, sy->yo, sy->xt, sy->yt, sy->xto, sy->yto}) bw.u32(v);
+    bw.u16(3);
+    bw.u8(sy->comps[0].ssiz); bw.u8(1); bw.u8(1);
+    for (int c = 0; c < 2; ++c) {
+      bw.u8(sc->comps[static_cast<std::size_t>(c)].ssiz);
+      bw.u8(static_cast<std::uint8_t>(xr));
+      bw.u8(static_cast<std::uint8_t>(yr));
+    }
+    put_segment(out, SIZ, b);
+  }
+  {  // COD: luma's, MCT off (the components are YCbCr already).
+    Out b(cod_y_seg->body.begin(), cod_y_seg->body.end());
+    b[4] = 0;
+    put_segment(out, COD, b);
+  }
+  // Chroma components: their own COC/QCC if the chroma header had one, else from its COD/QCD.
+  for (std::uint8_t c = 0; c < 2; ++c) {
+    const Segment* own = nullptr;
+    for (const auto& s : pc->main)
+      if (s.marker == COC && component_of(s, 2) == c) own = &s;
+    if (own) {
+      put_segment(out, COC, remap_component(*own, 2, static_cast<std::uint8_t>(c + 1)));
+    } else {
+      Out b{static_cast<std::uint8_t>(c + 1), static_cast<std::uint8_t>(cod_c->scod & 0x01)};
+      b.insert(b.end(), cod_c->spcod.begin(), cod_c->spcod.end());
+      put_segment(out, COC, b);
+    }
+  }
+  put_segment(out, QCD, Out(qcd_y_seg->body.begin(), qcd_y_seg->body.end()));
+  for (std::uint8_t c = 0; c < 2; ++c) {
+    const Segment* own = nullptr;
+    for (const auto& s : pc->main)
+      if (s.marker == QCC && component_of(s, 2) == c) own = &s;
+    if (own) {
+      put_segment(out, QCC, remap_component(*own, 2, static_cast<std::uint8_t>(c + 1)));
+    } else {
+      Out b{static_cast<std::uint8_t>(c + 1)};
+      b.insert(b.end(), qcd_c_seg->body.begin(), qcd_c_seg->body.end());
+      put_segment(out, QCC, b);
+    }
+  }
+  // Luma's per-component segments keep component 0; chroma's RGN moves up by one.
+  for (const auto& s : py->main)
+    if (s.marker == COC || s.marker == QCC || s.marker == RGN) put_segment(out, s.marker, Out(s.body.begin(), s.body.end()));
+  for (const auto& s : pc->main)
+    if (s.marker == RGN) {
+      const auto comp = component_of(s, 2);
+      if (comp) put_segment(out, RGN, remap_component(s, 2, static_cast<std::uint8_t>(*comp + 1)));
+    }
+  // Packet order: all luma packets, then all chroma packets, each in its own progression.
+  // Component-first (CPRL) already gives that; otherwise a POC replays each source's order.
+  constexpr std::uint8_t kCprl = 4;
+  if (!(cod_y->progression == kCprl && cod_c->progression == kCprl)) {
+    const std::uint8_t levels_y = cod_y->spcod[0], levels_c = cod_c->spcod[0];
+    Out b;
+    ByteWriter bw(b);
+    bw.u8(0); bw.u8(0); bw.u16(cod_y->layers); bw.u8(static_cast<std::uint8_t>(levels_y + 1)); bw.u8(1); bw.u8(cod_y->progression);
+    bw.u8(0); bw.u8(1); bw.u16(cod_c->layers); bw.u8(static_cast<std::uint8_t>(levels_c + 1)); bw.u8(3); bw.u8(cod_c->progression);
+    put_segment(out, POC, b);
+  }
+  for (const auto& s : py->main)
+    if (s.marker == 0xFF64) put_segment(out, s.marker, Out(s.body.begin(), s.body.end()));  // COM
+  // TLM, PLM and CRG describe the sources' layout or are optional: dropped.
+  (void)TLM; (void)PLM; (void)CRG;
+
+  // Tile-parts: per tile, luma's then chroma's, renumbered.
+  std::map<std::uint16_t, std::vector<const TilePart*>> luma_parts, chroma_parts;
+  for (const auto& tp : py->parts) luma_parts[tp.tile].push_back(&tp);
+  for (const auto& tp : pc->parts) chroma_parts[tp.tile].push_back(&tp);
+  if (luma_parts.size() != chroma_parts.size()) return unsupported("luma and chroma carry different tiles");
+  for (const auto& [tile, yparts] : luma_parts) {
+    auto cit = chroma_parts.find(tile);
+    if (cit == chroma_parts.end()) return unsupported(fmt::format("tile {} missing in chroma", tile));
+    const auto& cparts = cit->second;
+    const std::size_t total = yparts.size() + cparts.size();
+    if (total > 255) return unsupported("more than 255 tile-parts in a tile");
+    std::size_t luma_packets = 0;
+    for (const TilePart* tp : yparts) luma_packets += count_sop(tp->data);
+    std::size_t index = 0;
+    for (int source = 0; source < 2; ++source) {
+      for (const TilePart* tp : source == 0 ? yparts : cparts) {
+        Out header;
+        for (const auto& s : tp->header) {
+          switch (s.marker) {
+            case 0xFF58: case 0xFF61: case 0xFF64:  // PLT, PPT, COM describe this tile-part only
+              put_segment(header, s.marker, Out(s.body.begin(), s.body.end()));
+              break;
+            case COC: case QCC: case RGN:
+              if (source == 0) put_segment(header, s.marker, Out(s.body.begin(), s.body.end()));
+              else if (auto comp = component_of(s, 2)) put_segment(header, s.marker, remap_component(s, 2, static_cast<std::uint8_t>(*comp + 1)));
+              break;
+            default:
+              return unsupported(fmt::format("tile-part header marker {:04X} in {}", s.marker, source == 0 ? "luma" : "chroma"));
+          }
+        }
+        const std::size_t body_size = tp->data.size();
+        const std::size_t psot = 12 + header.size() + 2 + body_size;
+        if (psot > 0xFFFFFFFFu) return unsupported("tile-part too large");
+        w.u16(SOT);
+        w.u16(10);
+        w.u16(tile);
+        w.u32(static_cast<std::uint32_t>(psot));
+        w.u8(static_cast<std::uint8_t>(index++));
+        w.u8(static_cast<std::uint8_t>(total));
+        w.bytes(header);
+        w.u16(SOD);
+        const std::size_t before = out.size();
+        append_renumbered(out, tp->data, source == 1 ? luma_packets : 0);
+        if (out.size() - before != body_size) return corrupt("SOP renumbering changed the size");
+      }
+    }
+  }
+  w.u16(EOC);
+  return out;
+}
+
+}  // namespace j2k::depacketizer

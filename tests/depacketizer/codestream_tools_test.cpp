@@ -1,0 +1,153 @@
+// Splitting and luma+chroma merging, checked by decoding with OpenJPEG: the merged codestream
+// must decode to exactly the planes the two sources decode to.
+#include <gtest/gtest.h>
+
+#include "decoder/decoder.hpp"
+#include "decoder/openjpeg_encoder.hpp"
+#include "depacketizer/codestream_tools.hpp"
+#include "test_images.hpp"
+
+using namespace j2k;
+using namespace j2k::depacketizer;
+
+namespace {
+
+PlanarImage planes(const PlanarImage& src, std::size_t first, std::size_t count) {
+  PlanarImage out;
+  out.colour = ColourCoding::grey;
+  for (std::size_t i = first; i < first + count; ++i) {
+    Plane p = src.planes[i];
+    p.dx = p.dy = 1;
+    out.planes.push_back(std::move(p));
+  }
+  out.width = out.planes[0].width;
+  out.height = out.planes[0].height;
+  return out;
+}
+
+PlanarImage decode(Bytes cs) {
+  auto dec = decoder::make_decoder(decoder::Backend::openjpeg);
+  auto img = (*dec)->decode(cs, {});
+  EXPECT_TRUE(img.ok()) << img.error().message;
+  return img.ok() ? std::move(img).value() : PlanarImage{};
+}
+
+struct MergeCase {
+  const char* name;
+  decoder::Progression luma_progression;
+  decoder::Progression chroma_progression;
+  bool lossless;
+  int layers;
+  int precinct_log2;
+  bool sop, eph;
+  int chroma_dy;  ///< 1 = 4:2:2, 2 = 4:2:0
+  int tile;
+};
+
+class LumaChromaMerge : public ::testing::TestWithParam<MergeCase> {};
+
+}  // namespace
+
+TEST_P(LumaChromaMerge, MergedDecodesToTheSourcesPlanes) {
+  const MergeCase& c = GetParam();
+  PlanarImage photo = test::photo_ycbcr(203, 117, 10, 2);  // odd sizes on purpose
+  if (c.chroma_dy == 2) {
+    for (int k = 1; k < 3; ++k) {  // 4:2:0: drop every other chroma row
+      Plane& p = photo.planes[k];
+      Plane half = p;
+      half.height = (p.height + 1) / 2;
+      half.dy = 2;
+      half.samples.resize(static_cast<std::size_t>(half.width) * half.height);
+      for (int y = 0; y < half.height; ++y)
+        std::copy_n(&p.samples[static_cast<std::size_t>(2 * y) * p.width], p.width, &half.samples[static_cast<std::size_t>(y) * p.width]);
+      p = std::move(half);
+    }
+  }
+  decoder::EncodeParams ep;
+  ep.lossless = c.lossless;
+  ep.target_bytes = 6000;
+  ep.layers = c.layers;
+  ep.precinct_log2 = c.precinct_log2;
+  ep.sop = c.sop;
+  ep.eph = c.eph;
+  ep.tile = c.tile;
+  ep.resolutions = 4;
+  ep.progression = c.luma_progression;
+  auto y = decoder::encode_openjpeg(planes(photo, 0, 1), ep);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  ep.progression = c.chroma_progression;
+  ep.resolutions = 3;  // different level counts on purpose
+  ep.target_bytes = 3000;
+  if (c.tile) {
+    ep.tile = c.tile / 2;  // chroma tiles cover the same picture area
+    ep.tile_height = c.tile / c.chroma_dy;
+  }
+  auto cbcr = decoder::encode_openjpeg(planes(photo, 1, 2), ep);
+  ASSERT_TRUE(cbcr.ok()) << cbcr.error().message;
+
+  auto merged = merge_luma_chroma(*y, *cbcr);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  PlanarImage expect_y = decode(*y), expect_c = decode(*cbcr), got = decode(*merged);
+  ASSERT_EQ(got.planes.size(), 3u);
+  EXPECT_EQ(got.planes[0].samples, expect_y.planes[0].samples);
+  EXPECT_EQ(got.planes[1].samples, expect_c.planes[0].samples);
+  EXPECT_EQ(got.planes[2].samples, expect_c.planes[1].samples);
+  EXPECT_EQ(got.planes[1].dx, 2);
+  EXPECT_EQ(got.planes[1].dy, c.chroma_dy);
+  if (c.lossless) {
+    EXPECT_EQ(got.planes[0].samples, photo.planes[0].samples);
+    EXPECT_EQ(got.planes[2].samples, photo.planes[2].samples);
+  }
+}
+
+using P = decoder::Progression;
+INSTANTIATE_TEST_SUITE_P(
+    Cases, LumaChromaMerge,
+    ::testing::Values(MergeCase{"cprl_lossless", P::CPRL, P::CPRL, true, 1, 0, false, false, 1, 0},
+                      MergeCase{"lrcp_lossy", P::LRCP, P::LRCP, false, 1, 0, false, false, 1, 0},
+                      MergeCase{"rlcp_rpcl_layers", P::RLCP, P::RPCL, false, 3, 0, false, false, 1, 0},
+                      MergeCase{"pcrl_precincts", P::PCRL, P::PCRL, false, 2, 5, false, false, 1, 0},
+                      MergeCase{"lrcp_cprl_sop_eph", P::LRCP, P::CPRL, true, 2, 0, true, true, 1, 0},
+                      MergeCase{"rpcl_420", P::RPCL, P::RPCL, false, 1, 6, false, true, 2, 0},
+                      MergeCase{"tiles_lrcp", P::LRCP, P::LRCP, true, 1, 0, true, false, 1, 64}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(LumaChromaMerge, RefusesMismatchesWithReasons) {
+  PlanarImage photo = test::photo_ycbcr(64, 48, 8, 2);
+  decoder::EncodeParams ep;
+  ep.lossless = true;
+  auto y = decoder::encode_openjpeg(planes(photo, 0, 1), ep);
+  ep.layers = 2;
+  auto c = decoder::encode_openjpeg(planes(photo, 1, 2), ep);
+  auto m = merge_luma_chroma(*y, *c);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind, ErrorKind::unsupported);
+  EXPECT_NE(m.error().message.find("layers"), std::string::npos);
+  EXPECT_FALSE(merge_luma_chroma(*c, *y).ok());  // swapped: Csiz 2 then 1
+  std::vector<std::uint8_t> junk(100, 0xFF);
+  EXPECT_FALSE(merge_luma_chroma(junk, *c).ok());
+}
+
+TEST(SplitCodestreams, SplitsByWalkingMarkersNotBySearchingSoc) {
+  PlanarImage photo = test::photo_ycbcr(96, 64, 8, 2);
+  decoder::EncodeParams ep;
+  ep.lossless = true;
+  auto a = decoder::encode_openjpeg(photo, ep);
+  auto b = decoder::encode_openjpeg(test::photo_ycbcr(96, 64, 8, 2, 100, 100), ep);
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::vector<std::uint8_t> both(16, 0xAB);  // a vendor prefix
+  both.insert(both.end(), a->begin(), a->end());
+  both.insert(both.end(), b->begin(), b->end());
+  both.insert(both.end(), 7, 0);  // zero padding
+  auto parts = split_codestreams(both);
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_TRUE(std::equal((*parts)[0].begin(), (*parts)[0].end(), a->begin(), a->end()));
+  EXPECT_TRUE(std::equal((*parts)[1].begin(), (*parts)[1].end(), b->begin(), b->end()));
+  EXPECT_EQ(*component_count((*parts)[0]), 3);
+  // Truncations and garbage give errors, never a crash.
+  for (std::size_t cut = 0; cut < both.size(); cut += 97) {
+    auto r = split_codestreams(Bytes(both).first(cut));
+    (void)r;
+  }
+}
