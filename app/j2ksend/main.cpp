@@ -49,6 +49,12 @@ int main(int argc, char** argv) {
   app.add_option("--duration", duration, "seconds to send")->excludes(frames_opt);
   app.add_flag("--loop", loop, "send until interrupted (Ctrl-C)");
   app.add_option("--loop-frames", loop_frames, "distinct frames encoded ahead and repeated (default: 2 s worth)");
+  std::string interlaced;
+  bool dual = false;
+  app.add_option("--interlaced", interlaced, "code each frame as two fields: I1 (a KLV per field) or I2 (both in one KLV); "
+                                             "with rfc5371, fields are sent with tp 1 and 2")
+      ->check(CLI::IsMember({"I1", "I2", "i1", "i2"}));
+  app.add_flag("--dual-codestream", dual, "separate luma (Csiz 1) and chroma (Csiz 2) codestreams per frame or field");
   std::string payload_format = "mxf";
   app.add_option("--format", payload_format, "payload: mxf (KLVs in RTP, RFC 6597) or rfc5371")
       ->check(CLI::IsMember({"mxf", "rfc5371"}))->capture_default_str();
@@ -98,7 +104,11 @@ int main(int argc, char** argv) {
     if (contents->descriptor && contents->descriptor->frame_rate() > 0 && app.count("--fps") == 0) {
       rate = std::make_pair(contents->descriptor->sample_rate_num, contents->descriptor->sample_rate_den);
     }
-    for (auto& p : contents->packages) mxf_frames.push_back({{}, std::move(p), 0});
+    for (auto& p : contents->packages) {
+      sender::EncodedFrame frame;
+      frame.klvs = std::move(p);
+      mxf_frames.push_back(std::move(frame));
+    }
     mxf_header = std::move(contents->header);
   }
   std::unique_ptr<sender::FrameSource> source;
@@ -121,6 +131,9 @@ int main(int argc, char** argv) {
   spec.encode.codeblock = codeblock;
   spec.threads = threads;
   spec.cache_dir = no_cache ? "" : cache_dir;
+  spec.interlaced = !interlaced.empty();
+  spec.dual = dual;
+  if (dual && payload_format == "rfc5371") { log->error("--dual-codestream needs --format mxf (RFC 5371 carries one codestream per field)"); return 2; }
   Result<std::vector<sender::EncodedFrame>> encoded = std::move(mxf_frames);
   if (source) encoded = sender::encode_loop(*source, format, spec);
   if (!encoded) { log->error("{}", encoded.error().message); return 1; }
@@ -133,6 +146,7 @@ int main(int argc, char** argv) {
   sc.max_payload = mtu;
   sc.impair = imp;
   sc.rfc5371 = payload_format == "rfc5371";
+  sc.interlace = interlaced.empty() ? 0 : (interlaced == "I1" || interlaced == "i1") ? 1 : 2;
   sc.mxf_header = std::move(mxf_header);
   if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return 2; }
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;

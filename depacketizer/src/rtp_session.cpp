@@ -2,6 +2,10 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "depacketizer/codestream_tools.hpp"
+
 #include "core/log.hpp"
 
 namespace j2k::depacketizer {
@@ -13,6 +17,7 @@ constexpr int kSsrcSwitchPackets = 50;       // consecutive packets of a new SSR
 
 RtpSession::RtpSession(Sink sink, SessionConfig config)
     : sink_(std::move(sink)),
+      interlaced_rfc5371_(config.format == PayloadFormat::rfc5371),
       payload_(make_depacketizer(config.format, [this](CodestreamUnit&& u) { on_unit(std::move(u)); })),
       reorder_(config.reorder, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
         on_ordered(d, loss, t);
@@ -112,7 +117,65 @@ void RtpSession::flush() {
   publish_counters();
 }
 
+void normalize_unit(CodestreamUnit& unit, bool interlaced_payload) {
+  std::vector<Bytes> streams;
+  for (const auto& element : unit.codestreams) {
+    auto parts = split_codestreams(element);
+    if (!parts) {
+      unit.problem = parts.error().message;
+      unit.complete = false;
+      return;
+    }
+    streams.insert(streams.end(), parts->begin(), parts->end());
+  }
+  // Separate luma (Csiz 1) and chroma (Csiz 2) codestreams are told apart by Csiz, not order.
+  std::vector<Bytes> luma, chroma, whole;
+  for (Bytes s : streams) {
+    auto n = component_count(s);
+    if (!n) {
+      unit.problem = n.error().message;
+      unit.complete = false;
+      return;
+    }
+    (*n == 1 ? luma : *n == 2 ? chroma : whole).push_back(s);
+  }
+  std::vector<std::vector<std::uint8_t>> pictures;
+  if (!chroma.empty()) {
+    if (chroma.size() != luma.size() || !whole.empty()) {
+      unit.problem = fmt::format("{} luma and {} chroma codestreams do not pair up", luma.size(), chroma.size());
+      unit.complete = false;
+      return;
+    }
+    for (std::size_t i = 0; i < luma.size(); ++i) {
+      auto merged = merge_luma_chroma(luma[i], chroma[i]);
+      if (!merged) {
+        unit.problem = merged.error().message;
+        unit.complete = false;
+        return;
+      }
+      pictures.push_back(std::move(merged).value());
+    }
+    unit.merged = true;
+  } else {
+    for (Bytes s : luma.empty() ? whole : luma) pictures.emplace_back(s.begin(), s.end());
+    for (Bytes s : luma.empty() ? std::vector<Bytes>{} : whole) pictures.emplace_back(s.begin(), s.end());
+  }
+  const bool separate_fields =
+      interlaced_payload || (unit.descriptor && (unit.descriptor->frame_layout == 1 || unit.descriptor->frame_layout == 3));
+  unit.fields = separate_fields && pictures.size() == 2 ? 2 : 1;
+  unit.first_field_is_top = !(unit.descriptor && unit.descriptor->field_dominance == 2);
+  unit.codestreams = std::move(pictures);
+}
+
 void RtpSession::on_unit(CodestreamUnit&& unit) {
+  if (unit.complete && !unit.codestreams.empty()) {
+    normalize_unit(unit, unit.expected_elements == 2 && interlaced_rfc5371_);
+    if (unit.merged) merged_.fetch_add(1, std::memory_order_relaxed);
+    if (!unit.problem.empty()) {
+      unusable_.fetch_add(1, std::memory_order_relaxed);
+      if (unit_log_.allow()) logger("depacketizer")->warn("frame at {} unusable: {}", unit.rtp_timestamp, unit.problem);
+    }
+  }
   if (unit.complete) complete_.fetch_add(1, std::memory_order_relaxed);
   else incomplete_.fetch_add(1, std::memory_order_relaxed);
   if (last_unit_timestamp_) {
@@ -146,6 +209,8 @@ StreamSnapshot RtpSession::snapshot() const {
   s.frames_incomplete = incomplete_.load(std::memory_order_relaxed);
   s.resync_skipped = resync_skipped_.load(std::memory_order_relaxed);
   s.klv_malformed = klv_malformed_.load(std::memory_order_relaxed);
+  s.units_merged = merged_.load(std::memory_order_relaxed);
+  s.units_unusable = unusable_.load(std::memory_order_relaxed);
   s.jitter_ms = jitter_ticks_.load(std::memory_order_relaxed) / 90.0;
   s.frame_rate = frame_rate_.load(std::memory_order_relaxed);
   s.ssrc = ssrc_value_.load();

@@ -185,3 +185,57 @@ TEST(Loopback, ImpairedStreamCountersMatchTheSenderAndIntactFramesDecodeExactly)
     }
   }
 }
+
+TEST(Loopback, Interlaced1080DualCodestreamLosslessEveryFrameIdentical) {
+  // 1080i: two field codestreams per frame, each as separate luma and chroma codestreams
+  // (four per frame) that the receiver merges and weaves.
+  const std::string url = "'rtp://239.10.20.6:5014?iface=127.0.0.1'";
+  j2k::test::CommandResult probe;
+  std::thread rx([&] {
+    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 90 --duration 60 --frames 100 --no-drop --checksums i1080.rx.json",
+                "i1080.probe");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto tx = run(bin("j2ksend") + " --to " + url + " --pattern --size 1920x1080 --fps 25 --bits 10 --lossless --interlaced I1 "
+                    "--dual-codestream --loop-frames 10 --frames 100 --manifest i1080.tx.json" + kCache,
+                "i1080.send");
+  rx.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto summary = json::parse(probe.out);
+  auto sent = json::parse(test::slurp("i1080.tx.json"));
+  auto decoded = json::parse(test::slurp("i1080.rx.json"))["decoded"];
+  EXPECT_EQ(summary["packets"]["lost"], 0);
+  EXPECT_EQ(summary["frames"]["complete"], 100);
+  EXPECT_EQ(summary["frames"]["merged_luma_chroma"], 100);
+  EXPECT_EQ(summary["stream"]["format"], "1920x1080 4:2:2 10-bit");
+  EXPECT_EQ(summary["stream"]["descriptor"]["frame_layout"], 1);
+  EXPECT_EQ(summary["stream"]["descriptor"]["stored_height"], 540);
+  ASSERT_EQ(decoded.size(), 100u);
+  for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(decoded[i]["checksum"], sent["sent"][i]["checksum"]) << i;
+}
+
+TEST(Loopback, Interlaced1080At150MbitEveryFrameArrivesWhole) {
+  // The contribution-link rate: a real photograph at 150 Mbit/s, I2 (both fields in one KLV),
+  // separate luma/chroma codestreams; reception and reassembly only (decoding is measured elsewhere).
+  const std::string url = "'rtp://239.10.20.7:5016?iface=127.0.0.1'";
+  j2k::test::CommandResult probe;
+  std::thread rx([&] {
+    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 120 --duration 60 --frames 500 --no-decode", "i150.probe");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto tx = run(bin("j2ksend") + " --to " + url + " --size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
+                    "--dual-codestream --loop-frames 25 --frames 500" + kCache,
+                "i150.send");
+  rx.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto summary = json::parse(probe.out);
+  EXPECT_EQ(summary["packets"]["lost"], 0);
+  EXPECT_EQ(summary["packets"]["dropped_in_receiver"], 0);
+  EXPECT_EQ(summary["frames"]["complete"], 500);
+  EXPECT_EQ(summary["frames"]["incomplete"], 0);
+  EXPECT_EQ(summary["frames"]["merged_luma_chroma"], 500);
+  EXPECT_EQ(summary["frames"]["unusable"], 0);
+  EXPECT_GT(summary["stream"]["bitrate_mbps"].get<double>(), 120.0);
+}

@@ -10,6 +10,31 @@ namespace j2k::pipeline {
 
 using Clock = std::chrono::steady_clock;
 
+Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top) {
+  if (first.planes.size() != second.planes.size() || first.width != second.width)
+    return make_error(ErrorKind::corrupt, "the two fields differ in size or components");
+  const PlanarImage& top = first_is_top ? first : second;
+  const PlanarImage& bottom = first_is_top ? second : first;
+  PlanarImage frame = top;
+  frame.height = top.height + bottom.height;
+  for (std::size_t c = 0; c < frame.planes.size(); ++c) {
+    const Plane& t = top.planes[c];
+    const Plane& b = bottom.planes[c];
+    if (t.width != b.width || b.height > t.height || t.height - b.height > 1)
+      return make_error(ErrorKind::corrupt, fmt::format("fields differ in component {} geometry", c));
+    Plane& p = frame.planes[c];
+    p.height = t.height + b.height;
+    p.samples.resize(static_cast<std::size_t>(p.width) * p.height);
+    // Top field on even lines, bottom field on odd lines.
+    for (int y = 0; y < p.height; ++y) {
+      const Plane& src = (y % 2 == 0) ? t : b;
+      std::copy_n(&src.samples[static_cast<std::size_t>(y / 2) * src.width], p.width,
+                  &p.samples[static_cast<std::size_t>(y) * p.width]);
+    }
+  }
+  return frame;
+}
+
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
                                     const PlanarImage& image) {
   gpu::ColourInterpretation ci;
@@ -162,16 +187,29 @@ void ReceivePipeline::decode_loop() {
     f.complete = unit->complete;
     f.descriptor = unit->descriptor;
     const auto t0 = Clock::now();
-    if (unit->codestreams.size() != 1) {
-      f.error = fmt::format("{} codestreams in one unit (separate fields/components not supported yet)",
-                            unit->codestreams.size());
-    } else if (auto cs = decoder::locate_codestream(unit->codestreams[0]); !cs) {
-      f.error = cs.error().message;
-    } else if (auto img = dec->decode(*cs, options); !img) {
-      f.error = img.error().message;
+    if (!unit->problem.empty()) {
+      f.error = unit->problem;
+    } else if (unit->codestreams.empty() || unit->codestreams.size() > 2 ||
+               (unit->codestreams.size() == 2 && unit->fields != 2)) {
+      f.error = fmt::format("{} codestreams in one unit, not a frame or a field pair", unit->codestreams.size());
     } else {
-      f.image = std::move(img).value();
-      f.decoded = true;
+      // A frame, or two fields decoded one after the other and woven into a frame.
+      std::vector<PlanarImage> pictures;
+      for (const auto& bytes : unit->codestreams) {
+        auto cs = decoder::locate_codestream(bytes);
+        if (!cs) { f.error = cs.error().message; break; }
+        auto img = dec->decode(*cs, options);
+        if (!img) { f.error = img.error().message; break; }
+        pictures.push_back(std::move(img).value());
+      }
+      if (f.error.empty() && pictures.size() == 2) {
+        auto woven = weave_fields(pictures[0], pictures[1], unit->first_field_is_top);
+        if (woven) f.image = std::move(woven).value();
+        else f.error = woven.error().message;
+      } else if (f.error.empty()) {
+        f.image = std::move(pictures[0]);
+      }
+      f.decoded = f.error.empty();
     }
     if (f.decoded && config_.make_rgba) {
       auto rgba = std::make_shared<gpu::RgbaImage>();

@@ -37,6 +37,7 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (now.receiver_dropped) line += fmt::format("  rx-dropped {}", now.receiver_dropped);
   if (now.decode.dropped_queue_full) line += fmt::format("  decoder-behind {}", now.decode.dropped_queue_full);
   if (now.decode.failed) line += fmt::format("  decode-errors {}", now.decode.failed);
+  if (s.units_unusable) line += fmt::format("  unusable {}", s.units_unusable);
   return line;
 }
 
@@ -91,6 +92,8 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s) {
         {"decoded", d.decoded},
         {"decode_failed", d.failed},
         {"skipped_incomplete", d.skipped_incomplete},
+        {"merged_luma_chroma", st.units_merged},
+        {"unusable", st.units_unusable},
         {"dropped_decoder_behind", d.dropped_queue_full},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0}}},
       {"stream", stream},

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uint32_t kCacheMagic = 0x4A324B4C;  // "J2KL"
-constexpr std::uint32_t kCacheVersion = 2;
+constexpr std::uint32_t kCacheVersion = 3;
 
 std::uint64_t fnv(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
@@ -31,9 +31,10 @@ std::uint64_t fnv(const std::string& s) {
 
 std::string cache_key(const FrameSource& source, const PictureFormat& f, const LoopSpec& spec) {
   const auto& e = spec.encode;
-  return fmt::format("v{} {} {}x{} b{} dx{} n{} lossless{} bytes{} res{} cb{} prog{} sop{} eph{}", kCacheVersion,
+  return fmt::format("v{} {} {}x{} b{} dx{} n{} lossless{} bytes{} res{} cb{} prog{} sop{} eph{} i{} d{} l{} p{}", kCacheVersion,
                      source.identity(), f.width, f.height, f.bits, f.chroma_dx, spec.frames, e.lossless, e.target_bytes,
-                     e.resolutions, e.codeblock, static_cast<int>(e.progression), e.sop, e.eph);
+                     e.resolutions, e.codeblock, static_cast<int>(e.progression), e.sop, e.eph, spec.interlaced, spec.dual,
+                     e.layers, e.precinct_log2);
 }
 
 // Cache file: magic, version, count, then per frame: checksum (8), size (4), codestream.
@@ -48,8 +49,16 @@ bool load_cache(const fs::path& file, int frames, std::vector<EncodedFrame>& out
     f.checksum = r.u64();
     const std::uint32_t size = r.u32();
     Bytes b = r.bytes(size);
-    if (r.failed()) return false;
     f.codestream.assign(b.begin(), b.end());
+    const std::uint32_t parts = r.u32();
+    if (r.failed() || parts > 16) return false;
+    f.parts.resize(parts);
+    for (auto& part : f.parts) {
+      const std::uint32_t n = r.u32();
+      Bytes pb = r.bytes(n);
+      if (r.failed()) return false;
+      part.assign(pb.begin(), pb.end());
+    }
   }
   return !r.failed();
 }
@@ -66,6 +75,11 @@ void save_cache(const fs::path& file, const std::vector<EncodedFrame>& frames) {
     w.u64(f.checksum);
     w.u32(static_cast<std::uint32_t>(f.codestream.size()));
     w.bytes(f.codestream);
+    w.u32(static_cast<std::uint32_t>(f.parts.size()));
+    for (const auto& part : f.parts) {
+      w.u32(static_cast<std::uint32_t>(part.size()));
+      w.bytes(part);
+    }
   }
   // Write then rename, so a concurrent reader never sees half a file.
   const fs::path tmp = file.string() + fmt::format(".tmp{}", ::getpid());
@@ -75,6 +89,75 @@ void save_cache(const fs::path& file, const std::vector<EncodedFrame>& frames) {
     if (!out) return;
   }
   fs::rename(tmp, file, ec);
+}
+
+/// Lines y0, y0+2, … of every plane: one field of a frame.
+PlanarImage field_of(const PlanarImage& frame, int y0) {
+  PlanarImage f = frame;
+  f.height = (frame.height - y0 + 1) / 2;
+  for (std::size_t c = 0; c < frame.planes.size(); ++c) {
+    const Plane& src = frame.planes[c];
+    Plane& dst = f.planes[c];
+    dst.height = (src.height - y0 + 1) / 2;
+    dst.samples.resize(static_cast<std::size_t>(dst.width) * dst.height);
+    for (int y = 0; y < dst.height; ++y)
+      std::copy_n(&src.samples[static_cast<std::size_t>(2 * y + y0) * src.width], src.width,
+                  &dst.samples[static_cast<std::size_t>(y) * dst.width]);
+  }
+  return f;
+}
+
+/// Planes [first, first+count) as an image of their own (the luma or the chroma codestream).
+PlanarImage planes_of(const PlanarImage& img, std::size_t first, std::size_t count) {
+  PlanarImage out;
+  out.colour = ColourCoding::grey;
+  for (std::size_t i = first; i < first + count; ++i) {
+    Plane p = img.planes[i];
+    p.dx = p.dy = 1;  // each codestream is coded at its own resolution
+    out.planes.push_back(std::move(p));
+  }
+  out.width = out.planes[0].width;
+  out.height = out.planes[0].height;
+  return out;
+}
+
+Result<EncodedFrame> encode_frame(const PlanarImage& img, const LoopSpec& spec) {
+  EncodedFrame frame;
+  frame.checksum = checksum(img);  // of the whole frame: what the receiver has after weaving
+  if (!spec.interlaced && !spec.dual) {
+    auto cs = decoder::encode_openjpeg(img, spec.encode);
+    if (!cs) return cs.error();
+    frame.codestream = std::move(cs).value();
+    return frame;
+  }
+  std::vector<PlanarImage> pictures;
+  if (spec.interlaced) {
+    pictures.push_back(field_of(img, 0));
+    pictures.push_back(field_of(img, 1));
+  } else {
+    pictures.push_back(img);
+  }
+  decoder::EncodeParams per_part = spec.encode;
+  per_part.target_bytes = spec.encode.target_bytes / pictures.size();
+  for (const PlanarImage& picture : pictures) {
+    if (!spec.dual) {
+      auto cs = decoder::encode_openjpeg(picture, per_part);
+      if (!cs) return cs.error();
+      frame.parts.push_back(std::move(cs).value());
+      continue;
+    }
+    // Luma gets two thirds of the bits, chroma one third (4:2:2 has as many chroma samples as luma).
+    decoder::EncodeParams luma = per_part, chroma = per_part;
+    luma.target_bytes = per_part.target_bytes * 2 / 3;
+    chroma.target_bytes = per_part.target_bytes - luma.target_bytes;
+    auto y = decoder::encode_openjpeg(planes_of(picture, 0, 1), luma);
+    if (!y) return y.error();
+    auto c = decoder::encode_openjpeg(planes_of(picture, 1, 2), chroma);
+    if (!c) return c.error();
+    frame.parts.push_back(std::move(y).value());
+    frame.parts.push_back(std::move(c).value());
+  }
+  return frame;
 }
 
 }  // namespace
@@ -108,13 +191,13 @@ Result<std::vector<EncodedFrame>> encode_loop(const FrameSource& source, const P
   auto work = [&] {
     for (int i = next++; i < spec.frames; i = next++) {
       PlanarImage img = source.frame(i, spec.frames);
-      auto cs = decoder::encode_openjpeg(img, spec.encode);
-      if (!cs) {
+      auto encoded = encode_frame(img, spec);
+      if (!encoded) {
         std::lock_guard lock(error_mutex);
-        if (!first_error) first_error = cs.error();
+        if (!first_error) first_error = encoded.error();
         return;
       }
-      frames[static_cast<std::size_t>(i)] = {std::move(cs).value(), {}, checksum(img)};
+      frames[static_cast<std::size_t>(i)] = std::move(encoded).value();
       const int n = ++done;
       if (n % 10 == 0 || n == spec.frames) log->info("encoded {}/{} frames", n, spec.frames);
     }

@@ -51,6 +51,11 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   mp.height = static_cast<std::uint32_t>(format_.height);
   mp.depth = static_cast<std::uint32_t>(format_.bits);
   mp.chroma_dx = static_cast<std::uint32_t>(format_.chroma_dx);
+  if (config_.interlace) {
+    mp.frame_layout = 1;  // separate fields
+    mp.field_dominance = 1;
+    mp.height = static_cast<std::uint32_t>((format_.height + 1) / 2);  // stored height is the field's
+  }
   mp.rate_num = config_.fps_num;
   mp.rate_den = config_.fps_den;
   const auto primer = depacketizer::mxf_primer_pack();
@@ -116,7 +121,12 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
                                                              static_cast<std::uint64_t>(config_.fps_num));
     packets.clear();
     if (config_.rfc5371) {
-      if (auto st = j2k_packetizer.packetize(frame.codestream, ts, 0, packets); !st) return st.error();
+      if (frame.parts.empty()) {
+        if (auto st = j2k_packetizer.packetize(frame.codestream, ts, 0, packets); !st) return st.error();
+      } else {
+        for (std::size_t k = 0; k < frame.parts.size(); ++k)  // fields: tp 1 then tp 2
+          if (auto st = j2k_packetizer.packetize(frame.parts[k], ts, static_cast<int>(k) + 1, packets); !st) return st.error();
+      }
     } else if (f % frames_per_second == 0 && !config_.mxf_header.empty()) {
       for (const auto& klv : config_.mxf_header) packetizer.packetize(klv, ts, packets);
     } else if (f % frames_per_second == 0) {
@@ -129,7 +139,19 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       for (const auto& klv : frame.klvs) packetizer.packetize(klv, ts, packets);
     } else if (!config_.rfc5371) {
       packetizer.packetize(depacketizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
-      packetizer.packetize(depacketizer::mxf_picture_element(frame.codestream), ts, packets);
+      if (frame.parts.empty()) {
+        packetizer.packetize(depacketizer::mxf_picture_element(frame.codestream), ts, packets);
+      } else if (config_.interlace == 2) {
+        // I2: every codestream of the frame in one KLV, back to back.
+        std::vector<std::uint8_t> joined;
+        for (const auto& part : frame.parts) joined.insert(joined.end(), part.begin(), part.end());
+        packetizer.packetize(depacketizer::mxf_picture_element(joined), ts, packets);
+      } else {
+        // I1 and/or dual codestreams: one picture element per codestream (cc = their count).
+        const int count = static_cast<int>(frame.parts.size());
+        for (int k = 0; k < count; ++k)
+          packetizer.packetize(depacketizer::mxf_picture_element(frame.parts[static_cast<std::size_t>(k)], count, k + 1), ts, packets);
+      }
     }
 
     const auto frame_start = start + f * period;

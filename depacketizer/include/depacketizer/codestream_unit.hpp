@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "depacketizer/mxf.hpp"
@@ -17,6 +18,12 @@ struct CodestreamUnit {
   bool complete = true;               ///< every expected element arrived intact
   std::uint64_t missing_bytes = 0;    ///< bytes declared but not received (lower bound)
   int expected_elements = 1;
+  /// After normalisation: 1 = codestreams[0] is the frame; 2 = codestreams[0..1] are the
+  /// temporally first and second fields of an interlaced frame.
+  int fields = 1;
+  bool first_field_is_top = true;  ///< field dominance: where the first field's lines go
+  bool merged = false;             ///< luma and chroma codestreams were merged into one
+  std::string problem;             ///< why the unit could not be normalised, if it could not
   std::optional<PictureDescriptor> descriptor;  ///< latest descriptor seen, if any
   std::chrono::steady_clock::time_point first_arrival{};
   std::chrono::steady_clock::time_point last_arrival{};

@@ -33,6 +33,8 @@ struct StreamSnapshot {
   std::uint64_t frames_incomplete = 0;
   std::uint64_t resync_skipped = 0;
   std::uint64_t klv_malformed = 0;
+  std::uint64_t units_merged = 0;       ///< luma+chroma pairs merged into one codestream
+  std::uint64_t units_unusable = 0;     ///< could not be split or merged (reason logged)
   double jitter_ms = 0;
   double frame_rate = 0;                ///< from RTP timestamps
   std::uint32_t ssrc = 0;
@@ -43,6 +45,11 @@ struct SessionConfig {
   ReorderConfig reorder;
   PayloadFormat format = PayloadFormat::mxf;
 };
+
+/// Turns what a payload carried into decodable pictures: splits KLVs that hold two codestreams
+/// (MXF I2), strips vendor prefixes, merges luma+chroma pairs, and marks field pairs. On
+/// failure the unit is marked incomplete with `problem` set.
+void normalize_unit(CodestreamUnit& unit, bool interlaced_payload);
 
 class RtpSession {
  public:
@@ -65,6 +72,7 @@ class RtpSession {
   void on_unit(CodestreamUnit&& unit);
 
   Sink sink_;
+  bool interlaced_rfc5371_ = false;  // RFC 5371 units of two codestreams are field pairs (tp 1, 2)
   std::unique_ptr<PayloadDepacketizer> payload_;
   RtpSequenceTracker sequence_;
   JitterEstimator jitter_;
@@ -84,6 +92,8 @@ class RtpSession {
   std::atomic<std::uint64_t> malformed_{0}, foreign_{0}, payload_bytes_{0};
   std::atomic<std::uint64_t> received_{0}, lost_{0}, duplicates_{0}, recovered_{0}, late_{0}, out_of_window_{0};
   std::atomic<std::uint64_t> complete_{0}, incomplete_{0}, resync_skipped_{0}, klv_malformed_{0};
+  std::atomic<std::uint64_t> merged_{0}, unusable_{0};
+  RateLimiter unit_log_;
   std::atomic<double> jitter_ticks_{0}, frame_rate_{0};
   std::atomic<std::uint32_t> ssrc_value_{0};
   mutable std::mutex descriptor_mutex_;  // guards descriptor_copy_

@@ -74,6 +74,9 @@ struct DecodeSnapshot {
   std::string format;                     ///< "1280x720 4:2:2 10-bit"
 };
 
+/// Interleaves two field pictures into a frame: the top field's lines go to even rows.
+Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top);
+
 /// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks).
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
                                     const PlanarImage& image);

@@ -12,7 +12,10 @@
 namespace j2k::sender {
 
 struct EncodedFrame {
-  std::vector<std::uint8_t> codestream;
+  std::vector<std::uint8_t> codestream;  ///< the frame as one codestream (progressive, not dual)
+  /// Otherwise its codestreams in sending order: per field (first, second) either one
+  /// codestream, or luma (Csiz 1) then chroma (Csiz 2) with --dual-codestream.
+  std::vector<std::vector<std::uint8_t>> parts;
   /// Ready-made MXF content package (from --mxf FILE): sent as is instead of `codestream`.
   std::vector<std::vector<std::uint8_t>> klvs;
   std::uint64_t checksum = 0;  ///< of the source planes (equals the decoded planes when lossless)
@@ -23,6 +26,8 @@ struct LoopSpec {
   decoder::EncodeParams encode;
   int threads = 0;            ///< encoder threads (frames in parallel); 0 = hardware threads
   std::string cache_dir;      ///< empty: no cache
+  bool interlaced = false;    ///< code each frame as two field pictures (top field first)
+  bool dual = false;          ///< separate luma and chroma codestreams
 };
 
 /// Encodes (or loads from the cache) `spec.frames` frames of `source`. Logs progress.
