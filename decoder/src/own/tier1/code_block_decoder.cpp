@@ -109,87 +109,100 @@ void reset_contexts(std::uint8_t* ctx) {
   ctx[kCtxUni] = 46 * 2; // uniform: state 46
 }
 
+
+// Layout: flags and magnitudes are stored stripe-column-major: the four samples of one
+// column of a stripe (D.2.1 scan order) are adjacent, so one 64-bit load gives the whole
+// column's state and empty columns are skipped with one test. Flags have a one-column
+// border left/right and a one-stripe border above/below.
 struct BlockState {
-  std::uint32_t* flags;  // (w + 2) x (h + 2), one-sample border
-  std::int32_t* data;    // w x h magnitudes (2x scale)
-  int w, h, stride;
+  std::uint16_t* flags;  // (stripes + 2) x (w + 2) x 4
+  std::int32_t* data;    // stripes x w x 4
+  int w, h, stripes;
+  int row_stride;        // flags per stripe row: (w + 2) * 4
   const std::uint8_t* zc;
   bool causal;
 };
 
+constexpr std::uint64_t lanes(std::uint64_t m) { return m | m << 16 | m << 32 | m << 48; }
+constexpr std::uint64_t kNeighbours4 = lanes(kNeighbours);
+constexpr std::uint64_t kSig4 = lanes(kSig);
+constexpr std::uint64_t kVisit4 = lanes(kVisit);
+constexpr std::uint64_t kCleanupBusy4 = lanes(kSig | kVisit | kNeighbours);
+
+[[gnu::always_inline]] inline std::uint64_t load_column(const std::uint16_t* f) {
+  std::uint64_t v;
+  std::memcpy(&v, f, sizeof v);
+  return v;
+}
+[[gnu::always_inline]] inline void store_column(std::uint16_t* f, std::uint64_t v) { std::memcpy(f, &v, sizeof v); }
+
 [[gnu::always_inline]] inline std::uint32_t sign_index(std::uint32_t f) { return (f & 0xF) | ((f >> 4) & 0xF0); }
 
-/// Marks a sample significant and tells its 8 neighbours (D.3.1). In vertically causal
-/// mode the row above a stripe does not learn about this stripe (D.7, Table D.8).
-[[gnu::always_inline]] inline void set_significant(std::uint32_t* f, int stride, std::uint32_t neg, bool skip_up) {
-  f[0] |= kSig | (neg ? kNeg : 0);
-  f[-1] |= kSigE | (neg ? kSgnE : 0);
-  f[1] |= kSigW | (neg ? kSgnW : 0);
-  if (!skip_up) {
-    f[-stride] |= kSigS | (neg ? kSgnS : 0);
-    f[-stride - 1] |= kSigSE;
-    f[-stride + 1] |= kSigSW;
+/// Marks sample k of a stripe column significant and tells its 8 neighbours (D.3.1). In
+/// vertically causal mode the stripe above does not learn about this one (D.7).
+[[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
+                                                   bool causal) {
+  f[0] |= static_cast<std::uint16_t>(kSig | (neg ? kNeg : 0));
+  f[-4] |= static_cast<std::uint16_t>(kSigE | (neg ? kSgnE : 0));
+  f[4] |= static_cast<std::uint16_t>(kSigW | (neg ? kSgnW : 0));
+  if (k > 0) {
+    f[-1] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
+    f[-5] |= kSigSE;
+    f[3] |= kSigSW;
+  } else if (!causal) {
+    std::uint16_t* u = f - row_stride + 3;
+    u[0] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
+    u[-4] |= kSigSE;
+    u[4] |= kSigSW;
   }
-  f[stride] |= kSigN | (neg ? kSgnN : 0);
-  f[stride - 1] |= kSigNE;
-  f[stride + 1] |= kSigNW;
+  if (k < 3) {
+    f[1] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
+    f[-3] |= kSigNE;
+    f[5] |= kSigNW;
+  } else {
+    std::uint16_t* d = f + row_stride - 3;
+    d[0] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
+    d[-4] |= kSigNE;
+    d[4] |= kSigNW;
+  }
 }
 
 // The pass functions below are long on purpose: the MQ registers stay in locals for the
 // whole pass, which is what makes tier-1 fast (decoder-performance.md).
 
-/// Significance propagation pass (D.3.1), MQ-coded.
-void sig_pass_mq(BlockState& s, int p, MqRegisters& mqr, std::uint8_t* ctx) {
-  MqRegisters mq = mqr;
+/// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
+template <bool kRaw, typename Regs>
+void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
+  Regs r = regs;
   const std::int32_t one = 3 << p;
-  const int stride = s.stride;
-  for (int y0 = 0; y0 < s.h; y0 += 4) {
-    const int rows = std::min(4, s.h - y0);
-    std::uint32_t* fcol = s.flags + (y0 + 1) * stride + 1;
-    std::int32_t* dcol = s.data + y0 * s.w;
-    for (int x = 0; x < s.w; ++x) {
-      std::uint32_t* f = fcol + x;
-      for (int k = 0; k < rows; ++k, f += stride) {
-        std::uint32_t fl = *f;
+  for (int st = 0; st < s.stripes; ++st) {
+    const int rows = std::min(4, s.h - 4 * st);
+    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
+    std::int32_t* d = s.data + st * s.w * 4;
+    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+      if ((load_column(f) & kNeighbours4) == 0) continue;  // nothing significant around
+      for (int k = 0; k < rows; ++k) {
+        const std::uint32_t fl = f[k];
         if ((fl & kSig) || !(fl & kNeighbours)) continue;
-        std::uint32_t bit = mq_decode(mq, ctx[s.zc[fl & kNeighbours]]);
-        *f = fl | kVisit;
+        std::uint32_t bit;
+        if constexpr (kRaw) bit = raw_bit(r);
+        else bit = mq_decode(r, ctx[s.zc[fl & kNeighbours]]);
+        f[k] = static_cast<std::uint16_t>(fl | kVisit);
         if (bit) {
-          std::uint8_t sc = kTables.sc[sign_index(fl)];
-          std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-          set_significant(f, stride, neg, s.causal && k == 0);
-          dcol[k * s.w + x] = one;
+          std::uint32_t neg;
+          if constexpr (kRaw) {
+            neg = raw_bit(r);
+          } else {
+            const std::uint8_t sc = kTables.sc[sign_index(fl)];
+            neg = mq_decode(r, ctx[sc >> 1]) ^ (sc & 1u);
+          }
+          set_significant(f + k, k, s.row_stride, neg, s.causal);
+          d[k] = one;
         }
       }
     }
   }
-  mqr = mq;
-}
-
-void sig_pass_raw(BlockState& s, int p, RawRegisters& rr) {
-  RawRegisters raw = rr;
-  const std::int32_t one = 3 << p;
-  const int stride = s.stride;
-  for (int y0 = 0; y0 < s.h; y0 += 4) {
-    const int rows = std::min(4, s.h - y0);
-    std::uint32_t* fcol = s.flags + (y0 + 1) * stride + 1;
-    std::int32_t* dcol = s.data + y0 * s.w;
-    for (int x = 0; x < s.w; ++x) {
-      std::uint32_t* f = fcol + x;
-      for (int k = 0; k < rows; ++k, f += stride) {
-        std::uint32_t fl = *f;
-        if ((fl & kSig) || !(fl & kNeighbours)) continue;
-        std::uint32_t bit = raw_bit(raw);
-        *f = fl | kVisit;
-        if (bit) {
-          std::uint32_t neg = raw_bit(raw);  // D.6: the sign is a raw bit too
-          set_significant(f, stride, neg, s.causal && k == 0);
-          dcol[k * s.w + x] = one;
-        }
-      }
-    }
-  }
-  rr = raw;
+  regs = r;
 }
 
 /// Magnitude refinement pass (D.3.3).
@@ -197,27 +210,25 @@ template <bool kRaw, typename Regs>
 void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
   Regs r = regs;
   const std::int32_t half = 1 << p;
-  const int stride = s.stride;
-  for (int y0 = 0; y0 < s.h; y0 += 4) {
-    const int rows = std::min(4, s.h - y0);
-    std::uint32_t* fcol = s.flags + (y0 + 1) * stride + 1;
-    std::int32_t* dcol = s.data + y0 * s.w;
-    for (int x = 0; x < s.w; ++x) {
-      std::uint32_t* f = fcol + x;
-      for (int k = 0; k < rows; ++k, f += stride) {
-        std::uint32_t fl = *f;
+  for (int st = 0; st < s.stripes; ++st) {
+    const int rows = std::min(4, s.h - 4 * st);
+    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
+    std::int32_t* d = s.data + st * s.w * 4;
+    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+      if ((load_column(f) & kSig4) == 0) continue;
+      for (int k = 0; k < rows; ++k) {
+        const std::uint32_t fl = f[k];
         if ((fl & (kSig | kVisit)) != kSig) continue;
         std::uint32_t bit;
         if constexpr (kRaw) {
           bit = raw_bit(r);
-          (void)ctx;
         } else {
-          int c = (fl & kRefined) ? kCtxMr + 2 : (fl & kNeighbours) ? kCtxMr + 1 : kCtxMr;
+          const int c = (fl & kRefined) ? kCtxMr + 2 : (fl & kNeighbours) ? kCtxMr + 1 : kCtxMr;
           bit = mq_decode(r, ctx[c]);
         }
         // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
-        dcol[k * s.w + x] += bit ? half : -half;
-        *f = fl | kRefined;
+        d[k] += bit ? half : -half;
+        f[k] = static_cast<std::uint16_t>(fl | kRefined);
       }
     }
   }
@@ -228,38 +239,37 @@ void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
 void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, std::uint8_t* ctx) {
   MqRegisters mq = mqr;
   const std::int32_t one = 3 << p;
-  const int stride = s.stride;
-  for (int y0 = 0; y0 < s.h; y0 += 4) {
-    const int rows = std::min(4, s.h - y0);
-    std::uint32_t* fcol = s.flags + (y0 + 1) * stride + 1;
-    std::int32_t* dcol = s.data + y0 * s.w;
-    for (int x = 0; x < s.w; ++x) {
-      std::uint32_t* f = fcol + x;
+  for (int st = 0; st < s.stripes; ++st) {
+    const int rows = std::min(4, s.h - 4 * st);
+    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
+    std::int32_t* d = s.data + st * s.w * 4;
+    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+      const std::uint64_t col = load_column(f);
       int k = 0;
-      if (rows == 4 &&
-          ((f[0] | f[stride] | f[2 * stride] | f[3 * stride]) & (kSig | kVisit | kNeighbours)) == 0) {
+      if (rows == 4 && (col & kCleanupBusy4) == 0) {
         if (!mq_decode(mq, ctx[kCtxRl])) continue;  // four more zeros
         k = static_cast<int>(mq_decode(mq, ctx[kCtxUni]) << 1);
         k |= static_cast<int>(mq_decode(mq, ctx[kCtxUni]));
-        std::uint32_t* fk = f + k * stride;
-        std::uint8_t sc = kTables.sc[sign_index(*fk)];
-        std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-        set_significant(fk, stride, neg, s.causal && k == 0);
-        dcol[k * s.w + x] = one;
+        const std::uint8_t sc = kTables.sc[sign_index(f[k])];
+        const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
+        set_significant(f + k, k, s.row_stride, neg, s.causal);
+        d[k] = one;
         ++k;
+      } else if ((col & kSig4) == kSig4) {
+        store_column(f, col & ~kVisit4);  // all four already significant: nothing to code
+        continue;
       }
       for (; k < rows; ++k) {
-        std::uint32_t* fk = f + k * stride;
-        std::uint32_t fl = *fk;
+        const std::uint32_t fl = f[k];
         if (fl & (kSig | kVisit)) continue;
         if (mq_decode(mq, ctx[s.zc[fl & kNeighbours]])) {
-          std::uint8_t sc = kTables.sc[sign_index(fl)];
-          std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-          set_significant(fk, stride, neg, s.causal && k == 0);
-          dcol[k * s.w + x] = one;
+          const std::uint8_t sc = kTables.sc[sign_index(fl)];
+          const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
+          set_significant(f + k, k, s.row_stride, neg, s.causal);
+          d[k] = one;
         }
       }
-      for (k = 0; k < rows; ++k) f[k * stride] &= ~kVisit;
+      store_column(f, load_column(f) & ~kVisit4);
     }
   }
   mqr = mq;
@@ -303,10 +313,11 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
     }
   }
 
-  const int stride = w + 2;
-  flags_.assign(static_cast<std::size_t>(stride) * (h + 2), 0);
-  data_.assign(static_cast<std::size_t>(w) * h, 0);
-  BlockState s{flags_.data(), data_.data(), w, h, stride,
+  const int stripes = (h + 3) / 4;
+  const int row_stride = (w + 2) * 4;
+  flags_.assign(static_cast<std::size_t>(stripes + 2) * row_stride, 0);
+  data_.assign(static_cast<std::size_t>(stripes) * w * 4, 0);
+  BlockState s{flags_.data(), data_.data(), w, h, stripes, row_stride,
                kTables.zc[job.orientation == BandOrientation::HH   ? 2
                           : job.orientation == BandOrientation::HL ? 1
                                                                    : 0],
@@ -320,25 +331,23 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
 
   std::size_t seg = 0;
   int left_in_seg = 0;
-  int pass = 0;
-  for (; seg <= cb.segments.size(); ) {
-    if (left_in_seg == 0) {
+  for (int pass = 0; pass < cb.passes; ++pass) {
+    while (left_in_seg == 0) {
       if (seg == cb.segments.size()) break;
       left_in_seg = cb.segments[seg].passes;
       const std::uint8_t* start = bytes_.data() + seg_offsets_[seg];
-      const int type = (pass + 2) % 3;
-      if (bypass && pass >= 10 && type != 2) raw_init(raw, start);
+      if (bypass && pass >= 10 && (pass + 2) % 3 != 2) raw_init(raw, start);
       else mq_init(mq, start);
       ++seg;
-      if (left_in_seg == 0) continue;
     }
+    if (left_in_seg == 0) break;
     const int plane = numbps - 1 - (pass + 2) / 3;
     if (plane < 0) break;  // more passes than bit-planes: ignore the excess
     const int type = (pass + 2) % 3;  // 0 significance, 1 refinement, 2 cleanup
     const bool is_raw = bypass && pass >= 10 && type != 2;
     if (type == 0) {
-      if (is_raw) sig_pass_raw(s, plane, raw);
-      else sig_pass_mq(s, plane, mq, ctx);
+      if (is_raw) sig_pass<true>(s, plane, raw, ctx);
+      else sig_pass<false>(s, plane, mq, ctx);
     } else if (type == 1) {
       if (is_raw) refine_pass<true>(s, plane, raw, ctx);
       else refine_pass<false>(s, plane, mq, ctx);
@@ -352,27 +361,28 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
       }
     }
     if (job.cb_style & kReset) reset_contexts(ctx);
-    ++pass;
     --left_in_seg;
     if (!ok) break;
   }
-  if (!ok) {
-    for (int y = 0; y < h; ++y) std::memset(job.out + static_cast<std::ptrdiff_t>(y) * job.stride, 0, sizeof(std::int32_t) * w);
-    return false;
-  }
+  if (!ok) return false;  // the output region was never written: it stays zero
 
   // Write out with signs. H.1 (ROI maxshift): magnitudes >= 2^s belong to the region and
   // were scaled up by the encoder; scale them back down.
   const int roi = job.roi_shift;
   const std::int32_t roi_threshold = roi ? (roi + 1 < 31 ? (1 << (roi + 1)) : INT32_MAX) : INT32_MAX;
   for (int y = 0; y < h; ++y) {
-    const std::int32_t* d = data_.data() + static_cast<std::ptrdiff_t>(y) * w;
-    const std::uint32_t* f = flags_.data() + static_cast<std::ptrdiff_t>(y + 1) * stride + 1;
+    const int st = y >> 2, k = y & 3;
+    const std::int32_t* d = data_.data() + static_cast<std::ptrdiff_t>(st) * w * 4 + k;
+    const std::uint16_t* f = flags_.data() + static_cast<std::ptrdiff_t>(st + 1) * row_stride + 4 + k;
     std::int32_t* o = job.out + static_cast<std::ptrdiff_t>(y) * job.stride;
-    for (int x = 0; x < w; ++x) {
-      std::int32_t v = d[x];
-      if (roi && v >= roi_threshold) v >>= roi;
-      o[x] = (f[x] & kNeg) ? -v : v;
+    if (roi) {
+      for (int x = 0; x < w; ++x) {
+        std::int32_t v = d[4 * x];
+        if (v >= roi_threshold) v >>= roi;
+        o[x] = (f[4 * x] & kNeg) ? -v : v;
+      }
+    } else {
+      for (int x = 0; x < w; ++x) o[x] = (f[4 * x] & kNeg) ? -d[4 * x] : d[4 * x];
     }
   }
   return true;

@@ -28,7 +28,7 @@ class CodeBlockDecoder {
   bool decode(const CodeBlockJob& job);
 
  private:
-  std::vector<std::uint32_t> flags_;
+  std::vector<std::uint16_t> flags_;
   std::vector<std::int32_t> data_;
   std::vector<std::uint8_t> bytes_;
   std::vector<std::uint32_t> seg_offsets_;
