@@ -1,0 +1,558 @@
+// Host side of the CUDA reconstruction stage: slots (stream + pinned staging + device
+// buffers), staging of a CoefficientFrame, the launch sequence, events.
+#include "gpu/cuda_reconstructor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "../colour_params.hpp"
+#include "cuda_check.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_gl.hpp"
+#include "kernels.hpp"
+
+namespace j2k::gpu {
+
+using decoder::BandOrientation;
+using decoder::CoefficientFrame;
+using decoder::ComponentCoefficients;
+using decoder::Rect;
+
+namespace {
+
+int ceil_shift(long long a, int s) { return static_cast<int>((a + (1LL << s) - 1) >> s); }
+Rect shift_rect(const Rect& r, int s) { return {ceil_shift(r.x0, s), ceil_shift(r.y0, s), ceil_shift(r.x1, s), ceil_shift(r.y1, s)}; }
+std::size_t align_up(std::size_t n, std::size_t a = 256) { return (n + a - 1) / a * a; }
+
+/// Device memory that grows to the largest size asked for and is reused after that.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+  Status reserve(std::size_t bytes) {
+    if (bytes <= size_) return {};
+    release();
+    J2K_CUDA_TRY(cudaMalloc(&ptr_, bytes));
+    size_ = bytes;
+    return {};
+  }
+  void release() {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  std::byte* get() const { return static_cast<std::byte*>(ptr_); }
+  std::size_t size() const { return size_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Page-locked host memory (so async copies really are asynchronous), same policy.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() { release(); }
+  Status reserve(std::size_t bytes) {
+    if (bytes <= size_) return {};
+    release();
+    J2K_CUDA_TRY(cudaMallocHost(&ptr_, bytes));
+    size_ = bytes;
+    return {};
+  }
+  void release() {
+    if (ptr_) cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  std::byte* get() const { return static_cast<std::byte*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+enum Ev { ev_start, ev_uploaded, ev_idwt, ev_stored, ev_coloured, ev_done, ev_count };
+
+/// Everything one frame in flight needs.
+struct Slot {
+  cudaStream_t stream = nullptr;
+  std::array<cudaEvent_t, ev_count> ev{};
+  PinnedBuffer staging;
+  DeviceBuffer d_staging;
+  DeviceBuffer work;     // two work areas (a, b) for the largest tile
+  DeviceBuffer planes;   // int32 component planes
+  PinnedBuffer planes_host;
+  bool busy = false;
+  int ticket = -1;
+  bool planar = false;
+  bool coloured = false;
+  PlanarImage geometry;  // planes without samples
+  std::vector<std::size_t> plane_offsets;  // elements
+  GpuTimes times;
+};
+
+/// Per-tile launch plan (offsets into the staging blob).
+struct TilePlan {
+  std::size_t dequant_off = 0, levels_off = 0, store_off = 0;  // bytes into the blob
+  int ncomp = 0, max_w = 0, max_h = 0, max_levels = 0;
+  bool has_int = false, has_float = false, mct = false;
+  std::vector<int> level_max_w, level_max_h;
+};
+
+}  // namespace
+
+struct CudaReconstructor::Impl {
+  Options options;
+  std::vector<Slot> slots;
+  int next = 0;
+  int tickets = 0;
+
+  ~Impl() {
+    for (Slot& s : slots) {
+      if (s.stream) cudaStreamSynchronize(s.stream);
+      for (cudaEvent_t e : s.ev)
+        if (e) cudaEventDestroy(e);
+      if (s.stream) cudaStreamDestroy(s.stream);
+    }
+  }
+
+  Status init() {
+    J2K_CUDA_TRY(cudaSetDevice(options.device));
+    slots = std::vector<Slot>(static_cast<std::size_t>(std::max(2, options.slots)));
+    for (Slot& s : slots) {
+      J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+      for (int i = 0; i < ev_count; ++i) {
+        const unsigned flags = (options.timing || i == ev_done) ? cudaEventDefault : cudaEventDisableTiming;
+        J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.ev[static_cast<std::size_t>(i)], options.timing ? cudaEventDefault : flags));
+      }
+    }
+    return {};
+  }
+
+  Status record(Slot& s, Ev e) {
+    if (!options.timing && e != ev_done) return {};
+    J2K_CUDA_TRY(cudaEventRecord(s.ev[e], s.stream));
+    return {};
+  }
+
+  Result<int> submit(const CoefficientFrame& frame, const ReconstructRequest& req);
+  Result<PlanarImage> collect(int ticket, GpuTimes* times);
+};
+
+namespace {
+
+/// The picture geometry that reconstruct() produces (planes sized, samples empty).
+PlanarImage frame_geometry(const CoefficientFrame& frame) {
+  PlanarImage img;
+  img.width = ceil_shift(frame.image.x1, frame.reduce) - ceil_shift(frame.image.x0, frame.reduce);
+  img.height = ceil_shift(frame.image.y1, frame.reduce) - ceil_shift(frame.image.y0, frame.reduce);
+  for (const decoder::ComponentInfo& ci : frame.components) {
+    Plane p;
+    p.width = std::max(0, ci.rect.width());
+    p.height = std::max(0, ci.rect.height());
+    p.dx = ci.dx;
+    p.dy = ci.dy;
+    p.precision = ci.precision;
+    p.is_signed = ci.is_signed;
+    img.planes.push_back(std::move(p));
+  }
+  img.colour = frame.components.size() == 1 ? ColourCoding::grey : ColourCoding::unknown;
+  return img;
+}
+
+bool mct_applies(const decoder::TileCoefficients& tile) {
+  if (!tile.mct || tile.components.size() < 3) return false;
+  auto dims = [](const ComponentCoefficients& cc) {
+    return shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+  };
+  const Rect r0 = dims(tile.components[0]);
+  for (int c = 1; c < 3; ++c) {
+    const Rect r = dims(tile.components[static_cast<std::size_t>(c)]);
+    if (r.width() != r0.width() || r.height() != r0.height() ||
+        tile.components[static_cast<std::size_t>(c)].wavelet != tile.components[0].wavelet)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const ReconstructRequest& req) {
+  Slot& slot = slots[static_cast<std::size_t>(next)];
+  if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
+  const std::size_t ncomp = frame.components.size();
+  if (ncomp == 0) return make_error(ErrorKind::corrupt, "frame without components");
+  if (frame.reduce < 0 || frame.reduce > cuda::kMaxLevels) return make_error(ErrorKind::unsupported, "reduce out of range");
+
+  // ---- Plan: sizes and offsets -------------------------------------------------------
+  PlanarImage geom = frame_geometry(frame);
+  std::vector<std::size_t> plane_off(ncomp + 1, 0);
+  for (std::size_t c = 0; c < ncomp; ++c)
+    plane_off[c + 1] = plane_off[c] + static_cast<std::size_t>(geom.planes[c].width) * geom.planes[c].height;
+  std::size_t coeff_count = 0;
+  std::size_t work_elems = 0;  // per area (a or b)
+  bool fits16 = true;
+  std::vector<TilePlan> plans(frame.tiles.size());
+  std::size_t blob = 0;
+  for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
+    const decoder::TileCoefficients& tile = frame.tiles[t];
+    if (tile.components.size() != ncomp) return make_error(ErrorKind::corrupt, "tile without all its components");
+    TilePlan& plan = plans[t];
+    plan.ncomp = static_cast<int>(ncomp);
+    plan.mct = mct_applies(tile);
+    std::size_t tile_work = 0;
+    for (const ComponentCoefficients& cc : tile.components) {
+      if (cc.decoded_levels < 0 || cc.decoded_levels > cc.levels || cc.levels > cuda::kMaxLevels)
+        return make_error(ErrorKind::unsupported, "decomposition levels out of range");
+      const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+      const int w = std::max(0, r.width()), h = std::max(0, r.height());
+      plan.max_w = std::max(plan.max_w, w);
+      plan.max_h = std::max(plan.max_h, h);
+      plan.max_levels = std::max(plan.max_levels, cc.decoded_levels);
+      (cc.wavelet == decoder::Wavelet::irreversible_9_7 ? plan.has_float : plan.has_int) = true;
+      tile_work += align_up(static_cast<std::size_t>(w) * h, 64);
+      coeff_count += cc.data.size();
+    }
+    work_elems = std::max(work_elems, tile_work);
+    plan.dequant_off = blob;
+    blob = align_up(blob + sizeof(cuda::DequantDesc) * ncomp);
+    plan.levels_off = blob;
+    blob = align_up(blob + sizeof(cuda::LevelDesc) * ncomp * static_cast<std::size_t>(plan.max_levels));
+    plan.store_off = blob;
+    blob = align_up(blob + sizeof(cuda::StoreDesc) * ncomp);
+  }
+  // Coefficients travel as 16-bit values when every one fits (typical for lossy frames
+  // up to 12 bits): half the bytes over the bus.
+  for (const decoder::TileCoefficients& tile : frame.tiles)
+    for (const ComponentCoefficients& cc : tile.components) {
+      std::int32_t lo = 0, hi = 0;
+      for (std::int32_t v : cc.data) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      if (lo < std::numeric_limits<std::int16_t>::min() || hi > std::numeric_limits<std::int16_t>::max()) fits16 = false;
+    }
+  const std::size_t coeff_bytes = coeff_count * (fits16 ? 2 : 4);
+  const std::size_t coeff_off = blob;
+  const std::size_t staging_bytes = align_up(blob + coeff_bytes);
+
+  // ---- Buffers (grow-only: reused while the geometry fits) ---------------------------
+  if (Status st = slot.staging.reserve(staging_bytes); !st) return st.error();
+  if (Status st = slot.d_staging.reserve(staging_bytes); !st) return st.error();
+  if (Status st = slot.work.reserve(std::max<std::size_t>(1, 2 * work_elems * 4)); !st) return st.error();
+  if (Status st = slot.planes.reserve(std::max<std::size_t>(1, plane_off[ncomp] * 4)); !st) return st.error();
+  if (req.planar)
+    if (Status st = slot.planes_host.reserve(std::max<std::size_t>(1, plane_off[ncomp] * 4)); !st) return st.error();
+
+  // ---- Staging: descriptors, then coefficients ---------------------------------------
+  std::byte* host = slot.staging.get();
+  std::byte* dev = slot.d_staging.get();
+  float* work_a = reinterpret_cast<float*>(slot.work.get());
+  float* work_b = work_a + work_elems;
+  std::int32_t* planes = reinterpret_cast<std::int32_t*>(slot.planes.get());
+  std::size_t coeff_base = 0;  // elements
+  for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
+    const decoder::TileCoefficients& tile = frame.tiles[t];
+    TilePlan& plan = plans[t];
+    auto* dq = reinterpret_cast<cuda::DequantDesc*>(host + plan.dequant_off);
+    auto* lv = reinterpret_cast<cuda::LevelDesc*>(host + plan.levels_off);
+    auto* st = reinterpret_cast<cuda::StoreDesc*>(host + plan.store_off);
+    plan.level_max_w.assign(static_cast<std::size_t>(plan.max_levels), 0);
+    plan.level_max_h.assign(static_cast<std::size_t>(plan.max_levels), 0);
+    std::size_t work_pos = 0;
+    for (std::size_t c = 0; c < ncomp; ++c) {
+      const ComponentCoefficients& cc = tile.components[c];
+      const int dl = cc.decoded_levels;
+      const Rect r = shift_rect(cc.rect, cc.levels - dl);
+      const int w = std::max(0, r.width()), h = std::max(0, r.height());
+      const bool is_float = cc.wavelet == decoder::Wavelet::irreversible_9_7;
+      // Dequantisation descriptor.
+      cuda::DequantDesc& d = *new (&dq[c]) cuda::DequantDesc{};
+      d.dst = work_a + work_pos;
+      d.width = w;
+      d.height = h;
+      d.stride = std::max(w, 1);
+      d.levels = dl;
+      d.is_float = is_float ? 1 : 0;
+      for (int res = 0; res <= dl; ++res) {
+        const Rect rr = shift_rect(cc.rect, cc.levels - res);
+        d.res_w[res] = rr.width();
+        d.res_h[res] = rr.height();
+      }
+      for (const decoder::SubbandCoefficients& sb : cc.subbands) {
+        if (sb.resolution < 0 || sb.resolution > dl) continue;  // discarded by reduce
+        int idx = 0;
+        if (sb.resolution > 0) {
+          if (sb.orientation == BandOrientation::LL) continue;
+          idx = 1 + 3 * (sb.resolution - 1) + (static_cast<int>(sb.orientation) - 1);
+        } else if (sb.orientation != BandOrientation::LL) {
+          continue;
+        }
+        const std::size_t n = static_cast<std::size_t>(std::max(0, sb.rect.width())) * std::max(0, sb.rect.height());
+        if (sb.offset > cc.data.size() || n > cc.data.size() - sb.offset)
+          return make_error(ErrorKind::corrupt, "subband outside its component's coefficients");
+        cuda::BandDesc& b = d.bands[idx];
+        b.offset = static_cast<std::int64_t>(coeff_base + sb.offset);
+        b.width = sb.rect.width();
+        b.height = sb.rect.height();
+        b.scale = sb.step * 0.5f;
+        b.present = 1;
+      }
+      // Synthesis levels.
+      for (int res = 1; res <= plan.max_levels; ++res) {
+        cuda::LevelDesc& l = lv[static_cast<std::size_t>(res - 1) * ncomp + c];
+        l = cuda::LevelDesc{};
+        if (res > dl || w == 0 || h == 0) continue;
+        const Rect rr = shift_rect(cc.rect, cc.levels - res);
+        l.a = work_a + work_pos;
+        l.b = work_b + work_pos;
+        l.stride = d.stride;
+        l.x0 = rr.x0;
+        l.y0 = rr.y0;
+        l.x1 = rr.x1;
+        l.y1 = rr.y1;
+        l.is_float = d.is_float;
+        l.active = rr.width() > 0 && rr.height() > 0 ? 1 : 0;
+        plan.level_max_w[static_cast<std::size_t>(res - 1)] = std::max(plan.level_max_w[static_cast<std::size_t>(res - 1)], rr.width());
+        plan.level_max_h[static_cast<std::size_t>(res - 1)] = std::max(plan.level_max_h[static_cast<std::size_t>(res - 1)], rr.height());
+      }
+      // Store descriptor.
+      const decoder::ComponentInfo& ci = frame.components[c];
+      if (ci.precision < 1 || ci.precision > 30) return make_error(ErrorKind::unsupported, "component precision out of range");
+      cuda::StoreDesc& s = st[c];
+      s = cuda::StoreDesc{};
+      s.src = work_a + work_pos;
+      s.stride = d.stride;
+      s.width = w;
+      s.height = h;
+      s.is_float = d.is_float;
+      s.plane = planes + plane_off[c];
+      s.plane_w = geom.planes[c].width;
+      s.plane_h = geom.planes[c].height;
+      s.ox = r.x0 - ci.rect.x0;
+      s.oy = r.y0 - ci.rect.y0;
+      s.shift = ci.is_signed ? 0 : 1 << (ci.precision - 1);
+      s.lo = ci.is_signed ? -(1 << (ci.precision - 1)) : 0;
+      s.hi = ci.is_signed ? (1 << (ci.precision - 1)) - 1 : static_cast<std::int32_t>((1LL << ci.precision) - 1);
+      work_pos += align_up(static_cast<std::size_t>(w) * h, 64);
+      // Coefficients.
+      std::byte* dst = host + coeff_off + (coeff_base + 0) * (fits16 ? 2 : 4);
+      if (fits16) {
+        auto* o = reinterpret_cast<std::int16_t*>(dst);
+        for (std::size_t i = 0; i < cc.data.size(); ++i) o[i] = static_cast<std::int16_t>(cc.data[i]);
+      } else if (!cc.data.empty()) {
+        std::memcpy(dst, cc.data.data(), cc.data.size() * 4);
+      }
+      coeff_base += cc.data.size();
+    }
+    if (plan.mct) geom.colour = ColourCoding::rgb;
+  }
+
+  // ---- Enqueue -----------------------------------------------------------------------
+  slot.times = GpuTimes{};
+  slot.times.upload_bytes = staging_bytes;
+  slot.times.packed16 = fits16;
+  if (Status s = record(slot, ev_start); !s) return s.error();
+  J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staging_bytes, cudaMemcpyHostToDevice, slot.stream));
+  if (Status s = record(slot, ev_uploaded); !s) return s.error();
+  // Frames whose tiles do not cover every plane start from zero, like the CPU.
+  bool covered = frame.tiles.size() == 1;
+  if (covered)
+    for (std::size_t c = 0; c < ncomp; ++c) {
+      const ComponentCoefficients& cc = frame.tiles[0].components[c];
+      const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+      if (r.x0 > frame.components[c].rect.x0 || r.y0 > frame.components[c].rect.y0 || r.x1 < frame.components[c].rect.x1 ||
+          r.y1 < frame.components[c].rect.y1)
+        covered = false;
+    }
+  if (!covered && plane_off[ncomp] > 0) J2K_CUDA_TRY(cudaMemsetAsync(planes, 0, plane_off[ncomp] * 4, slot.stream));
+  const void* d_coeffs = dev + coeff_off;
+  for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
+    const TilePlan& plan = plans[t];
+    const int n = plan.ncomp;
+    J2K_CUDA_TRY(cuda::launch_dequant(reinterpret_cast<const cuda::DequantDesc*>(dev + plan.dequant_off), n, plan.max_w,
+                                      plan.max_h, d_coeffs, fits16, slot.stream));
+    for (int res = 1; res <= plan.max_levels; ++res)
+      J2K_CUDA_TRY(cuda::launch_idwt_level(
+          reinterpret_cast<const cuda::LevelDesc*>(dev + plan.levels_off) + static_cast<std::size_t>(res - 1) * ncomp, n,
+          plan.level_max_w[static_cast<std::size_t>(res - 1)], plan.level_max_h[static_cast<std::size_t>(res - 1)],
+          plan.has_int, plan.has_float, slot.stream));
+    if (t + 1 == frame.tiles.size())
+      if (Status s = record(slot, ev_idwt); !s) return s.error();
+    J2K_CUDA_TRY(cuda::launch_store(reinterpret_cast<const cuda::StoreDesc*>(dev + plan.store_off), n, plan.max_w,
+                                    plan.max_h, plan.mct, slot.stream));
+  }
+  if (frame.tiles.empty())
+    if (Status s = record(slot, ev_idwt); !s) return s.error();
+  if (Status s = record(slot, ev_stored); !s) return s.error();
+
+  // ---- Display conversion -------------------------------------------------------------
+  slot.coloured = false;
+  if (req.target || req.pbo) {
+    auto params = detail::make_colour_params(geom, req.colour, 255.0f);
+    if (!params) return params.error();
+    DeviceTarget target;
+    if (req.pbo) {
+      auto mapped = req.pbo->map(slot.stream);
+      if (!mapped) return mapped.error();
+      target = *mapped;
+      target.row0 = req.pbo_row0;
+      target.row_step = req.pbo_row_step;
+    } else {
+      target = *req.target;
+    }
+    cuda::ColourLaunch L;
+    L.params = *params;
+    if (target.format == OutputFormat::rgb10a2) {
+      auto p10 = detail::make_colour_params(geom, req.colour, 1023.0f);
+      if (!p10) return p10.error();
+      L.params = *p10;
+    }
+    for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
+      L.planes[c] = {planes + plane_off[c], geom.planes[c].width, geom.planes[c].height, geom.planes[c].dx,
+                     geom.planes[c].dy};
+    L.width = geom.planes[0].width;
+    L.height = geom.planes[0].height;
+    L.out = target.data;
+    L.pitch = static_cast<std::int64_t>(target.pitch);
+    L.out_w = target.width;
+    L.out_h = target.height;
+    L.row0 = target.row0;
+    L.row_step = std::max(1, target.row_step);
+    L.rgb10 = target.format == OutputFormat::rgb10a2 ? 1 : 0;
+    const cudaError_t e = cuda::launch_colour(L, slot.stream);
+    if (req.pbo)
+      if (Status s = req.pbo->unmap(slot.stream); !s) return s.error();
+    J2K_CUDA_TRY(e);
+    slot.coloured = true;
+  }
+  if (Status s = record(slot, ev_coloured); !s) return s.error();
+  if (req.planar && plane_off[ncomp] > 0)
+    J2K_CUDA_TRY(cudaMemcpyAsync(slot.planes_host.get(), planes, plane_off[ncomp] * 4, cudaMemcpyDeviceToHost, slot.stream));
+  J2K_CUDA_TRY(cudaEventRecord(slot.ev[ev_done], slot.stream));
+
+  slot.busy = true;
+  slot.planar = req.planar;
+  slot.geometry = std::move(geom);
+  slot.plane_offsets = std::move(plane_off);
+  slot.ticket = tickets++;
+  next = (next + 1) % static_cast<int>(slots.size());
+  return slot.ticket;
+}
+
+Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times) {
+  Slot* found = nullptr;
+  for (Slot& s : slots)
+    if (s.busy && s.ticket == ticket) found = &s;
+  if (!found) return make_error(ErrorKind::corrupt, fmt::format("CUDA reconstructor: no frame in flight for ticket {}", ticket));
+  Slot& slot = *found;
+  slot.busy = false;
+  J2K_CUDA_TRY(cudaEventSynchronize(slot.ev[ev_done]));
+  J2K_CUDA_TRY(cudaGetLastError());
+  if (options.timing) {
+    auto between = [&](Ev a, Ev b) {
+      float ms = 0;
+      return cudaEventElapsedTime(&ms, slot.ev[a], slot.ev[b]) == cudaSuccess ? static_cast<double>(ms) : 0.0;
+    };
+    slot.times.upload_ms = between(ev_start, ev_uploaded);
+    slot.times.idwt_ms = between(ev_uploaded, ev_idwt);
+    slot.times.store_ms = between(ev_idwt, ev_stored);
+    slot.times.colour_ms = slot.coloured ? between(ev_stored, ev_coloured) : 0.0;
+    slot.times.download_ms = slot.planar ? between(ev_coloured, ev_done) : 0.0;
+    slot.times.total_ms = between(ev_start, ev_done);
+  }
+  if (times) *times = slot.times;
+  PlanarImage img = std::move(slot.geometry);
+  slot.geometry = {};
+  if (!slot.planar) {
+    img.planes.clear();
+    return img;
+  }
+  const auto* src = reinterpret_cast<const std::int32_t*>(slot.planes_host.get());
+  for (std::size_t c = 0; c < img.planes.size(); ++c) {
+    Plane& p = img.planes[c];
+    p.samples.assign(src + slot.plane_offsets[c], src + slot.plane_offsets[c + 1]);
+  }
+  return img;
+}
+
+CudaReconstructor::CudaReconstructor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaReconstructor::~CudaReconstructor() = default;
+
+Result<std::unique_ptr<CudaReconstructor>> CudaReconstructor::create(const Options& options) {
+  if (!cuda_available()) return make_error(ErrorKind::unsupported, "CUDA: " + cuda_describe());
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (Status st = impl->init(); !st) return st.error();
+  return std::unique_ptr<CudaReconstructor>(new CudaReconstructor(std::move(impl)));
+}
+
+Result<int> CudaReconstructor::submit(const CoefficientFrame& frame, const ReconstructRequest& request) {
+  return impl_->submit(frame, request);
+}
+Result<PlanarImage> CudaReconstructor::collect(int ticket, GpuTimes* times) { return impl_->collect(ticket, times); }
+Result<PlanarImage> CudaReconstructor::reconstruct(const CoefficientFrame& frame, const ReconstructRequest& request,
+                                                   GpuTimes* times) {
+  auto ticket = submit(frame, request);
+  if (!ticket) return ticket.error();
+  return collect(*ticket, times);
+}
+cudaStream_t CudaReconstructor::next_stream() const noexcept { return impl_->slots[static_cast<std::size_t>(impl_->next)].stream; }
+int CudaReconstructor::slots() const noexcept { return static_cast<int>(impl_->slots.size()); }
+std::size_t CudaReconstructor::device_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const Slot& s : impl_->slots) n += s.d_staging.size() + s.work.size() + s.planes.size();
+  return n;
+}
+
+Status upload_and_convert(const PlanarImage& image, const ColourInterpretation& colour, const DeviceTarget& target,
+                          cudaStream_t stream) {
+  auto params = detail::make_colour_params(image, colour, target.format == OutputFormat::rgb10a2 ? 1023.0f : 255.0f);
+  if (!params) return params.error();
+  std::size_t total = 0;
+  const std::size_t n = std::min<std::size_t>(3, image.planes.size());
+  for (std::size_t c = 0; c < n; ++c) total += image.planes[c].samples.size();
+  void* d = nullptr;
+  J2K_CUDA_TRY(cudaMallocAsync(&d, std::max<std::size_t>(4, total * 4), stream));
+  cuda::ColourLaunch L;
+  L.params = *params;
+  std::size_t off = 0;
+  cudaError_t e = cudaSuccess;
+  for (std::size_t c = 0; c < n && e == cudaSuccess; ++c) {
+    const Plane& p = image.planes[c];
+    auto* dst = static_cast<std::int32_t*>(d) + off;
+    e = cudaMemcpyAsync(dst, p.samples.data(), p.samples.size() * 4, cudaMemcpyHostToDevice, stream);
+    L.planes[c] = {dst, p.width, p.height, p.dx, p.dy};
+    off += p.samples.size();
+  }
+  L.width = image.planes[0].width;
+  L.height = image.planes[0].height;
+  L.out = target.data;
+  L.pitch = static_cast<std::int64_t>(target.pitch);
+  L.out_w = target.width;
+  L.out_h = target.height;
+  L.row0 = target.row0;
+  L.row_step = std::max(1, target.row_step);
+  L.rgb10 = target.format == OutputFormat::rgb10a2 ? 1 : 0;
+  if (e == cudaSuccess) e = cuda::launch_colour(L, stream);
+  const cudaError_t f = cudaFreeAsync(d, stream);
+  const cudaError_t g = cudaStreamSynchronize(stream);
+  J2K_CUDA_TRY(e);
+  J2K_CUDA_TRY(f);
+  J2K_CUDA_TRY(g);
+  return {};
+}
+
+}  // namespace j2k::gpu
