@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <thread>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -111,6 +113,73 @@ struct TilePlan {
   std::vector<int> level_max_w, level_max_h;
 };
 
+/// One component's coefficients and where they go in the staging area (elements).
+struct CopyJob {
+  const std::int32_t* src = nullptr;
+  std::size_t count = 0;
+  std::size_t dst = 0;
+};
+
+/// Runs fn(begin, end) over [0, n) on up to 8 threads (one when n is small: thread
+/// start-up would cost more than it saves).
+template <typename Fn>
+void parallel_ranges(std::size_t n, Fn&& fn) {
+  const std::size_t threads = std::min<std::size_t>(8, std::max<std::size_t>(1, n / (1u << 18)));
+  if (threads <= 1) {
+    fn(std::size_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const std::size_t chunk = (n + threads - 1) / threads;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] { fn(std::min(n, t * chunk), std::min(n, (t + 1) * chunk)); });
+  for (std::thread& th : pool) th.join();
+}
+
+/// Copies the coefficients into pinned memory: as int16 when all fit (returns true),
+/// else as int32. Both passes are spread over threads: this is the CPU's share of the
+/// upload, and it runs while the GPU works on the previous frame.
+bool stage_coefficients(const std::vector<CopyJob>& jobs, std::byte* dst) {
+  std::size_t total = 0;
+  for (const CopyJob& j : jobs) total += j.count;
+  // Map a global element index to (job, offset) with a prefix sum.
+  std::vector<std::size_t> start(jobs.size() + 1, 0);
+  for (std::size_t i = 0; i < jobs.size(); ++i) start[i + 1] = start[i] + jobs[i].count;
+  auto for_each_piece = [&](std::size_t b, std::size_t e, auto&& piece) {
+    std::size_t j = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
+    for (; b < e && j < jobs.size(); ++j) {
+      const std::size_t lo = b - start[j], hi = std::min(e, start[j + 1]) - start[j];
+      if (hi > lo) piece(jobs[j], lo, hi);
+      b = start[j + 1];
+    }
+  };
+  std::atomic<bool> overflow{false};
+  auto* d16 = reinterpret_cast<std::int16_t*>(dst);
+  parallel_ranges(total, [&](std::size_t b, std::size_t e) {
+    bool over = false;
+    for_each_piece(b, e, [&](const CopyJob& job, std::size_t lo, std::size_t hi) {
+      std::int32_t mn = 0, mx = 0;
+      std::int16_t* o = d16 + job.dst;
+      for (std::size_t i = lo; i < hi; ++i) {
+        const std::int32_t v = job.src[i];
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+        o[i] = static_cast<std::int16_t>(v);
+      }
+      over |= mn < std::numeric_limits<std::int16_t>::min() || mx > std::numeric_limits<std::int16_t>::max();
+    });
+    if (over) overflow.store(true, std::memory_order_relaxed);
+  });
+  if (!overflow.load()) return true;
+  auto* d32 = reinterpret_cast<std::int32_t*>(dst);
+  parallel_ranges(total, [&](std::size_t b, std::size_t e) {
+    for_each_piece(b, e, [&](const CopyJob& job, std::size_t lo, std::size_t hi) {
+      std::memcpy(d32 + job.dst + lo, job.src + lo, (hi - lo) * 4);
+    });
+  });
+  return false;
+}
+
 }  // namespace
 
 struct CudaReconstructor::Impl {
@@ -203,7 +272,6 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     plane_off[c + 1] = plane_off[c] + static_cast<std::size_t>(geom.planes[c].width) * geom.planes[c].height;
   std::size_t coeff_count = 0;
   std::size_t work_elems = 0;  // per area (a or b)
-  bool fits16 = true;
   std::vector<TilePlan> plans(frame.tiles.size());
   std::size_t blob = 0;
   for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
@@ -233,24 +301,15 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     plan.store_off = blob;
     blob = align_up(blob + sizeof(cuda::StoreDesc) * ncomp);
   }
-  // Coefficients travel as 16-bit values when every one fits (typical for lossy frames
-  // up to 12 bits): half the bytes over the bus.
-  for (const decoder::TileCoefficients& tile : frame.tiles)
-    for (const ComponentCoefficients& cc : tile.components) {
-      std::int32_t lo = 0, hi = 0;
-      for (std::int32_t v : cc.data) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-      }
-      if (lo < std::numeric_limits<std::int16_t>::min() || hi > std::numeric_limits<std::int16_t>::max()) fits16 = false;
-    }
-  const std::size_t coeff_bytes = coeff_count * (fits16 ? 2 : 4);
+  // Room for 32-bit coefficients; they travel as 16-bit values when every one fits
+  // (typical for lossy frames up to 12 bits): half the bytes over the bus.
   const std::size_t coeff_off = blob;
-  const std::size_t staging_bytes = align_up(blob + coeff_bytes);
+  const std::size_t staging_capacity = align_up(blob + coeff_count * 4);
+  std::vector<CopyJob> copies;
 
   // ---- Buffers (grow-only: reused while the geometry fits) ---------------------------
-  if (Status st = slot.staging.reserve(staging_bytes); !st) return st.error();
-  if (Status st = slot.d_staging.reserve(staging_bytes); !st) return st.error();
+  if (Status st = slot.staging.reserve(staging_capacity); !st) return st.error();
+  if (Status st = slot.d_staging.reserve(staging_capacity); !st) return st.error();
   if (Status st = slot.work.reserve(std::max<std::size_t>(1, 2 * work_elems * 4)); !st) return st.error();
   if (Status st = slot.planes.reserve(std::max<std::size_t>(1, plane_off[ncomp] * 4)); !st) return st.error();
   if (req.planar)
@@ -348,17 +407,14 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
       s.hi = ci.is_signed ? (1 << (ci.precision - 1)) - 1 : static_cast<std::int32_t>((1LL << ci.precision) - 1);
       work_pos += align_up(static_cast<std::size_t>(w) * h, 64);
       // Coefficients.
-      std::byte* dst = host + coeff_off + (coeff_base + 0) * (fits16 ? 2 : 4);
-      if (fits16) {
-        auto* o = reinterpret_cast<std::int16_t*>(dst);
-        for (std::size_t i = 0; i < cc.data.size(); ++i) o[i] = static_cast<std::int16_t>(cc.data[i]);
-      } else if (!cc.data.empty()) {
-        std::memcpy(dst, cc.data.data(), cc.data.size() * 4);
-      }
+      if (!cc.data.empty()) copies.push_back({cc.data.data(), cc.data.size(), coeff_base});
       coeff_base += cc.data.size();
     }
     if (plan.mct) geom.colour = ColourCoding::rgb;
   }
+
+  const bool fits16 = stage_coefficients(copies, host + coeff_off);
+  const std::size_t staging_bytes = align_up(blob + coeff_count * (fits16 ? 2 : 4));
 
   // ---- Enqueue -----------------------------------------------------------------------
   slot.times = GpuTimes{};
