@@ -79,6 +79,20 @@ int measure_copy(double& d2d, double& h2d) {
   }
   d2d = 2.0 * n / (median(t1) * 1e6);
   h2d = double(64u << 20) / (median(t2) * 1e6);
+  // Small copies: the per-copy cost that a frame-sized upload pays.
+  for (std::size_t mb : {1, 4, 8, 16, 32}) {
+    std::vector<double> t;
+    for (int i = 0; i < 12; ++i) {
+      float ms = 0;
+      CHECK(cudaEventRecord(e0));
+      CHECK(cudaMemcpyAsync(a, h, mb << 20, cudaMemcpyHostToDevice));
+      CHECK(cudaEventRecord(e1));
+      CHECK(cudaEventSynchronize(e1));
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (i >= 2) t.push_back(ms);
+    }
+    std::printf("  pinned H2D %2zu MiB: %.3f ms = %.1f GB/s\n", mb, median(t), double(mb << 20) / (median(t) * 1e6));
+  }
   cudaFree(a);
   cudaFree(b);
   cudaFreeHost(h);

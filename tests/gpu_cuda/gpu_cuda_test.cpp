@@ -220,6 +220,20 @@ TEST_F(CudaPlanar, EveryLevelCountFrom0To8) {
     }
 }
 
+TEST_F(CudaPlanar, WideCoefficientsTravelAs32Bit) {
+  // Values beyond int16 in some bands: those bands go up as int32, the rest as int16.
+  for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7})
+    for (int amplitude : {1 << 15, 1 << 20}) {
+      test::SynthSpec s;
+      s.image = {3, 1, 3 + 157, 1 + 91};
+      s.levels = 5;
+      s.wavelet = w;
+      s.amplitude = amplitude;
+      s.seed = static_cast<std::uint32_t>(amplitude + static_cast<int>(w));
+      expect_planar_match(*rec_, test::make_synthetic_frame(s), w, "amplitude " + std::to_string(amplitude));
+    }
+}
+
 TEST_F(CudaPlanar, SubsamplingMctSignedReduceAndTiles) {
   struct Case {
     const char* name;

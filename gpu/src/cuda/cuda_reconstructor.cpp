@@ -113,71 +113,80 @@ struct TilePlan {
   std::vector<int> level_max_w, level_max_h;
 };
 
-/// One component's coefficients and where they go in the staging area (elements).
-struct CopyJob {
+/// One subband's coefficients and its descriptor (in the pinned staging area), whose
+/// offset and width are filled in when the band is staged.
+struct BandJob {
   const std::int32_t* src = nullptr;
   std::size_t count = 0;
-  std::size_t dst = 0;
+  cuda::BandDesc* desc = nullptr;
+  bool wide = false;
 };
 
-/// Runs fn(begin, end) over [0, n) on up to 8 threads (one when n is small: thread
-/// start-up would cost more than it saves).
+/// Runs fn(piece) for every piece on up to 8 threads (one when there is little to do:
+/// thread start-up would cost more than it saves).
 template <typename Fn>
-void parallel_ranges(std::size_t n, Fn&& fn) {
-  const std::size_t threads = std::min<std::size_t>(8, std::max<std::size_t>(1, n / (1u << 18)));
+void parallel_pieces(std::size_t pieces, std::size_t elements, Fn&& fn) {
+  const std::size_t threads = std::min<std::size_t>({8, pieces, std::max<std::size_t>(1, elements / (1u << 18))});
   if (threads <= 1) {
-    fn(std::size_t{0}, n);
+    for (std::size_t i = 0; i < pieces; ++i) fn(i);
     return;
   }
+  std::atomic<std::size_t> next{0};
   std::vector<std::thread> pool;
-  const std::size_t chunk = (n + threads - 1) / threads;
   for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { fn(std::min(n, t * chunk), std::min(n, (t + 1) * chunk)); });
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < pieces;) fn(i);
+    });
   for (std::thread& th : pool) th.join();
 }
 
-/// Copies the coefficients into pinned memory: as int16 when all fit (returns true),
-/// else as int32. Both passes are spread over threads: this is the CPU's share of the
-/// upload, and it runs while the GPU works on the previous frame.
-bool stage_coefficients(const std::vector<CopyJob>& jobs, std::byte* dst) {
-  std::size_t total = 0;
-  for (const CopyJob& j : jobs) total += j.count;
-  // Map a global element index to (job, offset) with a prefix sum.
-  std::vector<std::size_t> start(jobs.size() + 1, 0);
-  for (std::size_t i = 0; i < jobs.size(); ++i) start[i + 1] = start[i] + jobs[i].count;
-  auto for_each_piece = [&](std::size_t b, std::size_t e, auto&& piece) {
-    std::size_t j = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
-    for (; b < e && j < jobs.size(); ++j) {
-      const std::size_t lo = b - start[j], hi = std::min(e, start[j + 1]) - start[j];
-      if (hi > lo) piece(jobs[j], lo, hi);
-      b = start[j + 1];
-    }
+/// Copies every band into pinned memory at `dst`, each as int16 when all its values fit
+/// (nearly every band of a lossy frame; the LL band of a deep transform may not), else
+/// as int32. Fills each descriptor's byte offset and width; returns the bytes used.
+/// This is the CPU's share of the upload; it runs while the GPU works on the previous frame.
+std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst) {
+  constexpr std::size_t kPiece = 1u << 16;
+  struct Piece {
+    std::size_t band, lo, hi;
   };
-  std::atomic<bool> overflow{false};
-  auto* d16 = reinterpret_cast<std::int16_t*>(dst);
-  parallel_ranges(total, [&](std::size_t b, std::size_t e) {
-    bool over = false;
-    for_each_piece(b, e, [&](const CopyJob& job, std::size_t lo, std::size_t hi) {
-      std::int32_t mn = 0, mx = 0;
-      std::int16_t* o = d16 + job.dst;
-      for (std::size_t i = lo; i < hi; ++i) {
-        const std::int32_t v = job.src[i];
-        mn = std::min(mn, v);
-        mx = std::max(mx, v);
-        o[i] = static_cast<std::int16_t>(v);
-      }
-      over |= mn < std::numeric_limits<std::int16_t>::min() || mx > std::numeric_limits<std::int16_t>::max();
-    });
-    if (over) overflow.store(true, std::memory_order_relaxed);
+  std::vector<Piece> pieces;
+  std::size_t total = 0;
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    for (std::size_t lo = 0; lo < bands[b].count; lo += kPiece) pieces.push_back({b, lo, std::min(bands[b].count, lo + kPiece)});
+    total += bands[b].count;
+  }
+  std::vector<std::uint8_t> over(pieces.size(), 0);
+  parallel_pieces(pieces.size(), total, [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    const std::int32_t* s = bands[p.band].src;
+    std::int32_t mn = 0, mx = 0;
+    for (std::size_t k = p.lo; k < p.hi; ++k) {
+      mn = std::min(mn, s[k]);
+      mx = std::max(mx, s[k]);
+    }
+    over[i] = mn < std::numeric_limits<std::int16_t>::min() || mx > std::numeric_limits<std::int16_t>::max();
   });
-  if (!overflow.load()) return true;
-  auto* d32 = reinterpret_cast<std::int32_t*>(dst);
-  parallel_ranges(total, [&](std::size_t b, std::size_t e) {
-    for_each_piece(b, e, [&](const CopyJob& job, std::size_t lo, std::size_t hi) {
-      std::memcpy(d32 + job.dst + lo, job.src + lo, (hi - lo) * 4);
-    });
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    if (over[i]) bands[pieces[i].band].wide = true;
+  std::size_t pos = 0;
+  for (BandJob& b : bands) {
+    pos = align_up(pos, 16);
+    b.desc->offset = static_cast<std::int64_t>(pos);
+    b.desc->wide = b.wide ? 1 : 0;
+    pos += b.count * (b.wide ? 4 : 2);
+  }
+  parallel_pieces(pieces.size(), total, [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    const BandJob& b = bands[p.band];
+    std::byte* o = dst + b.desc->offset;
+    if (b.wide) {
+      std::memcpy(o + p.lo * 4, b.src + p.lo, (p.hi - p.lo) * 4);
+    } else {
+      auto* o16 = reinterpret_cast<std::int16_t*>(o);
+      for (std::size_t k = p.lo; k < p.hi; ++k) o16[k] = static_cast<std::int16_t>(b.src[k]);
+    }
   });
-  return false;
+  return pos;
 }
 
 }  // namespace
@@ -304,8 +313,8 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   // Room for 32-bit coefficients; they travel as 16-bit values when every one fits
   // (typical for lossy frames up to 12 bits): half the bytes over the bus.
   const std::size_t coeff_off = blob;
-  const std::size_t staging_capacity = align_up(blob + coeff_count * 4);
-  std::vector<CopyJob> copies;
+  const std::size_t staging_capacity = align_up(blob + coeff_count * 4 + 16 * cuda::kMaxBands * frame.tiles.size() * ncomp);
+  std::vector<BandJob> band_jobs;
 
   // ---- Buffers (grow-only: reused while the geometry fits) ---------------------------
   if (Status st = slot.staging.reserve(staging_capacity); !st) return st.error();
@@ -321,7 +330,6 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   float* work_a = reinterpret_cast<float*>(slot.work.get());
   float* work_b = work_a + work_elems;
   std::int32_t* planes = reinterpret_cast<std::int32_t*>(slot.planes.get());
-  std::size_t coeff_base = 0;  // elements
   for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
     const decoder::TileCoefficients& tile = frame.tiles[t];
     TilePlan& plan = plans[t];
@@ -363,7 +371,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
         if (sb.offset > cc.data.size() || n > cc.data.size() - sb.offset)
           return make_error(ErrorKind::corrupt, "subband outside its component's coefficients");
         cuda::BandDesc& b = d.bands[idx];
-        b.offset = static_cast<std::int64_t>(coeff_base + sb.offset);
+        band_jobs.push_back({cc.data.data() + sb.offset, n, &b, false});
         b.width = sb.rect.width();
         b.height = sb.rect.height();
         b.scale = sb.step * 0.5f;
@@ -407,14 +415,13 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
       s.hi = ci.is_signed ? (1 << (ci.precision - 1)) - 1 : static_cast<std::int32_t>((1LL << ci.precision) - 1);
       work_pos += align_up(static_cast<std::size_t>(w) * h, 64);
       // Coefficients.
-      if (!cc.data.empty()) copies.push_back({cc.data.data(), cc.data.size(), coeff_base});
-      coeff_base += cc.data.size();
     }
     if (plan.mct) geom.colour = ColourCoding::rgb;
   }
 
-  const bool fits16 = stage_coefficients(copies, host + coeff_off);
-  const std::size_t staging_bytes = align_up(blob + coeff_count * (fits16 ? 2 : 4));
+  const std::size_t coeff_bytes = stage_bands(band_jobs, host + coeff_off);
+  const std::size_t staging_bytes = align_up(coeff_off + coeff_bytes);
+  const bool fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.wide; });
 
   // ---- Enqueue -----------------------------------------------------------------------
   slot.times = GpuTimes{};
@@ -439,7 +446,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     const TilePlan& plan = plans[t];
     const int n = plan.ncomp;
     J2K_CUDA_TRY(cuda::launch_dequant(reinterpret_cast<const cuda::DequantDesc*>(dev + plan.dequant_off), n, plan.max_w,
-                                      plan.max_h, d_coeffs, fits16, slot.stream));
+                                      plan.max_h, d_coeffs, slot.stream));
     for (int res = 1; res <= plan.max_levels; ++res)
       J2K_CUDA_TRY(cuda::launch_idwt_level(
           reinterpret_cast<const cuda::LevelDesc*>(dev + plan.levels_off) + static_cast<std::size_t>(res - 1) * ncomp, n,

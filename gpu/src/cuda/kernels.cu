@@ -32,6 +32,7 @@ constexpr int kColsPerBlock = 32;
 /// with whole-sample symmetric extension, so extending the input once by kHalo samples
 /// gives what the CPU's per-step re-extension gives.
 __device__ __forceinline__ int mirror(int g, int n) {
+  if (g >= 0 && g < n) return g;  // the common case: no division
   const int period = 2 * (n - 1);
   g %= period;
   if (g < 0) g += period;
@@ -201,7 +202,6 @@ __global__ void idwt_cols(const LevelDesc* descs) {
 /// E.1: places every coefficient of one tile-component into the deinterleaved work
 /// buffer, dequantised. One thread per output sample; the subband is found by walking
 /// down the resolutions (a sample outside resolution r-1's corner belongs to a band of r).
-template <bool kPacked16>
 __global__ void dequant(const DequantDesc* descs, const void* coeffs) {
   const DequantDesc& d = descs[blockIdx.z];
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -219,8 +219,9 @@ __global__ void dequant(const DequantDesc* descs, const void* coeffs) {
   const BandDesc& b = d.bands[band];
   std::int32_t q = 0;
   if (b.present && bx < b.width && by < b.height) {
-    const std::int64_t i = b.offset + static_cast<std::int64_t>(by) * b.width + bx;
-    q = kPacked16 ? static_cast<const std::int16_t*>(coeffs)[i] : static_cast<const std::int32_t*>(coeffs)[i];
+    const std::int64_t i = static_cast<std::int64_t>(by) * b.width + bx;
+    const char* base = static_cast<const char*>(coeffs) + b.offset;
+    q = b.wide ? reinterpret_cast<const std::int32_t*>(base)[i] : reinterpret_cast<const std::int16_t*>(base)[i];
   }
   const std::int64_t o = static_cast<std::int64_t>(y) * d.stride + x;
   if (d.is_float) {
@@ -338,12 +339,11 @@ unsigned blocks(int n, int per) { return static_cast<unsigned>((n + per - 1) / p
 
 }  // namespace
 
-cudaError_t launch_dequant(const DequantDesc* descs, int count, int max_w, int max_h, const void* coeffs, bool coeffs16,
+cudaError_t launch_dequant(const DequantDesc* descs, int count, int max_w, int max_h, const void* coeffs,
                            cudaStream_t stream) {
   if (count <= 0 || max_w <= 0 || max_h <= 0) return cudaSuccess;
   const dim3 block(32, 8), grid(blocks(max_w, 32), blocks(max_h, 8), static_cast<unsigned>(count));
-  if (coeffs16) dequant<true><<<grid, block, 0, stream>>>(descs, coeffs);
-  else dequant<false><<<grid, block, 0, stream>>>(descs, coeffs);
+  dequant<<<grid, block, 0, stream>>>(descs, coeffs);
   return cudaGetLastError();
 }
 

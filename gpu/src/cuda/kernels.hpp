@@ -15,10 +15,11 @@ constexpr int kMaxLevels = 32;                  // 15444-1 allows NL <= 32
 constexpr int kMaxBands = 1 + 3 * kMaxLevels;   // LL + (HL, LH, HH) per level
 
 struct BandDesc {
-  std::int64_t offset = 0;  ///< elements from the start of the coefficient buffer
+  std::int64_t offset = 0;  ///< bytes from the start of the coefficient area
   std::int32_t width = 0, height = 0;
   float scale = 0;          ///< 9/7: step / 2 (the low bit is the midpoint); unused for 5/3
-  std::int32_t present = 0;
+  std::int16_t present = 0;
+  std::int16_t wide = 0;    ///< int32 values (else int16)
 };
 
 /// Where the subbands of one tile-component go in the deinterleaved work buffer.
@@ -68,8 +69,8 @@ struct ColourLaunch {
   std::int32_t rgb10 = 0;
 };
 
-/// `coeffs16` selects 16-bit packed coefficients (else 32-bit).
-cudaError_t launch_dequant(const DequantDesc* descs, int count, int max_w, int max_h, const void* coeffs, bool coeffs16,
+/// `coeffs`: the coefficient area that BandDesc::offset counts from.
+cudaError_t launch_dequant(const DequantDesc* descs, int count, int max_w, int max_h, const void* coeffs,
                            cudaStream_t stream);
 /// One level for `count` components (descs on the device), 5/3 and 9/7 alike.
 cudaError_t launch_idwt_level(const LevelDesc* descs, int count, int max_w, int max_h, bool has_int, bool has_float,
