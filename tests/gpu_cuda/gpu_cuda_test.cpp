@@ -411,6 +411,63 @@ TEST(CudaColour, FieldWeaveMatchesTheCpuWeave) {
   }
 }
 
+// ---- Display straight from coefficients (fused and planar paths) vs CPU twins ------------
+
+TEST(CudaDisplay, FusedAndPlanarPathsMatchTheCpu) {
+  REQUIRE_CUDA();
+  for (bool zero_copy : {false, true}) {
+    gpu::CudaReconstructor::Options ro;
+    ro.zero_copy = zero_copy;
+    auto rec = gpu::CudaReconstructor::create(ro);
+    ASSERT_TRUE(rec.ok());
+    struct Case {
+      const char* name;
+      std::vector<int> dx, dy;
+      bool mct;
+      int tile_w;
+    };
+    const Case cases[] = {{"4:2:2", {1, 2, 2}, {1, 1, 1}, false, 0},
+                          {"4:2:0", {1, 2, 2}, {1, 2, 2}, false, 0},
+                          {"RGB MCT", {1, 1, 1}, {1, 1, 1}, true, 0},
+                          {"4:2:2 tiles", {1, 2, 2}, {1, 1, 1}, false, 50},
+                          {"grey", {1}, {1}, false, 0}};
+    std::uint32_t seed = 1234;
+    for (const Case& c : cases)
+      for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7})
+        for (bool planar : {false, true}) {
+          test::SynthSpec s;
+          s.image = {3, 5, 3 + 181, 5 + 97};
+          s.tile_w = c.tile_w;
+          s.tile_h = c.tile_w;
+          s.dx = c.dx;
+          s.dy = c.dy;
+          s.mct = c.mct;
+          s.levels = 4;
+          s.wavelet = w;
+          s.amplitude = 300;  // displayable values, not only clipped ones
+          s.seed = seed++;
+          const auto frame = test::make_synthetic_frame(s);
+          auto cpu = decoder::reconstruct(frame);
+          ASSERT_TRUE(cpu.ok());
+          gpu::RgbaImage want;
+          ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
+          test::DeviceImage out;
+          ASSERT_TRUE(out.allocate(cpu->width, cpu->height, gpu::OutputFormat::rgba8));
+          gpu::ReconstructRequest req;
+          req.planar = planar;
+          req.target = &out.target;
+          auto img = (*rec)->reconstruct(frame, req);
+          ASSERT_TRUE(img.ok()) << img.error().message;
+          const std::string label = std::string(c.name) + (w == Wavelet::reversible_5_3 ? " 5/3" : " 9/7") +
+                                    (planar ? " planar" : " fused") + (zero_copy ? " zero-copy" : "");
+          EXPECT_LE(compare_rgba(out.download(), want), 1) << label;
+          if (planar) {
+            EXPECT_EQ(max_diff(*cpu, *img), 0) << label;
+          }
+        }
+  }
+}
+
 // ---- Real photographs: codestreams from flower.png crops (made by gpu_corpus_maker) ---------
 
 TEST(CudaPhoto, PlanarAndDisplayMatchTheCpuOnEveryCorpusCodestream) {

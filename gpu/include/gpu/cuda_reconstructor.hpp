@@ -51,7 +51,7 @@ struct ReconstructRequest {
 struct GpuTimes {
   double upload_ms = 0;   ///< host -> device copy of the coefficients
   double idwt_ms = 0;     ///< dequantisation + inverse DWT
-  double store_ms = 0;    ///< inverse MCT, DC shift, clamp
+  double store_ms = 0;    ///< inverse MCT, DC shift, clamp (0 when fused into the colour kernel)
   double colour_ms = 0;   ///< upsampling + matrix into the target
   double download_ms = 0; ///< device -> host copy of the planar picture
   double total_ms = 0;    ///< first event to last
@@ -65,6 +65,9 @@ class CudaReconstructor {
     int device = 0;
     int slots = 2;        ///< frames in flight (>= 2)
     bool timing = false;  ///< record per-stage events (cheap, but not free)
+    /// Let the dequantisation kernel read the coefficients from pinned host memory
+    /// over the bus instead of copying them first (the copy then overlaps the kernel).
+    bool zero_copy = false;
   };
 
   /// Fails with ErrorKind::unsupported when no usable CUDA device exists.

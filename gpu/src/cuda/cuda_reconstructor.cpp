@@ -427,21 +427,36 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   slot.times = GpuTimes{};
   slot.times.upload_bytes = staging_bytes;
   slot.times.packed16 = fits16;
-  if (Status s = record(slot, ev_start); !s) return s.error();
-  J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staging_bytes, cudaMemcpyHostToDevice, slot.stream));
-  if (Status s = record(slot, ev_uploaded); !s) return s.error();
-  // Frames whose tiles do not cover every plane start from zero, like the CPU.
-  bool covered = frame.tiles.size() == 1;
+  // Frames whose tiles do not cover every plane start from zero, like the CPU. A frame
+  // of one tile that is exactly every component (the usual video frame) may skip the
+  // planes altogether when only the display picture is wanted: the colour kernel then
+  // finishes samples (MCT, DC shift, clamp) straight from the work buffers.
+  bool covered = frame.tiles.size() == 1, exact = covered;
   if (covered)
     for (std::size_t c = 0; c < ncomp; ++c) {
       const ComponentCoefficients& cc = frame.tiles[0].components[c];
       const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
-      if (r.x0 > frame.components[c].rect.x0 || r.y0 > frame.components[c].rect.y0 || r.x1 < frame.components[c].rect.x1 ||
-          r.y1 < frame.components[c].rect.y1)
-        covered = false;
+      const Rect& pr = frame.components[c].rect;
+      if (r.x0 > pr.x0 || r.y0 > pr.y0 || r.x1 < pr.x1 || r.y1 < pr.y1) covered = false;
+      if (r.x0 != pr.x0 || r.y0 != pr.y0 || r.x1 != pr.x1 || r.y1 != pr.y1) exact = false;
     }
-  if (!covered && plane_off[ncomp] > 0) J2K_CUDA_TRY(cudaMemsetAsync(planes, 0, plane_off[ncomp] * 4, slot.stream));
+  const bool fused = exact && !req.planar && (req.target || req.pbo);
+
+  if (Status s = record(slot, ev_start); !s) return s.error();
   const void* d_coeffs = dev + coeff_off;
+  if (options.zero_copy) {
+    // Descriptors go over as usual; the dequantisation kernel reads the coefficients
+    // straight from pinned host memory, so the transfer overlaps its own work.
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, coeff_off, cudaMemcpyHostToDevice, slot.stream));
+    void* mapped = nullptr;
+    J2K_CUDA_TRY(cudaHostGetDevicePointer(&mapped, host, 0));
+    d_coeffs = static_cast<const std::byte*>(mapped) + coeff_off;
+  } else {
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staging_bytes, cudaMemcpyHostToDevice, slot.stream));
+  }
+  if (Status s = record(slot, ev_uploaded); !s) return s.error();
+  if (!covered && !fused && plane_off[ncomp] > 0)
+    J2K_CUDA_TRY(cudaMemsetAsync(planes, 0, plane_off[ncomp] * 4, slot.stream));
   for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
     const TilePlan& plan = plans[t];
     const int n = plan.ncomp;
@@ -454,8 +469,9 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
           plan.has_int, plan.has_float, slot.stream));
     if (t + 1 == frame.tiles.size())
       if (Status s = record(slot, ev_idwt); !s) return s.error();
-    J2K_CUDA_TRY(cuda::launch_store(reinterpret_cast<const cuda::StoreDesc*>(dev + plan.store_off), n, plan.max_w,
-                                    plan.max_h, plan.mct, slot.stream));
+    if (!fused)
+      J2K_CUDA_TRY(cuda::launch_store(reinterpret_cast<const cuda::StoreDesc*>(dev + plan.store_off), n, plan.max_w,
+                                      plan.max_h, plan.mct, slot.stream));
   }
   if (frame.tiles.empty())
     if (Status s = record(slot, ev_idwt); !s) return s.error();
@@ -486,6 +502,13 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
       L.planes[c] = {planes + plane_off[c], geom.planes[c].width, geom.planes[c].height, geom.planes[c].dx,
                      geom.planes[c].dy};
+    if (fused) {
+      const auto* st = reinterpret_cast<const cuda::StoreDesc*>(host + plans[0].store_off);
+      L.fused = 1;
+      L.mct = plans[0].mct ? 1 : 0;
+      for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
+        L.works[c] = {st[c].src, st[c].stride, st[c].is_float, st[c].shift, st[c].lo, st[c].hi};
+    }
     L.width = geom.planes[0].width;
     L.height = geom.planes[0].height;
     L.out = target.data;

@@ -27,6 +27,8 @@ constexpr int kRowTile = 128;   // horizontal pass: outputs per row per block
 constexpr int kRowsPerBlock = 8;
 constexpr int kColTile = 64;    // vertical pass: outputs per column per block
 constexpr int kColsPerBlock = 32;
+constexpr int kColRowsPerBlock = 8;  // threads per column
+constexpr int kRowThreads = 256;
 
 /// F.3.7 periodic symmetric extension of index g into [0, n), n >= 2. Lifting commutes
 /// with whole-sample symmetric extension, so extending the input once by kHalo samples
@@ -56,69 +58,56 @@ __device__ __forceinline__ std::int32_t halve(std::int32_t v) { return v / 2; } 
 template <>
 __device__ __forceinline__ float halve(float v) { return __fmul_rn(v, 0.5f); }
 
-/// Runs the lifting steps on shared-memory lines: `line_count` lines starting `ls`
-/// elements apart, positions [0, len) with element stride `es`; position t is low-pass
-/// when (t & 1) == s. The block's threads share the work; each step ends with a
-/// barrier, so every thread of the block must call this. kLineFast puts consecutive
-/// threads on consecutive lines (columns: no bank conflicts), else on positions.
-template <bool kLineFast>
-__device__ __forceinline__ bool position(int i, int line_count, int per_line, int lo, int hi, int parity, int& line,
-                                         int& t) {
-  int k;
-  if (kLineFast) {
-    line = i % line_count;
-    k = i / line_count;
-  } else {
-    line = i / per_line;
-    k = i % per_line;
-  }
-  t = lo + 2 * k;
-  if ((t & 1) != parity) ++t;
-  return t < hi;
-}
+/// Runs the lifting steps on kLines shared-memory lines of kLen samples (line stride kLS,
+/// element stride kES); position t is low-pass when (t & 1) == s. Each thread keeps one
+/// line and walks its positions with a stride, so all index arithmetic is shifts by
+/// constants. kLineFast: consecutive threads take consecutive lines (columns of a
+/// row-major tile: no bank conflicts); otherwise a warp shares one line. Every step ends
+/// with a barrier, so every thread of the block must call this.
+template <int kLines, int kLen, int kLS, int kES, int kThreads, bool kLineFast>
+struct Lifter {
+  static constexpr int kGroups = kThreads / kLines;
+  static_assert(kThreads % kLines == 0, "threads must split evenly over lines");
 
-template <bool kLineFast>
-__device__ void lift_lines(std::int32_t* base, int line_count, int ls, int es, int len, int s, int lane, int lanes) {
-  // F-5 then F-6 (F.3.8.1): even (low) samples first, then odd.
-  const int per_line = len / 2 + 1;
-  for (int step = 0; step < 2; ++step) {
-    const int parity = step == 0 ? s : 1 - s;
-    const int lo = 1 + step, hi = len - 1 - step;
-    for (int i = lane; i < line_count * per_line; i += lanes) {
-      int line, t;
-      if (!position<kLineFast>(i, line_count, per_line, lo, hi, parity, line, t)) continue;
-      std::int32_t* x = base + line * ls;
-      const std::int32_t a = x[(t - 1) * es], b = x[(t + 1) * es];
-      if (step == 0) x[t * es] -= (a + b + 2) >> 2;
-      else x[t * es] += (a + b) >> 1;
-    }
-    __syncthreads();
-  }
-}
+  __device__ static int line_of(int tid) { return kLineFast ? tid % kLines : tid / kGroups; }
+  __device__ static int group_of(int tid) { return kLineFast ? tid / kLines : tid % kGroups; }
 
-template <bool kLineFast>
-__device__ void lift_lines(float* base, int line_count, int ls, int es, int len, int s, int lane, int lanes) {
-  // F.3.8.2: scaling, then the four lifting steps (same order and rounding as the CPU).
-  for (int i = lane; i < line_count * len; i += lanes) {
-    const int line = kLineFast ? i % line_count : i / len, t = kLineFast ? i / line_count : i % len;
-    float* x = base + line * ls + t * es;
-    *x = __fmul_rn(*x, ((t & 1) == s) ? kK : kInvK);
-  }
-  __syncthreads();
-  const int per_line = len / 2 + 1;
-  for (int step = 0; step < 4; ++step) {
-    const int parity = (step & 1) == 0 ? s : 1 - s;
-    const int lo = 1 + step, hi = len - 1 - step;
-    const float c = step == 0 ? kDelta : step == 1 ? kGamma : step == 2 ? kBeta : kAlpha;
-    for (int i = lane; i < line_count * per_line; i += lanes) {
-      int line, t;
-      if (!position<kLineFast>(i, line_count, per_line, lo, hi, parity, line, t)) continue;
-      float* x = base + line * ls;
-      x[t * es] = lift97(x[t * es], c, x[(t - 1) * es], x[(t + 1) * es]);
+  /// F-5 then F-6 (F.3.8.1): even (low) samples first, then odd.
+  __device__ static void run(std::int32_t* base, int s, int tid) {
+    std::int32_t* x = base + line_of(tid) * kLS;
+    const int g = group_of(tid);
+#pragma unroll
+    for (int step = 0; step < 2; ++step) {
+      const int parity = step == 0 ? s : 1 - s;
+      const int lo = 1 + step, hi = kLen - 1 - step;
+      const int first = lo + ((lo & 1) != parity ? 1 : 0);
+      for (int t = first + 2 * g; t < hi; t += 2 * kGroups) {
+        const std::int32_t a = x[(t - 1) * kES], b = x[(t + 1) * kES];
+        if (step == 0) x[t * kES] -= (a + b + 2) >> 2;
+        else x[t * kES] += (a + b) >> 1;
+      }
+      __syncthreads();
     }
-    __syncthreads();
   }
-}
+
+  /// F.3.8.2: scaling, then the four lifting steps (same order and rounding as the CPU).
+  __device__ static void run(float* base, int s, int tid) {
+    float* x = base + line_of(tid) * kLS;
+    const int g = group_of(tid);
+    for (int t = g; t < kLen; t += kGroups) x[t * kES] = __fmul_rn(x[t * kES], ((t & 1) == s) ? kK : kInvK);
+    __syncthreads();
+#pragma unroll
+    for (int step = 0; step < 4; ++step) {
+      const int parity = (step & 1) == 0 ? s : 1 - s;
+      const int lo = 1 + step, hi = kLen - 1 - step;
+      const int first = lo + ((lo & 1) != parity ? 1 : 0);
+      const float c = step == 0 ? kDelta : step == 1 ? kGamma : step == 2 ? kBeta : kAlpha;
+      for (int t = first + 2 * g; t < hi; t += 2 * kGroups)
+        x[t * kES] = lift97(x[t * kES], c, x[(t - 1) * kES], x[(t + 1) * kES]);
+      __syncthreads();
+    }
+  }
+};
 
 template <typename T>
 __device__ __forceinline__ bool matches(const LevelDesc& d) {
@@ -140,25 +129,29 @@ __global__ void idwt_rows(const LevelDesc* descs) {
   const T* a = reinterpret_cast<const T*>(d.a);
   T* b = reinterpret_cast<T*>(d.b);
   const int rows = min(kRowsPerBlock, h - oy);
-  const int tid = threadIdx.x, nth = blockDim.x;
+  const int tid = threadIdx.x;
   if (w == 1) {  // F.3.7: a lone sample at an odd coordinate was doubled by the analysis
-    for (int r = tid; r < rows; r += nth) {
+    for (int r = tid; r < rows; r += kRowThreads) {
       const T v = a[static_cast<std::int64_t>(oy + r) * d.stride];
       b[static_cast<std::int64_t>(oy + r) * d.stride] = s ? halve(v) : v;
     }
     return;
   }
-  for (int i = tid; i < rows * kLen; i += nth) {
-    const int r = i / kLen, t = i % kLen;
-    const int g = mirror(ox + t - kHalo, w);
-    tile[r][t] = a[static_cast<std::int64_t>(oy + r) * d.stride + source_index(g, s, low)];
+  // One warp per row: lanes walk the row's positions.
+  constexpr int kLanes = kRowThreads / kRowsPerBlock;
+  const int row = tid / kLanes, lane = tid % kLanes;
+  if (row < rows) {
+    const T* src = a + static_cast<std::int64_t>(oy + row) * d.stride;
+    for (int t = lane; t < kLen; t += kLanes) tile[row][t] = src[source_index(mirror(ox + t - kHalo, w), s, low)];
   }
   __syncthreads();
   // kHalo and ox are even, so tile position t has the parity of ox + t - kHalo.
-  lift_lines<false>(&tile[0][0], rows, kLen, 1, kLen, s, tid, nth);
-  for (int i = tid; i < rows * kRowTile; i += nth) {
-    const int r = i / kRowTile, t = i % kRowTile;
-    if (ox + t < w) b[static_cast<std::int64_t>(oy + r) * d.stride + ox + t] = tile[r][t + kHalo];
+  // Rows past the picture's end hold stale values: lifted, never stored.
+  Lifter<kRowsPerBlock, kLen, kLen, 1, kRowThreads, false>::run(&tile[0][0], s, tid);
+  if (row < rows) {
+    T* dst = b + static_cast<std::int64_t>(oy + row) * d.stride + ox;
+    const int n = min(kRowTile, w - ox);
+    for (int t = lane; t < n; t += kLanes) dst[t] = tile[row][t + kHalo];
   }
 }
 
@@ -178,7 +171,7 @@ __global__ void idwt_cols(const LevelDesc* descs) {
   T* a = reinterpret_cast<T*>(d.a);
   const int cols = min(kColsPerBlock, w - ox);
   const int tx = threadIdx.x, ty = threadIdx.y;  // blockDim = (kColsPerBlock, 8)
-  const int tid = ty * blockDim.x + tx, nth = blockDim.x * blockDim.y;
+  const int tid = ty * kColsPerBlock + tx;
   if (h == 1) {
     if (ty == 0 && tx < cols) {
       const T v = b[ox + tx];
@@ -186,15 +179,15 @@ __global__ void idwt_cols(const LevelDesc* descs) {
     }
     return;
   }
-  for (int t = ty; t < kLen; t += blockDim.y) {
+  for (int t = ty; t < kLen; t += kColRowsPerBlock) {
     const int g = mirror(oy + t - kHalo, h);
     if (tx < cols) tile[t][tx] = b[static_cast<std::int64_t>(source_index(g, s, low)) * d.stride + ox + tx];
   }
   __syncthreads();
   // One line per column: element stride kColsPerBlock, line stride 1. Lanes are spread
   // so that a warp touches 32 consecutive columns of one row (no bank conflicts).
-  lift_lines<true>(&tile[0][0], cols, 1, kColsPerBlock, kLen, s, tid, nth);
-  for (int t = ty; t < kColTile; t += blockDim.y)
+  Lifter<kColsPerBlock, kLen, 1, kColsPerBlock, kColsPerBlock * kColRowsPerBlock, true>::run(&tile[0][0], s, tid);
+  for (int t = ty; t < kColTile; t += kColRowsPerBlock)
     if (tx < cols && oy + t < h) a[static_cast<std::int64_t>(oy + t) * d.stride + ox + tx] = tile[t + kHalo][tx];
 }
 
@@ -234,65 +227,91 @@ __global__ void dequant(const DequantDesc* descs, const void* coeffs) {
   }
 }
 
-/// G.2/G.3 inverse component transform (on components 0..2 when `mct`), G.1.2 DC level
-/// shift and clamp, written into the component planes.
+/// G.2/G.3 inverse component transform (component c of 0..2), G.1.2 DC level shift and
+/// clamp of one sample at index i of the work buffers: the store kernel's and the fused
+/// colour kernel's common step (decoder::reconstruct's twin).
+/// `s0..s2`: components 0..2 when mct, else s0 is component c's buffer.
+__device__ __forceinline__ std::int32_t finish(const float* s0, const float* s1, const float* s2, int is_float, int mct,
+                                               int c, std::int64_t i, std::int32_t shift, std::int32_t lo, std::int32_t hi) {
+  if (is_float) {
+    float v;
+    if (mct) {
+      const float Y = s0[i], U = s1[i], V = s2[i];
+      if (c == 0) v = __fadd_rn(Y, __fmul_rn(1.402f, V));  // G-8..G-10 (ICT inverse)
+      else if (c == 1) v = __fsub_rn(__fsub_rn(Y, __fmul_rn(0.34413f, U)), __fmul_rn(0.71414f, V));
+      else v = __fadd_rn(Y, __fmul_rn(1.772f, U));
+    } else {
+      v = s0[i];
+    }
+    v = fminf(fmaxf(v, -1.0e9f), 1.0e9f);  // keeps huge values from corrupt data defined
+    return min(max(__float2int_rn(v) + shift, lo), hi);  // lrintf: round half to even
+  }
+  std::int32_t v;
+  if (mct) {
+    const std::int32_t Y = reinterpret_cast<const std::int32_t*>(s0)[i];
+    const std::int32_t U = reinterpret_cast<const std::int32_t*>(s1)[i];
+    const std::int32_t V = reinterpret_cast<const std::int32_t*>(s2)[i];
+    const std::int32_t g = Y - ((U + V) >> 2);  // G-6 (RCT inverse)
+    v = c == 0 ? V + g : c == 1 ? g : U + g;
+  } else {
+    v = reinterpret_cast<const std::int32_t*>(s0)[i];
+  }
+  const long long t = static_cast<long long>(v) + shift;
+  return static_cast<std::int32_t>(t < lo ? lo : t > hi ? hi : t);
+}
+
+/// Writes every tile-component's finished samples into its component plane.
 __global__ void store(const StoreDesc* descs, int mct) {
   const StoreDesc& d = descs[blockIdx.z];
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= d.width || y >= d.height) return;
   const int px = d.ox + x, py = d.oy + y;
   if (px < 0 || py < 0 || px >= d.plane_w || py >= d.plane_h) return;
-  const std::int64_t i = static_cast<std::int64_t>(y) * d.stride + x;
   const int c = blockIdx.z;
-  std::int32_t out;
-  if (d.is_float) {
-    float v;
-    if (mct && c < 3) {
-      const float Y = descs[0].src[i], U = descs[1].src[i], V = descs[2].src[i];
-      if (c == 0) v = __fadd_rn(Y, __fmul_rn(1.402f, V));  // G-8..G-10 (ICT inverse)
-      else if (c == 1) v = __fsub_rn(__fsub_rn(Y, __fmul_rn(0.34413f, U)), __fmul_rn(0.71414f, V));
-      else v = __fadd_rn(Y, __fmul_rn(1.772f, U));
-    } else {
-      v = d.src[i];
-    }
-    v = fminf(fmaxf(v, -1.0e9f), 1.0e9f);  // keeps huge values from corrupt data defined
-    out = min(max(__float2int_rn(v) + d.shift, d.lo), d.hi);  // lrintf: round half to even
-  } else {
-    std::int32_t v;
-    if (mct && c < 3) {
-      const std::int32_t Y = reinterpret_cast<const std::int32_t*>(descs[0].src)[i];
-      const std::int32_t U = reinterpret_cast<const std::int32_t*>(descs[1].src)[i];
-      const std::int32_t V = reinterpret_cast<const std::int32_t*>(descs[2].src)[i];
-      const std::int32_t g = Y - ((U + V) >> 2);  // G-6 (RCT inverse)
-      v = c == 0 ? V + g : c == 1 ? g : U + g;
-    } else {
-      v = reinterpret_cast<const std::int32_t*>(d.src)[i];
-    }
-    const long long s = static_cast<long long>(v) + d.shift;
-    out = static_cast<std::int32_t>(s < d.lo ? d.lo : s > d.hi ? d.hi : s);
-  }
-  d.plane[static_cast<std::int64_t>(py) * d.plane_w + px] = out;
+  const bool m = mct && c < 3;
+  d.plane[static_cast<std::int64_t>(py) * d.plane_w + px] =
+      finish(m ? descs[0].src : d.src, m ? descs[1].src : nullptr, m ? descs[2].src : nullptr, d.is_float, m, c,
+             static_cast<std::int64_t>(y) * d.stride + x, d.shift, d.lo, d.hi);
+}
+
+/// Sample (x, y) of component c: from the planes, or (fused display path) finished on
+/// the fly from the work buffers.
+__device__ __forceinline__ std::int32_t sample(const ColourLaunch& L, int c, int x, int y) {
+  if (!L.fused) return L.planes[c].data[static_cast<std::int64_t>(y) * L.planes[c].width + x];
+  const WorkView& w = L.works[c];
+  return finish(L.mct ? L.works[0].data : w.data, L.works[1].data, L.works[2].data, w.is_float, L.mct, c,
+                static_cast<std::int64_t>(y) * w.stride + x, w.shift, w.lo, w.hi);
+}
+
+/// a + (b - a) * phase / n with the CPU's rounding; n a power of two divides exactly
+/// as a multiplication by its reciprocal.
+__device__ __forceinline__ float interpolate(float a, float b, int phase, int n) {
+  const float d = __fmul_rn(__fsub_rn(b, a), static_cast<float>(phase));
+  return __fadd_rn(a, (n & (n - 1)) == 0 ? __fmul_rn(d, 1.0f / static_cast<float>(n)) : __fdiv_rn(d, static_cast<float>(n)));
 }
 
 /// Horizontal chroma upsampling of one row (co-sited), as colour_cpu.cpp's upsample_row.
-__device__ __forceinline__ float chroma_h(const std::int32_t* row, int width, int dx, int x) {
-  if (dx == 1) return static_cast<float>(row[min(x, width - 1)]);
-  const int i = x / dx, phase = x % dx;
-  const float a = static_cast<float>(row[min(i, width - 1)]);
-  const float b = static_cast<float>(row[min(i + 1, width - 1)]);
-  return __fadd_rn(a, __fdiv_rn(__fmul_rn(__fsub_rn(b, a), static_cast<float>(phase)), static_cast<float>(dx)));
+__device__ __forceinline__ float chroma_h(const ColourLaunch& L, int c, int row, int x) {
+  const PlaneView& p = L.planes[c];
+  if (p.dx == 1) return static_cast<float>(sample(L, c, min(x, p.width - 1), row));
+  const int i = x / p.dx, phase = x % p.dx;
+  const float a = static_cast<float>(sample(L, c, min(i, p.width - 1), row));
+  if (phase == 0) return a;  // a + (b - a) * 0 / dx == a exactly (finite samples)
+  const float b = static_cast<float>(sample(L, c, min(i + 1, p.width - 1), row));
+  return interpolate(a, b, phase, p.dx);
 }
 
 /// Chroma at luma position (x, y): vertical siting between the rows it covers, as chroma_row.
-__device__ __forceinline__ float chroma_at(const PlaneView& p, int x, int y) {
-  if (p.dy == 1) return chroma_h(p.data + static_cast<std::int64_t>(min(y, p.height - 1)) * p.width, p.width, p.dx, x);
+__device__ __forceinline__ float chroma_at(const ColourLaunch& L, int c, int x, int y) {
+  const PlaneView& p = L.planes[c];
+  if (p.dy == 1) return chroma_h(L, c, min(y, p.height - 1), x);
   const double pos = (y + 0.5) / p.dy - 0.5;
   const double fl = floor(pos);
   const int r0 = min(max(static_cast<int>(fl), 0), p.height - 1);
   const int r1 = min(r0 + 1, p.height - 1);
   const float w1 = static_cast<float>(fmin(fmax(pos - fl, 0.0), 1.0));
-  const float a = chroma_h(p.data + static_cast<std::int64_t>(r0) * p.width, p.width, p.dx, x);
-  const float b = chroma_h(p.data + static_cast<std::int64_t>(r1) * p.width, p.width, p.dx, x);
+  const float a = chroma_h(L, c, r0, x);
+  const float b = chroma_h(L, c, r1, x);
   return __fadd_rn(a, __fmul_rn(__fsub_rn(b, a), pos < 0 ? 0.0f : w1));
 }
 
@@ -312,12 +331,12 @@ __global__ void colour(const ColourLaunch L) {
   if (x >= L.out_w || oy >= L.out_h) return;
   const detail::ColourParams& p = L.params;
   const float m = p.out_max;
-  const float yv = static_cast<float>(L.planes[0].data[static_cast<std::int64_t>(y) * L.planes[0].width + x]);
+  const float yv = static_cast<float>(sample(L, 0, x, y));
   std::uint32_t r, g, b;
   if (p.mode == detail::ColourMode::grey) {
     r = g = b = to_code(__fmul_rn(__fadd_rn(yv, p.grey_offset), p.grey_scale), m);
   } else {
-    const float cb = chroma_at(L.planes[1], x, y), cr = chroma_at(L.planes[2], x, y);
+    const float cb = chroma_at(L, 1, x, y), cr = chroma_at(L, 2, x, y);
     if (p.mode == detail::ColourMode::rgb) {
       r = to_code(__fmul_rn(yv, p.rgb_scale), m);
       g = to_code(__fmul_rn(cb, p.rgb_scale), m);
@@ -352,13 +371,13 @@ cudaError_t launch_idwt_level(const LevelDesc* descs, int count, int max_w, int 
   if (count <= 0 || max_w <= 0 || max_h <= 0) return cudaSuccess;
   const dim3 rows_grid(blocks(max_w, kRowTile), blocks(max_h, kRowsPerBlock), static_cast<unsigned>(count));
   const dim3 cols_grid(blocks(max_w, kColsPerBlock), blocks(max_h, kColTile), static_cast<unsigned>(count));
-  const dim3 cols_block(kColsPerBlock, 8);
+  const dim3 cols_block(kColsPerBlock, kColRowsPerBlock);
   if (has_int) {
-    idwt_rows<std::int32_t><<<rows_grid, 256, 0, stream>>>(descs);
+    idwt_rows<std::int32_t><<<rows_grid, kRowThreads, 0, stream>>>(descs);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   if (has_float) {
-    idwt_rows<float><<<rows_grid, 256, 0, stream>>>(descs);
+    idwt_rows<float><<<rows_grid, kRowThreads, 0, stream>>>(descs);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
   if (has_int) {

@@ -59,9 +59,18 @@ struct PlaneView {
   std::int32_t width = 0, height = 0, dx = 1, dy = 1;
 };
 
+/// A tile-component's finished work buffer, read directly by the fused colour kernel
+/// (display-only frames of one tile that covers every component).
+struct WorkView {
+  const float* data = nullptr;  ///< int32 or float
+  std::int32_t stride = 0, is_float = 0, shift = 0, lo = 0, hi = 0;
+};
+
 struct ColourLaunch {
   detail::ColourParams params;
-  PlaneView planes[3];
+  PlaneView planes[3];     ///< geometry always; data only when !fused
+  WorkView works[3];       ///< when fused
+  std::int32_t fused = 0, mct = 0;
   std::int32_t width = 0, height = 0;  ///< picture size (the first plane)
   void* out = nullptr;
   std::int64_t pitch = 0;
