@@ -220,10 +220,10 @@ TEST_F(CudaPlanar, EveryLevelCountFrom0To8) {
     }
 }
 
-TEST_F(CudaPlanar, WideCoefficientsTravelAs32Bit) {
-  // Values beyond int16 in some bands: those bands go up as int32, the rest as int16.
+TEST_F(CudaPlanar, NarrowAndWideCoefficientBands) {
+  // Bands travel as int8, int16 or int32, whichever holds their values: all three mixed.
   for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7})
-    for (int amplitude : {1 << 15, 1 << 20}) {
+    for (int amplitude : {100, 1 << 15, 1 << 20}) {
       test::SynthSpec s;
       s.image = {3, 1, 3 + 157, 1 + 91};
       s.levels = 5;
@@ -436,7 +436,9 @@ TEST(CudaDisplay, FusedAndPlanarPathsMatchTheCpu) {
       for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7})
         for (bool planar : {false, true}) {
           test::SynthSpec s;
-          s.image = {3, 5, 3 + 181, 5 + 97};
+          // Odd origins where every component is full size; even ones where chroma is
+          // subsampled (to_rgba8 needs the chroma planes to cover the picture).
+          s.image = c.dx.size() > 1 && c.dx[1] > 1 ? decoder::Rect{4, 6, 4 + 181, 6 + 97} : decoder::Rect{3, 5, 3 + 181, 5 + 97};
           s.tile_w = c.tile_w;
           s.tile_h = c.tile_w;
           s.dx = c.dx;

@@ -56,7 +56,7 @@ struct GpuTimes {
   double download_ms = 0; ///< device -> host copy of the planar picture
   double total_ms = 0;    ///< first event to last
   std::size_t upload_bytes = 0;
-  bool packed16 = false;  ///< coefficients travelled as 16-bit values
+  bool packed16 = false;  ///< no band needed 32-bit values (each went as int8 or int16)
 };
 
 class CudaReconstructor {

@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <thread>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -119,7 +120,7 @@ struct BandJob {
   const std::int32_t* src = nullptr;
   std::size_t count = 0;
   cuda::BandDesc* desc = nullptr;
-  bool wide = false;
+  int bytes = 1;  ///< narrowest integer that holds every value
 };
 
 /// Runs fn(piece) for every piece on up to 8 threads (one when there is little to do:
@@ -140,10 +141,11 @@ void parallel_pieces(std::size_t pieces, std::size_t elements, Fn&& fn) {
   for (std::thread& th : pool) th.join();
 }
 
-/// Copies every band into pinned memory at `dst`, each as int16 when all its values fit
-/// (nearly every band of a lossy frame; the LL band of a deep transform may not), else
-/// as int32. Fills each descriptor's byte offset and width; returns the bytes used.
-/// This is the CPU's share of the upload; it runs while the GPU works on the previous frame.
+/// Copies every band into pinned memory at `dst`, each in the narrowest of int8, int16
+/// and int32 that holds all its values (high bands of a lossy frame are mostly small;
+/// the LL band of a deep transform may need 32 bits). Fills each descriptor's byte
+/// offset and width; returns the bytes used. This is the CPU's share of the upload; it
+/// runs while the GPU works on the previous frame.
 std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst) {
   constexpr std::size_t kPiece = 1u << 16;
   struct Piece {
@@ -155,7 +157,7 @@ std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst) {
     for (std::size_t lo = 0; lo < bands[b].count; lo += kPiece) pieces.push_back({b, lo, std::min(bands[b].count, lo + kPiece)});
     total += bands[b].count;
   }
-  std::vector<std::uint8_t> over(pieces.size(), 0);
+  std::vector<std::uint8_t> need(pieces.size(), 1);
   parallel_pieces(pieces.size(), total, [&](std::size_t i) {
     const Piece& p = pieces[i];
     const std::int32_t* s = bands[p.band].src;
@@ -164,26 +166,29 @@ std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst) {
       mn = std::min(mn, s[k]);
       mx = std::max(mx, s[k]);
     }
-    over[i] = mn < std::numeric_limits<std::int16_t>::min() || mx > std::numeric_limits<std::int16_t>::max();
+    need[i] = (mn < INT16_MIN || mx > INT16_MAX) ? 4 : (mn < INT8_MIN || mx > INT8_MAX) ? 2 : 1;
   });
-  for (std::size_t i = 0; i < pieces.size(); ++i)
-    if (over[i]) bands[pieces[i].band].wide = true;
+  for (BandJob& b : bands) b.bytes = 1;
+  for (std::size_t i = 0; i < pieces.size(); ++i) bands[pieces[i].band].bytes = std::max<int>(bands[pieces[i].band].bytes, need[i]);
   std::size_t pos = 0;
   for (BandJob& b : bands) {
     pos = align_up(pos, 16);
     b.desc->offset = static_cast<std::int64_t>(pos);
-    b.desc->wide = b.wide ? 1 : 0;
-    pos += b.count * (b.wide ? 4 : 2);
+    b.desc->bytes = static_cast<std::int16_t>(b.bytes);
+    pos += b.count * static_cast<std::size_t>(b.bytes);
   }
   parallel_pieces(pieces.size(), total, [&](std::size_t i) {
     const Piece& p = pieces[i];
     const BandJob& b = bands[p.band];
     std::byte* o = dst + b.desc->offset;
-    if (b.wide) {
+    if (b.bytes == 4) {
       std::memcpy(o + p.lo * 4, b.src + p.lo, (p.hi - p.lo) * 4);
-    } else {
+    } else if (b.bytes == 2) {
       auto* o16 = reinterpret_cast<std::int16_t*>(o);
       for (std::size_t k = p.lo; k < p.hi; ++k) o16[k] = static_cast<std::int16_t>(b.src[k]);
+    } else {
+      auto* o8 = reinterpret_cast<std::int8_t*>(o);
+      for (std::size_t k = p.lo; k < p.hi; ++k) o8[k] = static_cast<std::int8_t>(b.src[k]);
     }
   });
   return pos;
@@ -371,7 +376,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
         if (sb.offset > cc.data.size() || n > cc.data.size() - sb.offset)
           return make_error(ErrorKind::corrupt, "subband outside its component's coefficients");
         cuda::BandDesc& b = d.bands[idx];
-        band_jobs.push_back({cc.data.data() + sb.offset, n, &b, false});
+        band_jobs.push_back({cc.data.data() + sb.offset, n, &b, 1});
         b.width = sb.rect.width();
         b.height = sb.rect.height();
         b.scale = sb.step * 0.5f;
@@ -421,7 +426,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
 
   const std::size_t coeff_bytes = stage_bands(band_jobs, host + coeff_off);
   const std::size_t staging_bytes = align_up(coeff_off + coeff_bytes);
-  const bool fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.wide; });
+  const bool fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.bytes == 4; });
 
   // ---- Enqueue -----------------------------------------------------------------------
   slot.times = GpuTimes{};

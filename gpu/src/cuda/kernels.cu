@@ -214,7 +214,9 @@ __global__ void dequant(const DequantDesc* descs, const void* coeffs) {
   if (b.present && bx < b.width && by < b.height) {
     const std::int64_t i = static_cast<std::int64_t>(by) * b.width + bx;
     const char* base = static_cast<const char*>(coeffs) + b.offset;
-    q = b.wide ? reinterpret_cast<const std::int32_t*>(base)[i] : reinterpret_cast<const std::int16_t*>(base)[i];
+    q = b.bytes == 2   ? reinterpret_cast<const std::int16_t*>(base)[i]
+        : b.bytes == 1 ? reinterpret_cast<const std::int8_t*>(base)[i]
+                       : reinterpret_cast<const std::int32_t*>(base)[i];
   }
   const std::int64_t o = static_cast<std::int64_t>(y) * d.stride + x;
   if (d.is_float) {

@@ -19,7 +19,7 @@ struct BandDesc {
   std::int32_t width = 0, height = 0;
   float scale = 0;          ///< 9/7: step / 2 (the low bit is the midpoint); unused for 5/3
   std::int16_t present = 0;
-  std::int16_t wide = 0;    ///< int32 values (else int16)
+  std::int16_t bytes = 2;   ///< 1, 2 or 4: int8, int16 or int32 values
 };
 
 /// Where the subbands of one tile-component go in the deinterleaved work buffer.
