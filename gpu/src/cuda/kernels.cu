@@ -115,6 +115,48 @@ __device__ __forceinline__ bool matches(const LevelDesc& d) {
 }
 
 /// HOR_SR (F.3.4) for kRowsPerBlock rows and kRowTile outputs per row: a -> b.
+/// E.1 dequantisation of one stored value (twice the quantiser index, see coefficients.hpp).
+template <typename T>
+__device__ __forceinline__ T dequantise(std::int32_t q, float scale);
+template <>
+__device__ __forceinline__ float dequantise<float>(std::int32_t q, float scale) {
+  return __fmul_rn(static_cast<float>(q), scale);  // E.1.1.2, midpoint in the low bit
+}
+template <>
+__device__ __forceinline__ std::int32_t dequantise<std::int32_t>(std::int32_t q, float) {
+  // Clamped like the CPU so corrupt magnitudes cannot overflow the lifting sums.
+  constexpr std::int32_t kMax = 1 << 26;
+  const std::int32_t v = q >= 0 ? q >> 1 : -((-q) >> 1);
+  return min(max(v, -kMax), kMax);
+}
+
+/// One row of one subband, ready to be read with dequantisation.
+struct BandRow {
+  const char* base = nullptr;  // start of the row
+  int width = 0, bytes = 2;
+  float scale = 0;
+  bool valid = false;
+
+  __device__ void open(const DequantDesc* dq, int band, int by, const void* coeffs) {
+    const BandDesc& b = dq->bands[band];
+    valid = b.present && by < b.height;
+    width = b.width;
+    bytes = b.bytes;
+    scale = b.scale;
+    base = static_cast<const char*>(coeffs) + b.offset + static_cast<std::int64_t>(by) * b.width * b.bytes;
+  }
+  template <typename T>
+  __device__ T at(int bx) const {
+    if (!valid || bx >= width) return T(0);
+    const std::int32_t q = bytes == 2   ? reinterpret_cast<const std::int16_t*>(base)[bx]
+                           : bytes == 1 ? reinterpret_cast<const std::int8_t*>(base)[bx]
+                                        : reinterpret_cast<const std::int32_t*>(base)[bx];
+    return dequantise<T>(q, scale);
+  }
+};
+
+/// HOR_SR (F.3.4) for kRowsPerBlock rows and kRowTile outputs per row: (previous level's
+/// output in a, this level's bands) -> b, dequantising the bands on the way in.
 template <typename T>
 __global__ void idwt_rows(const LevelDesc* descs) {
   const LevelDesc d = descs[blockIdx.z];
@@ -126,30 +168,45 @@ __global__ void idwt_rows(const LevelDesc* descs) {
   if (ox >= w || oy >= h) return;  // whole block leaves together: no barrier is skipped by some only
   const int s = d.x0 & 1;
   const int low = (d.x1 + 1) / 2 - (d.x0 + 1) / 2;
+  const int low_h = (d.y1 + 1) / 2 - (d.y0 + 1) / 2;
   const T* a = reinterpret_cast<const T*>(d.a);
   T* b = reinterpret_cast<T*>(d.b);
   const int rows = min(kRowsPerBlock, h - oy);
   const int tid = threadIdx.x;
+  // One warp per row: lanes walk the row's positions. The row's low half comes from the
+  // previous level (or the LL band at level 1), its high half from HL (top) or HH.
+  constexpr int kLanes = kRowThreads / kRowsPerBlock;
+  const int row = tid / kLanes, lane = tid % kLanes;
+  const int y = oy + row;
+  const bool top = y < low_h;
+  const int by = top ? y : y - low_h;
+  const int first = 1 + 3 * (d.level - 1);  // HL of this level; LH, HH follow
+  BandRow lo_band, hi_band;
+  const bool low_from_a = top && d.level > 1;
+  if (row < rows) {
+    if (!low_from_a) lo_band.open(d.dq, top ? 0 : first + 1, by, d.coeffs);
+    hi_band.open(d.dq, top ? first : first + 2, by, d.coeffs);
+  }
+  const T* prev = a + static_cast<std::int64_t>(y) * d.stride;
+  auto fetch = [&](int idx) -> T {
+    if (idx >= low) return hi_band.at<T>(idx - low);
+    return low_from_a ? prev[idx] : lo_band.at<T>(idx);
+  };
   if (w == 1) {  // F.3.7: a lone sample at an odd coordinate was doubled by the analysis
-    for (int r = tid; r < rows; r += kRowThreads) {
-      const T v = a[static_cast<std::int64_t>(oy + r) * d.stride];
-      b[static_cast<std::int64_t>(oy + r) * d.stride] = s ? halve(v) : v;
+    if (row < rows && lane == 0) {
+      const T v = fetch(0);
+      b[static_cast<std::int64_t>(y) * d.stride] = s ? halve(v) : v;
     }
     return;
   }
-  // One warp per row: lanes walk the row's positions.
-  constexpr int kLanes = kRowThreads / kRowsPerBlock;
-  const int row = tid / kLanes, lane = tid % kLanes;
-  if (row < rows) {
-    const T* src = a + static_cast<std::int64_t>(oy + row) * d.stride;
-    for (int t = lane; t < kLen; t += kLanes) tile[row][t] = src[source_index(mirror(ox + t - kHalo, w), s, low)];
-  }
+  if (row < rows)
+    for (int t = lane; t < kLen; t += kLanes) tile[row][t] = fetch(source_index(mirror(ox + t - kHalo, w), s, low));
   __syncthreads();
   // kHalo and ox are even, so tile position t has the parity of ox + t - kHalo.
   // Rows past the picture's end hold stale values: lifted, never stored.
   Lifter<kRowsPerBlock, kLen, kLen, 1, kRowThreads, false>::run(&tile[0][0], s, tid);
   if (row < rows) {
-    T* dst = b + static_cast<std::int64_t>(oy + row) * d.stride + ox;
+    T* dst = b + static_cast<std::int64_t>(y) * d.stride + ox;
     const int n = min(kRowTile, w - ox);
     for (int t = lane; t < n; t += kLanes) dst[t] = tile[row][t + kHalo];
   }
@@ -193,11 +250,13 @@ __global__ void idwt_cols(const LevelDesc* descs) {
 
 
 /// E.1: places every coefficient of one tile-component into the deinterleaved work
-/// buffer, dequantised. One thread per output sample; the subband is found by walking
+/// buffer, dequantised. Only for components without synthesis levels: otherwise the
+/// horizontal passes dequantise as they read. One thread per output sample; the subband is found by walking
 /// down the resolutions (a sample outside resolution r-1's corner belongs to a band of r).
 __global__ void dequant(const DequantDesc* descs, const void* coeffs) {
   const DequantDesc& d = descs[blockIdx.z];
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (d.levels > 0) return;  // the horizontal passes dequantise those as they read
   if (x >= d.width || y >= d.height) return;
   int band = 0, bx = x, by = y;
   for (int r = d.levels; r >= 1; --r) {
@@ -296,7 +355,8 @@ __device__ __forceinline__ float interpolate(float a, float b, int phase, int n)
 __device__ __forceinline__ float chroma_h(const ColourLaunch& L, int c, int row, int x) {
   const PlaneView& p = L.planes[c];
   if (p.dx == 1) return static_cast<float>(sample(L, c, min(x, p.width - 1), row));
-  const int i = x / p.dx, phase = x % p.dx;
+  // 4:2:x without an integer division.
+  const int i = p.dx == 2 ? x >> 1 : x / p.dx, phase = p.dx == 2 ? x & 1 : x % p.dx;
   const float a = static_cast<float>(sample(L, c, min(i, p.width - 1), row));
   if (phase == 0) return a;  // a + (b - a) * 0 / dx == a exactly (finite samples)
   const float b = static_cast<float>(sample(L, c, min(i + 1, p.width - 1), row));
@@ -307,14 +367,23 @@ __device__ __forceinline__ float chroma_h(const ColourLaunch& L, int c, int row,
 __device__ __forceinline__ float chroma_at(const ColourLaunch& L, int c, int x, int y) {
   const PlaneView& p = L.planes[c];
   if (p.dy == 1) return chroma_h(L, c, min(y, p.height - 1), x);
-  const double pos = (y + 0.5) / p.dy - 0.5;
-  const double fl = floor(pos);
-  const int r0 = min(max(static_cast<int>(fl), 0), p.height - 1);
+  int r0;
+  float weight;
+  if (p.dy == 2) {
+    // pos = y/2 - 1/4 exactly: weight 3/4 towards the next row for even y, 1/4 for odd.
+    r0 = (y & 1) ? y >> 1 : (y >> 1) - 1;
+    weight = y == 0 ? 0.0f : (y & 1) ? 0.25f : 0.75f;
+  } else {
+    const double pos = (y + 0.5) / p.dy - 0.5;
+    const double fl = floor(pos);
+    r0 = static_cast<int>(fl);
+    weight = pos < 0 ? 0.0f : static_cast<float>(fmin(fmax(pos - fl, 0.0), 1.0));
+  }
+  r0 = min(max(r0, 0), p.height - 1);
   const int r1 = min(r0 + 1, p.height - 1);
-  const float w1 = static_cast<float>(fmin(fmax(pos - fl, 0.0), 1.0));
   const float a = chroma_h(L, c, r0, x);
   const float b = chroma_h(L, c, r1, x);
-  return __fadd_rn(a, __fmul_rn(__fsub_rn(b, a), pos < 0 ? 0.0f : w1));
+  return __fadd_rn(a, __fmul_rn(__fsub_rn(b, a), weight));
 }
 
 __device__ __forceinline__ std::uint32_t to_code(float v, float max) {

@@ -34,6 +34,8 @@ struct DequantDesc {
 
 /// One synthesis level of one tile-component: `a` holds the deinterleaved resolution,
 /// the horizontal pass writes rows into `b`, the vertical pass writes back into `a`.
+/// The horizontal pass dequantises the level's three high bands (and, at level 1, the LL
+/// band) as it reads them, so no separate dequantisation pass touches device memory.
 struct LevelDesc {
   float* a = nullptr;
   float* b = nullptr;
@@ -41,6 +43,9 @@ struct LevelDesc {
   std::int32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;  ///< resolution rectangle on its own grid
   std::int32_t is_float = 0;
   std::int32_t active = 0;
+  std::int32_t level = 0;               ///< r: 1 = the first synthesis (reads the LL band)
+  const DequantDesc* dq = nullptr;      ///< the component's bands (device address)
+  const void* coeffs = nullptr;         ///< the coefficient area the bands' offsets count from
 };
 
 /// The last step of one tile-component: inverse MCT (when `mct`), DC shift, clamp,
