@@ -1,12 +1,13 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--backend stage|own|cuda] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--backend stage|zerocopy|own|cuda|cuda-display] FILE.j2k...
 //
 // stage: tier-1 once on the CPU, then per frame the GPU part alone (upload of the
 //        coefficients, dequantisation + IDWT, MCT/DC/clamp, chroma upsampling + colour
 //        into a device RGBA8 buffer, as into a mapped PBO), timed with CUDA events;
 //        medians after a warm-up, achieved bandwidth against measured copy bandwidth.
 // zerocopy: the same with CudaReconstructor::Options::zero_copy.
+// cuda-display: the player's path, decode_to_device into a device RGBA buffer.
 // own / cuda: whole decode (codestream -> picture) with that backend, wall time per frame.
 // Peak RSS of the process is printed last.
 #include <cuda_runtime.h>
@@ -214,6 +215,46 @@ int bench_stage(const char* path, const std::vector<std::uint8_t>& bytes, int fr
   return 0;
 }
 
+/// The player's path: decode straight into a device RGBA buffer (no planar download).
+int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads) {
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  if (!dec) {
+    std::fprintf(stderr, "%s\n", dec.error().message.c_str());
+    return 1;
+  }
+  decoder::DecodeOptions opt;
+  opt.threads = threads;
+  void* rgba = nullptr;
+  gpu::DeviceTarget target;
+  std::vector<double> wall, t1, t2, gpu_ms;
+  for (int i = 0; i < frames + 3; ++i) {
+    if (!rgba) {  // size from the first frame
+      auto frame = decoder::decode_coefficients(bytes, opt);
+      if (!frame) return 1;
+      const int w = frame->components[0].rect.width(), h = frame->components[0].rect.height();
+      if (cudaMalloc(&rgba, static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
+      target = {rgba, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = (*dec)->decode_to_device(bytes, opt, target, {}, false);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) {
+      std::fprintf(stderr, "%s: %s\n", path, r.error().message.c_str());
+      return 1;
+    }
+    if (i < 3) continue;
+    wall.push_back(ms);
+    t1.push_back((*dec)->last_stats().tier1_ms);
+    t2.push_back((*dec)->last_stats().tier2_ms);
+    gpu_ms.push_back((*dec)->last_gpu_times().total_ms);
+  }
+  std::printf("%s: backend cuda, display path (RGBA into device memory, no planar copy), %d threads, %d frames: median "
+              "%.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
+              path, threads, frames, median(wall), median(t2), median(t1), median(gpu_ms));
+  cudaFree(rgba);
+  return 0;
+}
+
 int bench_decode(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, bool cuda) {
   std::unique_ptr<decoder::Decoder> dec;
   if (cuda) {
@@ -280,6 +321,7 @@ int main(int argc, char** argv) {
     const auto bytes = read_file(f);
     if (backend == "stage" || backend == "zerocopy")
       rc |= bench_stage(f, bytes, frames, threads, d2d, h2d, backend == "zerocopy");
+    else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads);
     else rc |= bench_decode(f, bytes, frames, threads, backend == "cuda");
   }
   rusage ru{};

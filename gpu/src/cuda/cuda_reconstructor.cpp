@@ -605,11 +605,23 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
     img.planes.clear();
     return img;
   }
+  // Out of pinned memory into the picture's own vectors, on several threads: for a
+  // 1080 4:2:2 frame this is 16 MB of fresh pages, slower than the GPU's whole work.
   const auto* src = reinterpret_cast<const std::int32_t*>(slot.planes_host.get());
+  constexpr std::size_t kPiece = 1u << 18;
+  struct Piece {
+    std::size_t plane, lo, hi;
+  };
+  std::vector<Piece> pieces;
   for (std::size_t c = 0; c < img.planes.size(); ++c) {
-    Plane& p = img.planes[c];
-    p.samples.assign(src + slot.plane_offsets[c], src + slot.plane_offsets[c + 1]);
+    const std::size_t n = slot.plane_offsets[c + 1] - slot.plane_offsets[c];
+    img.planes[c].samples.resize(n);  // value-initialised: the page faults happen here
+    for (std::size_t lo = 0; lo < n; lo += kPiece) pieces.push_back({c, lo, std::min(n, lo + kPiece)});
   }
+  parallel_pieces(pieces.size(), slot.plane_offsets.back(), [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    std::memcpy(img.planes[p.plane].samples.data() + p.lo, src + slot.plane_offsets[p.plane] + p.lo, (p.hi - p.lo) * 4);
+  });
   return img;
 }
 
