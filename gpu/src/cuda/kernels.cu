@@ -363,12 +363,20 @@ __device__ __forceinline__ float chroma_h(const ColourLaunch& L, int c, int row,
   return interpolate(a, b, phase, p.dx);
 }
 
-/// Chroma at luma position (x, y): vertical siting between the rows it covers, as chroma_row.
-__device__ __forceinline__ float chroma_at(const ColourLaunch& L, int c, int x, int y) {
-  const PlaneView& p = L.planes[c];
-  if (p.dy == 1) return chroma_h(L, c, min(y, p.height - 1), x);
-  int r0;
-  float weight;
+__device__ __forceinline__ std::uint32_t to_code(float v, float max) {
+  // lround: half away from zero, then clamp (the CPU clamps the long result).
+  v = fminf(fmaxf(v, -1.0f), max + 1.0f);
+  const float r = roundf(v);
+  return static_cast<std::uint32_t>(fminf(fmaxf(r, 0.0f), max));
+}
+
+/// Vertical siting of chroma row for luma row y (as chroma_row): rows r0, r1 and weight.
+__device__ __forceinline__ void chroma_rows(const PlaneView& p, int y, int& r0, int& r1, float& weight) {
+  if (p.dy == 1) {
+    r0 = r1 = min(y, p.height - 1);
+    weight = 0.0f;
+    return;
+  }
   if (p.dy == 2) {
     // pos = y/2 - 1/4 exactly: weight 3/4 towards the next row for even y, 1/4 for odd.
     r0 = (y & 1) ? y >> 1 : (y >> 1) - 1;
@@ -380,49 +388,93 @@ __device__ __forceinline__ float chroma_at(const ColourLaunch& L, int c, int x, 
     weight = pos < 0 ? 0.0f : static_cast<float>(fmin(fmax(pos - fl, 0.0), 1.0));
   }
   r0 = min(max(r0, 0), p.height - 1);
-  const int r1 = min(r0 + 1, p.height - 1);
-  const float a = chroma_h(L, c, r0, x);
-  const float b = chroma_h(L, c, r1, x);
-  return __fadd_rn(a, __fmul_rn(__fsub_rn(b, a), weight));
+  r1 = min(r0 + 1, p.height - 1);
 }
 
-__device__ __forceinline__ std::uint32_t to_code(float v, float max) {
-  // lround: half away from zero, then clamp (the CPU clamps the long result).
-  v = fminf(fmaxf(v, -1.0f), max + 1.0f);
-  const float r = roundf(v);
-  return static_cast<std::uint32_t>(fminf(fmaxf(r, 0.0f), max));
+/// Horizontally upsampled chroma of one row at x and x + 1 (x even): for 4:2:x the pair
+/// shares its samples, so it costs two reads instead of three.
+__device__ __forceinline__ void chroma_h_pair(const ColourLaunch& L, int c, int row, int x, float& v0, float& v1) {
+  const PlaneView& p = L.planes[c];
+  if (p.dx == 2) {
+    const int i = x >> 1;
+    const float a = static_cast<float>(sample(L, c, min(i, p.width - 1), row));
+    const float b = static_cast<float>(sample(L, c, min(i + 1, p.width - 1), row));
+    v0 = a;
+    v1 = interpolate(a, b, 1, 2);
+    return;
+  }
+  v0 = chroma_h(L, c, row, x);
+  v1 = chroma_h(L, c, row, x + 1);
 }
 
-/// Chroma upsampling + YCbCr -> RGB (or RGB / grey scaling) into RGBA8 or RGB10_A2,
-/// rows placed at row0 + y * row_step (field weave).
-__global__ void colour(const ColourLaunch L) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= L.width || y >= L.height) return;
-  const int oy = L.row0 + y * L.row_step;
-  if (x >= L.out_w || oy >= L.out_h) return;
+__device__ __forceinline__ void chroma_pair(const ColourLaunch& L, int c, int x, int y, float& v0, float& v1) {
+  const PlaneView& p = L.planes[c];
+  int r0, r1;
+  float weight;
+  chroma_rows(p, y, r0, r1, weight);
+  float a0, a1;
+  chroma_h_pair(L, c, r0, x, a0, a1);
+  if (p.dy == 1) {
+    v0 = a0;
+    v1 = a1;
+    return;
+  }
+  float b0, b1;
+  chroma_h_pair(L, c, r1, x, b0, b1);
+  v0 = __fadd_rn(a0, __fmul_rn(__fsub_rn(b0, a0), weight));
+  v1 = __fadd_rn(a1, __fmul_rn(__fsub_rn(b1, a1), weight));
+}
+
+/// One output word from the luma and upsampled chroma values, as colour_cpu.cpp's convert.
+__device__ __forceinline__ std::uint32_t convert_pixel(const ColourLaunch& L, float yv, float cb, float cr) {
   const detail::ColourParams& p = L.params;
   const float m = p.out_max;
-  const float yv = static_cast<float>(sample(L, 0, x, y));
   std::uint32_t r, g, b;
   if (p.mode == detail::ColourMode::grey) {
     r = g = b = to_code(__fmul_rn(__fadd_rn(yv, p.grey_offset), p.grey_scale), m);
+  } else if (p.mode == detail::ColourMode::rgb) {
+    r = to_code(__fmul_rn(yv, p.rgb_scale), m);
+    g = to_code(__fmul_rn(cb, p.rgb_scale), m);
+    b = to_code(__fmul_rn(cr, p.rgb_scale), m);
   } else {
-    const float cb = chroma_at(L, 1, x, y), cr = chroma_at(L, 2, x, y);
-    if (p.mode == detail::ColourMode::rgb) {
-      r = to_code(__fmul_rn(yv, p.rgb_scale), m);
-      g = to_code(__fmul_rn(cb, p.rgb_scale), m);
-      b = to_code(__fmul_rn(cr, p.rgb_scale), m);
-    } else {
-      const float yy = __fmul_rn(__fsub_rn(yv, p.y_off), p.y_gain);
-      const float u = __fmul_rn(__fsub_rn(cb, p.c_off), p.c_gain);
-      const float v = __fmul_rn(__fsub_rn(cr, p.c_off), p.c_gain);
-      r = to_code(__fmul_rn(__fadd_rn(yy, __fmul_rn(p.r_cr, v)), m), m);
-      g = to_code(__fmul_rn(__fadd_rn(__fadd_rn(yy, __fmul_rn(p.g_cb, u)), __fmul_rn(p.g_cr, v)), m), m);
-      b = to_code(__fmul_rn(__fadd_rn(yy, __fmul_rn(p.b_cb, u)), m), m);
-    }
+    const float yy = __fmul_rn(__fsub_rn(yv, p.y_off), p.y_gain);
+    const float u = __fmul_rn(__fsub_rn(cb, p.c_off), p.c_gain);
+    const float v = __fmul_rn(__fsub_rn(cr, p.c_off), p.c_gain);
+    r = to_code(__fmul_rn(__fadd_rn(yy, __fmul_rn(p.r_cr, v)), m), m);
+    g = to_code(__fmul_rn(__fadd_rn(__fadd_rn(yy, __fmul_rn(p.g_cb, u)), __fmul_rn(p.g_cr, v)), m), m);
+    b = to_code(__fmul_rn(__fadd_rn(yy, __fmul_rn(p.b_cb, u)), m), m);
   }
-  const std::uint32_t word = L.rgb10 ? (r | (g << 10) | (b << 20) | (3u << 30)) : (r | (g << 8) | (b << 16) | (255u << 24));
-  reinterpret_cast<std::uint32_t*>(static_cast<char*>(L.out) + static_cast<std::int64_t>(oy) * L.pitch)[x] = word;
+  return L.rgb10 ? (r | (g << 10) | (b << 20) | (3u << 30)) : (r | (g << 8) | (b << 16) | (255u << 24));
+}
+
+/// Chroma upsampling + YCbCr -> RGB (or RGB / grey scaling) into RGBA8 or RGB10_A2,
+/// rows placed at row0 + y * row_step (field weave). Two horizontally adjacent pixels
+/// per thread (they share chroma samples), stored as one 8-byte word where aligned.
+__global__ void colour(const ColourLaunch L) {
+  const int x = 2 * (blockIdx.x * blockDim.x + threadIdx.x), y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= L.width || y >= L.height) return;
+  const int oy = L.row0 + y * L.row_step;
+  if (x >= L.out_w || oy >= L.out_h) return;
+  const bool pair = x + 1 < L.width && x + 1 < L.out_w;
+  const float y0 = static_cast<float>(sample(L, 0, x, y));
+  const float y1 = pair ? static_cast<float>(sample(L, 0, x + 1, y)) : 0.0f;
+  float cb0 = 0, cb1 = 0, cr0 = 0, cr1 = 0;
+  if (L.params.mode != detail::ColourMode::grey) {
+    chroma_pair(L, 1, x, y, cb0, cb1);
+    chroma_pair(L, 2, x, y, cr0, cr1);
+  }
+  auto* row = reinterpret_cast<std::uint32_t*>(static_cast<char*>(L.out) + static_cast<std::int64_t>(oy) * L.pitch);
+  const std::uint32_t w0 = convert_pixel(L, y0, cb0, cr0);
+  if (!pair) {
+    row[x] = w0;
+    return;
+  }
+  const std::uint32_t w1 = convert_pixel(L, y1, cb1, cr1);
+  if ((reinterpret_cast<std::uintptr_t>(row + x) & 7) == 0) *reinterpret_cast<uint2*>(row + x) = make_uint2(w0, w1);
+  else {
+    row[x] = w0;
+    row[x + 1] = w1;
+  }
 }
 
 unsigned blocks(int n, int per) { return static_cast<unsigned>((n + per - 1) / per); }
@@ -471,7 +523,7 @@ cudaError_t launch_store(const StoreDesc* descs, int count, int max_w, int max_h
 
 cudaError_t launch_colour(const ColourLaunch& launch, cudaStream_t stream) {
   if (launch.width <= 0 || launch.height <= 0) return cudaSuccess;
-  const dim3 block(64, 4), grid(blocks(launch.width, 64), blocks(launch.height, 4));
+  const dim3 block(32, 8), grid(blocks((launch.width + 1) / 2, 32), blocks(launch.height, 8));
   colour<<<grid, block, 0, stream>>>(launch);
   return cudaGetLastError();
 }
