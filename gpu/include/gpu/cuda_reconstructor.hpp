@@ -13,6 +13,10 @@
 // on its slot's stream, then returns at once, so frame N+1 uploads while frame N's
 // kernels run; collect() waits on that slot's event (never a device-wide sync).
 // Errors come back as values; after any error the caller can reconstruct on the CPU.
+//
+// Threading: one object is used by one thread at a time (submit and collect from the
+// decode thread, say); several objects may share a device. The device is selected with
+// cudaSetDevice(options.device) in create(), submit() and collect().
 #include <cstddef>
 #include <cstdint>
 #include <memory>

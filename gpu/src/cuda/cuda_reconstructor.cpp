@@ -18,6 +18,8 @@
 #include <new>
 #include <vector>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "../colour_params.hpp"
 #include "cuda_check.hpp"
 #include "gpu/cuda.hpp"
@@ -118,6 +120,14 @@ struct TilePlan {
   int ncomp = 0, max_w = 0, max_h = 0, max_levels = 0, min_levels = 1 << 30;
   bool has_int = false, has_float = false, mct = false;
   std::vector<int> level_max_w, level_max_h;
+};
+
+/// An NVTX range for the profilers' timelines (free when no profiler is attached).
+struct NvtxRange {
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
 /// One subband's coefficients and its descriptor (in the pinned staging area), whose
@@ -306,6 +316,8 @@ bool mct_applies(const decoder::TileCoefficients& tile) {
 }  // namespace
 
 Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const ReconstructRequest& req) {
+  NvtxRange range("j2k gpu submit (stage + enqueue)");
+  J2K_CUDA_TRY(cudaSetDevice(options.device));  // the current device is per host thread
   Slot& slot = slots[static_cast<std::size_t>(next)];
   if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
   const std::size_t ncomp = frame.components.size();
@@ -469,7 +481,11 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     if (plan.mct) geom.colour = ColourCoding::rgb;
   }
 
-  const std::size_t coeff_bytes = stage_bands(band_jobs, host + coeff_off);
+  std::size_t coeff_bytes = 0;
+  {
+    NvtxRange stage("j2k gpu stage coefficients");
+    coeff_bytes = stage_bands(band_jobs, host + coeff_off);
+  }
   const std::size_t staging_bytes = align_up(coeff_off + coeff_bytes);
   const bool fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.bytes == 4; });
 
@@ -602,6 +618,8 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
 }
 
 Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times) {
+  NvtxRange range("j2k gpu collect");
+  J2K_CUDA_TRY(cudaSetDevice(options.device));
   Slot* found = nullptr;
   for (Slot& s : slots)
     if (s.busy && s.ticket == ticket) found = &s;
