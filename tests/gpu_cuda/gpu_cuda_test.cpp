@@ -535,3 +535,37 @@ TEST(CudaPhoto, CudaDecoderBackendMatchesTheOwnDecoder) {
     EXPECT_TRUE((*dec)->gpu_active());
   }
 }
+
+TEST(CudaPhoto, DecoderDisplayPathWeavesTwoFieldPictures) {
+  REQUIRE_CUDA();
+  const std::filesystem::path dir = corpus_dir();
+  const auto path = dir / "1919x1081_422_10_97.j2k";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  ASSERT_TRUE(dec.ok()) << dec.error().message;
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
+  ASSERT_TRUE(cpu.ok());
+  gpu::RgbaImage field;
+  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, field));
+  // The same picture as both fields of a frame of twice its height, bottom field first.
+  test::DeviceImage out;
+  ASSERT_TRUE(out.allocate(cpu->width, 2 * cpu->height, gpu::OutputFormat::rgba8));
+  for (int f = 0; f < 2; ++f) {
+    gpu::DeviceTarget t = out.target;
+    t.row0 = f == 0 ? 1 : 0;  // first field decoded is the bottom one
+    t.row_step = 2;
+    auto r = (*dec)->decode_to_device(bytes, opt, t, {}, f == 1);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    if (f == 1) {
+      EXPECT_EQ(max_diff(*cpu, *r), 0);  // planar output on request, same picture
+    }
+  }
+  auto woven = gpu::weave_fields(field, field, false);
+  ASSERT_TRUE(woven.ok());
+  EXPECT_LE(compare_rgba(out.download(), *woven), 1);
+  EXPECT_TRUE((*dec)->gpu_active());
+  EXPECT_GT((*dec)->last_gpu_times().total_ms, 0.0);
+}
