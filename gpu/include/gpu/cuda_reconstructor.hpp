@@ -53,8 +53,9 @@ struct ReconstructRequest {
 
 /// GPU time of one frame, from events on its stream (filled when Options::timing).
 struct GpuTimes {
-  double upload_ms = 0;   ///< host -> device copy of the coefficients
-  double idwt_ms = 0;     ///< dequantisation + inverse DWT
+  double upload_ms = 0;   ///< host -> device copy of the coefficients (start to end of its last part)
+  double idwt_ms = 0;     ///< dequantisation + inverse DWT (from the end of the first upload part:
+                          ///< the last level's bands arrive while the lower levels run)
   double store_ms = 0;    ///< inverse MCT, DC shift, clamp (0 when fused into the colour kernel)
   double colour_ms = 0;   ///< upsampling + matrix into the target
   double download_ms = 0; ///< device -> host copy of the planar picture

@@ -97,8 +97,10 @@ enum Ev { ev_start, ev_uploaded, ev_idwt, ev_stored, ev_coloured, ev_done, ev_co
 /// Everything one frame in flight needs.
 struct Slot {
   cudaStream_t stream = nullptr;
-  cudaStream_t map_stream = nullptr;  // GL buffer maps, beside the frame's work
-  cudaEvent_t mapped = nullptr;
+  cudaStream_t map_stream = nullptr;   // GL buffer maps, beside the frame's work
+  cudaStream_t copy_stream = nullptr;  // second part of the upload, beside the lower levels
+  cudaEvent_t mapped = nullptr, early = nullptr, late = nullptr;
+  bool split = false;
   std::array<cudaEvent_t, ev_count> ev{};
   PinnedBuffer staging;
   DeviceBuffer d_staging;
@@ -136,7 +138,8 @@ struct BandJob {
   const std::int32_t* src = nullptr;
   std::size_t count = 0;
   cuda::BandDesc* desc = nullptr;
-  int bytes = 1;  ///< narrowest integer that holds every value
+  int bytes = 1;      ///< narrowest integer that holds every value
+  bool late = false;  ///< needed only by the last synthesis level: uploaded second
 };
 
 /// Runs fn(piece) for every piece on up to 8 threads (one when there is little to do:
@@ -160,9 +163,11 @@ void parallel_pieces(std::size_t pieces, std::size_t elements, Fn&& fn) {
 /// Copies every band into pinned memory at `dst`, each in the narrowest of int8, int16
 /// and int32 that holds all its values (high bands of a lossy frame are mostly small;
 /// the LL band of a deep transform may need 32 bits). Fills each descriptor's byte
-/// offset and width; returns the bytes used. This is the CPU's share of the upload; it
-/// runs while the GPU works on the previous frame.
-std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst) {
+/// offset and width; returns the bytes used. Late bands go after all others, from
+/// `late_start` on, so that they can travel in a second copy while the lower levels are
+/// synthesised. This is the CPU's share of the upload; it runs while the GPU works on
+/// the previous frame.
+std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst, std::size_t& late_start) {
   constexpr std::size_t kPiece = 1u << 16;
   struct Piece {
     std::size_t band, lo, hi;
@@ -187,11 +192,15 @@ std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst) {
   for (BandJob& b : bands) b.bytes = 1;
   for (std::size_t i = 0; i < pieces.size(); ++i) bands[pieces[i].band].bytes = std::max<int>(bands[pieces[i].band].bytes, need[i]);
   std::size_t pos = 0;
-  for (BandJob& b : bands) {
-    pos = align_up(pos, 16);
-    b.desc->offset = static_cast<std::int64_t>(pos);
-    b.desc->bytes = static_cast<std::int16_t>(b.bytes);
-    pos += b.count * static_cast<std::size_t>(b.bytes);
+  for (int late = 0; late < 2; ++late) {
+    if (late) late_start = pos = align_up(pos, 256);
+    for (BandJob& b : bands) {
+      if (b.late != (late == 1)) continue;
+      pos = align_up(pos, 16);
+      b.desc->offset = static_cast<std::int64_t>(pos);
+      b.desc->bytes = static_cast<std::int16_t>(b.bytes);
+      pos += b.count * static_cast<std::size_t>(b.bytes);
+    }
   }
   parallel_pieces(pieces.size(), total, [&](std::size_t i) {
     const Piece& p = pieces[i];
@@ -246,8 +255,10 @@ struct CudaReconstructor::Impl {
       if (s.stream) cudaStreamSynchronize(s.stream);
       for (cudaEvent_t e : s.ev)
         if (e) cudaEventDestroy(e);
-      if (s.mapped) cudaEventDestroy(s.mapped);
+      for (cudaEvent_t e : {s.mapped, s.early, s.late})
+        if (e) cudaEventDestroy(e);
       if (s.map_stream) cudaStreamDestroy(s.map_stream);
+      if (s.copy_stream) cudaStreamDestroy(s.copy_stream);
       if (s.stream) cudaStreamDestroy(s.stream);
     }
   }
@@ -259,6 +270,9 @@ struct CudaReconstructor::Impl {
       J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
       J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.map_stream, cudaStreamNonBlocking));
       J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.mapped, cudaEventDisableTiming));
+      J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.copy_stream, cudaStreamNonBlocking));
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.early, cudaEventDisableTiming));
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.late, options.timing ? cudaEventDefault : cudaEventDisableTiming));
       for (int i = 0; i < ev_count; ++i) {
         const unsigned flags = (options.timing || i == ev_done) ? cudaEventDefault : cudaEventDisableTiming;
         J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.ev[static_cast<std::size_t>(i)], options.timing ? cudaEventDefault : flags));
@@ -366,6 +380,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   const std::size_t coeff_off = blob;
   const std::size_t staging_capacity = align_up(blob + coeff_count * 4 + 16 * cuda::kMaxBands * frame.tiles.size() * ncomp);
   std::vector<BandJob> band_jobs;
+  const bool split_upload = !options.zero_copy && frame.tiles.size() == 1;
 
   // ---- Buffers (grow-only: reused while the geometry fits) ---------------------------
   if (Status st = slot.staging.reserve(staging_capacity); !st) return st.error();
@@ -430,7 +445,10 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
         if (sb.offset > cc.data.size() || n > cc.data.size() - sb.offset)
           return make_error(ErrorKind::corrupt, "subband outside its component's coefficients");
         cuda::BandDesc& b = d.bands[idx];
-        band_jobs.push_back({cc.data.data() + sb.offset, n, &b, 1});
+        // The last level's bands of a one-tile frame (3/4 of the data) are uploaded in a
+        // second copy that overlaps the synthesis of the lower levels.
+        const bool late = split_upload && dl == plan.max_levels && sb.resolution == dl && dl >= 1;
+        band_jobs.push_back({cc.data.data() + sb.offset, n, &b, 1, late});
         b.width = sb.rect.width();
         b.height = sb.rect.height();
         b.scale = sb.step * 0.5f;
@@ -481,11 +499,12 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     if (plan.mct) geom.colour = ColourCoding::rgb;
   }
 
-  std::size_t coeff_bytes = 0;
+  std::size_t coeff_bytes = 0, late_start = 0;
   {
     NvtxRange stage("j2k gpu stage coefficients");
-    coeff_bytes = stage_bands(band_jobs, host + coeff_off);
+    coeff_bytes = stage_bands(band_jobs, host + coeff_off, late_start);
   }
+  const bool split = split_upload && late_start < coeff_bytes;
   const std::size_t staging_bytes = align_up(coeff_off + coeff_bytes);
   const bool fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.bytes == 4; });
 
@@ -508,6 +527,16 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     }
   const bool fused = exact && !req.planar && (req.target || req.pbo);
 
+  // From here on work is queued: if this submit fails half-way, wait for what was queued
+  // before returning, so that the next submit cannot overwrite buffers still in use.
+  struct DrainOnError {
+    Slot& slot;
+    bool armed = true;
+    ~DrainOnError() {
+      if (!armed) return;
+      for (cudaStream_t st : {slot.stream, slot.copy_stream, slot.map_stream}) (void)cudaStreamSynchronize(st);
+    }
+  } drain{slot};
   if (Status s = record(slot, ev_start); !s) return s.error();
   // Map the GL buffer on a side stream at once, so that the GL synchronisation it
   // implies runs beside this frame's upload and IDWT; only the colour kernel waits for
@@ -530,6 +559,16 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   }
   if (options.zero_copy) {
     J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, coeff_off, cudaMemcpyHostToDevice, slot.stream));
+  } else if (split) {
+    // Descriptors and the lower levels' bands first; the last level's bands follow on the
+    // copy stream (after the first part: one copy engine, no point in sharing it) while
+    // the kernels of the lower levels run.
+    const std::size_t first = coeff_off + late_start;
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, first, cudaMemcpyHostToDevice, slot.stream));
+    J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
+    J2K_CUDA_TRY(cudaStreamWaitEvent(slot.copy_stream, slot.early, 0));
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev + first, host + first, staging_bytes - first, cudaMemcpyHostToDevice, slot.copy_stream));
+    J2K_CUDA_TRY(cudaEventRecord(slot.late, slot.copy_stream));
   } else {
     J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staging_bytes, cudaMemcpyHostToDevice, slot.stream));
   }
@@ -542,11 +581,13 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     if (plan.min_levels == 0)  // components with synthesis levels are dequantised by their first pass
       J2K_CUDA_TRY(cuda::launch_dequant(reinterpret_cast<const cuda::DequantDesc*>(dev + plan.dequant_off), n,
                                         plan.max_w, plan.max_h, d_coeffs, slot.stream));
-    for (int res = 1; res <= plan.max_levels; ++res)
+    for (int res = 1; res <= plan.max_levels; ++res) {
+      if (split && res == plan.max_levels) J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.late, 0));
       J2K_CUDA_TRY(cuda::launch_idwt_level(
           reinterpret_cast<const cuda::LevelDesc*>(dev + plan.levels_off) + static_cast<std::size_t>(res - 1) * ncomp, n,
           plan.level_max_w[static_cast<std::size_t>(res - 1)], plan.level_max_h[static_cast<std::size_t>(res - 1)],
           plan.has_int, plan.has_float, slot.stream));
+    }
     if (t + 1 == frame.tiles.size())
       if (Status s = record(slot, ev_idwt); !s) return s.error();
     if (!fused)
@@ -608,7 +649,9 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     J2K_CUDA_TRY(cudaMemcpyAsync(slot.planes_host.get(), planes, plane_off[ncomp] * 4, cudaMemcpyDeviceToHost, slot.stream));
   J2K_CUDA_TRY(cudaEventRecord(slot.ev[ev_done], slot.stream));
 
+  drain.armed = false;
   slot.busy = true;
+  slot.split = split;
   slot.planar = req.planar;
   slot.geometry = std::move(geom);
   slot.plane_offsets = std::move(plane_off);
@@ -633,7 +676,12 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
       float ms = 0;
       return cudaEventElapsedTime(&ms, slot.ev[a], slot.ev[b]) == cudaSuccess ? static_cast<double>(ms) : 0.0;
     };
-    slot.times.upload_ms = between(ev_start, ev_uploaded);
+    if (slot.split) {
+      float ms = 0;  // the upload ends with its second part, on the copy stream
+      slot.times.upload_ms = cudaEventElapsedTime(&ms, slot.ev[ev_start], slot.late) == cudaSuccess ? ms : 0.0;
+    } else {
+      slot.times.upload_ms = between(ev_start, ev_uploaded);
+    }
     slot.times.idwt_ms = between(ev_uploaded, ev_idwt);
     slot.times.store_ms = between(ev_idwt, ev_stored);
     slot.times.colour_ms = slot.coloured ? between(ev_stored, ev_coloured) : 0.0;
