@@ -1,5 +1,5 @@
 #!/bin/bash
-# Final benchmarks.
+# Benchmarks on the GPU machine (bench/RESULTS.md, "GPU stage"). Logs under $OUT.
 cd "$(dirname "$0")"
 export LD_LIBRARY_PATH=$PWD/lib J2K_GPU_CORPUS=$PWD/corpus
 B=corpus/bench

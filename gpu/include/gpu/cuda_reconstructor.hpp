@@ -11,7 +11,9 @@
 // staging buffer and device buffers, allocated on first use and reused while the
 // frame geometry fits. submit() stages a frame on the CPU and enqueues upload + kernels
 // on its slot's stream, then returns at once, so frame N+1 uploads while frame N's
-// kernels run; collect() waits on that slot's event (never a device-wide sync).
+// kernels run; within a frame the last level's bands upload on a side stream while the
+// lower levels are synthesised. collect() waits on that slot's event (never a
+// device-wide sync).
 // Errors come back as values; after any error the caller can reconstruct on the CPU.
 //
 // Threading: one object is used by one thread at a time (submit and collect from the
