@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "decoder/own_decoder.hpp"
 #include "openjpeg_backend.hpp"
 
 namespace j2k::decoder {
@@ -23,10 +24,9 @@ std::optional<Backend> parse_backend(const std::string& name) {
 Result<std::unique_ptr<Decoder>> make_decoder(Backend backend, const DecodeLimits& limits) {
   switch (backend) {
     case Backend::openjpeg: return std::unique_ptr<Decoder>(make_openjpeg_decoder(limits));
-    case Backend::own: break;
+    case Backend::own: return make_own_decoder(limits);
   }
-  return make_error(ErrorKind::unsupported,
-                    "the 'own' decoder backend is not built yet; use --backend openjpeg");
+  return make_error(ErrorKind::unsupported, "unknown decoder backend");
 }
 
 Result<Bytes> locate_codestream(Bytes data) {

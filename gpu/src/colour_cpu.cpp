@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "colour_params.hpp"
 #include "gpu/colour.hpp"
 
 namespace j2k::gpu {
+
+namespace detail {
 
 namespace {
 
@@ -20,6 +23,65 @@ Matrix matrix_for(ColourCoding c) {
     default: return {0.2126, 0.0722};  // BT.709
   }
 }
+
+}  // namespace
+
+Result<ColourParams> make_colour_params(const PlanarImage& image, const ColourInterpretation& colour, float out_max) {
+  if (image.planes.empty() || image.width <= 0 || image.height <= 0)
+    return make_error(ErrorKind::corrupt, "nothing to convert: empty image");
+  const Plane& first = image.planes[0];
+  if (first.dx != 1 || first.dy != 1)
+    return make_error(ErrorKind::unsupported, "first component is subsampled; cannot display");
+  if (first.precision < 1 || first.precision > 16)
+    return make_error(ErrorKind::unsupported, fmt::format("{}-bit samples cannot be displayed", first.precision));
+  ColourParams p;
+  p.out_max = out_max;
+  const double range = std::ldexp(1.0, first.precision);
+  if (image.planes.size() < 3) {
+    p.mode = ColourMode::grey;
+    p.grey_scale = static_cast<float>(out_max / (range - 1.0));
+    p.grey_offset = first.is_signed ? static_cast<float>(range / 2) : 0.0f;
+    return p;
+  }
+  for (int c = 1; c < 3; ++c) {
+    const Plane& pl = image.planes[c];
+    if (pl.dx < 1 || pl.dy < 1 || pl.dx > 4 || pl.dy > 4 || pl.width < 1 || pl.height < 1 ||
+        pl.width * pl.dx < first.width || pl.height * pl.dy < first.height)
+      return make_error(ErrorKind::unsupported, fmt::format("component {} geometry {}x{} /{}x{} does not cover the image", c,
+                                                            pl.width, pl.height, pl.dx, pl.dy));
+  }
+  ColourCoding coding = colour.coding;
+  if (coding == ColourCoding::unknown)
+    coding = image.colour == ColourCoding::rgb ? ColourCoding::rgb
+             : image.colour == ColourCoding::unknown ? ColourCoding::ycbcr_bt709 : image.colour;
+  const double max_in = range - 1.0;
+  p.rgb_scale = static_cast<float>(out_max / max_in);
+  if (coding == ColourCoding::rgb) {
+    p.mode = ColourMode::rgb;
+    return p;
+  }
+  p.mode = ColourMode::ycbcr;
+  const Matrix m = matrix_for(coding);
+  const double s = range / 256.0;  // code scale relative to 8 bit
+  const bool full = colour.full_range;
+  p.y_off = full ? 0.0f : static_cast<float>(16.0 * s);
+  p.y_gain = static_cast<float>(full ? 1.0 / max_in : 1.0 / (219.0 * s));
+  p.c_off = static_cast<float>(full ? (max_in + 1.0) / 2.0 : 128.0 * s);
+  p.c_gain = static_cast<float>(full ? 1.0 / max_in : 1.0 / (224.0 * s));
+  const float kr = static_cast<float>(m.kr), kb = static_cast<float>(m.kb), kg = 1.0f - kr - kb;
+  p.r_cr = 2.0f * (1.0f - kr);
+  p.b_cb = 2.0f * (1.0f - kb);
+  p.g_cb = -p.b_cb * kb / kg;
+  p.g_cr = -p.r_cr * kr / kg;
+  return p;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::ColourMode;
+using detail::ColourParams;
 
 /// Upsamples one chroma row to `width` samples, co-sited: even outputs copy, odd ones average.
 void upsample_row(const std::int32_t* src, int src_width, int dx, int width, float* dst) {
@@ -54,87 +116,93 @@ void chroma_row(const Plane& p, int y, int width, std::vector<float>& tmp_a, std
   for (int x = 0; x < width; ++x) dst[x] = tmp_a[x] + (tmp_b[x] - tmp_a[x]) * (pos < 0 ? 0.0f : w1);
 }
 
-std::uint8_t to_u8(float v) { return static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L)); }
+long to_code(float v, long max) { return std::clamp(std::lround(v), 0L, max); }
 
-}  // namespace
-
-Status to_rgba8(const PlanarImage& image, const ColourInterpretation& colour, RgbaImage& out) {
-  if (image.planes.empty() || image.width <= 0 || image.height <= 0)
-    return make_error(ErrorKind::corrupt, "nothing to convert: empty image");
+/// Evaluates the conversion for every pixel; `store(index, r, g, b)` receives codes in
+/// [0, out_max]. One function for both output formats so they cannot drift apart.
+template <typename Store>
+Status convert(const PlanarImage& image, const ColourInterpretation& colour, float out_max, Store&& store) {
+  auto params = detail::make_colour_params(image, colour, out_max);
+  if (!params) return params.error();
+  const ColourParams& p = *params;
+  const long max = std::lround(out_max);
   const Plane& first = image.planes[0];
-  if (first.dx != 1 || first.dy != 1)
-    return make_error(ErrorKind::unsupported, "first component is subsampled; cannot display");
   const int width = first.width, height = first.height;
-  out.width = width;
-  out.height = height;
-  out.pixels.resize(static_cast<std::size_t>(width) * height * 4);
-
-  auto shift = [](const Plane& p) { return std::ldexp(1.0, p.precision); };
-  if (image.planes.size() < 3) {
-    const float scale = static_cast<float>(255.0 / (shift(first) - 1.0));
-    const float offset = first.is_signed ? static_cast<float>(shift(first) / 2) : 0.0f;
+  if (p.mode == ColourMode::grey) {
     for (std::size_t i = 0; i < first.samples.size(); ++i) {
-      const std::uint8_t v = to_u8((static_cast<float>(first.samples[i]) + offset) * scale);
-      std::uint8_t* px = &out.pixels[4 * i];
-      px[0] = px[1] = px[2] = v;
-      px[3] = 255;
+      const long v = to_code((static_cast<float>(first.samples[i]) + p.grey_offset) * p.grey_scale, max);
+      store(i, v, v, v);
     }
     return {};
   }
-  for (int c = 1; c < 3; ++c) {
-    const Plane& p = image.planes[c];
-    if (p.dx < 1 || p.dy < 1 || p.dx > 4 || p.dy > 4 || p.width * p.dx < width || p.height * p.dy < height)
-      return make_error(ErrorKind::unsupported, fmt::format("component {} geometry {}x{} /{}x{} does not cover the image", c,
-                                                            p.width, p.height, p.dx, p.dy));
-  }
-
-  ColourCoding coding = colour.coding;
-  if (coding == ColourCoding::unknown)
-    coding = image.colour == ColourCoding::rgb ? ColourCoding::rgb
-             : image.colour == ColourCoding::unknown ? ColourCoding::ycbcr_bt709 : image.colour;
-  const bool rgb = coding == ColourCoding::rgb;
-  const Matrix m = matrix_for(coding);
-  const double max_in = shift(first) - 1.0;
-  const double s = shift(first) / 256.0;  // code scale relative to 8 bit
-  const bool full = colour.full_range || rgb;
-  // Y' = (Y − y_off)·y_gain, C' = (C − c_off)·c_gain, in units where Y' ∈ [0,1], C' ∈ [−½,½].
-  const float y_off = full ? 0.0f : static_cast<float>(16.0 * s);
-  const float y_gain = static_cast<float>(full ? 1.0 / max_in : 1.0 / (219.0 * s));
-  const float c_off = static_cast<float>(full ? (max_in + 1.0) / 2.0 : 128.0 * s);
-  const float c_gain = static_cast<float>(full ? 1.0 / max_in : 1.0 / (224.0 * s));
-  const float kr = static_cast<float>(m.kr), kb = static_cast<float>(m.kb), kg = 1.0f - kr - kb;
-  const float r_cr = 2.0f * (1.0f - kr);
-  const float b_cb = 2.0f * (1.0f - kb);
-  const float g_cb = -b_cb * kb / kg;
-  const float g_cr = -r_cr * kr / kg;
-  const float rgb_scale = static_cast<float>(255.0 / max_in);
-
   std::vector<float> cb(width), cr(width), tmp_a(width), tmp_b(width);
   for (int y = 0; y < height; ++y) {
     chroma_row(image.planes[1], y, width, tmp_a, tmp_b, cb.data());
     chroma_row(image.planes[2], y, width, tmp_a, tmp_b, cr.data());
     const std::int32_t* yrow = &first.samples[static_cast<std::size_t>(y) * width];
-    std::uint8_t* px = &out.pixels[static_cast<std::size_t>(y) * width * 4];
-    if (rgb) {
-      for (int x = 0; x < width; ++x, px += 4) {
-        px[0] = to_u8(static_cast<float>(yrow[x]) * rgb_scale);
-        px[1] = to_u8(cb[x] * rgb_scale);
-        px[2] = to_u8(cr[x] * rgb_scale);
-        px[3] = 255;
-      }
+    const std::size_t base = static_cast<std::size_t>(y) * width;
+    if (p.mode == ColourMode::rgb) {
+      for (int x = 0; x < width; ++x)
+        store(base + x, to_code(static_cast<float>(yrow[x]) * p.rgb_scale, max), to_code(cb[x] * p.rgb_scale, max),
+              to_code(cr[x] * p.rgb_scale, max));
       continue;
     }
-    for (int x = 0; x < width; ++x, px += 4) {
-      const float yy = (static_cast<float>(yrow[x]) - y_off) * y_gain;
-      const float u = (cb[x] - c_off) * c_gain;
-      const float v = (cr[x] - c_off) * c_gain;
-      px[0] = to_u8((yy + r_cr * v) * 255.0f);
-      px[1] = to_u8((yy + g_cb * u + g_cr * v) * 255.0f);
-      px[2] = to_u8((yy + b_cb * u) * 255.0f);
-      px[3] = 255;
+    for (int x = 0; x < width; ++x) {
+      const float yy = (static_cast<float>(yrow[x]) - p.y_off) * p.y_gain;
+      const float u = (cb[x] - p.c_off) * p.c_gain;
+      const float v = (cr[x] - p.c_off) * p.c_gain;
+      store(base + x, to_code((yy + p.r_cr * v) * out_max, max), to_code((yy + p.g_cb * u + p.g_cr * v) * out_max, max),
+            to_code((yy + p.b_cb * u) * out_max, max));
     }
   }
   return {};
+}
+
+}  // namespace
+
+Status to_rgba8(const PlanarImage& image, const ColourInterpretation& colour, RgbaImage& out) {
+  if (auto p = detail::make_colour_params(image, colour, 255.0f); !p) return p.error();
+  out.width = image.planes[0].width;
+  out.height = image.planes[0].height;
+  out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * 4);
+  std::uint8_t* px = out.pixels.data();
+  return convert(image, colour, 255.0f, [px](std::size_t i, long r, long g, long b) {
+    px[4 * i + 0] = static_cast<std::uint8_t>(r);
+    px[4 * i + 1] = static_cast<std::uint8_t>(g);
+    px[4 * i + 2] = static_cast<std::uint8_t>(b);
+    px[4 * i + 3] = 255;
+  });
+}
+
+Status to_rgb10a2(const PlanarImage& image, const ColourInterpretation& colour, Rgb10A2Image& out) {
+  if (auto p = detail::make_colour_params(image, colour, 1023.0f); !p) return p.error();
+  out.width = image.planes[0].width;
+  out.height = image.planes[0].height;
+  out.pixels.resize(static_cast<std::size_t>(out.width) * out.height);
+  std::uint32_t* px = out.pixels.data();
+  return convert(image, colour, 1023.0f, [px](std::size_t i, long r, long g, long b) {
+    px[i] = pack_rgb10a2(static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(b));
+  });
+}
+
+Result<RgbaImage> weave_fields(const RgbaImage& first, const RgbaImage& second, bool top_field_first) {
+  if (first.width != second.width || first.height < second.height || first.height > second.height + 1)
+    return make_error(ErrorKind::corrupt, fmt::format("fields {}x{} and {}x{} do not weave into one frame", first.width,
+                                                      first.height, second.width, second.height));
+  const RgbaImage& top = top_field_first ? first : second;
+  const RgbaImage& bottom = top_field_first ? second : first;
+  RgbaImage frame;
+  frame.width = first.width;
+  frame.height = first.height + second.height;
+  frame.pixels.resize(static_cast<std::size_t>(frame.width) * frame.height * 4);
+  const std::size_t row = static_cast<std::size_t>(frame.width) * 4;
+  for (int y = 0; y < frame.height; ++y) {
+    const RgbaImage& f = (y & 1) ? bottom : top;
+    const int src = y / 2;
+    if (src >= f.height) continue;  // a frame of odd height whose shorter field is the bottom one
+    std::copy_n(f.pixels.data() + src * row, row, frame.pixels.data() + y * row);
+  }
+  return frame;
 }
 
 }  // namespace j2k::gpu

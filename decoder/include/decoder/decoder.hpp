@@ -1,6 +1,7 @@
 #pragma once
 // One interface over JPEG 2000 decoding backends: our own decoder ("own") and
 // OpenJPEG ("openjpeg", the reference and fallback). Selectable at run time.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,12 +31,25 @@ struct DecodeLimits {
   int max_components = 16384;
 };
 
+/// What the last decode did and where its time went (only the own backend fills the stages).
+struct DecodeStats {
+  double tier2_ms = 0;   ///< codestream parsing and packet headers
+  double tier1_ms = 0;   ///< code-block decoding (MQ + passes), wall time
+  double idwt_ms = 0;    ///< dequantisation and inverse DWT
+  double colour_ms = 0;  ///< inverse MCT, DC shift, clamp, output
+  std::uint64_t codeblocks = 0;
+  std::uint64_t damaged_codeblocks = 0;  ///< zeroed in resilient mode
+  std::uint64_t damaged_packets = 0;     ///< packets cut short or unreadable
+};
+
 class Decoder {
  public:
   virtual ~Decoder() = default;
   virtual Backend backend() const noexcept = 0;
   /// Decodes one codestream (raw J2K, or a JP2 file whose codestream box is used).
   virtual Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) = 0;
+  /// Statistics of the last `decode` call.
+  virtual DecodeStats last_stats() const { return {}; }
 };
 
 /// Creates a decoder; an error names the backend and why it is unavailable.

@@ -27,4 +27,24 @@ struct ColourInterpretation {
 /// centred vertically (MPEG-2/BT.709 siting). `out` is resized as needed and reused.
 Status to_rgba8(const PlanarImage& image, const ColourInterpretation& colour, RgbaImage& out);
 
+/// A 10-bit-per-channel picture for GL_RGB10_A2 textures (GL_UNSIGNED_INT_2_10_10_10_REV):
+/// one 32-bit word per pixel, R in bits 0-9, G in 10-19, B in 20-29, alpha (3) in 30-31.
+struct Rgb10A2Image {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint32_t> pixels;  ///< width*height, row-major
+};
+
+constexpr std::uint32_t pack_rgb10a2(std::uint32_t r, std::uint32_t g, std::uint32_t b) noexcept {
+  return r | (g << 10) | (b << 20) | (3u << 30);
+}
+
+/// The same conversion as `to_rgba8` with 1023 as the top code (deep-colour displays).
+Status to_rgb10a2(const PlanarImage& image, const ColourInterpretation& colour, Rgb10A2Image& out);
+
+/// Field weave: interleaves two field pictures (in decoding order) into one frame.
+/// `top_field_first` (field dominance): the first field holds the frame's even rows.
+/// The first field may be one row taller than the second (odd frame heights).
+Result<RgbaImage> weave_fields(const RgbaImage& first, const RgbaImage& second, bool top_field_first);
+
 }  // namespace j2k::gpu

@@ -1,0 +1,331 @@
+// Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
+//
+//   gpu_stage_bench [--frames N] [--threads T] [--backend stage|zerocopy|own|cuda|cuda-display] FILE.j2k...
+//
+// stage: tier-1 once on the CPU, then per frame the GPU part alone (upload of the
+//        coefficients, dequantisation + IDWT, MCT/DC/clamp, chroma upsampling + colour
+//        into a device RGBA8 buffer, as into a mapped PBO), timed with CUDA events;
+//        medians after a warm-up, achieved bandwidth against measured copy bandwidth.
+// zerocopy: the same with CudaReconstructor::Options::zero_copy.
+// cuda-display: the player's path, decode_to_device into a device RGBA buffer.
+// own / cuda: whole decode (codestream -> picture) with that backend, wall time per frame.
+// Peak RSS of the process is printed last.
+#include <cuda_runtime.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "decoder/coefficients.hpp"
+#include "decoder/own_decoder.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_decoder.hpp"
+#include "gpu/cuda_reconstructor.hpp"
+
+using namespace j2k;
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::vector<std::uint8_t> read_file(const char* p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+#define CHECK(x)                                                                 \
+  do {                                                                           \
+    cudaError_t e_ = (x);                                                        \
+    if (e_ != cudaSuccess) {                                                     \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));              \
+      return -1;                                                                 \
+    }                                                                            \
+  } while (0)
+
+/// GB/s of a device-to-device copy (bytes read + written) and of a pinned host-to-device copy.
+int measure_copy(double& d2d, double& h2d) {
+  const std::size_t n = 256u << 20;
+  void *a = nullptr, *b = nullptr, *h = nullptr;
+  CHECK(cudaMalloc(&a, n));
+  CHECK(cudaMalloc(&b, n));
+  CHECK(cudaMallocHost(&h, 64u << 20));
+  CHECK(cudaMemset(a, 1, n));
+  std::memset(h, 1, 64u << 20);
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<double> t1, t2;
+  for (int i = 0; i < 12; ++i) {
+    float ms = 0;
+    CHECK(cudaEventRecord(e0));
+    CHECK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice));
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (i >= 2) t1.push_back(ms);
+    CHECK(cudaEventRecord(e0));
+    CHECK(cudaMemcpyAsync(a, h, 64u << 20, cudaMemcpyHostToDevice));
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (i >= 2) t2.push_back(ms);
+  }
+  d2d = 2.0 * n / (median(t1) * 1e6);
+  h2d = double(64u << 20) / (median(t2) * 1e6);
+  // Small copies: the per-copy cost that a frame-sized upload pays.
+  for (std::size_t mb : {1, 4, 8, 16, 32}) {
+    std::vector<double> t;
+    for (int i = 0; i < 12; ++i) {
+      float ms = 0;
+      CHECK(cudaEventRecord(e0));
+      CHECK(cudaMemcpyAsync(a, h, mb << 20, cudaMemcpyHostToDevice));
+      CHECK(cudaEventRecord(e1));
+      CHECK(cudaEventSynchronize(e1));
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (i >= 2) t.push_back(ms);
+    }
+    std::printf("  pinned H2D %2zu MiB: %.3f ms = %.1f GB/s\n", mb, median(t), double(mb << 20) / (median(t) * 1e6));
+  }
+  // The same 8 MiB copy after 2 ms of idle bus, as between frames of a player.
+  {
+    std::vector<double> t;
+    for (int i = 0; i < 12; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      float ms = 0;
+      CHECK(cudaEventRecord(e0));
+      CHECK(cudaMemcpyAsync(a, h, 8u << 20, cudaMemcpyHostToDevice));
+      CHECK(cudaEventRecord(e1));
+      CHECK(cudaEventSynchronize(e1));
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (i >= 2) t.push_back(ms);
+    }
+    std::printf("  pinned H2D  8 MiB after 2 ms idle: %.3f ms = %.1f GB/s\n", median(t), double(8u << 20) / (median(t) * 1e6));
+  }
+  cudaFree(a);
+  cudaFree(b);
+  cudaFreeHost(h);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return 0;
+}
+
+/// Fewest device bytes the kernels must move (each stage reads its input once and writes
+/// its output once): the yardstick for "achieved bandwidth".
+double kernel_bytes(const decoder::CoefficientFrame& f, double uploaded) {
+  double bytes = uploaded;  // dequant reads what was uploaded
+  for (const auto& t : f.tiles)
+    for (const auto& cc : t.components) {
+      const double n = static_cast<double>(cc.data.size());
+      bytes += n * 4;  // dequant writes
+      double area = n;
+      for (int l = 0; l < cc.decoded_levels; ++l) {
+        bytes += area * 16;  // rows: read+write, columns: read+write
+        area /= 4;
+      }
+    }
+  // fused finish + colour: read the work buffers, write 4 bytes per pixel
+  const double pixels = static_cast<double>(f.components[0].rect.width()) * f.components[0].rect.height();
+  double planes = 0;
+  for (const auto& c : f.components) planes += static_cast<double>(c.rect.width()) * c.rect.height();
+  return bytes + planes * 4 + pixels * 4;
+}
+
+int bench_stage(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, double d2d, double h2d,
+                bool zero_copy) {
+  decoder::DecodeOptions opt;
+  opt.threads = threads;
+  auto frame = decoder::decode_coefficients(bytes, opt);
+  if (!frame) {
+    std::fprintf(stderr, "%s: %s\n", path, frame.error().message.c_str());
+    return 1;
+  }
+  gpu::CudaReconstructor::Options ro;
+  ro.timing = true;
+  ro.zero_copy = zero_copy;
+  auto rec = gpu::CudaReconstructor::create(ro);
+  if (!rec) {
+    std::fprintf(stderr, "%s\n", rec.error().message.c_str());
+    return 1;
+  }
+  const auto& c0 = frame->components[0];
+  const int w = c0.rect.width(), h = c0.rect.height();
+  void* rgba = nullptr;
+  if (cudaMalloc(&rgba, static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
+  gpu::DeviceTarget target{rgba, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
+  gpu::ReconstructRequest req;
+  req.planar = false;
+  req.target = &target;
+  std::vector<double> up, idwt, store, colour, total, wall;
+  gpu::GpuTimes t;
+  for (int i = 0; i < frames + 20; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = (*rec)->reconstruct(*frame, req, &t);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) {
+      std::fprintf(stderr, "%s\n", r.error().message.c_str());
+      return 1;
+    }
+    if (i < 20) continue;  // warm-up
+    up.push_back(t.upload_ms);
+    idwt.push_back(t.idwt_ms);
+    store.push_back(t.store_ms);
+    colour.push_back(t.colour_ms);
+    total.push_back(t.total_ms);
+    wall.push_back(ms);
+  }
+  // Pipelined: two frames in flight (upload of N+1 overlaps kernels of N).
+  gpu::CudaReconstructor::Options ro2;
+  ro2.zero_copy = zero_copy;
+  auto rec2 = gpu::CudaReconstructor::create(ro2);
+  if (!rec2) return 1;
+  auto tp0 = std::chrono::steady_clock::now();
+  int pending = -1;
+  for (int i = 0; i < frames; ++i) {
+    auto tk = (*rec2)->submit(*frame, req);
+    if (!tk) return 1;
+    if (pending >= 0 && !(*rec2)->collect(pending)) return 1;
+    pending = *tk;
+  }
+  if (!(*rec2)->collect(pending)) return 1;
+  const double per_frame_pipelined =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp0).count() / frames;
+  const double kb = kernel_bytes(*frame, static_cast<double>(t.upload_bytes));
+  const double kernel_ms = median(idwt) + median(store) + median(colour);
+  std::printf("%s: %dx%d, %zu codestream bytes, coefficients %s, %s, %d frames after 20 warm-up\n", path, w, h,
+              bytes.size(), t.packed16 ? "8/16-bit per band" : "8/16/32-bit per band", zero_copy ? "ZERO-COPY (read over the bus by the dequant kernel)" : "memcpy upload", frames);
+  std::printf("  GPU median ms: upload %.3f (%.2f MB, %.1f GB/s; pinned H2D peak %.1f) | dequant+IDWT %.3f | MCT/DC %.3f | "
+              "upsample+colour+write %.3f | total %.3f\n",
+              median(up), t.upload_bytes / 1e6, t.upload_bytes / (median(up) * 1e6), h2d, median(idwt), median(store),
+              median(colour), median(total));
+  std::printf("  kernels: %.1f MB moved (lower bound) in %.3f ms = %.0f GB/s = %.0f%% of device copy %.0f GB/s\n", kb / 1e6,
+              kernel_ms, kb / (kernel_ms * 1e6), 100.0 * kb / (kernel_ms * 1e6) / d2d, d2d);
+  std::printf("  host wall per frame (staging + submit + wait): median %.3f ms; pipelined 2 slots: %.3f ms/frame\n",
+              median(wall), per_frame_pipelined);
+  cudaFree(rgba);
+  return 0;
+}
+
+/// The player's path: decode straight into a device RGBA buffer (no planar download).
+int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads) {
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  if (!dec) {
+    std::fprintf(stderr, "%s\n", dec.error().message.c_str());
+    return 1;
+  }
+  decoder::DecodeOptions opt;
+  opt.threads = threads;
+  void* rgba = nullptr;
+  gpu::DeviceTarget target;
+  std::vector<double> wall, t1, t2, gpu_ms;
+  for (int i = 0; i < frames + 3; ++i) {
+    if (!rgba) {  // size from the first frame
+      auto frame = decoder::decode_coefficients(bytes, opt);
+      if (!frame) return 1;
+      const int w = frame->components[0].rect.width(), h = frame->components[0].rect.height();
+      if (cudaMalloc(&rgba, static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
+      target = {rgba, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = (*dec)->decode_to_device(bytes, opt, target, {}, false);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) {
+      std::fprintf(stderr, "%s: %s\n", path, r.error().message.c_str());
+      return 1;
+    }
+    if (i < 3) continue;
+    wall.push_back(ms);
+    t1.push_back((*dec)->last_stats().tier1_ms);
+    t2.push_back((*dec)->last_stats().tier2_ms);
+    gpu_ms.push_back((*dec)->last_gpu_times().total_ms);
+  }
+  std::printf("%s: backend cuda, display path (RGBA into device memory, no planar copy), %d threads, %d frames: median "
+              "%.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
+              path, threads, frames, median(wall), median(t2), median(t1), median(gpu_ms));
+  cudaFree(rgba);
+  return 0;
+}
+
+int bench_decode(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, bool cuda) {
+  std::unique_ptr<decoder::Decoder> dec;
+  if (cuda) {
+    auto d = gpu::make_cuda_decoder({gpu::GpuMode::on});
+    if (!d) {
+      std::fprintf(stderr, "%s\n", d.error().message.c_str());
+      return 1;
+    }
+    dec = std::move(*d);
+  } else {
+    dec = decoder::make_own_decoder();
+  }
+  decoder::DecodeOptions opt;
+  opt.threads = threads;
+  std::vector<double> wall, t1, t2, idwt, colour;
+  for (int i = 0; i < frames + 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto img = dec->decode(bytes, opt);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!img) {
+      std::fprintf(stderr, "%s: %s\n", path, img.error().message.c_str());
+      return 1;
+    }
+    if (i < 3) continue;
+    const auto s = dec->last_stats();
+    wall.push_back(ms);
+    t1.push_back(s.tier1_ms);
+    t2.push_back(s.tier2_ms);
+    idwt.push_back(s.idwt_ms);
+    colour.push_back(s.colour_ms);
+  }
+  std::printf("%s: backend %s, %d threads, %d frames: median %.2f ms/frame (tier-2 %.2f, tier-1 %.2f, idwt %.2f, "
+              "colour/MCT %.2f)\n",
+              path, cuda ? "cuda" : "own", threads, frames, median(wall), median(t2), median(t1), median(idwt),
+              median(colour));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int frames = 200, threads = 16;
+  std::string backend = "stage";
+  std::vector<const char*> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--frames" && i + 1 < argc) frames = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
+    else files.push_back(argv[i]);
+  }
+  std::printf("device: %s\n", gpu::cuda_describe().c_str());
+  if (backend != "own" && !gpu::cuda_available()) {
+    std::fprintf(stderr, "no CUDA device\n");
+    return 1;
+  }
+  double d2d = 0, h2d = 0;
+  if (backend == "stage" || backend == "zerocopy") {
+    if (measure_copy(d2d, h2d) != 0) return 1;
+    std::printf("measured: device-to-device copy %.0f GB/s (read+write), pinned host-to-device %.1f GB/s\n", d2d, h2d);
+  }
+  int rc = 0;
+  for (const char* f : files) {
+    const auto bytes = read_file(f);
+    if (backend == "stage" || backend == "zerocopy")
+      rc |= bench_stage(f, bytes, frames, threads, d2d, h2d, backend == "zerocopy");
+    else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads);
+    else rc |= bench_decode(f, bytes, frames, threads, backend == "cuda");
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("peak RSS: %.1f MiB\n", ru.ru_maxrss / 1024.0);
+  return rc;
+}

@@ -1,0 +1,86 @@
+#pragma once
+// The hand-off point between tier-1 and reconstruction (15444-1 Annex E, F, G).
+//
+// Our own decoder stops after tier-1 with a CoefficientFrame: every subband of every
+// tile-component as an array of quantised coefficients, plus everything that
+// dequantisation, the inverse DWT, the inverse component transform and the DC level
+// shift need. `reconstruct()` is the CPU implementation of those stages; a GPU stage
+// can take the same frame instead.
+#include <cstdint>
+#include <vector>
+
+#include "core/planar_image.hpp"
+#include "core/result.hpp"
+
+namespace j2k::decoder {
+
+enum class Wavelet : std::uint8_t {
+  irreversible_9_7 = 0,  ///< floating point, 15444-1 F.3.8.2
+  reversible_5_3 = 1,    ///< integer, exact, F.3.8.1
+};
+
+enum class BandOrientation : std::uint8_t { LL = 0, HL = 1, LH = 2, HH = 3 };
+
+/// A rectangle on some grid, [x0, x1) x [y0, y1).
+struct Rect {
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  int width() const noexcept { return x1 - x0; }
+  int height() const noexcept { return y1 - y0; }
+};
+
+/// One subband. Coefficients are stored row-major (width() per row) in the owning
+/// component's `data` at `offset`.
+///
+/// Each value is *twice* the dequantiser's input, so the reconstruction midpoint of a
+/// truncated bit-plane survives as the lowest bit (15444-1 E.1.1.2, r = 1/2):
+///   reversible:   coefficient = sign(v) * (|v| >> 1)
+///   irreversible: coefficient = v * step / 2
+struct SubbandCoefficients {
+  BandOrientation orientation = BandOrientation::LL;
+  int resolution = 0;  ///< 0 = lowest (the LL band)
+  Rect rect;           ///< in the band's own coordinates (15444-1 B-15)
+  float step = 1.0f;   ///< quantisation step size Δb (E-3); 1 for reversible
+  std::size_t offset = 0;
+};
+
+struct ComponentCoefficients {
+  Rect rect;               ///< tile-component at full resolution (B-12)
+  int levels = 0;          ///< decomposition levels in the codestream (NL)
+  int decoded_levels = 0;  ///< levels to synthesise (NL minus `reduce`)
+  Wavelet wavelet = Wavelet::reversible_5_3;
+  std::vector<SubbandCoefficients> subbands;  ///< LL first, then HL, LH, HH per resolution
+  std::vector<std::int32_t> data;
+};
+
+struct TileCoefficients {
+  int index = 0;
+  bool mct = false;  ///< inverse RCT (5/3) or ICT (9/7) on the first three components
+  std::vector<ComponentCoefficients> components;
+};
+
+struct ComponentInfo {
+  int precision = 8;
+  bool is_signed = false;
+  int dx = 1, dy = 1;
+  Rect rect;  ///< at the decoded resolution, on the component's own grid
+};
+
+struct CoefficientFrame {
+  Rect image;  ///< image area on the reference grid (full resolution)
+  int reduce = 0;
+  std::vector<ComponentInfo> components;
+  std::vector<TileCoefficients> tiles;
+  std::uint64_t damaged_codeblocks = 0;  ///< zeroed by resilient decoding
+};
+
+/// Wall time of the reconstruction stages, for --bench.
+struct ReconstructTimes {
+  double idwt_ms = 0;    ///< dequantisation + inverse DWT
+  double colour_ms = 0;  ///< inverse MCT, DC shift, clamp, copy out
+};
+
+/// CPU reconstruction: dequantise, inverse DWT, inverse MCT, DC shift and clamp.
+/// `threads` > 1 spreads the work over that many threads.
+Result<PlanarImage> reconstruct(const CoefficientFrame& frame, int threads = 1, ReconstructTimes* times = nullptr);
+
+}  // namespace j2k::decoder

@@ -1,0 +1,188 @@
+// The own backend: codestream → tier-2 → tier-1 (on the pool) → CoefficientFrame →
+// reconstruction.
+#include "decoder/own_decoder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+#include "codestream/codestream.hpp"
+#include "reconstruct_internal.hpp"
+#include "thread_pool.hpp"
+#include "tier1/code_block_decoder.hpp"
+#include "tier2/packet_decoder.hpp"
+#include "tier2/tile_structure.hpp"
+
+namespace j2k::decoder {
+
+namespace own {
+namespace {
+
+int ceil_shift(long long a, int s) { return static_cast<int>((a + (1LL << s) - 1) >> s); }
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Decoder state that lives across frames: the pool and each thread's tier-1 scratch.
+struct Engine {
+  std::unique_ptr<ThreadPool> pool;
+  std::vector<CodeBlockDecoder> scratch;
+
+  void ensure(int threads) {
+    threads = std::clamp(threads, 1, 256);
+    if (!pool || pool->size() != threads) {
+      pool = std::make_unique<ThreadPool>(threads);
+      scratch.assign(static_cast<std::size_t>(threads), {});
+    }
+  }
+};
+
+Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const DecodeOptions& options,
+                                             const DecodeLimits& limits, DecodeStats& stats) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto located = locate_codestream(input);
+  if (!located) return located.error();
+  auto parsed = parse_codestream(*located, limits, options.strict);
+  if (!parsed) return parsed.error();
+  Codestream& cs = *parsed;
+  if (options.strict && cs.truncated) return make_error(ErrorKind::corrupt, "codestream is truncated");
+
+  CoefficientFrame frame;
+  const Siz& siz = cs.siz;
+  const int reduce = std::max(0, options.reduce);
+  frame.image = {static_cast<int>(siz.x0), static_cast<int>(siz.y0), static_cast<int>(siz.x1), static_cast<int>(siz.y1)};
+  frame.reduce = reduce;
+  for (const ComponentSiz& c : siz.components) {
+    ComponentInfo ci;
+    ci.precision = c.precision;
+    ci.is_signed = c.is_signed;
+    ci.dx = c.dx;
+    ci.dy = c.dy;
+    ci.rect = {ceil_shift(ceil_div(siz.x0, c.dx), reduce), ceil_shift(ceil_div(siz.y0, c.dy), reduce),
+               ceil_shift(ceil_div(siz.x1, c.dx), reduce), ceil_shift(ceil_div(siz.y1, c.dy), reduce)};
+    frame.components.push_back(ci);
+  }
+
+  const std::size_t ntiles = cs.tiles.size();
+  std::vector<Tile> tiles(ntiles);
+  frame.tiles.resize(ntiles);
+  std::vector<std::vector<std::uint8_t>> joined(ntiles);  // tiles split over several tile-parts
+  std::vector<CodeBlockJob> jobs;
+  Tier2Counters counters;
+  Tier2Options t2opt{options.max_layers, options.strict};
+  for (std::size_t t = 0; t < ntiles; ++t) {
+    TileHeader& th = cs.tiles[t];
+    if (options.strict && th.parts.empty()) return make_error(ErrorKind::corrupt, fmt::format("tile {} is missing", t));
+    auto params = resolve_tile_params(cs, static_cast<int>(t));
+    if (!params) return params.error();
+    if (Status st = build_tile(cs, static_cast<int>(t), std::move(*params), reduce, tiles[t], frame.tiles[t]); !st)
+      return st.error();
+    if (th.parts.empty()) continue;
+    // A.4.2: the tile's packets continue from one tile-part to the next (TPsot order).
+    std::stable_sort(th.parts.begin(), th.parts.end(),
+                     [](const TilePart& a, const TilePart& b) { return a.index_in_tile < b.index_in_tile; });
+    Bytes body = th.parts[0].body;
+    if (th.parts.size() > 1) {
+      for (const TilePart& p : th.parts) joined[t].insert(joined[t].end(), p.body.begin(), p.body.end());
+      body = joined[t];
+    }
+    std::vector<std::uint8_t> headers;
+    bool packed = cs.has_ppm || !th.ppt.empty();
+    if (cs.has_ppm) headers = th.ppm_headers;
+    else
+      for (auto& [z, bytes] : th.ppt) headers.insert(headers.end(), bytes.begin(), bytes.end());
+    if (Status st = decode_tile_packets(tiles[t], body, headers, packed, t2opt, counters); !st) return st.error();
+    if (th.truncated) ++counters.damaged_packets;
+  }
+  // Collect the tier-1 work: code-blocks of the resolutions we keep.
+  for (std::size_t t = 0; t < ntiles; ++t) {
+    Tile& tile = tiles[t];
+    for (std::size_t c = 0; c < tile.components.size(); ++c) {
+      TileComponent& tc = tile.components[c];
+      ComponentCoefficients& cc = frame.tiles[t].components[c];
+      for (Resolution& res : tc.resolutions) {
+        for (PrecinctBand& pb : res.precincts) {
+          std::size_t b = static_cast<std::size_t>(&pb - res.precincts.data()) % res.num_bands;
+          const Band& band = res.bands[b];
+          if (band.subband_index < 0) continue;
+          const SubbandCoefficients& sb = cc.subbands[band.subband_index];
+          for (CodeBlock& cb : pb.blocks) {
+            if (cb.passes == 0 && !cb.damaged) continue;
+            CodeBlockJob job;
+            job.block = &cb;
+            job.orientation = band.orientation;
+            job.magnitude_bits = band.magnitude_bits;
+            job.roi_shift = band.roi_shift;
+            job.cb_style = tc.cb_style;
+            job.stride = sb.rect.width();
+            job.out = cc.data.data() + sb.offset + static_cast<std::size_t>(cb.rect.y0 - sb.rect.y0) * job.stride +
+                      (cb.rect.x0 - sb.rect.x0);
+            for (Bytes ch : cb.chunks) job.bytes += static_cast<std::uint32_t>(ch.size());
+            jobs.push_back(job);
+          }
+        }
+      }
+    }
+  }
+  stats.tier2_ms = ms_since(t0);
+  stats.damaged_packets = counters.damaged_packets;
+  stats.codeblocks = jobs.size();
+
+  // Tier-1, biggest code-blocks first so no thread is left with a large one at the end.
+  t0 = std::chrono::steady_clock::now();
+  std::stable_sort(jobs.begin(), jobs.end(), [](const CodeBlockJob& a, const CodeBlockJob& b) { return a.bytes > b.bytes; });
+  engine.ensure(options.threads);
+  std::atomic<std::uint64_t> damaged{0};
+  engine.pool->parallel_for(jobs.size(), [&](std::size_t i, int slot) {
+    if (!engine.scratch[static_cast<std::size_t>(slot)].decode(jobs[i])) damaged.fetch_add(1, std::memory_order_relaxed);
+  });
+  stats.tier1_ms = ms_since(t0);
+  frame.damaged_codeblocks = damaged.load();
+  stats.damaged_codeblocks = frame.damaged_codeblocks;
+  if (options.strict && frame.damaged_codeblocks > 0)
+    return make_error(ErrorKind::corrupt, fmt::format("{} damaged code-blocks", frame.damaged_codeblocks));
+  return frame;
+}
+
+class OwnDecoder final : public Decoder {
+ public:
+  explicit OwnDecoder(const DecodeLimits& limits) : limits_(limits) {}
+  Backend backend() const noexcept override { return Backend::own; }
+
+  Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) override {
+    stats_ = {};
+    auto frame = run_to_coefficients(engine_, codestream, options, limits_, stats_);
+    if (!frame) return frame.error();
+    ReconstructTimes times;
+    auto image = reconstruct_frame(*frame, engine_.pool.get(), &times);
+    stats_.idwt_ms = times.idwt_ms;
+    stats_.colour_ms = times.colour_ms;
+    return image;
+  }
+  DecodeStats last_stats() const override { return stats_; }
+
+ private:
+  DecodeLimits limits_;
+  Engine engine_;
+  DecodeStats stats_;
+};
+
+}  // namespace
+}  // namespace own
+
+Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options, const DecodeLimits& limits,
+                                             DecodeStats* stats) {
+  own::Engine engine;
+  DecodeStats local;
+  return own::run_to_coefficients(engine, codestream, options, limits, stats ? *stats : local);
+}
+
+std::unique_ptr<Decoder> make_own_decoder(const DecodeLimits& limits) {
+  return std::make_unique<own::OwnDecoder>(limits);
+}
+
+}  // namespace j2k::decoder

@@ -1,0 +1,391 @@
+#include "tier1/code_block_decoder.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "tier1/mq_decoder.hpp"
+
+namespace j2k::decoder::own {
+
+// Table C.2: Qe, NMPS, NLPS, SWITCH for the 47 probability states.
+namespace {
+struct QeRow {
+  std::uint16_t qe;
+  std::uint8_t nmps, nlps, sw;
+};
+constexpr QeRow kQe[47] = {
+    {0x5601, 1, 1, 1},   {0x3401, 2, 6, 0},   {0x1801, 3, 9, 0},   {0x0AC1, 4, 12, 0},  {0x0521, 5, 29, 0},
+    {0x0221, 38, 33, 0}, {0x5601, 7, 6, 1},   {0x5401, 8, 14, 0},  {0x4801, 9, 14, 0},  {0x3801, 10, 14, 0},
+    {0x3001, 11, 17, 0}, {0x2401, 12, 18, 0}, {0x1C01, 13, 20, 0}, {0x1601, 29, 21, 0}, {0x5601, 15, 14, 1},
+    {0x5401, 16, 14, 0}, {0x5101, 17, 15, 0}, {0x4801, 18, 16, 0}, {0x3801, 19, 17, 0}, {0x3401, 20, 18, 0},
+    {0x3001, 21, 19, 0}, {0x2801, 22, 19, 0}, {0x2401, 23, 20, 0}, {0x2201, 24, 21, 0}, {0x1C01, 25, 22, 0},
+    {0x1801, 26, 23, 0}, {0x1601, 27, 24, 0}, {0x1401, 28, 25, 0}, {0x1201, 29, 26, 0}, {0x1101, 30, 27, 0},
+    {0x0AC1, 31, 28, 0}, {0x09C1, 32, 29, 0}, {0x08A1, 33, 30, 0}, {0x0521, 34, 31, 0}, {0x0441, 35, 32, 0},
+    {0x02A1, 36, 33, 0}, {0x0221, 37, 34, 0}, {0x0141, 38, 35, 0}, {0x0111, 39, 36, 0}, {0x0085, 40, 37, 0},
+    {0x0049, 41, 38, 0}, {0x0025, 42, 39, 0}, {0x0015, 43, 40, 0}, {0x0009, 44, 41, 0}, {0x0005, 45, 42, 0},
+    {0x0001, 45, 43, 0}, {0x5601, 46, 46, 0},
+};
+constexpr std::array<MqTransition, 94> make_mq_table() {
+  std::array<MqTransition, 94> t{};
+  for (int i = 0; i < 47; ++i)
+    for (int mps = 0; mps < 2; ++mps) {
+      int lps_mps = kQe[i].sw ? 1 - mps : mps;
+      t[i * 2 + mps] = {kQe[i].qe, static_cast<std::uint8_t>(kQe[i].nmps * 2 + mps),
+                        static_cast<std::uint8_t>(kQe[i].nlps * 2 + lps_mps)};
+    }
+  return t;
+}
+}  // namespace
+
+const std::array<MqTransition, 94> kMqTable = make_mq_table();
+
+namespace {
+
+// Per-sample state word. Bits 0-7: significance of the 8 neighbours; 8-11: their signs
+// (negative) for N, S, W, E; then the sample's own state. Keeping the neighbourhood in the
+// sample's own word makes every context a table lookup on one load (D.3.1–D.3.3).
+constexpr std::uint32_t kSigN = 1u << 0, kSigS = 1u << 1, kSigW = 1u << 2, kSigE = 1u << 3;
+constexpr std::uint32_t kSigNW = 1u << 4, kSigNE = 1u << 5, kSigSW = 1u << 6, kSigSE = 1u << 7;
+constexpr std::uint32_t kNeighbours = 0xFFu;
+constexpr std::uint32_t kSgnN = 1u << 8, kSgnS = 1u << 9, kSgnW = 1u << 10, kSgnE = 1u << 11;
+constexpr std::uint32_t kSig = 1u << 12, kVisit = 1u << 13, kRefined = 1u << 14, kNeg = 1u << 15;
+
+// Context numbers: 0-8 zero coding, 9-13 sign, 14-16 refinement, 17 run-length, 18 uniform.
+constexpr int kCtxMr = 14, kCtxRl = 17, kCtxUni = 18, kNumCtx = 19;
+
+struct Tables {
+  std::uint8_t zc[3][256];  // [LL/LH, HL, HH][neighbour significance]
+  std::uint8_t sc[256];     // (context << 1) | xor bit, from 4 significance + 4 sign bits
+};
+
+constexpr Tables make_tables() {
+  Tables t{};
+  for (int n = 0; n < 256; ++n) {
+    int v = ((n & kSigN) != 0) + ((n & kSigS) != 0);
+    int h = ((n & kSigW) != 0) + ((n & kSigE) != 0);
+    int d = ((n & kSigNW) != 0) + ((n & kSigNE) != 0) + ((n & kSigSW) != 0) + ((n & kSigSE) != 0);
+    // Table D.1, LL and LH bands.
+    auto lh = [](int hh, int vv, int dd) {
+      if (hh == 2) return 8;
+      if (hh == 1) return vv >= 1 ? 7 : dd >= 1 ? 6 : 5;
+      if (vv == 2) return 4;
+      if (vv == 1) return 3;
+      return dd >= 2 ? 2 : dd;
+    };
+    t.zc[0][n] = static_cast<std::uint8_t>(lh(h, v, d));
+    t.zc[1][n] = static_cast<std::uint8_t>(lh(v, h, d));  // HL: h and v swap roles
+    int hv = h + v;
+    int hh;
+    if (d >= 3) hh = 8;
+    else if (d == 2) hh = hv >= 1 ? 7 : 6;
+    else if (d == 1) hh = hv >= 2 ? 5 : hv == 1 ? 4 : 3;
+    else hh = hv >= 2 ? 2 : hv;
+    t.zc[2][n] = static_cast<std::uint8_t>(hh);
+  }
+  // Tables D.2/D.3: contributions +1 (positive), -1 (negative), 0 (insignificant).
+  for (int n = 0; n < 256; ++n) {
+    auto contrib = [n](int sig_bit, int neg_bit) { return (n & sig_bit) ? ((n & neg_bit) ? -1 : 1) : 0; };
+    int vc = contrib(1, 16) + contrib(2, 32);   // N, S (sign bits shifted to 4..7)
+    int hc = contrib(4, 64) + contrib(8, 128);  // W, E
+    hc = std::clamp(hc, -1, 1);
+    vc = std::clamp(vc, -1, 1);
+    int ctx, x = 0;
+    if (hc == 0 && vc == 0) ctx = 9;
+    else if (hc == 0) ctx = 10, x = vc < 0;
+    else if (vc == 0) ctx = 12, x = hc < 0;
+    else if (hc == vc) ctx = 13, x = hc < 0;
+    else ctx = 11, x = hc < 0;
+    t.sc[n] = static_cast<std::uint8_t>(ctx << 1 | x);
+  }
+  return t;
+}
+constexpr Tables kTables = make_tables();
+
+void reset_contexts(std::uint8_t* ctx) {
+  std::memset(ctx, 0, kNumCtx);
+  ctx[0] = 4 * 2;        // D.7 / Table D.7: zero-coding context 0 starts in state 4
+  ctx[kCtxRl] = 3 * 2;   // run-length: state 3
+  ctx[kCtxUni] = 46 * 2; // uniform: state 46
+}
+
+
+// Layout: flags and magnitudes are stored stripe-column-major: the four samples of one
+// column of a stripe (D.2.1 scan order) are adjacent, so one 64-bit load gives the whole
+// column's state and empty columns are skipped with one test. Flags have a one-column
+// border left/right and a one-stripe border above/below.
+struct BlockState {
+  std::uint16_t* flags;  // (stripes + 2) x (w + 2) x 4
+  std::int32_t* data;    // stripes x w x 4
+  int w, h, stripes;
+  int row_stride;        // flags per stripe row: (w + 2) * 4
+  const std::uint8_t* zc;
+  bool causal;
+};
+
+constexpr std::uint64_t lanes(std::uint64_t m) { return m | m << 16 | m << 32 | m << 48; }
+constexpr std::uint64_t kNeighbours4 = lanes(kNeighbours);
+constexpr std::uint64_t kSig4 = lanes(kSig);
+constexpr std::uint64_t kVisit4 = lanes(kVisit);
+constexpr std::uint64_t kCleanupBusy4 = lanes(kSig | kVisit | kNeighbours);
+
+[[gnu::always_inline]] inline std::uint64_t load_column(const std::uint16_t* f) {
+  std::uint64_t v;
+  std::memcpy(&v, f, sizeof v);
+  return v;
+}
+[[gnu::always_inline]] inline void store_column(std::uint16_t* f, std::uint64_t v) { std::memcpy(f, &v, sizeof v); }
+
+[[gnu::always_inline]] inline std::uint32_t sign_index(std::uint32_t f) { return (f & 0xF) | ((f >> 4) & 0xF0); }
+
+/// Marks sample k of a stripe column significant and tells its 8 neighbours (D.3.1). In
+/// vertically causal mode the stripe above does not learn about this one (D.7).
+[[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
+                                                   bool causal) {
+  f[0] |= static_cast<std::uint16_t>(kSig | (neg ? kNeg : 0));
+  f[-4] |= static_cast<std::uint16_t>(kSigE | (neg ? kSgnE : 0));
+  f[4] |= static_cast<std::uint16_t>(kSigW | (neg ? kSgnW : 0));
+  if (k > 0) {
+    f[-1] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
+    f[-5] |= kSigSE;
+    f[3] |= kSigSW;
+  } else if (!causal) {
+    std::uint16_t* u = f - row_stride + 3;
+    u[0] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
+    u[-4] |= kSigSE;
+    u[4] |= kSigSW;
+  }
+  if (k < 3) {
+    f[1] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
+    f[-3] |= kSigNE;
+    f[5] |= kSigNW;
+  } else {
+    std::uint16_t* d = f + row_stride - 3;
+    d[0] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
+    d[-4] |= kSigNE;
+    d[4] |= kSigNW;
+  }
+}
+
+// The pass functions below are long on purpose: the MQ registers stay in locals for the
+// whole pass, which is what makes tier-1 fast (decoder-performance.md).
+
+/// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
+template <bool kRaw, typename Regs>
+void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
+  Regs r = regs;
+  const std::int32_t one = 3 << p;
+  for (int st = 0; st < s.stripes; ++st) {
+    const int rows = std::min(4, s.h - 4 * st);
+    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
+    std::int32_t* d = s.data + st * s.w * 4;
+    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+      if ((load_column(f) & kNeighbours4) == 0) continue;  // nothing significant around
+      for (int k = 0; k < rows; ++k) {
+        const std::uint32_t fl = f[k];
+        if ((fl & kSig) || !(fl & kNeighbours)) continue;
+        std::uint32_t bit;
+        if constexpr (kRaw) bit = raw_bit(r);
+        else bit = mq_decode(r, ctx[s.zc[fl & kNeighbours]]);
+        f[k] = static_cast<std::uint16_t>(fl | kVisit);
+        if (bit) {
+          std::uint32_t neg;
+          if constexpr (kRaw) {
+            neg = raw_bit(r);
+          } else {
+            const std::uint8_t sc = kTables.sc[sign_index(fl)];
+            neg = mq_decode(r, ctx[sc >> 1]) ^ (sc & 1u);
+          }
+          set_significant(f + k, k, s.row_stride, neg, s.causal);
+          d[k] = one;
+        }
+      }
+    }
+  }
+  regs = r;
+}
+
+/// Magnitude refinement pass (D.3.3).
+template <bool kRaw, typename Regs>
+void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
+  Regs r = regs;
+  const std::int32_t half = 1 << p;
+  for (int st = 0; st < s.stripes; ++st) {
+    const int rows = std::min(4, s.h - 4 * st);
+    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
+    std::int32_t* d = s.data + st * s.w * 4;
+    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+      if ((load_column(f) & kSig4) == 0) continue;
+      for (int k = 0; k < rows; ++k) {
+        const std::uint32_t fl = f[k];
+        if ((fl & (kSig | kVisit)) != kSig) continue;
+        std::uint32_t bit;
+        if constexpr (kRaw) {
+          bit = raw_bit(r);
+        } else {
+          const int c = (fl & kRefined) ? kCtxMr + 2 : (fl & kNeighbours) ? kCtxMr + 1 : kCtxMr;
+          bit = mq_decode(r, ctx[c]);
+        }
+        // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
+        d[k] += bit ? half : -half;
+        f[k] = static_cast<std::uint16_t>(fl | kRefined);
+      }
+    }
+  }
+  regs = r;
+}
+
+/// Cleanup pass (D.3.4) with run-length mode for empty stripe columns.
+void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, std::uint8_t* ctx) {
+  MqRegisters mq = mqr;
+  const std::int32_t one = 3 << p;
+  for (int st = 0; st < s.stripes; ++st) {
+    const int rows = std::min(4, s.h - 4 * st);
+    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
+    std::int32_t* d = s.data + st * s.w * 4;
+    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+      const std::uint64_t col = load_column(f);
+      int k = 0;
+      if (rows == 4 && (col & kCleanupBusy4) == 0) {
+        if (!mq_decode(mq, ctx[kCtxRl])) continue;  // four more zeros
+        k = static_cast<int>(mq_decode(mq, ctx[kCtxUni]) << 1);
+        k |= static_cast<int>(mq_decode(mq, ctx[kCtxUni]));
+        const std::uint8_t sc = kTables.sc[sign_index(f[k])];
+        const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
+        set_significant(f + k, k, s.row_stride, neg, s.causal);
+        d[k] = one;
+        ++k;
+      } else if ((col & kSig4) == kSig4) {
+        store_column(f, col & ~kVisit4);  // all four already significant: nothing to code
+        continue;
+      }
+      for (; k < rows; ++k) {
+        const std::uint32_t fl = f[k];
+        if (fl & (kSig | kVisit)) continue;
+        if (mq_decode(mq, ctx[s.zc[fl & kNeighbours]])) {
+          const std::uint8_t sc = kTables.sc[sign_index(fl)];
+          const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
+          set_significant(f + k, k, s.row_stride, neg, s.causal);
+          d[k] = one;
+        }
+      }
+      store_column(f, load_column(f) & ~kVisit4);
+    }
+  }
+  mqr = mq;
+}
+
+}  // namespace
+
+bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
+  const CodeBlock& cb = *job.block;
+  const int w = cb.rect.width(), h = cb.rect.height();
+  if (w <= 0 || h <= 0) return true;
+  if (cb.damaged) return false;  // cut in tier-2: its output stays zero
+  const int numbps = job.magnitude_bits - cb.zero_bitplanes;
+  if (cb.passes == 0 || cb.segments.empty()) return true;  // nothing coded: stays zero
+  if (numbps <= 0) return true;
+  if (numbps > 30) return false;  // beyond our 32-bit magnitudes
+
+  // Gather the segments into one buffer, each followed by two 0xFF bytes (see mq_decoder.hpp).
+  std::size_t total = 0;
+  for (Bytes c : cb.chunks) total += c.size();
+  bytes_.resize(total + 2 * cb.segments.size() + 2);
+  seg_offsets_.clear();
+  {
+    std::size_t chunk = 0, in_chunk = 0, out = 0;
+    for (const Segment& seg : cb.segments) {
+      seg_offsets_.push_back(static_cast<std::uint32_t>(out));
+      std::size_t need = seg.length;
+      while (need > 0 && chunk < cb.chunks.size()) {
+        std::size_t take = std::min(need, cb.chunks[chunk].size() - in_chunk);
+        std::memcpy(bytes_.data() + out, cb.chunks[chunk].data() + in_chunk, take);
+        out += take;
+        need -= take;
+        in_chunk += take;
+        if (in_chunk == cb.chunks[chunk].size()) {
+          ++chunk;
+          in_chunk = 0;
+        }
+      }
+      bytes_[out++] = 0xFF;
+      bytes_[out++] = 0xFF;
+    }
+  }
+
+  const int stripes = (h + 3) / 4;
+  const int row_stride = (w + 2) * 4;
+  flags_.assign(static_cast<std::size_t>(stripes + 2) * row_stride, 0);
+  data_.assign(static_cast<std::size_t>(stripes) * w * 4, 0);
+  BlockState s{flags_.data(), data_.data(), w, h, stripes, row_stride,
+               kTables.zc[job.orientation == BandOrientation::HH   ? 2
+                          : job.orientation == BandOrientation::HL ? 1
+                                                                   : 0],
+               (job.cb_style & kVerticalCausal) != 0};
+  std::uint8_t ctx[kNumCtx];
+  reset_contexts(ctx);
+  MqRegisters mq;
+  RawRegisters raw;
+  const bool bypass = (job.cb_style & kBypass) != 0;
+  bool ok = true;
+
+  std::size_t seg = 0;
+  int left_in_seg = 0;
+  for (int pass = 0; pass < cb.passes; ++pass) {
+    while (left_in_seg == 0) {
+      if (seg == cb.segments.size()) break;
+      left_in_seg = cb.segments[seg].passes;
+      const std::uint8_t* start = bytes_.data() + seg_offsets_[seg];
+      if (bypass && pass >= 10 && (pass + 2) % 3 != 2) raw_init(raw, start);
+      else mq_init(mq, start);
+      ++seg;
+    }
+    if (left_in_seg == 0) break;
+    const int plane = numbps - 1 - (pass + 2) / 3;
+    if (plane < 0) break;  // more passes than bit-planes: ignore the excess
+    const int type = (pass + 2) % 3;  // 0 significance, 1 refinement, 2 cleanup
+    const bool is_raw = bypass && pass >= 10 && type != 2;
+    if (type == 0) {
+      if (is_raw) sig_pass<true>(s, plane, raw, ctx);
+      else sig_pass<false>(s, plane, mq, ctx);
+    } else if (type == 1) {
+      if (is_raw) refine_pass<true>(s, plane, raw, ctx);
+      else refine_pass<false>(s, plane, mq, ctx);
+    } else {
+      cleanup_pass(s, plane, mq, ctx);
+      if (job.cb_style & kSegmentation) {
+        // D.5: the four-symbol segmentation marker 1010 ends every cleanup pass.
+        std::uint32_t sym = 0;
+        for (int i = 0; i < 4; ++i) sym = sym << 1 | mq_decode(mq, ctx[kCtxUni]);
+        if (sym != 0xA) ok = false;
+      }
+    }
+    if (job.cb_style & kReset) reset_contexts(ctx);
+    --left_in_seg;
+    if (!ok) break;
+  }
+  if (!ok) return false;  // the output region was never written: it stays zero
+
+  // Write out with signs. H.1 (ROI maxshift): magnitudes >= 2^s belong to the region and
+  // were scaled up by the encoder; scale them back down.
+  const int roi = job.roi_shift;
+  const std::int32_t roi_threshold = roi ? (roi + 1 < 31 ? (1 << (roi + 1)) : INT32_MAX) : INT32_MAX;
+  for (int y = 0; y < h; ++y) {
+    const int st = y >> 2, k = y & 3;
+    const std::int32_t* d = data_.data() + static_cast<std::ptrdiff_t>(st) * w * 4 + k;
+    const std::uint16_t* f = flags_.data() + static_cast<std::ptrdiff_t>(st + 1) * row_stride + 4 + k;
+    std::int32_t* o = job.out + static_cast<std::ptrdiff_t>(y) * job.stride;
+    if (roi) {
+      for (int x = 0; x < w; ++x) {
+        std::int32_t v = d[4 * x];
+        if (v >= roi_threshold) v >>= roi;
+        o[x] = (f[4 * x] & kNeg) ? -v : v;
+      }
+    } else {
+      for (int x = 0; x < w; ++x) o[x] = (f[4 * x] & kNeg) ? -d[4 * x] : d[4 * x];
+    }
+  }
+  return true;
+}
+
+}  // namespace j2k::decoder::own

@@ -1,0 +1,127 @@
+#pragma once
+// MQ arithmetic decoder (15444-1 Annex C, software conventions of C.3).
+//
+// The registers live in a small struct that pass loops copy into locals (so the compiler
+// keeps A, C, CT and the byte pointer in registers) and write back at the end of a pass.
+// Every segment is followed by two 0xFF padding bytes in the caller's buffer: BYTEIN then
+// sees a marker (0xFF followed by a byte > 0x8F) at the end and feeds 1-bits forever,
+// so the hot path needs no end-of-buffer check.
+#include <array>
+#include <cstdint>
+
+namespace j2k::decoder::own {
+
+/// One entry per (state, MPS) pair: a context byte is `index * 2 + mps` (Table C.2).
+struct MqTransition {
+  std::uint16_t qe;
+  std::uint8_t next_mps;  ///< context byte after an MPS
+  std::uint8_t next_lps;  ///< context byte after an LPS (MPS flipped where SWITCH = 1)
+};
+
+extern const std::array<MqTransition, 94> kMqTable;
+
+struct MqRegisters {
+  std::uint32_t a = 0;
+  std::uint32_t c = 0;
+  int ct = 0;
+  const std::uint8_t* bp = nullptr;
+};
+
+[[gnu::always_inline]] inline void mq_byte_in(MqRegisters& r) {
+  // C.3.4 BYTEIN: after 0xFF, a byte > 0x8F is a marker: stay, feed 1-bits.
+  if (r.bp[0] == 0xFF) {
+    if (r.bp[1] > 0x8F) {
+      r.c += 0xFF00;
+      r.ct = 8;
+    } else {
+      ++r.bp;
+      r.c += static_cast<std::uint32_t>(r.bp[0]) << 9;
+      r.ct = 7;
+    }
+  } else {
+    ++r.bp;
+    r.c += static_cast<std::uint32_t>(r.bp[0]) << 8;
+    r.ct = 8;
+  }
+}
+
+/// C.3.5 INITDEC. `data` must be followed by two 0xFF bytes.
+inline void mq_init(MqRegisters& r, const std::uint8_t* data) {
+  r.bp = data;
+  r.c = static_cast<std::uint32_t>(data[0]) << 16;
+  mq_byte_in(r);
+  r.c <<= 7;
+  r.ct -= 7;
+  r.a = 0x8000;
+}
+
+/// C.3.2 DECODE with C.3.3 RENORMD.
+[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, std::uint8_t& cx) {
+  const MqTransition& t = kMqTable[cx];
+  const std::uint32_t qe = t.qe;
+  std::uint32_t d;
+  r.a -= qe;
+  if ((r.c >> 16) < qe) {
+    // LPS exchange (C.3.2, Figure C.17)
+    if (r.a < qe) {
+      d = cx & 1u;
+      cx = t.next_mps;
+    } else {
+      d = (cx & 1u) ^ 1u;
+      cx = t.next_lps;
+    }
+    r.a = qe;
+  } else {
+    r.c -= qe << 16;
+    if (r.a & 0x8000) return cx & 1u;  // the common case: no renormalisation
+    // MPS exchange (Figure C.16)
+    if (r.a < qe) {
+      d = (cx & 1u) ^ 1u;
+      cx = t.next_lps;
+    } else {
+      d = cx & 1u;
+      cx = t.next_mps;
+    }
+  }
+  do {
+    if (r.ct == 0) mq_byte_in(r);
+    r.a <<= 1;
+    r.c <<= 1;
+    --r.ct;
+  } while (!(r.a & 0x8000));
+  return d;
+}
+
+/// Raw (bypass) bits (D.6): MSB first; after 0xFF the next byte has 7 bits. Same padding.
+struct RawRegisters {
+  std::uint32_t c = 0;
+  int ct = 0;
+  const std::uint8_t* bp = nullptr;
+};
+
+inline void raw_init(RawRegisters& r, const std::uint8_t* data) {
+  r.bp = data;
+  r.c = 0;
+  r.ct = 0;
+}
+
+[[gnu::always_inline]] inline std::uint32_t raw_bit(RawRegisters& r) {
+  if (r.ct == 0) {
+    if (r.c == 0xFF) {
+      if (r.bp[0] > 0x8F) {  // marker or padding: feed ones without moving
+        r.c = 0xFF;
+        r.ct = 8;
+      } else {
+        r.c = *r.bp++;
+        r.ct = 7;
+      }
+    } else {
+      r.c = *r.bp++;
+      r.ct = 8;
+    }
+  }
+  --r.ct;
+  return (r.c >> r.ct) & 1u;
+}
+
+}  // namespace j2k::decoder::own

@@ -1,0 +1,357 @@
+#include "tier2/packet_decoder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tier2/packet_bit_reader.hpp"
+
+namespace j2k::decoder::own {
+
+namespace {
+
+constexpr std::uint16_t kUnlimitedPasses = 0xFFFF;
+
+/// Most passes a segment starting at pass `first` may hold (B.10.7, D.6 / Table D.9).
+std::uint16_t segment_capacity(int cb_style, int first) {
+  if (cb_style & kTermAll) return 1;
+  if (cb_style & kBypass) {
+    if (first < 10) return static_cast<std::uint16_t>(10 - first);  // MQ passes down to the 4th bit-plane
+    return (first - 10) % 3 == 0 ? 2 : 1;  // raw SPP+MRP, then MQ cleanup
+  }
+  return kUnlimitedPasses;
+}
+
+int floor_log2(unsigned v) {
+  int n = -1;
+  while (v) {
+    v >>= 1;
+    ++n;
+  }
+  return n;
+}
+
+/// Number of coding passes codeword (Table B.4).
+int read_pass_count(PacketBitReader& br) {
+  if (!br.bit()) return 1;
+  if (!br.bit()) return 2;
+  std::uint32_t v = br.bits(2);
+  if (v != 3) return 3 + static_cast<int>(v);
+  v = br.bits(5);
+  if (v != 31) return 6 + static_cast<int>(v);
+  return 37 + static_cast<int>(br.bits(7));
+}
+
+struct Contribution {
+  CodeBlock* block;
+  std::uint32_t first_length;  ///< into lengths_
+  std::uint16_t num_lengths;
+  std::uint16_t passes;
+  std::uint32_t bytes;
+};
+
+class PacketReader {
+ public:
+  PacketReader(Tile& tile, Bytes body, Bytes headers, bool packed, const Tier2Options& opt, Tier2Counters& counters)
+      : tile_(tile), body_(body), headers_(packed ? headers : body), packed_(packed), opt_(opt), counters_(counters) {}
+
+  /// Reads one packet. Returns false when the tile's data is used up or damaged.
+  Status read(int c, int r, int prec, int layer, bool& stop) {
+    TileComponent& tc = tile_.components[c];
+    Resolution& res = tc.resolutions[r];
+    const bool keep = opt_.max_layers <= 0 || layer < opt_.max_layers;
+    std::size_t& hpos = packed_ ? header_pos_ : body_pos_;
+    if (hpos >= headers_.size()) {
+      // No more data: the remaining packets are missing (truncated tile).
+      stop = true;
+      if (opt_.strict) return make_error(ErrorKind::corrupt, fmt::format("tile {}: packet data ends early", tile_.index));
+      ++counters_.damaged_packets;
+      return {};
+    }
+    ++counters_.packets;
+    // B.10.8 / A.8.1: optional SOP marker segment in front of the packet (in the body).
+    if (tile_.params.style.sop && body_pos_ + 6 <= body_.size() && body_[body_pos_] == 0xFF &&
+        body_[body_pos_ + 1] == 0x91)
+      body_pos_ += 6;
+    PacketBitReader br(headers_, hpos);
+    contributions_.clear();
+    lengths_.clear();
+    if (br.bit()) {  // non-empty packet
+      for (int b = 0; b < res.num_bands; ++b) {
+        PrecinctBand& pb = res.precincts[static_cast<std::size_t>(prec) * res.num_bands + b];
+        const Band& band = res.bands[b];
+        for (int j = 0; j < pb.cb_rows; ++j) {
+          for (int i = 0; i < pb.cb_cols; ++i) {
+            CodeBlock& cb = pb.blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
+            bool included;
+            bool first_time = !cb.included;
+            if (first_time) included = pb.inclusion.decode(br, i, j, layer + 1);  // B.10.4
+            else included = br.bit() != 0;
+            if (br.failed()) return damaged(stop, "packet header");
+            if (!included) continue;
+            if (first_time) {
+              // B.10.5: missing most significant bit-planes, decoded to its exact value.
+              int t = 1;
+              while (!pb.zero_bitplanes.decode(br, i, j, t)) {
+                if (br.failed() || ++t > 80) return damaged(stop, "zero bit-plane tag tree");
+              }
+              cb.zero_bitplanes = pb.zero_bitplanes.value(i, j);
+              cb.included = true;
+            }
+            int passes = read_pass_count(br);
+            while (br.bit()) ++cb.lblock;  // B.10.7.1
+            if (br.failed() || cb.lblock > 32) return damaged(stop, "pass count");
+            // B.10.7.2: one length per codeword segment this packet contributes to.
+            Contribution con{&cb, static_cast<std::uint32_t>(lengths_.size()), 0, static_cast<std::uint16_t>(passes), 0};
+            int done = cb.passes;
+            int left = passes;
+            int in_last = cb.segments.empty() ? 0 : cb.segments.back().passes;
+            int cap = cb.segments.empty() ? 0 : cb.segments.back().max_passes;
+            while (left > 0) {
+              if (in_last >= cap) {  // start a new segment
+                cap = segment_capacity(tc.cb_style, done);
+                in_last = 0;
+              }
+              int take = std::min(left, cap - in_last);
+              int nbits = cb.lblock + floor_log2(static_cast<unsigned>(take));
+              if (nbits > 32) return damaged(stop, "segment length");
+              std::uint32_t len = br.bits(nbits);
+              lengths_.push_back(len);
+              con.bytes += len;
+              ++con.num_lengths;
+              in_last += take;
+              done += take;
+              left -= take;
+            }
+            if (br.failed()) return damaged(stop, "segment lengths");
+            if (done > 255) return damaged(stop, "too many coding passes");  // D.1: at most 3*Mb-2 passes, Mb <= 74 with ROI
+            (void)band;
+            contributions_.push_back(con);
+          }
+        }
+      }
+    }
+    br.align();
+    if (br.failed()) return damaged(stop, "packet header");
+    hpos = br.position();
+    // A.8.2: optional EPH marker right after the header.
+    if (tile_.params.style.eph && hpos + 2 <= headers_.size() && headers_[hpos] == 0xFF && headers_[hpos + 1] == 0x92)
+      hpos += 2;
+    // Packet body: each code-block's bytes, in header order.
+    for (const Contribution& con : contributions_) {
+      if (con.bytes > body_.size() - std::min(body_pos_, body_.size())) {
+        con.block->damaged = true;
+        body_pos_ = body_.size();
+        return damaged(stop, "packet body");
+      }
+      Bytes data = body_.subspan(body_pos_, con.bytes);
+      body_pos_ += con.bytes;
+      if (keep) commit(tc.cb_style, con, data);
+    }
+    res.next_layer[prec] = layer + 1;
+    return {};
+  }
+
+ private:
+  void commit(int cb_style, const Contribution& con, Bytes data) {
+    CodeBlock& cb = *con.block;
+    int left = con.passes;
+    std::size_t li = con.first_length;
+    while (left > 0) {
+      if (cb.segments.empty() || cb.segments.back().passes >= cb.segments.back().max_passes)
+        cb.segments.push_back({0, 0, segment_capacity(cb_style, cb.passes)});
+      Segment& s = cb.segments.back();
+      int take = std::min<int>(left, s.max_passes - s.passes);
+      s.passes = static_cast<std::uint16_t>(s.passes + take);
+      s.length += lengths_[li++];
+      cb.passes += take;
+      left -= take;
+    }
+    if (!data.empty()) cb.chunks.push_back(data);
+  }
+
+  Status damaged(bool& stop, const char* what) {
+    stop = true;
+    ++counters_.damaged_packets;
+    if (opt_.strict) return make_error(ErrorKind::corrupt, fmt::format("tile {}: damaged {}", tile_.index, what));
+    return {};
+  }
+
+  Tile& tile_;
+  Bytes body_;
+  Bytes headers_;
+  bool packed_;
+  const Tier2Options& opt_;
+  Tier2Counters& counters_;
+  std::size_t body_pos_ = 0;
+  std::size_t header_pos_ = 0;
+  std::vector<Contribution> contributions_;
+  std::vector<std::uint32_t> lengths_;
+};
+
+long long checked_shift(long long v, int s) { return s >= 40 ? (1LL << 40) : v << s; }
+
+/// Walks one progression (B.12.1) calling `visit(c, r, precinct, layer)` for each packet
+/// not read yet. Position-driven orders follow B.12.1.3–B.12.1.5 literally.
+template <typename Visit>
+Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
+  const int ncomp = static_cast<int>(tile.components.size());
+  const int cs = std::clamp(pc.comp_start, 0, ncomp), ce = std::clamp(pc.comp_end, 0, ncomp);
+  int max_res = 0;
+  for (auto& tc : tile.components) max_res = std::max(max_res, static_cast<int>(tc.resolutions.size()));
+  const int rs = std::max(0, pc.res_start), re = std::min(pc.res_end, max_res);
+  const int le = pc.layer_end;
+  bool stop = false;
+
+  auto packet_layers = [&](int c, int r, int prec, int l0, int l1) -> Status {
+    Resolution& res = tile.components[c].resolutions[r];
+    for (int l = l0; l < l1 && !stop; ++l) {
+      if (res.next_layer[prec] != l) continue;
+      if (Status st = visit(c, r, prec, l, stop); !st) return st;
+    }
+    return {};
+  };
+  auto all_precincts = [&](int c, int r, int l) -> Status {
+    auto& rs_ = tile.components[c].resolutions;
+    if (r >= static_cast<int>(rs_.size())) return {};
+    Resolution& res = rs_[r];
+    int n = res.prec_cols * res.prec_rows;
+    for (int p = 0; p < n && !stop; ++p)
+      if (Status st = packet_layers(c, r, p, l, l + 1); !st) return st;
+    return {};
+  };
+
+  switch (pc.order) {
+    case ProgressionOrder::LRCP:
+      for (int l = 0; l < le && !stop; ++l)
+        for (int r = rs; r < re && !stop; ++r)
+          for (int c = cs; c < ce && !stop; ++c)
+            if (Status st = all_precincts(c, r, l); !st) return st;
+      return {};
+    case ProgressionOrder::RLCP:
+      for (int r = rs; r < re && !stop; ++r)
+        for (int l = 0; l < le && !stop; ++l)
+          for (int c = cs; c < ce && !stop; ++c)
+            if (Status st = all_precincts(c, r, l); !st) return st;
+      return {};
+    default: break;
+  }
+
+  // Position-driven orders: step over the reference grid by the smallest precinct.
+  long long xstep = 0, ystep = 0;
+  for (int c = cs; c < ce; ++c) {
+    TileComponent& tc = tile.components[c];
+    const int nl = static_cast<int>(tc.resolutions.size()) - 1;
+    for (int r = rs; r < std::min(re, nl + 1); ++r) {
+      const Resolution& res = tc.resolutions[r];
+      long long sx = checked_shift(tile.components[c].dx, res.ppx + nl - r);
+      long long sy = checked_shift(tile.components[c].dy, res.ppy + nl - r);
+      xstep = xstep == 0 ? sx : std::min(xstep, sx);
+      ystep = ystep == 0 ? sy : std::min(ystep, sy);
+    }
+  }
+  if (xstep == 0 || ystep == 0) return {};
+  const Rect tr = tile.rect;
+  auto precinct_at = [&](int c, int r, long long x, long long y) -> int {
+    TileComponent& tc = tile.components[c];
+    const int nl = static_cast<int>(tc.resolutions.size()) - 1;
+    if (r > nl) return -1;
+    const Resolution& res = tc.resolutions[r];
+    if (res.prec_cols == 0 || res.prec_rows == 0) return -1;
+    const int level = nl - r;
+    const long long dx = tile.components[c].dx, dy = tile.components[c].dy;
+    const long long rpx = checked_shift(1, res.ppx + level), rpy = checked_shift(1, res.ppy + level);
+    // B.12.1.3: the position starts a precinct of this resolution, or is the tile's first
+    // row/column and the precinct was cut by the tile edge.
+    bool ok_y = (y % (dy * rpy) == 0) || (y == tr.y0 && (checked_shift(res.rect.y0, level) % rpy) != 0);
+    bool ok_x = (x % (dx * rpx) == 0) || (x == tr.x0 && (checked_shift(res.rect.x0, level) % rpx) != 0);
+    if (!ok_x || !ok_y) return -1;
+    long long cx = (x + (dx << level) - 1) / (dx << level);
+    long long cy = (y + (dy << level) - 1) / (dy << level);
+    long long pi = (cx >> res.ppx) - res.prec_x0;
+    long long pj = (cy >> res.ppy) - res.prec_y0;
+    if (pi < 0 || pj < 0 || pi >= res.prec_cols || pj >= res.prec_rows) return -1;
+    return static_cast<int>(pj * res.prec_cols + pi);
+  };
+  auto for_positions = [&](auto&& body) -> Status {
+    for (long long y = tr.y0; y < tr.y1 && !stop; y += ystep - (y % ystep))
+      for (long long x = tr.x0; x < tr.x1 && !stop; x += xstep - (x % xstep))
+        if (Status st = body(x, y); !st) return st;
+    return {};
+  };
+  switch (pc.order) {
+    case ProgressionOrder::RPCL:
+      for (int r = rs; r < re && !stop; ++r) {
+        Status st = for_positions([&](long long x, long long y) -> Status {
+          for (int c = cs; c < ce && !stop; ++c) {
+            int p = precinct_at(c, r, x, y);
+            if (p >= 0)
+              if (Status s2 = packet_layers(c, r, p, 0, le); !s2) return s2;
+          }
+          return {};
+        });
+        if (!st) return st;
+      }
+      return {};
+    case ProgressionOrder::PCRL:
+      return for_positions([&](long long x, long long y) -> Status {
+        for (int c = cs; c < ce && !stop; ++c)
+          for (int r = rs; r < re && !stop; ++r) {
+            int p = precinct_at(c, r, x, y);
+            if (p >= 0)
+              if (Status s2 = packet_layers(c, r, p, 0, le); !s2) return s2;
+          }
+        return {};
+      });
+    case ProgressionOrder::CPRL:
+      for (int c = cs; c < ce && !stop; ++c) {
+        // B.12.1.5: the steps come from this component alone.
+        Status st = for_positions([&](long long x, long long y) -> Status {
+          for (int r = rs; r < re && !stop; ++r) {
+            int p = precinct_at(c, r, x, y);
+            if (p >= 0)
+              if (Status s2 = packet_layers(c, r, p, 0, le); !s2) return s2;
+          }
+          return {};
+        });
+        if (!st) return st;
+      }
+      return {};
+    default: return {};
+  }
+}
+
+}  // namespace
+
+Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
+                           const Tier2Options& options, Tier2Counters& counters) {
+  PacketReader reader(tile, body, packed_headers, headers_packed, options, counters);
+  std::vector<ProgressionChange> changes = tile.params.poc;
+  int max_res = 0;
+  for (auto& tc : tile.components) max_res = std::max(max_res, static_cast<int>(tc.resolutions.size()));
+  const int layers = tile.params.style.layers;
+  if (changes.empty()) {
+    ProgressionChange all;
+    all.res_start = 0;
+    all.comp_start = 0;
+    all.layer_end = layers;
+    all.res_end = max_res;
+    all.comp_end = static_cast<int>(tile.components.size());
+    all.order = tile.params.style.progression;
+    changes.push_back(all);
+  }
+  bool stop = false;
+  auto visit = [&](int c, int r, int p, int l, bool& s) -> Status {
+    Status st = reader.read(c, r, p, l, s);
+    stop = s;
+    return st;
+  };
+  for (ProgressionChange pc : changes) {
+    pc.layer_end = std::min(pc.layer_end, layers);
+    if (Status st = walk(tile, pc, visit); !st) return st;
+    if (stop) break;
+  }
+  return {};
+}
+
+}  // namespace j2k::decoder::own

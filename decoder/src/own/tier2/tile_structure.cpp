@@ -1,0 +1,167 @@
+#include "tier2/tile_structure.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace j2k::decoder::own {
+
+namespace {
+
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+int ceil_shift(long long a, int s) { return static_cast<int>((a + (1LL << s) - 1) >> s); }
+int floor_shift(long long a, int s) { return static_cast<int>(a >> s); }
+
+// A cap on the objects one tile may create, so a hostile header (1x1 precincts, 4x4
+// code-blocks on a huge image) cannot make us allocate without bound.
+constexpr long long kMaxCodeBlocksPerTile = 1LL << 22;
+constexpr long long kMaxPrecinctsPerTile = 1LL << 22;
+
+}  // namespace
+
+Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Tile& tile, TileCoefficients& out) {
+  const Siz& siz = cs.siz;
+  int p = t % siz.tiles_x, q = t / siz.tiles_x;
+  // B-7: tile rectangle on the reference grid.
+  tile.index = t;
+  tile.rect.x0 = static_cast<int>(std::max<long long>(siz.tx0 + static_cast<long long>(p) * siz.tw, siz.x0));
+  tile.rect.y0 = static_cast<int>(std::max<long long>(siz.ty0 + static_cast<long long>(q) * siz.th, siz.y0));
+  tile.rect.x1 = static_cast<int>(std::min<long long>(siz.tx0 + static_cast<long long>(p + 1) * siz.tw, siz.x1));
+  tile.rect.y1 = static_cast<int>(std::min<long long>(siz.ty0 + static_cast<long long>(q + 1) * siz.th, siz.y1));
+  tile.params = std::move(params);
+  out.index = t;
+  out.mct = tile.params.style.mct && siz.components.size() >= 3;
+  const std::size_t ncomp = siz.components.size();
+  tile.components.assign(ncomp, {});
+  out.components.assign(ncomp, {});
+  long long total_blocks = 0, total_precincts = 0;
+
+  for (std::size_t c = 0; c < ncomp; ++c) {
+    const ComponentSiz& cz = siz.components[c];
+    const TileComponentParams& tcp = tile.params.components[c];
+    const ComponentCoding& cod = tcp.coding;
+    TileComponent& tc = tile.components[c];
+    ComponentCoefficients& cc = out.components[c];
+    // B-12: tile-component rectangle.
+    tc.rect = {ceil_div(tile.rect.x0, cz.dx), ceil_div(tile.rect.y0, cz.dy), ceil_div(tile.rect.x1, cz.dx),
+               ceil_div(tile.rect.y1, cz.dy)};
+    tc.cb_style = cod.cb_style;
+    tc.reversible = cod.reversible;
+    tc.dx = cz.dx;
+    tc.dy = cz.dy;
+    const int nl = cod.levels;
+    if (reduce > nl)
+      return make_error(ErrorKind::unsupported,
+                        fmt::format("reduce {} is more than the {} decomposition levels of component {}", reduce, nl, c));
+    cc.rect = tc.rect;
+    cc.levels = nl;
+    cc.decoded_levels = nl - reduce;
+    cc.wavelet = cod.reversible ? Wavelet::reversible_5_3 : Wavelet::irreversible_9_7;
+    tc.resolutions.resize(nl + 1);
+    std::size_t data_size = 0;
+    for (int r = 0; r <= nl; ++r) {
+      Resolution& res = tc.resolutions[r];
+      const int shift = nl - r;
+      // B-14: resolution rectangle.
+      res.rect = {ceil_shift(tc.rect.x0, shift), ceil_shift(tc.rect.y0, shift), ceil_shift(tc.rect.x1, shift),
+                  ceil_shift(tc.rect.y1, shift)};
+      res.ppx = cod.precincts[r] & 0x0F;
+      res.ppy = cod.precincts[r] >> 4;
+      // B-16: number of precincts (none when the resolution is empty).
+      res.prec_x0 = floor_shift(res.rect.x0, res.ppx);
+      res.prec_y0 = floor_shift(res.rect.y0, res.ppy);
+      res.prec_cols = res.rect.x1 > res.rect.x0 ? ceil_shift(res.rect.x1, res.ppx) - res.prec_x0 : 0;
+      res.prec_rows = res.rect.y1 > res.rect.y0 ? ceil_shift(res.rect.y1, res.ppy) - res.prec_y0 : 0;
+      res.num_bands = r == 0 ? 1 : 3;
+      const long long nprec = static_cast<long long>(res.prec_cols) * res.prec_rows;
+      total_precincts += nprec;
+      if (total_precincts > kMaxPrecinctsPerTile) return make_error(ErrorKind::limit, "too many precincts in one tile");
+      // Code-block size inside this resolution's precincts (B-17 / B-18).
+      const int band_ppx = r == 0 ? res.ppx : res.ppx - 1;
+      const int band_ppy = r == 0 ? res.ppy : res.ppy - 1;
+      const int xcb = std::min(cod.cb_width_exp, band_ppx);
+      const int ycb = std::min(cod.cb_height_exp, band_ppy);
+      for (int b = 0; b < res.num_bands; ++b) {
+        Band& band = res.bands[b];
+        band.orientation = r == 0 ? BandOrientation::LL : static_cast<BandOrientation>(b + 1);
+        const int nb = r == 0 ? nl : nl - r + 1;  // decomposition level of the band
+        const int xob = band.orientation == BandOrientation::HL || band.orientation == BandOrientation::HH;
+        const int yob = band.orientation == BandOrientation::LH || band.orientation == BandOrientation::HH;
+        // B-15: band rectangle.
+        const long long ox = nb > 0 ? (static_cast<long long>(xob) << (nb - 1)) : 0;
+        const long long oy = nb > 0 ? (static_cast<long long>(yob) << (nb - 1)) : 0;
+        band.rect = {ceil_shift(tc.rect.x0 - ox, nb), ceil_shift(tc.rect.y0 - oy, nb),
+                     ceil_shift(tc.rect.x1 - ox, nb), ceil_shift(tc.rect.y1 - oy, nb)};
+        // E.1: step size and number of magnitude bit-planes.
+        const Quantization& qz = tcp.quant;
+        const int band_no = r == 0 ? 0 : 1 + 3 * (r - 1) + b;
+        int expn, mant;
+        if (qz.style == 1) {  // E-5: derived from the LL values
+          expn = std::max(0, qz.steps[0].first - (nl - nb));
+          mant = qz.steps[0].second;
+        } else {
+          expn = qz.steps[band_no].first;
+          mant = qz.steps[band_no].second;
+        }
+        band.magnitude_bits = qz.guard_bits + expn - 1 + tcp.roi_shift;
+        band.roi_shift = tcp.roi_shift;
+        const int gain = band.orientation == BandOrientation::LL ? 0 : band.orientation == BandOrientation::HH ? 2 : 1;
+        band.step = cod.reversible ? 1.0f
+                                   : static_cast<float>(std::ldexp(1.0 + mant / 2048.0, cz.precision + gain - expn));
+        if (r <= nl - reduce) {
+          band.subband_index = static_cast<int>(cc.subbands.size());
+          SubbandCoefficients sb;
+          sb.orientation = band.orientation;
+          sb.resolution = r;
+          sb.rect = band.rect;
+          sb.step = band.step;
+          sb.offset = data_size;
+          data_size += static_cast<std::size_t>(band.rect.width()) * band.rect.height();
+          cc.subbands.push_back(sb);
+        } else {
+          band.subband_index = -1;
+        }
+      }
+      // Precincts and their code-blocks (B.6, B.7).
+      res.precincts.assign(static_cast<std::size_t>(nprec) * res.num_bands, {});
+      res.next_layer.assign(static_cast<std::size_t>(nprec), 0);
+      for (int py = 0; py < res.prec_rows; ++py) {
+        for (int px = 0; px < res.prec_cols; ++px) {
+          for (int b = 0; b < res.num_bands; ++b) {
+            const Band& band = res.bands[b];
+            PrecinctBand& pb = res.precincts[(static_cast<std::size_t>(py) * res.prec_cols + px) * res.num_bands + b];
+            // The precinct in band coordinates, clipped to the band.
+            long long x0 = static_cast<long long>(res.prec_x0 + px) << band_ppx;
+            long long y0 = static_cast<long long>(res.prec_y0 + py) << band_ppy;
+            Rect pr{static_cast<int>(std::max<long long>(x0, band.rect.x0)),
+                    static_cast<int>(std::max<long long>(y0, band.rect.y0)),
+                    static_cast<int>(std::min<long long>(x0 + (1LL << band_ppx), band.rect.x1)),
+                    static_cast<int>(std::min<long long>(y0 + (1LL << band_ppy), band.rect.y1))};
+            if (pr.x1 <= pr.x0 || pr.y1 <= pr.y0) continue;
+            int cbx0 = floor_shift(pr.x0, xcb), cbx1 = ceil_shift(pr.x1, xcb);
+            int cby0 = floor_shift(pr.y0, ycb), cby1 = ceil_shift(pr.y1, ycb);
+            pb.cb_cols = cbx1 - cbx0;
+            pb.cb_rows = cby1 - cby0;
+            total_blocks += static_cast<long long>(pb.cb_cols) * pb.cb_rows;
+            if (total_blocks > kMaxCodeBlocksPerTile) return make_error(ErrorKind::limit, "too many code-blocks in one tile");
+            pb.blocks.resize(static_cast<std::size_t>(pb.cb_cols) * pb.cb_rows);
+            for (int j = 0; j < pb.cb_rows; ++j) {
+              for (int i = 0; i < pb.cb_cols; ++i) {
+                CodeBlock& cb = pb.blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
+                cb.rect = {std::max(pr.x0, (cbx0 + i) << xcb), std::max(pr.y0, (cby0 + j) << ycb),
+                           std::min(pr.x1, (cbx0 + i + 1) << xcb), std::min(pr.y1, (cby0 + j + 1) << ycb)};
+              }
+            }
+            pb.inclusion.reset(pb.cb_cols, pb.cb_rows);
+            pb.zero_bitplanes.reset(pb.cb_cols, pb.cb_rows);
+          }
+        }
+      }
+    }
+    cc.data.assign(data_size, 0);
+  }
+  return {};
+}
+
+}  // namespace j2k::decoder::own

@@ -1,0 +1,25 @@
+#pragma once
+// Runtime presence of the CUDA stage. Every function here works in a build without CUDA
+// and on a machine without a GPU or driver (the runtime is linked statically).
+#include <optional>
+#include <string>
+
+// The CUDA runtime's own spelling, so that public headers need not include cuda_runtime.h.
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;  // NOLINT(modernize-use-using)
+
+namespace j2k::gpu {
+
+/// True when this build has the CUDA stage and a device of compute capability >= 7.0 is
+/// usable (driver loaded, device count > 0). Cheap after the first call.
+bool cuda_available() noexcept;
+
+/// "NVIDIA H100 80GB HBM3 (sm_90, driver 13.0)", or why there is none.
+std::string cuda_describe();
+
+/// --gpu on|off|auto: `on` fails when CUDA is unusable, `auto` falls back to the CPU.
+enum class GpuMode { off, on, automatic };
+std::optional<GpuMode> parse_gpu_mode(const std::string& text);
+const char* to_string(GpuMode mode) noexcept;
+
+}  // namespace j2k::gpu

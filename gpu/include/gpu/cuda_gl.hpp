@@ -1,0 +1,44 @@
+#pragma once
+// CUDA-OpenGL hand-off: a GL pixel-unpack buffer registered with CUDA once; per frame
+// map -> a kernel writes RGBA -> unmap, then GL uploads the PBO into a texture
+// (glTexSubImage2D with a null pointer while the PBO is bound).
+//
+// Threading: construct, map and unmap on a thread where the GL context that owns the
+// buffer is current (the GUI/render thread), or share the context. GL must not touch
+// the buffer while it is mapped.
+#include <cstddef>
+#include <memory>
+
+#include "core/result.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_reconstructor.hpp"
+
+namespace j2k::gpu {
+
+class CudaGlPbo {
+ public:
+  /// Registers GL buffer object `buffer` (already sized with glBufferData to at least
+  /// pitch*height bytes) holding a width x height picture in `format`.
+  static Result<std::unique_ptr<CudaGlPbo>> register_buffer(unsigned int buffer, int width, int height,
+                                                            OutputFormat format = OutputFormat::rgba8);
+  ~CudaGlPbo();  ///< unregisters (the GL buffer itself stays the caller's)
+  CudaGlPbo(const CudaGlPbo&) = delete;
+  CudaGlPbo& operator=(const CudaGlPbo&) = delete;
+
+  /// Maps the buffer for CUDA on `stream`; the target is valid until unmap().
+  Result<DeviceTarget> map(cudaStream_t stream);
+  /// Unmaps on `stream`: GL commands issued after this see the kernel's writes.
+  Status unmap(cudaStream_t stream);
+
+  int width() const noexcept;
+  int height() const noexcept;
+  bool mapped() const noexcept;
+
+  struct Impl;
+
+ private:
+  explicit CudaGlPbo(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace j2k::gpu

@@ -1,0 +1,115 @@
+#pragma once
+// GPU reconstruction after tier-1: dequantisation, inverse DWT (5/3 exact, 9/7 float),
+// inverse RCT/ICT, DC level shift and clamp, then optionally chroma upsampling and
+// YCbCr -> RGB straight into a device buffer (a mapped GL PBO, say).
+//
+// The CPU twins: decoder::reconstruct() for the planar picture (bit-exact for 5/3 and
+// 9/7 alike: the kernels evaluate the same float expressions without contraction) and
+// gpu::to_rgba8 / to_rgb10a2 / weave_fields for the display picture (|diff| <= 1).
+//
+// Pipeline: the object owns `slots` (>= 2) CUDA streams, each with its own pinned
+// staging buffer and device buffers, allocated on first use and reused while the
+// frame geometry fits. submit() stages a frame on the CPU and enqueues upload + kernels
+// on its slot's stream, then returns at once, so frame N+1 uploads while frame N's
+// kernels run; within a frame the last level's bands upload on a side stream while the
+// lower levels are synthesised. collect() waits on that slot's event (never a
+// device-wide sync).
+// Errors come back as values; after any error the caller can reconstruct on the CPU.
+//
+// Threading: one object is used by one thread at a time (submit and collect from the
+// decode thread, say); several objects may share a device. The device is selected with
+// cudaSetDevice(options.device) in create(), submit() and collect().
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/planar_image.hpp"
+#include "core/result.hpp"
+#include "decoder/coefficients.hpp"
+#include "gpu/colour.hpp"
+#include "gpu/cuda.hpp"
+
+namespace j2k::gpu {
+
+class CudaGlPbo;
+
+enum class OutputFormat { rgba8, rgb10a2 };
+
+/// A device picture to convert into: width x height pixels of 4 bytes, `pitch` bytes
+/// apart. For a field picture set row0 = 0 or 1 and row_step = 2 (field weave).
+struct DeviceTarget {
+  void* data = nullptr;
+  std::size_t pitch = 0;
+  int width = 0, height = 0;  ///< the target's size; rows/columns outside it are not written
+  OutputFormat format = OutputFormat::rgba8;
+  int row0 = 0, row_step = 1;
+};
+
+struct ReconstructRequest {
+  bool planar = true;                     ///< download the planar picture (decoder::reconstruct's twin)
+  const DeviceTarget* target = nullptr;   ///< also convert for display into this device buffer
+  CudaGlPbo* pbo = nullptr;               ///< or into this GL PBO (mapped/unmapped on the slot's stream)
+  int pbo_row0 = 0, pbo_row_step = 1;     ///< field weave into the PBO
+  ColourInterpretation colour;
+};
+
+/// GPU time of one frame, from events on its stream (filled when Options::timing).
+struct GpuTimes {
+  double upload_ms = 0;   ///< host -> device copy of the coefficients (start to end of its last part)
+  double idwt_ms = 0;     ///< dequantisation + inverse DWT (from the end of the first upload part:
+                          ///< the last level's bands arrive while the lower levels run)
+  double store_ms = 0;    ///< inverse MCT, DC shift, clamp (0 when fused into the colour kernel)
+  double colour_ms = 0;   ///< upsampling + matrix into the target
+  double download_ms = 0; ///< device -> host copy of the planar picture
+  double total_ms = 0;    ///< first event to last
+  std::size_t upload_bytes = 0;
+  bool packed16 = false;  ///< no band needed 32-bit values (each went as int8 or int16)
+};
+
+class CudaReconstructor {
+ public:
+  struct Options {
+    int device = 0;
+    int slots = 2;        ///< frames in flight (>= 2)
+    bool timing = false;  ///< record per-stage events (cheap, but not free)
+    /// Let the dequantisation kernel read the coefficients from pinned host memory
+    /// over the bus instead of copying them first (the copy then overlaps the kernel).
+    bool zero_copy = false;
+  };
+
+  /// Fails with ErrorKind::unsupported when no usable CUDA device exists.
+  static Result<std::unique_ptr<CudaReconstructor>> create(const Options& options);
+  static Result<std::unique_ptr<CudaReconstructor>> create() { return create(Options{}); }
+  ~CudaReconstructor();
+  CudaReconstructor(const CudaReconstructor&) = delete;
+  CudaReconstructor& operator=(const CudaReconstructor&) = delete;
+
+  /// Stages `frame` and enqueues its reconstruction; returns a ticket for collect().
+  /// `frame` may be released as soon as this returns. Fails with ErrorKind::limit when
+  /// every slot holds an uncollected frame.
+  Result<int> submit(const decoder::CoefficientFrame& frame, const ReconstructRequest& request);
+  /// Waits for the ticket's frame; returns its planar picture (empty if not requested).
+  Result<PlanarImage> collect(int ticket, GpuTimes* times = nullptr);
+  /// submit + collect.
+  Result<PlanarImage> reconstruct(const decoder::CoefficientFrame& frame, const ReconstructRequest& request,
+                                  GpuTimes* times = nullptr);
+
+  /// The stream that the next submit() will use (to order other work after it).
+  cudaStream_t next_stream() const noexcept;
+  int slots() const noexcept;
+  /// Device bytes held by all slots (grows with the largest geometry seen).
+  std::size_t device_bytes() const noexcept;
+
+  struct Impl;
+
+ private:
+  explicit CudaReconstructor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Converts a host planar picture into a device target (uploading it on `stream`); for
+/// frames that were reconstructed on the CPU. Synchronises `stream` before returning.
+Status upload_and_convert(const PlanarImage& image, const ColourInterpretation& colour, const DeviceTarget& target,
+                          cudaStream_t stream);
+
+}  // namespace j2k::gpu

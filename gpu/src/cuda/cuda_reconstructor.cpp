@@ -1,0 +1,785 @@
+// Host side of the CUDA reconstruction stage: slots (stream + pinned staging + device
+// buffers), staging of a CoefficientFrame, the launch sequence, events.
+#include "gpu/cuda_reconstructor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <thread>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "../colour_params.hpp"
+#include "cuda_check.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_gl.hpp"
+#include "kernels.hpp"
+
+namespace j2k::gpu {
+
+using decoder::BandOrientation;
+using decoder::CoefficientFrame;
+using decoder::ComponentCoefficients;
+using decoder::Rect;
+
+namespace {
+
+int ceil_shift(long long a, int s) { return static_cast<int>((a + (1LL << s) - 1) >> s); }
+Rect shift_rect(const Rect& r, int s) { return {ceil_shift(r.x0, s), ceil_shift(r.y0, s), ceil_shift(r.x1, s), ceil_shift(r.y1, s)}; }
+std::size_t align_up(std::size_t n, std::size_t a = 256) { return (n + a - 1) / a * a; }
+
+/// Device memory that grows to the largest size asked for and is reused after that.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+  Status reserve(std::size_t bytes) {
+    if (bytes <= size_) return {};
+    release();
+    J2K_CUDA_TRY(cudaMalloc(&ptr_, bytes));
+    size_ = bytes;
+    return {};
+  }
+  void release() {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  std::byte* get() const { return static_cast<std::byte*>(ptr_); }
+  std::size_t size() const { return size_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Page-locked host memory (so async copies really are asynchronous), same policy.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() { release(); }
+  Status reserve(std::size_t bytes) {
+    if (bytes <= size_) return {};
+    release();
+    J2K_CUDA_TRY(cudaMallocHost(&ptr_, bytes));
+    size_ = bytes;
+    return {};
+  }
+  void release() {
+    if (ptr_) cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  std::byte* get() const { return static_cast<std::byte*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+enum Ev { ev_start, ev_uploaded, ev_idwt, ev_stored, ev_coloured, ev_done, ev_count };
+
+/// Everything one frame in flight needs.
+struct Slot {
+  cudaStream_t stream = nullptr;
+  cudaStream_t map_stream = nullptr;   // GL buffer maps, beside the frame's work
+  cudaStream_t copy_stream = nullptr;  // second part of the upload, beside the lower levels
+  cudaEvent_t mapped = nullptr, early = nullptr, late = nullptr;
+  bool split = false;
+  std::array<cudaEvent_t, ev_count> ev{};
+  PinnedBuffer staging;
+  DeviceBuffer d_staging;
+  DeviceBuffer work;     // two work areas (a, b) for the largest tile
+  DeviceBuffer planes;   // int32 component planes
+  PinnedBuffer planes_host;
+  bool busy = false;
+  int ticket = -1;
+  bool planar = false;
+  bool coloured = false;
+  PlanarImage geometry;  // planes without samples
+  std::vector<std::size_t> plane_offsets;  // elements
+  GpuTimes times;
+};
+
+/// Per-tile launch plan (offsets into the staging blob).
+struct TilePlan {
+  std::size_t dequant_off = 0, levels_off = 0, store_off = 0;  // bytes into the blob
+  int ncomp = 0, max_w = 0, max_h = 0, max_levels = 0, min_levels = 1 << 30;
+  bool has_int = false, has_float = false, mct = false;
+  std::vector<int> level_max_w, level_max_h;
+};
+
+/// An NVTX range for the profilers' timelines (free when no profiler is attached).
+struct NvtxRange {
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+/// One subband's coefficients and its descriptor (in the pinned staging area), whose
+/// offset and width are filled in when the band is staged.
+struct BandJob {
+  const std::int32_t* src = nullptr;
+  std::size_t count = 0;
+  cuda::BandDesc* desc = nullptr;
+  int bytes = 1;      ///< narrowest integer that holds every value
+  bool late = false;  ///< needed only by the last synthesis level: uploaded second
+};
+
+/// Runs fn(piece) for every piece on up to 8 threads (one when there is little to do:
+/// thread start-up would cost more than it saves).
+template <typename Fn>
+void parallel_pieces(std::size_t pieces, std::size_t elements, Fn&& fn) {
+  const std::size_t threads = std::min<std::size_t>({8, pieces, std::max<std::size_t>(1, elements / (1u << 18))});
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < pieces; ++i) fn(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < pieces;) fn(i);
+    });
+  for (std::thread& th : pool) th.join();
+}
+
+/// Copies every band into pinned memory at `dst`, each in the narrowest of int8, int16
+/// and int32 that holds all its values (high bands of a lossy frame are mostly small;
+/// the LL band of a deep transform may need 32 bits). Fills each descriptor's byte
+/// offset and width; returns the bytes used. Late bands go after all others, from
+/// `late_start` on, so that they can travel in a second copy while the lower levels are
+/// synthesised. This is the CPU's share of the upload; it runs while the GPU works on
+/// the previous frame.
+std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst, std::size_t& late_start) {
+  constexpr std::size_t kPiece = 1u << 16;
+  struct Piece {
+    std::size_t band, lo, hi;
+  };
+  std::vector<Piece> pieces;
+  std::size_t total = 0;
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    for (std::size_t lo = 0; lo < bands[b].count; lo += kPiece) pieces.push_back({b, lo, std::min(bands[b].count, lo + kPiece)});
+    total += bands[b].count;
+  }
+  std::vector<std::uint8_t> need(pieces.size(), 1);
+  parallel_pieces(pieces.size(), total, [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    const std::int32_t* s = bands[p.band].src;
+    std::int32_t mn = 0, mx = 0;
+    for (std::size_t k = p.lo; k < p.hi; ++k) {
+      mn = std::min(mn, s[k]);
+      mx = std::max(mx, s[k]);
+    }
+    need[i] = (mn < INT16_MIN || mx > INT16_MAX) ? 4 : (mn < INT8_MIN || mx > INT8_MAX) ? 2 : 1;
+  });
+  for (BandJob& b : bands) b.bytes = 1;
+  for (std::size_t i = 0; i < pieces.size(); ++i) bands[pieces[i].band].bytes = std::max<int>(bands[pieces[i].band].bytes, need[i]);
+  std::size_t pos = 0;
+  for (int late = 0; late < 2; ++late) {
+    if (late) late_start = pos = align_up(pos, 256);
+    for (BandJob& b : bands) {
+      if (b.late != (late == 1)) continue;
+      pos = align_up(pos, 16);
+      b.desc->offset = static_cast<std::int64_t>(pos);
+      b.desc->bytes = static_cast<std::int16_t>(b.bytes);
+      pos += b.count * static_cast<std::size_t>(b.bytes);
+    }
+  }
+  parallel_pieces(pieces.size(), total, [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    const BandJob& b = bands[p.band];
+    std::byte* o = dst + b.desc->offset;
+    const std::int32_t* src = b.src;
+    std::size_t k = p.lo;
+#if defined(__SSE2__)
+    // Non-temporal stores: the lines go to memory instead of staying dirty in this core's
+    // cache, where the GPU's DMA read would have to snoop them (measured: 29 GB/s from
+    // freshly written pinned memory against 52 GB/s from memory). Pieces start at
+    // multiples of 65536 elements and bands at 16-byte offsets, so the stores are aligned.
+    auto load4 = [&](std::size_t at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + at)); };
+    if (b.bytes == 4) {
+      for (; k + 4 <= p.hi; k += 4) _mm_stream_si128(reinterpret_cast<__m128i*>(o + k * 4), load4(k));
+    } else if (b.bytes == 2) {
+      for (; k + 8 <= p.hi; k += 8)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k * 2), _mm_packs_epi32(load4(k), load4(k + 4)));
+    } else {
+      for (; k + 16 <= p.hi; k += 16) {
+        const __m128i lo16 = _mm_packs_epi32(load4(k), load4(k + 4)), hi16 = _mm_packs_epi32(load4(k + 8), load4(k + 12));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_packs_epi16(lo16, hi16));
+      }
+    }
+    _mm_sfence();
+#endif
+    // The tail (and everything without SSE2); the packs above saturate, but every value
+    // was checked to fit, so both paths store the same numbers.
+    if (b.bytes == 4) {
+      std::memcpy(o + k * 4, src + k, (p.hi - k) * 4);
+    } else if (b.bytes == 2) {
+      auto* o16 = reinterpret_cast<std::int16_t*>(o);
+      for (; k < p.hi; ++k) o16[k] = static_cast<std::int16_t>(src[k]);
+    } else {
+      auto* o8 = reinterpret_cast<std::int8_t*>(o);
+      for (; k < p.hi; ++k) o8[k] = static_cast<std::int8_t>(src[k]);
+    }
+  });
+  return pos;
+}
+
+}  // namespace
+
+struct CudaReconstructor::Impl {
+  Options options;
+  std::vector<Slot> slots;
+  int next = 0;
+  int tickets = 0;
+
+  ~Impl() {
+    for (Slot& s : slots) {
+      if (s.stream) cudaStreamSynchronize(s.stream);
+      for (cudaEvent_t e : s.ev)
+        if (e) cudaEventDestroy(e);
+      for (cudaEvent_t e : {s.mapped, s.early, s.late})
+        if (e) cudaEventDestroy(e);
+      if (s.map_stream) cudaStreamDestroy(s.map_stream);
+      if (s.copy_stream) cudaStreamDestroy(s.copy_stream);
+      if (s.stream) cudaStreamDestroy(s.stream);
+    }
+  }
+
+  Status init() {
+    J2K_CUDA_TRY(cudaSetDevice(options.device));
+    slots = std::vector<Slot>(static_cast<std::size_t>(std::max(2, options.slots)));
+    for (Slot& s : slots) {
+      J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+      J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.map_stream, cudaStreamNonBlocking));
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.mapped, cudaEventDisableTiming));
+      J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.copy_stream, cudaStreamNonBlocking));
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.early, cudaEventDisableTiming));
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.late, options.timing ? cudaEventDefault : cudaEventDisableTiming));
+      for (int i = 0; i < ev_count; ++i) {
+        const unsigned flags = (options.timing || i == ev_done) ? cudaEventDefault : cudaEventDisableTiming;
+        J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.ev[static_cast<std::size_t>(i)], options.timing ? cudaEventDefault : flags));
+      }
+    }
+    return {};
+  }
+
+  Status record(Slot& s, Ev e) {
+    if (!options.timing && e != ev_done) return {};
+    J2K_CUDA_TRY(cudaEventRecord(s.ev[e], s.stream));
+    return {};
+  }
+
+  Result<int> submit(const CoefficientFrame& frame, const ReconstructRequest& req);
+  Result<PlanarImage> collect(int ticket, GpuTimes* times);
+};
+
+namespace {
+
+/// The picture geometry that reconstruct() produces (planes sized, samples empty).
+PlanarImage frame_geometry(const CoefficientFrame& frame) {
+  PlanarImage img;
+  img.width = ceil_shift(frame.image.x1, frame.reduce) - ceil_shift(frame.image.x0, frame.reduce);
+  img.height = ceil_shift(frame.image.y1, frame.reduce) - ceil_shift(frame.image.y0, frame.reduce);
+  for (const decoder::ComponentInfo& ci : frame.components) {
+    Plane p;
+    p.width = std::max(0, ci.rect.width());
+    p.height = std::max(0, ci.rect.height());
+    p.dx = ci.dx;
+    p.dy = ci.dy;
+    p.precision = ci.precision;
+    p.is_signed = ci.is_signed;
+    img.planes.push_back(std::move(p));
+  }
+  img.colour = frame.components.size() == 1 ? ColourCoding::grey : ColourCoding::unknown;
+  return img;
+}
+
+bool mct_applies(const decoder::TileCoefficients& tile) {
+  if (!tile.mct || tile.components.size() < 3) return false;
+  auto dims = [](const ComponentCoefficients& cc) {
+    return shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+  };
+  const Rect r0 = dims(tile.components[0]);
+  for (int c = 1; c < 3; ++c) {
+    const Rect r = dims(tile.components[static_cast<std::size_t>(c)]);
+    if (r.width() != r0.width() || r.height() != r0.height() ||
+        tile.components[static_cast<std::size_t>(c)].wavelet != tile.components[0].wavelet)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const ReconstructRequest& req) {
+  NvtxRange range("j2k gpu submit (stage + enqueue)");
+  J2K_CUDA_TRY(cudaSetDevice(options.device));  // the current device is per host thread
+  Slot& slot = slots[static_cast<std::size_t>(next)];
+  if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
+  const std::size_t ncomp = frame.components.size();
+  if (ncomp == 0) return make_error(ErrorKind::corrupt, "frame without components");
+  if (frame.reduce < 0 || frame.reduce > cuda::kMaxLevels) return make_error(ErrorKind::unsupported, "reduce out of range");
+
+  // ---- Plan: sizes and offsets -------------------------------------------------------
+  PlanarImage geom = frame_geometry(frame);
+  std::vector<std::size_t> plane_off(ncomp + 1, 0);
+  for (std::size_t c = 0; c < ncomp; ++c)
+    plane_off[c + 1] = plane_off[c] + static_cast<std::size_t>(geom.planes[c].width) * geom.planes[c].height;
+  std::size_t coeff_count = 0;
+  std::size_t work_elems = 0;  // per area (a or b)
+  std::vector<TilePlan> plans(frame.tiles.size());
+  std::size_t blob = 0;
+  for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
+    const decoder::TileCoefficients& tile = frame.tiles[t];
+    if (tile.components.size() != ncomp) return make_error(ErrorKind::corrupt, "tile without all its components");
+    TilePlan& plan = plans[t];
+    plan.ncomp = static_cast<int>(ncomp);
+    plan.mct = mct_applies(tile);
+    std::size_t tile_work = 0;
+    for (const ComponentCoefficients& cc : tile.components) {
+      if (cc.decoded_levels < 0 || cc.decoded_levels > cc.levels || cc.levels > cuda::kMaxLevels)
+        return make_error(ErrorKind::unsupported, "decomposition levels out of range");
+      const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+      const int w = std::max(0, r.width()), h = std::max(0, r.height());
+      plan.max_w = std::max(plan.max_w, w);
+      plan.max_h = std::max(plan.max_h, h);
+      plan.max_levels = std::max(plan.max_levels, cc.decoded_levels);
+      plan.min_levels = std::min(plan.min_levels, cc.decoded_levels);
+      (cc.wavelet == decoder::Wavelet::irreversible_9_7 ? plan.has_float : plan.has_int) = true;
+      tile_work += align_up(static_cast<std::size_t>(w) * h, 64);
+      coeff_count += cc.data.size();
+    }
+    work_elems = std::max(work_elems, tile_work);
+    plan.dequant_off = blob;
+    blob = align_up(blob + sizeof(cuda::DequantDesc) * ncomp);
+    plan.levels_off = blob;
+    blob = align_up(blob + sizeof(cuda::LevelDesc) * ncomp * static_cast<std::size_t>(plan.max_levels));
+    plan.store_off = blob;
+    blob = align_up(blob + sizeof(cuda::StoreDesc) * ncomp);
+  }
+  // Room for 32-bit coefficients; they travel as 16-bit values when every one fits
+  // (typical for lossy frames up to 12 bits): half the bytes over the bus.
+  const std::size_t coeff_off = blob;
+  const std::size_t staging_capacity = align_up(blob + coeff_count * 4 + 16 * cuda::kMaxBands * frame.tiles.size() * ncomp);
+  std::vector<BandJob> band_jobs;
+  const bool split_upload = !options.zero_copy && frame.tiles.size() == 1;
+
+  // ---- Buffers (grow-only: reused while the geometry fits) ---------------------------
+  if (Status st = slot.staging.reserve(staging_capacity); !st) return st.error();
+  if (Status st = slot.d_staging.reserve(staging_capacity); !st) return st.error();
+  if (Status st = slot.work.reserve(std::max<std::size_t>(1, 2 * work_elems * 4)); !st) return st.error();
+  if (Status st = slot.planes.reserve(std::max<std::size_t>(1, plane_off[ncomp] * 4)); !st) return st.error();
+  if (req.planar)
+    if (Status st = slot.planes_host.reserve(std::max<std::size_t>(1, plane_off[ncomp] * 4)); !st) return st.error();
+
+  // ---- Staging: descriptors, then coefficients ---------------------------------------
+  std::byte* host = slot.staging.get();
+  std::byte* dev = slot.d_staging.get();
+  const void* d_coeffs = dev + coeff_off;
+  if (options.zero_copy) {
+    // The kernels read the coefficients straight from pinned host memory, so the
+    // transfer overlaps their work; only the descriptors are copied.
+    void* mapped = nullptr;
+    J2K_CUDA_TRY(cudaHostGetDevicePointer(&mapped, host, 0));
+    d_coeffs = static_cast<const std::byte*>(mapped) + coeff_off;
+  }
+  float* work_a = reinterpret_cast<float*>(slot.work.get());
+  float* work_b = work_a + work_elems;
+  std::int32_t* planes = reinterpret_cast<std::int32_t*>(slot.planes.get());
+  for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
+    const decoder::TileCoefficients& tile = frame.tiles[t];
+    TilePlan& plan = plans[t];
+    auto* dq = reinterpret_cast<cuda::DequantDesc*>(host + plan.dequant_off);
+    auto* lv = reinterpret_cast<cuda::LevelDesc*>(host + plan.levels_off);
+    auto* st = reinterpret_cast<cuda::StoreDesc*>(host + plan.store_off);
+    plan.level_max_w.assign(static_cast<std::size_t>(plan.max_levels), 0);
+    plan.level_max_h.assign(static_cast<std::size_t>(plan.max_levels), 0);
+    std::size_t work_pos = 0;
+    for (std::size_t c = 0; c < ncomp; ++c) {
+      const ComponentCoefficients& cc = tile.components[c];
+      const int dl = cc.decoded_levels;
+      const Rect r = shift_rect(cc.rect, cc.levels - dl);
+      const int w = std::max(0, r.width()), h = std::max(0, r.height());
+      const bool is_float = cc.wavelet == decoder::Wavelet::irreversible_9_7;
+      // Dequantisation descriptor.
+      cuda::DequantDesc& d = *new (&dq[c]) cuda::DequantDesc{};
+      d.dst = work_a + work_pos;
+      d.width = w;
+      d.height = h;
+      d.stride = std::max(w, 1);
+      d.levels = dl;
+      d.is_float = is_float ? 1 : 0;
+      for (int res = 0; res <= dl; ++res) {
+        const Rect rr = shift_rect(cc.rect, cc.levels - res);
+        d.res_w[res] = rr.width();
+        d.res_h[res] = rr.height();
+      }
+      for (const decoder::SubbandCoefficients& sb : cc.subbands) {
+        if (sb.resolution < 0 || sb.resolution > dl) continue;  // discarded by reduce
+        int idx = 0;
+        if (sb.resolution > 0) {
+          if (sb.orientation == BandOrientation::LL) continue;
+          idx = 1 + 3 * (sb.resolution - 1) + (static_cast<int>(sb.orientation) - 1);
+        } else if (sb.orientation != BandOrientation::LL) {
+          continue;
+        }
+        const std::size_t n = static_cast<std::size_t>(std::max(0, sb.rect.width())) * std::max(0, sb.rect.height());
+        if (sb.offset > cc.data.size() || n > cc.data.size() - sb.offset)
+          return make_error(ErrorKind::corrupt, "subband outside its component's coefficients");
+        cuda::BandDesc& b = d.bands[idx];
+        // The last level's bands of a one-tile frame (3/4 of the data) are uploaded in a
+        // second copy that overlaps the synthesis of the lower levels.
+        const bool late = split_upload && dl == plan.max_levels && sb.resolution == dl && dl >= 1;
+        band_jobs.push_back({cc.data.data() + sb.offset, n, &b, 1, late});
+        b.width = sb.rect.width();
+        b.height = sb.rect.height();
+        b.scale = sb.step * 0.5f;
+        b.present = 1;
+      }
+      // Synthesis levels.
+      for (int res = 1; res <= plan.max_levels; ++res) {
+        cuda::LevelDesc& l = lv[static_cast<std::size_t>(res - 1) * ncomp + c];
+        l = cuda::LevelDesc{};
+        if (res > dl || w == 0 || h == 0) continue;
+        const Rect rr = shift_rect(cc.rect, cc.levels - res);
+        l.a = work_a + work_pos;
+        l.b = work_b + work_pos;
+        l.stride = d.stride;
+        l.x0 = rr.x0;
+        l.y0 = rr.y0;
+        l.x1 = rr.x1;
+        l.y1 = rr.y1;
+        l.is_float = d.is_float;
+        l.active = rr.width() > 0 && rr.height() > 0 ? 1 : 0;
+        l.level = res;
+        l.dq = reinterpret_cast<const cuda::DequantDesc*>(dev + plan.dequant_off) + c;
+        l.coeffs = d_coeffs;
+        plan.level_max_w[static_cast<std::size_t>(res - 1)] = std::max(plan.level_max_w[static_cast<std::size_t>(res - 1)], rr.width());
+        plan.level_max_h[static_cast<std::size_t>(res - 1)] = std::max(plan.level_max_h[static_cast<std::size_t>(res - 1)], rr.height());
+      }
+      // Store descriptor.
+      const decoder::ComponentInfo& ci = frame.components[c];
+      if (ci.precision < 1 || ci.precision > 30) return make_error(ErrorKind::unsupported, "component precision out of range");
+      cuda::StoreDesc& s = st[c];
+      s = cuda::StoreDesc{};
+      s.src = work_a + work_pos;
+      s.stride = d.stride;
+      s.width = w;
+      s.height = h;
+      s.is_float = d.is_float;
+      s.plane = planes + plane_off[c];
+      s.plane_w = geom.planes[c].width;
+      s.plane_h = geom.planes[c].height;
+      s.ox = r.x0 - ci.rect.x0;
+      s.oy = r.y0 - ci.rect.y0;
+      s.shift = ci.is_signed ? 0 : 1 << (ci.precision - 1);
+      s.lo = ci.is_signed ? -(1 << (ci.precision - 1)) : 0;
+      s.hi = ci.is_signed ? (1 << (ci.precision - 1)) - 1 : static_cast<std::int32_t>((1LL << ci.precision) - 1);
+      work_pos += align_up(static_cast<std::size_t>(w) * h, 64);
+      // Coefficients.
+    }
+    if (plan.mct) geom.colour = ColourCoding::rgb;
+  }
+
+  std::size_t coeff_bytes = 0, late_start = 0;
+  {
+    NvtxRange stage("j2k gpu stage coefficients");
+    coeff_bytes = stage_bands(band_jobs, host + coeff_off, late_start);
+  }
+  const bool split = split_upload && late_start < coeff_bytes;
+  const std::size_t staging_bytes = align_up(coeff_off + coeff_bytes);
+  const bool fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.bytes == 4; });
+
+  // ---- Enqueue -----------------------------------------------------------------------
+  slot.times = GpuTimes{};
+  slot.times.upload_bytes = staging_bytes;
+  slot.times.packed16 = fits16;
+  // Frames whose tiles do not cover every plane start from zero, like the CPU. A frame
+  // of one tile that is exactly every component (the usual video frame) may skip the
+  // planes altogether when only the display picture is wanted: the colour kernel then
+  // finishes samples (MCT, DC shift, clamp) straight from the work buffers.
+  bool covered = frame.tiles.size() == 1, exact = covered;
+  if (covered)
+    for (std::size_t c = 0; c < ncomp; ++c) {
+      const ComponentCoefficients& cc = frame.tiles[0].components[c];
+      const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+      const Rect& pr = frame.components[c].rect;
+      if (r.x0 > pr.x0 || r.y0 > pr.y0 || r.x1 < pr.x1 || r.y1 < pr.y1) covered = false;
+      if (r.x0 != pr.x0 || r.y0 != pr.y0 || r.x1 != pr.x1 || r.y1 != pr.y1) exact = false;
+    }
+  const bool fused = exact && !req.planar && (req.target || req.pbo);
+
+  // From here on work is queued: if this submit fails half-way, wait for what was queued
+  // before returning, so that the next submit cannot overwrite buffers still in use.
+  struct DrainOnError {
+    Slot& slot;
+    bool armed = true;
+    ~DrainOnError() {
+      if (!armed) return;
+      for (cudaStream_t st : {slot.stream, slot.copy_stream, slot.map_stream}) (void)cudaStreamSynchronize(st);
+    }
+  } drain{slot};
+  if (Status s = record(slot, ev_start); !s) return s.error();
+  // Map the GL buffer on a side stream at once, so that the GL synchronisation it
+  // implies runs beside this frame's upload and IDWT; only the colour kernel waits for
+  // it. (Measured per 1080 frame: 0.48 ms of stream time with the map queued between
+  // the IDWT and the colour kernel, 0.61 ms with it queued first on the same stream,
+  // 0.28 ms into plain device memory.)
+  DeviceTarget pbo_target;
+  struct Unmap {  // leaves the buffer unmapped on every early return
+    CudaGlPbo* pbo;
+    cudaStream_t stream;
+    ~Unmap() {
+      if (pbo && pbo->mapped()) (void)pbo->unmap(stream);
+    }
+  } unmap_guard{req.pbo, slot.stream};
+  if (req.pbo) {
+    auto mapped = req.pbo->map(slot.map_stream);
+    if (!mapped) return mapped.error();
+    pbo_target = *mapped;
+    J2K_CUDA_TRY(cudaEventRecord(slot.mapped, slot.map_stream));
+  }
+  if (options.zero_copy) {
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, coeff_off, cudaMemcpyHostToDevice, slot.stream));
+  } else if (split) {
+    // Descriptors and the lower levels' bands first; the last level's bands follow on the
+    // copy stream (after the first part: one copy engine, no point in sharing it) while
+    // the kernels of the lower levels run.
+    const std::size_t first = coeff_off + late_start;
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, first, cudaMemcpyHostToDevice, slot.stream));
+    J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
+    J2K_CUDA_TRY(cudaStreamWaitEvent(slot.copy_stream, slot.early, 0));
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev + first, host + first, staging_bytes - first, cudaMemcpyHostToDevice, slot.copy_stream));
+    J2K_CUDA_TRY(cudaEventRecord(slot.late, slot.copy_stream));
+  } else {
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staging_bytes, cudaMemcpyHostToDevice, slot.stream));
+  }
+  if (Status s = record(slot, ev_uploaded); !s) return s.error();
+  if (!covered && !fused && plane_off[ncomp] > 0)
+    J2K_CUDA_TRY(cudaMemsetAsync(planes, 0, plane_off[ncomp] * 4, slot.stream));
+  for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
+    const TilePlan& plan = plans[t];
+    const int n = plan.ncomp;
+    if (plan.min_levels == 0)  // components with synthesis levels are dequantised by their first pass
+      J2K_CUDA_TRY(cuda::launch_dequant(reinterpret_cast<const cuda::DequantDesc*>(dev + plan.dequant_off), n,
+                                        plan.max_w, plan.max_h, d_coeffs, slot.stream));
+    for (int res = 1; res <= plan.max_levels; ++res) {
+      if (split && res == plan.max_levels) J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.late, 0));
+      J2K_CUDA_TRY(cuda::launch_idwt_level(
+          reinterpret_cast<const cuda::LevelDesc*>(dev + plan.levels_off) + static_cast<std::size_t>(res - 1) * ncomp, n,
+          plan.level_max_w[static_cast<std::size_t>(res - 1)], plan.level_max_h[static_cast<std::size_t>(res - 1)],
+          plan.has_int, plan.has_float, slot.stream));
+    }
+    if (t + 1 == frame.tiles.size())
+      if (Status s = record(slot, ev_idwt); !s) return s.error();
+    if (!fused)
+      J2K_CUDA_TRY(cuda::launch_store(reinterpret_cast<const cuda::StoreDesc*>(dev + plan.store_off), n, plan.max_w,
+                                      plan.max_h, plan.mct, slot.stream));
+  }
+  if (frame.tiles.empty())
+    if (Status s = record(slot, ev_idwt); !s) return s.error();
+  if (Status s = record(slot, ev_stored); !s) return s.error();
+
+  // ---- Display conversion -------------------------------------------------------------
+  slot.coloured = false;
+  if (req.target || req.pbo) {
+    auto params = detail::make_colour_params(geom, req.colour, 255.0f);
+    if (!params) return params.error();
+    DeviceTarget target;
+    if (req.pbo) {
+      J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.mapped, 0));
+      target = pbo_target;
+      target.row0 = req.pbo_row0;
+      target.row_step = req.pbo_row_step;
+    } else {
+      target = *req.target;
+    }
+    cuda::ColourLaunch L;
+    L.params = *params;
+    if (target.format == OutputFormat::rgb10a2) {
+      auto p10 = detail::make_colour_params(geom, req.colour, 1023.0f);
+      if (!p10) return p10.error();
+      L.params = *p10;
+    }
+    for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
+      L.planes[c] = {planes + plane_off[c], geom.planes[c].width, geom.planes[c].height, geom.planes[c].dx,
+                     geom.planes[c].dy};
+    if (fused) {
+      const auto* st = reinterpret_cast<const cuda::StoreDesc*>(host + plans[0].store_off);
+      L.fused = 1;
+      L.mct = plans[0].mct ? 1 : 0;
+      for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
+        L.works[c] = {st[c].src, st[c].stride, st[c].is_float, st[c].shift, st[c].lo, st[c].hi};
+    }
+    L.width = geom.planes[0].width;
+    L.height = geom.planes[0].height;
+    L.out = target.data;
+    L.pitch = static_cast<std::int64_t>(target.pitch);
+    L.out_w = target.width;
+    L.out_h = target.height;
+    L.row0 = target.row0;
+    L.row_step = std::max(1, target.row_step);
+    L.rgb10 = target.format == OutputFormat::rgb10a2 ? 1 : 0;
+    const cudaError_t e = cuda::launch_colour(L, slot.stream);
+    if (req.pbo)
+      if (Status s = req.pbo->unmap(slot.stream); !s) return s.error();
+    J2K_CUDA_TRY(e);
+    slot.coloured = true;
+  }
+  if (Status s = record(slot, ev_coloured); !s) return s.error();
+  if (req.planar && plane_off[ncomp] > 0)
+    J2K_CUDA_TRY(cudaMemcpyAsync(slot.planes_host.get(), planes, plane_off[ncomp] * 4, cudaMemcpyDeviceToHost, slot.stream));
+  J2K_CUDA_TRY(cudaEventRecord(slot.ev[ev_done], slot.stream));
+
+  drain.armed = false;
+  slot.busy = true;
+  slot.split = split;
+  slot.planar = req.planar;
+  slot.geometry = std::move(geom);
+  slot.plane_offsets = std::move(plane_off);
+  slot.ticket = tickets++;
+  next = (next + 1) % static_cast<int>(slots.size());
+  return slot.ticket;
+}
+
+Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times) {
+  NvtxRange range("j2k gpu collect");
+  J2K_CUDA_TRY(cudaSetDevice(options.device));
+  Slot* found = nullptr;
+  for (Slot& s : slots)
+    if (s.busy && s.ticket == ticket) found = &s;
+  if (!found) return make_error(ErrorKind::corrupt, fmt::format("CUDA reconstructor: no frame in flight for ticket {}", ticket));
+  Slot& slot = *found;
+  slot.busy = false;
+  J2K_CUDA_TRY(cudaEventSynchronize(slot.ev[ev_done]));
+  J2K_CUDA_TRY(cudaGetLastError());
+  if (options.timing) {
+    auto between = [&](Ev a, Ev b) {
+      float ms = 0;
+      return cudaEventElapsedTime(&ms, slot.ev[a], slot.ev[b]) == cudaSuccess ? static_cast<double>(ms) : 0.0;
+    };
+    if (slot.split) {
+      float ms = 0;  // the upload ends with its second part, on the copy stream
+      slot.times.upload_ms = cudaEventElapsedTime(&ms, slot.ev[ev_start], slot.late) == cudaSuccess ? ms : 0.0;
+    } else {
+      slot.times.upload_ms = between(ev_start, ev_uploaded);
+    }
+    slot.times.idwt_ms = between(ev_uploaded, ev_idwt);
+    slot.times.store_ms = between(ev_idwt, ev_stored);
+    slot.times.colour_ms = slot.coloured ? between(ev_stored, ev_coloured) : 0.0;
+    slot.times.download_ms = slot.planar ? between(ev_coloured, ev_done) : 0.0;
+    slot.times.total_ms = between(ev_start, ev_done);
+  }
+  if (times) *times = slot.times;
+  PlanarImage img = std::move(slot.geometry);
+  slot.geometry = {};
+  if (!slot.planar) {
+    img.planes.clear();
+    return img;
+  }
+  // Out of pinned memory into the picture's own vectors, on several threads: for a
+  // 1080 4:2:2 frame this is 16 MB of fresh pages, slower than the GPU's whole work.
+  const auto* src = reinterpret_cast<const std::int32_t*>(slot.planes_host.get());
+  constexpr std::size_t kPiece = 1u << 18;
+  struct Piece {
+    std::size_t plane, lo, hi;
+  };
+  std::vector<Piece> pieces;
+  for (std::size_t c = 0; c < img.planes.size(); ++c) {
+    const std::size_t n = slot.plane_offsets[c + 1] - slot.plane_offsets[c];
+    img.planes[c].samples.resize(n);  // value-initialised: the page faults happen here
+    for (std::size_t lo = 0; lo < n; lo += kPiece) pieces.push_back({c, lo, std::min(n, lo + kPiece)});
+  }
+  parallel_pieces(pieces.size(), slot.plane_offsets.back(), [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    std::memcpy(img.planes[p.plane].samples.data() + p.lo, src + slot.plane_offsets[p.plane] + p.lo, (p.hi - p.lo) * 4);
+  });
+  return img;
+}
+
+CudaReconstructor::CudaReconstructor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaReconstructor::~CudaReconstructor() = default;
+
+Result<std::unique_ptr<CudaReconstructor>> CudaReconstructor::create(const Options& options) {
+  if (!cuda_available()) return make_error(ErrorKind::unsupported, "CUDA: " + cuda_describe());
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (Status st = impl->init(); !st) return st.error();
+  return std::unique_ptr<CudaReconstructor>(new CudaReconstructor(std::move(impl)));
+}
+
+Result<int> CudaReconstructor::submit(const CoefficientFrame& frame, const ReconstructRequest& request) {
+  return impl_->submit(frame, request);
+}
+Result<PlanarImage> CudaReconstructor::collect(int ticket, GpuTimes* times) { return impl_->collect(ticket, times); }
+Result<PlanarImage> CudaReconstructor::reconstruct(const CoefficientFrame& frame, const ReconstructRequest& request,
+                                                   GpuTimes* times) {
+  auto ticket = submit(frame, request);
+  if (!ticket) return ticket.error();
+  return collect(*ticket, times);
+}
+cudaStream_t CudaReconstructor::next_stream() const noexcept { return impl_->slots[static_cast<std::size_t>(impl_->next)].stream; }
+int CudaReconstructor::slots() const noexcept { return static_cast<int>(impl_->slots.size()); }
+std::size_t CudaReconstructor::device_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const Slot& s : impl_->slots) n += s.d_staging.size() + s.work.size() + s.planes.size();
+  return n;
+}
+
+Status upload_and_convert(const PlanarImage& image, const ColourInterpretation& colour, const DeviceTarget& target,
+                          cudaStream_t stream) {
+  auto params = detail::make_colour_params(image, colour, target.format == OutputFormat::rgb10a2 ? 1023.0f : 255.0f);
+  if (!params) return params.error();
+  std::size_t total = 0;
+  const std::size_t n = std::min<std::size_t>(3, image.planes.size());
+  for (std::size_t c = 0; c < n; ++c) total += image.planes[c].samples.size();
+  void* d = nullptr;
+  J2K_CUDA_TRY(cudaMallocAsync(&d, std::max<std::size_t>(4, total * 4), stream));
+  cuda::ColourLaunch L;
+  L.params = *params;
+  std::size_t off = 0;
+  cudaError_t e = cudaSuccess;
+  for (std::size_t c = 0; c < n && e == cudaSuccess; ++c) {
+    const Plane& p = image.planes[c];
+    auto* dst = static_cast<std::int32_t*>(d) + off;
+    e = cudaMemcpyAsync(dst, p.samples.data(), p.samples.size() * 4, cudaMemcpyHostToDevice, stream);
+    L.planes[c] = {dst, p.width, p.height, p.dx, p.dy};
+    off += p.samples.size();
+  }
+  L.width = image.planes[0].width;
+  L.height = image.planes[0].height;
+  L.out = target.data;
+  L.pitch = static_cast<std::int64_t>(target.pitch);
+  L.out_w = target.width;
+  L.out_h = target.height;
+  L.row0 = target.row0;
+  L.row_step = std::max(1, target.row_step);
+  L.rgb10 = target.format == OutputFormat::rgb10a2 ? 1 : 0;
+  if (e == cudaSuccess) e = cuda::launch_colour(L, stream);
+  const cudaError_t f = cudaFreeAsync(d, stream);
+  const cudaError_t g = cudaStreamSynchronize(stream);
+  J2K_CUDA_TRY(e);
+  J2K_CUDA_TRY(f);
+  J2K_CUDA_TRY(g);
+  return {};
+}
+
+}  // namespace j2k::gpu

@@ -1,0 +1,42 @@
+// The CUDA stage in a build without nvcc: everything reports "unavailable", so callers
+// take the CPU path (the same code paths the GPU build takes after a device failure).
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_gl.hpp"
+#include "gpu/cuda_reconstructor.hpp"
+
+namespace j2k::gpu {
+
+namespace {
+Error unavailable() { return make_error(ErrorKind::unsupported, "CUDA: this build has no CUDA stage"); }
+}  // namespace
+
+bool cuda_available() noexcept { return false; }
+std::string cuda_describe() { return "this build has no CUDA stage"; }
+
+struct CudaReconstructor::Impl {};
+CudaReconstructor::CudaReconstructor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaReconstructor::~CudaReconstructor() = default;
+Result<std::unique_ptr<CudaReconstructor>> CudaReconstructor::create(const Options&) { return unavailable(); }
+Result<int> CudaReconstructor::submit(const decoder::CoefficientFrame&, const ReconstructRequest&) { return unavailable(); }
+Result<PlanarImage> CudaReconstructor::collect(int, GpuTimes*) { return unavailable(); }
+Result<PlanarImage> CudaReconstructor::reconstruct(const decoder::CoefficientFrame&, const ReconstructRequest&, GpuTimes*) {
+  return unavailable();
+}
+cudaStream_t CudaReconstructor::next_stream() const noexcept { return nullptr; }
+int CudaReconstructor::slots() const noexcept { return 0; }
+std::size_t CudaReconstructor::device_bytes() const noexcept { return 0; }
+Status upload_and_convert(const PlanarImage&, const ColourInterpretation&, const DeviceTarget&, cudaStream_t) {
+  return unavailable();
+}
+
+struct CudaGlPbo::Impl {};
+CudaGlPbo::CudaGlPbo(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaGlPbo::~CudaGlPbo() = default;
+Result<std::unique_ptr<CudaGlPbo>> CudaGlPbo::register_buffer(unsigned int, int, int, OutputFormat) { return unavailable(); }
+Result<DeviceTarget> CudaGlPbo::map(cudaStream_t) { return unavailable(); }
+Status CudaGlPbo::unmap(cudaStream_t) { return unavailable(); }
+int CudaGlPbo::width() const noexcept { return 0; }
+int CudaGlPbo::height() const noexcept { return 0; }
+bool CudaGlPbo::mapped() const noexcept { return false; }
+
+}  // namespace j2k::gpu

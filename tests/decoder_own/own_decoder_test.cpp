@@ -1,0 +1,279 @@
+// Own decoder: features the encoders do not produce directly (PPM/PPT, tiles out of order,
+// CAP), JP2, limits, the CoefficientFrame split, and damage handling.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "corpus.hpp"
+#include "decoder/coefficients.hpp"
+#include "decoder/decoder.hpp"
+#include "decoder/own_decoder.hpp"
+
+using namespace j2k;
+using namespace j2k::decoder;
+using j2k::test::CorpusCase;
+using j2k::test::Source;
+
+namespace {
+
+using Stream = std::vector<std::uint8_t>;
+
+std::uint16_t be16(const Stream& s, std::size_t i) { return static_cast<std::uint16_t>(s[i] << 8 | s[i + 1]); }
+std::uint32_t be32(const Stream& s, std::size_t i) {
+  return static_cast<std::uint32_t>(s[i]) << 24 | static_cast<std::uint32_t>(s[i + 1]) << 16 |
+         static_cast<std::uint32_t>(s[i + 2]) << 8 | s[i + 3];
+}
+void put16(Stream& s, std::uint32_t v) {
+  s.push_back(static_cast<std::uint8_t>(v >> 8));
+  s.push_back(static_cast<std::uint8_t>(v));
+}
+void put32(Stream& s, std::uint32_t v) {
+  put16(s, v >> 16);
+  put16(s, v & 0xFFFF);
+}
+
+/// Offset of the first SOT marker (end of the main header).
+std::size_t main_header_end(const Stream& s) {
+  std::size_t p = 2;
+  while (p + 4 <= s.size() && be16(s, p) != 0xFF90) p += 2 + be16(s, p + 2);
+  return p;
+}
+
+struct TilePartView {
+  std::size_t start, end;  // SOT .. end of the tile-part
+  int tile;
+};
+std::vector<TilePartView> tile_parts(const Stream& s) {
+  std::vector<TilePartView> out;
+  std::size_t p = main_header_end(s);
+  while (p + 12 <= s.size() && be16(s, p) == 0xFF90) {
+    std::size_t len = be32(s, p + 6);
+    out.push_back({p, p + len, be16(s, p + 4)});
+    p += len;
+  }
+  return out;
+}
+
+CorpusCase make_case(const std::string& name, Source src, int w, int h, const std::string& args) {
+  return CorpusCase{name, src, w, h, args, true};
+}
+
+::testing::AssertionResult same(const PlanarImage& a, const PlanarImage& b) {
+  if (checksum(a) == checksum(b)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << a.describe() << " differs from " << b.describe();
+}
+
+/// Splits a single-tile SOP+EPH stream into packet headers and bodies, then rebuilds it with
+/// the headers in PPT (tile-part header) or PPM (main header) marker segments.
+Stream move_headers(const Stream& s, bool ppm) {
+  std::size_t mh = main_header_end(s);
+  auto parts = tile_parts(s);
+  EXPECT_EQ(parts.size(), 1u);
+  std::size_t sot = parts[0].start;
+  std::size_t p = sot + 12;
+  while (be16(s, p) != 0xFF93) p += 2 + be16(s, p + 2);  // to SOD
+  p += 2;
+  const std::size_t end = parts[0].end;
+  Stream headers, bodies;
+  while (p < end) {
+    EXPECT_EQ(be16(s, p), 0xFF91) << "expected SOP at " << p;
+    p += 6;
+    std::size_t q = p;
+    while (be16(s, q) != 0xFF92) ++q;
+    headers.insert(headers.end(), s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q));
+    p = q + 2;
+    q = p;
+    while (q < end && !(s[q] == 0xFF && s[q + 1] == 0x91)) ++q;
+    bodies.insert(bodies.end(), s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q));
+    p = q;
+  }
+  Stream out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(mh));
+  for (std::size_t m = 2; m < mh; m += 2 + be16(out, m + 2))
+    if (be16(out, m) == 0xFF52) out[m + 4] &= static_cast<std::uint8_t>(~6);  // clear SOP/EPH in Scod
+  auto segments = [&](Stream& dst, std::uint16_t marker, const Stream& payload) {
+    // Split over several marker segments (Zppm/Zppt numbering them) of at most 60000 bytes.
+    for (std::size_t off = 0, z = 0; off < payload.size(); off += 60000, ++z) {
+      std::size_t n = std::min<std::size_t>(60000, payload.size() - off);
+      put16(dst, marker);
+      put16(dst, static_cast<std::uint32_t>(n + 3));
+      dst.push_back(static_cast<std::uint8_t>(z));
+      dst.insert(dst.end(), payload.begin() + static_cast<std::ptrdiff_t>(off),
+                 payload.begin() + static_cast<std::ptrdiff_t>(off + n));
+    }
+  };
+  if (ppm) {
+    Stream payload;
+    put32(payload, static_cast<std::uint32_t>(headers.size()));
+    payload.insert(payload.end(), headers.begin(), headers.end());
+    segments(out, 0xFF60, payload);
+  }
+  Stream tp;
+  put16(tp, 0xFF90);
+  put16(tp, 10);
+  put16(tp, 0);
+  put32(tp, 0);  // Psot patched below
+  tp.push_back(0);
+  tp.push_back(1);
+  if (!ppm) segments(tp, 0xFF61, headers);
+  put16(tp, 0xFF93);
+  tp.insert(tp.end(), bodies.begin(), bodies.end());
+  std::uint32_t psot = static_cast<std::uint32_t>(tp.size());
+  tp[6] = static_cast<std::uint8_t>(psot >> 24);
+  tp[7] = static_cast<std::uint8_t>(psot >> 16);
+  tp[8] = static_cast<std::uint8_t>(psot >> 8);
+  tp[9] = static_cast<std::uint8_t>(psot);
+  out.insert(out.end(), tp.begin(), tp.end());
+  put16(out, 0xFFD9);
+  return out;
+}
+
+TEST(OwnDecoder, PacketHeadersInPptAndPpm) {
+  auto c = make_case("ppx_source", Source::rgb8, 161, 107, "-SOP -EPH -r 20,5,1 -c [64,64],[32,32] -b 16,16");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  ASSERT_FALSE(cs.empty());
+  auto own = make_decoder(Backend::own);
+  for (bool ppm : {false, true}) {
+    Stream moved = move_headers(cs, ppm);
+    DecodeOptions strict;
+    strict.strict = true;
+    auto out = (*own)->decode(moved, strict);
+    ASSERT_TRUE(out.ok()) << (ppm ? "PPM: " : "PPT: ") << out.error().message;
+    EXPECT_TRUE(same(*out, src)) << (ppm ? "PPM" : "PPT");
+    // OpenJPEG reads the same rewritten stream to the same picture.
+    auto ref = (*make_decoder(Backend::openjpeg))->decode(moved, {});
+    ASSERT_TRUE(ref.ok()) << ref.error().message;
+    EXPECT_TRUE(same(*ref, src));
+  }
+}
+
+TEST(OwnDecoder, TilePartsInAnyOrder) {
+  auto c = make_case("reorder_source", Source::rgb8, 161, 107, "-t 64,48 -TP R -n 3");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  ASSERT_FALSE(cs.empty());
+  auto parts = tile_parts(cs);
+  ASSERT_GT(parts.size(), 6u);
+  // Tiles in reverse order; a tile's own parts keep their order (A.4.2 requires that).
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.tile > b.tile; });
+  Stream out(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(main_header_end(cs)));
+  for (auto& p : parts)
+    out.insert(out.end(), cs.begin() + static_cast<std::ptrdiff_t>(p.start), cs.begin() + static_cast<std::ptrdiff_t>(p.end));
+  put16(out, 0xFFD9);
+  auto own = make_decoder(Backend::own);
+  DecodeOptions strict;
+  strict.strict = true;
+  auto img = (*own)->decode(out, strict);
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_TRUE(same(*img, src));
+}
+
+TEST(OwnDecoder, Jp2FileDecodes) {
+  auto c = make_case("jp2_source", Source::rgb8, 96, 64, "");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream jp2 = test::encode_case(src, c, ".jp2");
+  ASSERT_GT(jp2.size(), 12u);
+  ASSERT_EQ(jp2[4], 'j');
+  auto img = (*make_decoder(Backend::own))->decode(jp2, {});
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_TRUE(same(*img, src));
+}
+
+TEST(OwnDecoder, CapMarkerIsReportedUnsupported) {
+  auto c = make_case("cap_source", Source::grey8, 32, 32, "-n 2");
+  Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  ASSERT_FALSE(cs.empty());
+  // Insert CAP (FF50, Part 15) right after SIZ.
+  std::size_t siz_end = 4 + be16(cs, 4);
+  Stream cap = {0xFF, 0x50, 0x00, 0x08, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00};
+  cs.insert(cs.begin() + static_cast<std::ptrdiff_t>(siz_end), cap.begin(), cap.end());
+  auto r = (*make_decoder(Backend::own))->decode(cs, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::unsupported);
+  EXPECT_NE(r.error().message.find("15444-15"), std::string::npos) << r.error().message;
+}
+
+TEST(OwnDecoder, GarbageAndLimitsGiveErrors) {
+  auto own = make_decoder(Backend::own);
+  Stream garbage(1000, 0xAB);
+  EXPECT_FALSE((*own)->decode(garbage, {}).ok());
+  EXPECT_FALSE((*own)->decode(Stream{}, {}).ok());
+  auto c = make_case("limit_source", Source::grey8, 64, 64, "-n 2");
+  Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  DecodeLimits small;
+  small.max_pixels = 1000;
+  auto r = (*make_decoder(Backend::own, small))->decode(cs, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::limit);
+  DecodeOptions too_far;
+  too_far.reduce = 5;
+  EXPECT_FALSE((*own)->decode(cs, too_far).ok());
+}
+
+TEST(OwnDecoder, CoefficientFrameThenReconstructEqualsDecode) {
+  auto c = make_case("coeff_source", Source::ycc422_10, 128, 72, "-I -r 10 -t 64,40");
+  Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  ASSERT_FALSE(cs.empty());
+  DecodeStats stats;
+  auto frame = decode_coefficients(cs, {}, {}, &stats);
+  ASSERT_TRUE(frame.ok()) << frame.error().message;
+  EXPECT_GT(stats.codeblocks, 0u);
+  ASSERT_EQ(frame->components.size(), 3u);
+  EXPECT_EQ(frame->components[1].dx, 2);
+  ASSERT_FALSE(frame->tiles.empty());
+  const ComponentCoefficients& cc = frame->tiles[0].components[0];
+  EXPECT_EQ(cc.wavelet, Wavelet::irreversible_9_7);
+  EXPECT_EQ(cc.levels, 5);
+  EXPECT_EQ(cc.subbands.size(), 16u);
+  EXPECT_EQ(cc.subbands[0].orientation, BandOrientation::LL);
+  auto a = reconstruct(*frame, 2);
+  auto b = (*make_decoder(Backend::own))->decode(cs, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(same(*a, *b));
+}
+
+TEST(OwnDecoder, RandomDamageNeverCrashesAndStrictReports) {
+  auto c = make_case("damage_source", Source::rgb8, 161, 107, "-r 20,5,1 -SOP -EPH -M 32");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  ASSERT_FALSE(cs.empty());
+  const std::size_t body = main_header_end(cs) + 20;
+  auto own = make_decoder(Backend::own);
+  std::mt19937 rng(1234);
+  int decoded = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    Stream bad = cs;
+    for (int k = 0; k < 1 + trial % 5; ++k) {
+      std::size_t at = body + rng() % (cs.size() - body - 2);
+      bad[at] = static_cast<std::uint8_t>(rng());
+    }
+    auto r = (*own)->decode(bad, {});
+    if (r.ok()) {
+      ++decoded;
+      EXPECT_EQ(r->width, src.width);
+    }
+  }
+  EXPECT_GT(decoded, 20);  // damage inside packets still gives a picture
+}
+
+TEST(OwnDecoder, SixteenBitPhotoLosslessWithThreads) {
+  // hdr_room.png is a real 16-bit photograph.
+  auto img = media::load_rgb(test::media_path("hdr_room.png"));
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  PlanarImage crop = media::crop(*img, 100, 100, 150, 90);
+  PlanarImage grey = crop;
+  grey.planes.resize(1);
+  std::string pgm = (test::scratch_dir() / "hdr16.pgm").string();
+  ASSERT_TRUE(media::write_pgm(pgm, grey.planes[0]).ok());
+  std::string out = (test::scratch_dir() / "hdr16.j2k").string();
+  ASSERT_EQ(std::system(("opj_compress -i " + pgm + " -o " + out + " -b 32,32 > /dev/null 2>&1").c_str()), 0);
+  Stream cs = test::read_file(out);
+  DecodeOptions opt;
+  opt.threads = 2;
+  auto r = (*make_decoder(Backend::own))->decode(cs, opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->planes[0].precision, 16);
+  EXPECT_TRUE(same(*r, grey));
+}
+
+}  // namespace

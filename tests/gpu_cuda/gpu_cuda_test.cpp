@@ -1,0 +1,571 @@
+// The CUDA stage against its CPU twins. Tolerances: the planar picture (dequantisation,
+// inverse DWT, inverse MCT, DC shift, clamp) must equal decoder::reconstruct exactly for
+// 5/3 and integer paths and within 1 for 9/7 (the kernels are written to be exact there
+// too; the test reports the largest difference seen); the display picture must be
+// within 1 code of gpu::to_rgba8 / to_rgb10a2 / weave_fields. Every GPU test skips
+// visibly without a device; the fallback tests run everywhere.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "decoder/coefficients.hpp"
+#include "decoder/openjpeg_encoder.hpp"
+#include "decoder/own_decoder.hpp"
+#include "gpu/colour.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_decoder.hpp"
+#include "gpu/cuda_reconstructor.hpp"
+#include "gpu_test_util.hpp"
+#include "synthetic_frame.hpp"
+
+using namespace j2k;
+using decoder::Wavelet;
+
+namespace {
+
+#define REQUIRE_CUDA()                                                                    \
+  do {                                                                                    \
+    if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")"; \
+  } while (0)
+
+std::string corpus_dir() {
+  if (const char* e = std::getenv("J2K_GPU_CORPUS")) return e;
+  return J2K_GPU_CORPUS_DIR;
+}
+
+std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Largest absolute difference between two planar pictures; -1 if the geometry differs.
+long long max_diff(const PlanarImage& a, const PlanarImage& b, std::string* where = nullptr) {
+  if (a.width != b.width || a.height != b.height || a.planes.size() != b.planes.size() || a.colour != b.colour) return -1;
+  long long worst = 0;
+  for (std::size_t c = 0; c < a.planes.size(); ++c) {
+    const Plane &p = a.planes[c], &q = b.planes[c];
+    if (p.width != q.width || p.height != q.height || p.samples.size() != q.samples.size()) return -1;
+    for (std::size_t i = 0; i < p.samples.size(); ++i) {
+      const long long d = std::llabs(static_cast<long long>(p.samples[i]) - q.samples[i]);
+      if (d > worst) {
+        worst = d;
+        if (where)
+          *where = "component " + std::to_string(c) + " at (" + std::to_string(i % static_cast<std::size_t>(p.width)) + "," +
+                   std::to_string(i / static_cast<std::size_t>(p.width)) + ")";
+      }
+    }
+  }
+  return worst;
+}
+
+/// GPU planar reconstruction vs decoder::reconstruct.
+void expect_planar_match(gpu::CudaReconstructor& rec, const decoder::CoefficientFrame& frame, Wavelet w,
+                         const std::string& label) {
+  auto cpu = decoder::reconstruct(frame, 1);
+  ASSERT_TRUE(cpu.ok()) << label << ": " << cpu.error().message;
+  gpu::ReconstructRequest req;
+  auto gpu_img = rec.reconstruct(frame, req);
+  ASSERT_TRUE(gpu_img.ok()) << label << ": " << gpu_img.error().message;
+  std::string where;
+  const long long d = max_diff(*cpu, *gpu_img, &where);
+  ASSERT_GE(d, 0) << label << ": geometry differs";
+  if (w == Wavelet::reversible_5_3) EXPECT_EQ(d, 0) << label << " worst at " << where;
+  else EXPECT_LE(d, 1) << label << " worst at " << where;
+  if (d != 0) std::printf("[ info ] %s: max |gpu-cpu| = %lld at %s\n", label.c_str(), d, where.c_str());
+}
+
+}  // namespace
+
+TEST(CudaProbe, AnswersWithoutCrashing) {
+  const bool ok = gpu::cuda_available();
+  std::printf("[ info ] cuda_available() = %s: %s\n", ok ? "true" : "false", gpu::cuda_describe().c_str());
+  EXPECT_EQ(ok, gpu::cuda_available());  // cached, stable
+  EXPECT_EQ(gpu::parse_gpu_mode("auto"), gpu::GpuMode::automatic);
+  EXPECT_EQ(gpu::parse_gpu_mode("on"), gpu::GpuMode::on);
+  EXPECT_EQ(gpu::parse_gpu_mode("off"), gpu::GpuMode::off);
+  EXPECT_FALSE(gpu::parse_gpu_mode("yes").has_value());
+}
+
+// ---- CPU fallback (runs everywhere) ------------------------------------------------------
+
+TEST(CudaFallback, FactoryHonoursGpuMode) {
+  auto off = gpu::make_cuda_decoder({gpu::GpuMode::off});
+  ASSERT_TRUE(off.ok());
+  auto autom = gpu::make_cuda_decoder({gpu::GpuMode::automatic});
+  ASSERT_TRUE(autom.ok()) << autom.error().message;
+  auto on = gpu::make_cuda_decoder({gpu::GpuMode::on});
+  EXPECT_EQ(on.ok(), gpu::cuda_available());
+  if (!gpu::cuda_available()) {
+    EXPECT_EQ(on.error().kind, ErrorKind::unsupported);
+    EXPECT_FALSE(gpu::CudaReconstructor::create().ok());
+    EXPECT_FALSE(gpu::make_cuda_decoder_typed({}).ok());
+  }
+}
+
+TEST(CudaFallback, AutoDecoderMatchesTheOwnDecoder) {
+  // A textured picture (not a flat gradient) through OpenJPEG, lossless and lossy.
+  PlanarImage img = test::textured_ycbcr(203, 117, 10, 2, 7);
+  for (bool lossless : {true, false}) {
+    decoder::EncodeParams ep;
+    ep.lossless = lossless;
+    ep.resolutions = 5;
+    auto cs = decoder::encode_openjpeg(img, ep);
+    ASSERT_TRUE(cs.ok()) << cs.error().message;
+    decoder::DecodeOptions opt;
+    opt.threads = 2;
+    auto own = decoder::make_own_decoder()->decode(*cs, opt);
+    ASSERT_TRUE(own.ok());
+    auto dec = gpu::make_cuda_decoder({gpu::GpuMode::automatic});
+    ASSERT_TRUE(dec.ok());
+    auto out = (*dec)->decode(*cs, opt);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    EXPECT_EQ(max_diff(*own, *out), 0) << (lossless ? "5/3" : "9/7");
+  }
+}
+
+// ---- The synthetic frames themselves (CPU only): bands tile each resolution exactly -------
+
+TEST(SyntheticFrame, BandsTileTheirResolutionAndTheCpuTwinRuns) {
+  test::SynthSpec s;
+  s.image = {5, 3, 5 + 211, 3 + 143};
+  s.tile_x0 = 1;
+  s.tile_y0 = 2;
+  s.tile_w = 64;
+  s.tile_h = 48;
+  s.dx = {1, 2, 2};
+  s.dy = {1, 1, 2};
+  for (int levels : {0, 1, 4, 8})
+    for (int reduce : {0, 1}) {
+      s.levels = levels;
+      s.reduce = std::min(reduce, levels);
+      const auto f = test::make_synthetic_frame(s);
+      for (const auto& tile : f.tiles)
+        for (const auto& cc : tile.components)
+          for (const auto& sb : cc.subbands) {
+            if (sb.resolution == 0) continue;
+            const int nb = cc.levels - sb.resolution + 1;
+            const decoder::Rect res = test::band_rect(cc.rect, nb - 1, decoder::BandOrientation::LL);
+            const decoder::Rect lower = test::band_rect(cc.rect, nb, decoder::BandOrientation::LL);
+            // 2D_SR: the high bands fill what the lower resolution leaves (F.3.2).
+            if (sb.orientation == decoder::BandOrientation::HL || sb.orientation == decoder::BandOrientation::HH) {
+              EXPECT_EQ(sb.rect.width() + lower.width(), res.width());
+            }
+            if (sb.orientation == decoder::BandOrientation::LH || sb.orientation == decoder::BandOrientation::HH) {
+              EXPECT_EQ(sb.rect.height() + lower.height(), res.height());
+            }
+          }
+      auto img = decoder::reconstruct(f, 1);
+      ASSERT_TRUE(img.ok());
+      EXPECT_EQ(img->planes.size(), 3u);
+    }
+}
+
+// ---- Planar reconstruction vs decoder::reconstruct, synthetic coefficients ----------------
+
+struct GeometryCase {
+  const char* name;
+  decoder::Rect image;
+  int levels;
+};
+
+class CudaPlanar : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_CUDA();
+    auto r = gpu::CudaReconstructor::create();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    rec_ = std::move(*r);
+  }
+  std::unique_ptr<gpu::CudaReconstructor> rec_;
+};
+
+TEST_F(CudaPlanar, OddSizesOffsetsAndLevelsBothWavelets) {
+  const GeometryCase cases[] = {
+      {"1xN", {0, 0, 1, 77}, 3},         {"Nx1", {0, 0, 77, 1}, 3},         {"1xN odd origin", {5, 3, 6, 90}, 4},
+      {"Nx1 odd origin", {7, 9, 100, 10}, 4}, {"41x39", {0, 0, 41, 39}, 5}, {"41x39 at (3,5)", {3, 5, 44, 44}, 5},
+      {"2x2", {1, 1, 3, 3}, 2},          {"1x1 odd", {3, 3, 4, 4}, 2},      {"64x64 at (127,33)", {127, 33, 191, 97}, 8},
+      {"1919x1081", {0, 0, 1919, 1081}, 6}, {"1919x1081 at (1,1)", {1, 1, 1920, 1082}, 5},
+  };
+  int seed = 1;
+  for (const GeometryCase& g : cases)
+    for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7}) {
+      test::SynthSpec s;
+      s.image = g.image;
+      s.tile_x0 = 0;
+      s.tile_y0 = 0;
+      s.levels = g.levels;
+      s.wavelet = w;
+      s.seed = static_cast<std::uint32_t>(seed++);
+      expect_planar_match(*rec_, test::make_synthetic_frame(s), w,
+                          std::string(g.name) + (w == Wavelet::reversible_5_3 ? " 5/3" : " 9/7"));
+    }
+}
+
+TEST_F(CudaPlanar, EveryLevelCountFrom0To8) {
+  for (int levels = 0; levels <= 8; ++levels)
+    for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7}) {
+      test::SynthSpec s;
+      s.image = {13, 7, 13 + 301, 7 + 203};
+      s.levels = levels;
+      s.wavelet = w;
+      s.seed = static_cast<std::uint32_t>(100 + levels);
+      expect_planar_match(*rec_, test::make_synthetic_frame(s), w, "levels " + std::to_string(levels));
+    }
+}
+
+TEST_F(CudaPlanar, NarrowAndWideCoefficientBands) {
+  // Bands travel as int8, int16 or int32, whichever holds their values: all three mixed.
+  for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7})
+    for (int amplitude : {100, 1 << 15, 1 << 20}) {
+      test::SynthSpec s;
+      s.image = {3, 1, 3 + 157, 1 + 91};
+      s.levels = 5;
+      s.wavelet = w;
+      s.amplitude = amplitude;
+      s.seed = static_cast<std::uint32_t>(amplitude + static_cast<int>(w));
+      expect_planar_match(*rec_, test::make_synthetic_frame(s), w, "amplitude " + std::to_string(amplitude));
+    }
+}
+
+TEST_F(CudaPlanar, SubsamplingMctSignedReduceAndTiles) {
+  struct Case {
+    const char* name;
+    std::vector<int> dx, dy;
+    bool mct, is_signed;
+    int reduce, precision, tile_w, tile_h;
+  };
+  const Case cases[] = {
+      {"4:2:2 10-bit", {1, 2, 2}, {1, 1, 1}, false, false, 0, 10, 0, 0},
+      {"4:2:0 8-bit", {1, 2, 2}, {1, 2, 2}, false, false, 0, 8, 0, 0},
+      {"RGB + MCT 12-bit", {1, 1, 1}, {1, 1, 1}, true, false, 0, 12, 0, 0},
+      {"signed 4 components", {1, 1, 1, 1}, {1, 1, 1, 1}, false, true, 0, 10, 0, 0},
+      {"reduce 2", {1, 2, 2}, {1, 1, 1}, false, false, 2, 10, 0, 0},
+      {"MCT + reduce 1", {1, 1, 1}, {1, 1, 1}, true, false, 1, 8, 0, 0},
+      {"tiles 64x48 odd origin", {1, 2, 2}, {1, 1, 1}, false, false, 0, 10, 64, 48},
+      {"tiles + MCT + reduce", {1, 1, 1}, {1, 1, 1}, true, false, 1, 10, 70, 50},
+  };
+  std::uint32_t seed = 500;
+  for (const Case& c : cases)
+    for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7}) {
+      test::SynthSpec s;
+      s.image = {5, 3, 5 + 211, 3 + 143};
+      s.tile_x0 = c.tile_w ? 1 : 0;
+      s.tile_y0 = c.tile_h ? 2 : 0;
+      s.tile_w = c.tile_w;
+      s.tile_h = c.tile_h;
+      s.dx = c.dx;
+      s.dy = c.dy;
+      s.mct = c.mct;
+      s.is_signed = c.is_signed;
+      s.reduce = c.reduce;
+      s.precision = c.precision;
+      s.levels = 4;
+      s.wavelet = w;
+      s.seed = seed++;
+      expect_planar_match(*rec_, test::make_synthetic_frame(s), w,
+                          std::string(c.name) + (w == Wavelet::reversible_5_3 ? " 5/3" : " 9/7"));
+    }
+}
+
+TEST_F(CudaPlanar, SlotsPipelineAndRefuseAFullPipeline) {
+  test::SynthSpec s;
+  s.image = {0, 0, 333, 222};
+  s.dx = {1, 2, 2};
+  s.dy = {1, 1, 1};
+  std::vector<decoder::CoefficientFrame> frames;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    s.seed = 900 + i;
+    frames.push_back(test::make_synthetic_frame(s));
+  }
+  gpu::ReconstructRequest req;
+  auto t0 = rec_->submit(frames[0], req);
+  auto t1 = rec_->submit(frames[1], req);  // uploads while frame 0's kernels run
+  ASSERT_TRUE(t0.ok() && t1.ok());
+  auto t2 = rec_->submit(frames[2], req);
+  ASSERT_FALSE(t2.ok());
+  EXPECT_EQ(t2.error().kind, ErrorKind::limit);
+  for (int k = 0; k < 2; ++k) {
+    auto img = rec_->collect(k == 0 ? *t0 : *t1);
+    ASSERT_TRUE(img.ok()) << img.error().message;
+    EXPECT_EQ(max_diff(*decoder::reconstruct(frames[static_cast<std::size_t>(k)]), *img), 0);
+  }
+  // Same geometry again: no new allocation.
+  const std::size_t bytes = rec_->device_bytes();
+  ASSERT_TRUE(rec_->reconstruct(frames[2], req).ok());
+  EXPECT_EQ(rec_->device_bytes(), bytes);
+}
+
+// ---- Display conversion vs gpu::to_rgba8 / to_rgb10a2 ---------------------------------------
+
+namespace {
+
+PlanarImage random_planes(int w, int h, int bits, int dx, int dy, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> v(0, (1 << bits) - 1);
+  PlanarImage img;
+  img.width = w;
+  img.height = h;
+  for (int c = 0; c < 3; ++c) {
+    Plane p;
+    p.dx = c ? dx : 1;
+    p.dy = c ? dy : 1;
+    p.width = (w + p.dx - 1) / p.dx;
+    p.height = (h + p.dy - 1) / p.dy;
+    p.precision = bits;
+    p.samples.resize(static_cast<std::size_t>(p.width) * p.height);
+    for (auto& s : p.samples) s = v(rng);
+    img.planes.push_back(std::move(p));
+  }
+  return img;
+}
+
+int compare_rgba(const std::vector<std::uint32_t>& gpu_px, const gpu::RgbaImage& cpu) {
+  int worst = 0;
+  for (std::size_t i = 0; i < gpu_px.size(); ++i)
+    for (int k = 0; k < 4; ++k)
+      worst = std::max(worst, std::abs(static_cast<int>((gpu_px[i] >> (8 * k)) & 255) - cpu.pixels[4 * i + static_cast<std::size_t>(k)]));
+  return worst;
+}
+
+int compare_rgb10(const std::vector<std::uint32_t>& gpu_px, const gpu::Rgb10A2Image& cpu) {
+  int worst = 0;
+  for (std::size_t i = 0; i < gpu_px.size(); ++i)
+    for (int k = 0; k < 3; ++k)
+      worst = std::max(worst, std::abs(static_cast<int>((gpu_px[i] >> (10 * k)) & 1023) -
+                                       static_cast<int>((cpu.pixels[i] >> (10 * k)) & 1023)));
+  return worst;
+}
+
+}  // namespace
+
+TEST(CudaColour, MatricesRangesDepthsAndSubsamplingWithinOne) {
+  REQUIRE_CUDA();
+  test::DeviceImage out;
+  int n = 0;
+  for (int bits : {8, 10, 12})
+    for (auto [dx, dy] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{2, 2}})
+      for (auto [w, h] : {std::pair{41, 39}, std::pair{1, 17}, std::pair{17, 1}, std::pair{1919, 1081}})
+        for (ColourCoding coding : {ColourCoding::ycbcr_bt601, ColourCoding::ycbcr_bt709, ColourCoding::ycbcr_bt2020, ColourCoding::rgb})
+          for (bool full : {false, true}) {
+            if (w * h > 100000 && (coding != ColourCoding::ycbcr_bt709 || full)) continue;  // big size: one combination
+            PlanarImage img = random_planes(w, h, bits, dx, dy, static_cast<std::uint32_t>(++n));
+            const gpu::ColourInterpretation ci{coding, full};
+            for (gpu::OutputFormat f : {gpu::OutputFormat::rgba8, gpu::OutputFormat::rgb10a2}) {
+              ASSERT_TRUE(out.allocate(w, h, f));
+              ASSERT_TRUE(gpu::upload_and_convert(img, ci, out.target, nullptr));
+              auto px = out.download();
+              const std::string label = std::to_string(w) + "x" + std::to_string(h) + " " + std::to_string(bits) +
+                                        "-bit /" + std::to_string(dx) + "x" + std::to_string(dy) + " " + to_string(coding) +
+                                        (full ? " full" : " narrow");
+              if (f == gpu::OutputFormat::rgba8) {
+                gpu::RgbaImage cpu;
+                ASSERT_TRUE(gpu::to_rgba8(img, ci, cpu));
+                EXPECT_LE(compare_rgba(px, cpu), 1) << label << " RGBA8";
+              } else {
+                gpu::Rgb10A2Image cpu;
+                ASSERT_TRUE(gpu::to_rgb10a2(img, ci, cpu));
+                EXPECT_LE(compare_rgb10(px, cpu), 1) << label << " RGB10_A2";
+              }
+            }
+          }
+}
+
+TEST(CudaColour, GreyPicture) {
+  REQUIRE_CUDA();
+  PlanarImage img = random_planes(37, 29, 12, 1, 1, 77);
+  img.planes.resize(1);
+  test::DeviceImage out;
+  ASSERT_TRUE(out.allocate(37, 29, gpu::OutputFormat::rgba8));
+  ASSERT_TRUE(gpu::upload_and_convert(img, {}, out.target, nullptr));
+  gpu::RgbaImage cpu;
+  ASSERT_TRUE(gpu::to_rgba8(img, {}, cpu));
+  EXPECT_LE(compare_rgba(out.download(), cpu), 1);
+}
+
+TEST(CudaColour, FieldWeaveMatchesTheCpuWeave) {
+  REQUIRE_CUDA();
+  for (bool top_first : {true, false}) {
+    PlanarImage a = random_planes(45, 21, 10, 2, 2, 5), b = random_planes(45, 20, 10, 2, 2, 6);
+    test::DeviceImage out;
+    ASSERT_TRUE(out.allocate(45, 41, gpu::OutputFormat::rgba8));
+    gpu::DeviceTarget ta = out.target, tb = out.target;
+    ta.row0 = top_first ? 0 : 1;
+    tb.row0 = top_first ? 1 : 0;
+    ta.row_step = tb.row_step = 2;
+    ASSERT_TRUE(gpu::upload_and_convert(a, {}, ta, nullptr));
+    ASSERT_TRUE(gpu::upload_and_convert(b, {}, tb, nullptr));
+    gpu::RgbaImage ca, cb;
+    ASSERT_TRUE(gpu::to_rgba8(a, {}, ca));
+    ASSERT_TRUE(gpu::to_rgba8(b, {}, cb));
+    auto woven = gpu::weave_fields(ca, cb, top_first);
+    ASSERT_TRUE(woven.ok());
+    if (!top_first) continue;  // first field 21 rows as bottom field: frame row 40 stays undefined
+    EXPECT_LE(compare_rgba(out.download(), *woven), 1) << (top_first ? "top first" : "bottom first");
+  }
+}
+
+// ---- Display straight from coefficients (fused and planar paths) vs CPU twins ------------
+
+TEST(CudaDisplay, FusedAndPlanarPathsMatchTheCpu) {
+  REQUIRE_CUDA();
+  for (bool zero_copy : {false, true}) {
+    gpu::CudaReconstructor::Options ro;
+    ro.zero_copy = zero_copy;
+    auto rec = gpu::CudaReconstructor::create(ro);
+    ASSERT_TRUE(rec.ok());
+    struct Case {
+      const char* name;
+      std::vector<int> dx, dy;
+      bool mct;
+      int tile_w;
+    };
+    const Case cases[] = {{"4:2:2", {1, 2, 2}, {1, 1, 1}, false, 0},
+                          {"4:2:0", {1, 2, 2}, {1, 2, 2}, false, 0},
+                          {"RGB MCT", {1, 1, 1}, {1, 1, 1}, true, 0},
+                          {"4:2:2 tiles", {1, 2, 2}, {1, 1, 1}, false, 50},
+                          {"grey", {1}, {1}, false, 0}};
+    std::uint32_t seed = 1234;
+    for (const Case& c : cases)
+      for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7})
+        for (bool planar : {false, true}) {
+          test::SynthSpec s;
+          // Odd origins where every component is full size; even ones where chroma is
+          // subsampled (to_rgba8 needs the chroma planes to cover the picture).
+          s.image = c.dx.size() > 1 && c.dx[1] > 1 ? decoder::Rect{4, 6, 4 + 181, 6 + 97} : decoder::Rect{3, 5, 3 + 181, 5 + 97};
+          s.tile_w = c.tile_w;
+          s.tile_h = c.tile_w;
+          s.dx = c.dx;
+          s.dy = c.dy;
+          s.mct = c.mct;
+          s.levels = 4;
+          s.wavelet = w;
+          s.amplitude = 300;  // displayable values, not only clipped ones
+          s.seed = seed++;
+          const auto frame = test::make_synthetic_frame(s);
+          auto cpu = decoder::reconstruct(frame);
+          ASSERT_TRUE(cpu.ok());
+          gpu::RgbaImage want;
+          ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
+          test::DeviceImage out;
+          ASSERT_TRUE(out.allocate(cpu->width, cpu->height, gpu::OutputFormat::rgba8));
+          gpu::ReconstructRequest req;
+          req.planar = planar;
+          req.target = &out.target;
+          auto img = (*rec)->reconstruct(frame, req);
+          ASSERT_TRUE(img.ok()) << img.error().message;
+          const std::string label = std::string(c.name) + (w == Wavelet::reversible_5_3 ? " 5/3" : " 9/7") +
+                                    (planar ? " planar" : " fused") + (zero_copy ? " zero-copy" : "");
+          EXPECT_LE(compare_rgba(out.download(), want), 1) << label;
+          if (planar) {
+            EXPECT_EQ(max_diff(*cpu, *img), 0) << label;
+          }
+        }
+  }
+}
+
+// ---- Real photographs: codestreams from flower.png crops (made by gpu_corpus_maker) ---------
+
+TEST(CudaPhoto, PlanarAndDisplayMatchTheCpuOnEveryCorpusCodestream) {
+  REQUIRE_CUDA();
+  const std::filesystem::path dir = corpus_dir();
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "SKIPPED: no corpus at " << dir << " (run gpu_corpus_maker)";
+  auto rec = gpu::CudaReconstructor::create();
+  ASSERT_TRUE(rec.ok());
+  int files = 0;
+  std::vector<std::filesystem::path> paths;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".j2k") paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  for (const auto& p : paths) {
+    const auto bytes = read_file(p);
+    for (int reduce : {0, 1, 3}) {
+      decoder::DecodeOptions opt;
+      opt.threads = 4;
+      opt.reduce = reduce;
+      auto frame = decoder::decode_coefficients(bytes, opt);
+      if (!frame.ok()) {
+        EXPECT_GT(reduce, 0) << p << ": " << frame.error().message;
+        continue;
+      }
+      const Wavelet w = frame->tiles.at(0).components.at(0).wavelet;
+      const std::string label = p.filename().string() + " reduce " + std::to_string(reduce);
+      expect_planar_match(**rec, *frame, w, label);
+      // Display: GPU straight from coefficients vs CPU reconstruct + to_rgba8.
+      auto cpu = decoder::reconstruct(*frame);
+      ASSERT_TRUE(cpu.ok());
+      test::DeviceImage out;
+      ASSERT_TRUE(out.allocate(cpu->width, cpu->height, gpu::OutputFormat::rgba8));
+      gpu::ReconstructRequest req;
+      req.planar = false;
+      req.target = &out.target;
+      ASSERT_TRUE((*rec)->reconstruct(*frame, req).ok()) << label;
+      gpu::RgbaImage cpu_rgba;
+      ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, cpu_rgba));
+      EXPECT_LE(compare_rgba(out.download(), cpu_rgba), 1) << label;
+    }
+    ++files;
+  }
+  std::printf("[ info ] %d corpus codestreams compared\n", files);
+  EXPECT_GT(files, 0);
+}
+
+TEST(CudaPhoto, CudaDecoderBackendMatchesTheOwnDecoder) {
+  REQUIRE_CUDA();
+  const std::filesystem::path dir = corpus_dir();
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "SKIPPED: no corpus at " << dir;
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  ASSERT_TRUE(dec.ok()) << dec.error().message;
+  auto own = decoder::make_own_decoder();
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".j2k") continue;
+    const auto bytes = read_file(e.path());
+    decoder::DecodeOptions opt;
+    opt.threads = 4;
+    auto a = own->decode(bytes, opt);
+    auto b = (*dec)->decode(bytes, opt);
+    ASSERT_TRUE(a.ok() && b.ok()) << e.path();
+    EXPECT_EQ(max_diff(*a, *b), 0) << e.path();
+    EXPECT_TRUE((*dec)->gpu_active());
+  }
+}
+
+TEST(CudaPhoto, DecoderDisplayPathWeavesTwoFieldPictures) {
+  REQUIRE_CUDA();
+  const std::filesystem::path dir = corpus_dir();
+  const auto path = dir / "1919x1081_422_10_97.j2k";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  ASSERT_TRUE(dec.ok()) << dec.error().message;
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
+  ASSERT_TRUE(cpu.ok());
+  gpu::RgbaImage field;
+  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, field));
+  // The same picture as both fields of a frame of twice its height, bottom field first.
+  test::DeviceImage out;
+  ASSERT_TRUE(out.allocate(cpu->width, 2 * cpu->height, gpu::OutputFormat::rgba8));
+  for (int f = 0; f < 2; ++f) {
+    gpu::DeviceTarget t = out.target;
+    t.row0 = f == 0 ? 1 : 0;  // first field decoded is the bottom one
+    t.row_step = 2;
+    auto r = (*dec)->decode_to_device(bytes, opt, t, {}, f == 1);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    if (f == 1) {
+      EXPECT_EQ(max_diff(*cpu, *r), 0);  // planar output on request, same picture
+    }
+  }
+  auto woven = gpu::weave_fields(field, field, false);
+  ASSERT_TRUE(woven.ok());
+  EXPECT_LE(compare_rgba(out.download(), *woven), 1);
+  EXPECT_TRUE((*dec)->gpu_active());
+  EXPECT_GT((*dec)->last_gpu_times().total_ms, 0.0);
+}
