@@ -123,7 +123,6 @@ void normalize_unit(CodestreamUnit& unit, bool interlaced_payload) {
     auto parts = split_codestreams(element);
     if (!parts) {
       unit.problem = parts.error().message;
-      unit.complete = false;
       return;
     }
     streams.insert(streams.end(), parts->begin(), parts->end());
@@ -134,7 +133,6 @@ void normalize_unit(CodestreamUnit& unit, bool interlaced_payload) {
     auto n = component_count(s);
     if (!n) {
       unit.problem = n.error().message;
-      unit.complete = false;
       return;
     }
     (*n == 1 ? luma : *n == 2 ? chroma : whole).push_back(s);
@@ -143,14 +141,12 @@ void normalize_unit(CodestreamUnit& unit, bool interlaced_payload) {
   if (!chroma.empty()) {
     if (chroma.size() != luma.size() || !whole.empty()) {
       unit.problem = fmt::format("{} luma and {} chroma codestreams do not pair up", luma.size(), chroma.size());
-      unit.complete = false;
       return;
     }
     for (std::size_t i = 0; i < luma.size(); ++i) {
       auto merged = merge_luma_chroma(luma[i], chroma[i]);
       if (!merged) {
         unit.problem = merged.error().message;
-        unit.complete = false;
         return;
       }
       pictures.push_back(std::move(merged).value());

@@ -48,7 +48,8 @@ struct SessionConfig {
 
 /// Turns what a payload carried into decodable pictures: splits KLVs that hold two codestreams
 /// (MXF I2), strips vendor prefixes, merges luma+chroma pairs, and marks field pairs. On
-/// failure the unit is marked incomplete with `problem` set.
+/// failure `problem` says why and the codestreams are left as they arrived (the unit may
+/// still be complete as far as the network is concerned).
 void normalize_unit(CodestreamUnit& unit, bool interlaced_payload);
 
 class RtpSession {
