@@ -11,6 +11,7 @@
 #include "../common/cli_util.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
+#include "gpu/cuda.hpp"
 #include "media/image_io.hpp"
 #include "pipeline/receive_pipeline.hpp"
 #include "pipeline/stats.hpp"
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
       "  j2kplay 'rtp://239.1.1.1:5004?iface=192.168.1.10'\n"
       "Keys: F or double-click fullscreen, I statistics overlay, Esc/Q quit.\n"
       "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints statistics.");
-  std::string url_text, backend_name = "openjpeg", screenshot, window_size, log_level = "info";
+  std::string url_text, backend_name = "own", screenshot, window_size, log_level = "info";
   bool demo = false, fullscreen = false, headless = false, no_overlay = false;
   double quit_after = 0;
   int workers = 0;
@@ -71,7 +72,10 @@ int main(int argc, char** argv) {
   app.add_flag("--no-overlay", no_overlay, "start with the statistics overlay hidden");
   app.add_option("--screenshot", screenshot, "with --quit-after: save the window as PNG when quitting, and the picture shown as FILE.frame.png");
   app.add_option("--quit-after", quit_after, "quit S seconds after the first picture appears");
-  app.add_option("--backend", backend_name, "decoder: own or openjpeg")->capture_default_str();
+  app.add_option("--backend", backend_name, "decoder: own, cuda (own with GPU reconstruction) or openjpeg")
+      ->capture_default_str();
+  std::string gpu_text = "auto";
+  app.add_option("--gpu", gpu_text, "own decoder's reconstruction on the GPU: on, off or auto")->capture_default_str();
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -92,8 +96,14 @@ int main(int argc, char** argv) {
     url = *parsed;
     if (url.scheme == StreamUrl::Scheme::demo) { demo = true; url.host = "127.0.0.1"; url.port = 0; url.scheme = StreamUrl::Scheme::rtp; }
   }
+  auto gpu_mode = gpu::parse_gpu_mode(gpu_text);
+  if (!gpu_mode) { log->error("--gpu '{}' is not on, off or auto", gpu_text); return 2; }
+  if (backend_name == "cuda") {
+    backend_name = "own";
+    gpu_mode = gpu::GpuMode::on;
+  }
   auto backend = decoder::parse_backend(backend_name);
-  if (!backend) { log->error("--backend '{}' is not own or openjpeg", backend_name); return 2; }
+  if (!backend) { log->error("--backend '{}' is not own, cuda or openjpeg", backend_name); return 2; }
   if (!headless && !have_display()) {
     log->info("no display found ($DISPLAY/$WAYLAND_DISPLAY unset): running headless with statistics");
     headless = true;
@@ -102,6 +112,7 @@ int main(int argc, char** argv) {
   pipeline::PipelineConfig config;
   config.url = url;
   config.backend = *backend;
+  config.gpu = *gpu_mode;
   config.decode_workers = workers;
   config.make_rgba = !headless;
   std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread

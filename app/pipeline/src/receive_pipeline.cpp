@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/log.hpp"
+#include "gpu/cuda_decoder.hpp"
 #include "net/pcap_replay.hpp"
 #include "net/udp_receiver.hpp"
 
@@ -166,7 +167,8 @@ void ReceivePipeline::depacketize_loop() {
 
 void ReceivePipeline::decode_loop() {
   auto log = logger("decoder");
-  auto made = decoder::make_decoder(config_.backend);
+  auto made = config_.backend == decoder::Backend::own ? gpu::make_cuda_decoder({config_.gpu})
+                                                      : decoder::make_decoder(config_.backend);
   if (!made) {
     log->error("{}", made.error().message);
     return;

@@ -22,6 +22,7 @@
 #include "core/url.hpp"
 #include "decoder/decoder.hpp"
 #include "gpu/colour.hpp"
+#include "gpu/cuda.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "net/packet_source.hpp"
 
@@ -45,7 +46,10 @@ enum class IncompletePolicy { drop, decode };
 
 struct PipelineConfig {
   StreamUrl url;
-  decoder::Backend backend = decoder::Backend::openjpeg;
+  decoder::Backend backend = decoder::Backend::own;
+  /// For the own decoder: reconstruction on the GPU (on), on the CPU (off), or on the GPU
+  /// when one is usable (automatic). OpenJPEG always runs on the CPU.
+  gpu::GpuMode gpu = gpu::GpuMode::automatic;
   bool decode = true;              ///< false: receive and reassemble only (capacity tests)
   int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
   int threads_per_decode = 1;      ///< threads inside one decode
