@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "decoder/coefficients.hpp"
 #include "reconstruct_internal.hpp"
@@ -163,11 +166,22 @@ Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool*
         const int x0 = std::max(0, -ox), x1 = std::min(ww, p.width - ox);
         if (w.is_float) {
           const float* src = w.floats.data() + static_cast<std::size_t>(y) * ww;
-          for (int x = x0; x < x1; ++x) {
-            float v = src[x];
-            // Clamp before converting so huge values from corrupt data stay defined.
-            v = std::clamp(v, -1.0e9f, 1.0e9f);
-            dst[x] = std::clamp(static_cast<std::int32_t>(std::lrintf(v)) + shift, lo, hi);
+          // Shift and clamp in float (exact for these integers), then round to nearest even
+          // like lrintf; clamping first also keeps huge values from corrupt data defined.
+          const float fshift = static_cast<float>(shift), flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+          int x = x0;
+#if defined(__SSE2__)
+          const __m128 vs = _mm_set1_ps(fshift), vlo = _mm_set1_ps(flo), vhi = _mm_set1_ps(fhi);
+          for (; x + 4 <= x1; x += 4) {
+            __m128 v = _mm_add_ps(_mm_loadu_ps(src + x), vs);
+            v = _mm_min_ps(_mm_max_ps(v, vlo), vhi);  // NaN becomes lo
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), _mm_cvtps_epi32(v));
+          }
+#endif
+          for (; x < x1; ++x) {
+            float v = src[x] + fshift;
+            v = v >= flo ? (v <= fhi ? v : fhi) : flo;
+            dst[x] = static_cast<std::int32_t>(std::nearbyint(v));
           }
         } else {
           const std::int32_t* src = w.ints.data() + static_cast<std::size_t>(y) * ww;

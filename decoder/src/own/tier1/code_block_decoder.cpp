@@ -170,20 +170,34 @@ constexpr std::uint64_t kCleanupBusy4 = lanes(kSig | kVisit | kNeighbours);
 // The pass functions below are long on purpose: the MQ registers stay in locals for the
 // whole pass, which is what makes tier-1 fast (decoder-performance.md).
 
+/// Lane k (bit 16k) set for each of the `rows` samples of a column that satisfy a test.
+constexpr std::uint64_t kLaneBits = lanes(1);
+[[gnu::always_inline]] inline std::uint64_t row_mask(int rows) {
+  return rows >= 4 ? kLaneBits : kLaneBits & ((1ull << (16 * rows)) - 1);
+}
+/// Samples not yet significant that have a significant neighbour (the SPP's candidates).
+[[gnu::always_inline]] inline std::uint64_t spp_candidates(std::uint64_t col, std::uint64_t rows) {
+  // (n + 0xFF) carries into bit 8 exactly when a lane's neighbour byte is non-zero.
+  const std::uint64_t any = (((col & kNeighbours4) + lanes(0xFF)) >> 8) & kLaneBits;
+  const std::uint64_t sig = (col >> 12) & kLaneBits;
+  return any & ~sig & rows;
+}
+
 /// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
+/// Works from per-column candidate masks, so settled samples cost no branch each.
 template <bool kRaw, typename Regs>
 void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
   Regs r = regs;
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
-    const int rows = std::min(4, s.h - 4 * st);
+    const std::uint64_t rows = row_mask(s.h - 4 * st);
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-      if ((load_column(f) & kNeighbours4) == 0) continue;  // nothing significant around
-      for (int k = 0; k < rows; ++k) {
+      std::uint64_t cand = spp_candidates(load_column(f), rows);
+      while (cand) {
+        const int k = __builtin_ctzll(cand) >> 4;
         const std::uint32_t fl = f[k];
-        if ((fl & kSig) || !(fl & kNeighbours)) continue;
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
         else bit = mq_decode(r, ctx[s.zc[fl & kNeighbours]]);
@@ -198,6 +212,11 @@ void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
           }
           set_significant(f + k, k, s.row_stride, neg, s.causal);
           d[k] = one;
+          // The samples below this one may have just become candidates.
+          const std::uint64_t below = ~((2ull << (16 * k)) - 1);
+          cand = spp_candidates(load_column(f), rows) & below;
+        } else {
+          cand &= cand - 1;
         }
       }
     }
@@ -205,20 +224,22 @@ void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
   regs = r;
 }
 
-/// Magnitude refinement pass (D.3.3).
+/// Magnitude refinement pass (D.3.3): samples significant before this bit-plane.
 template <bool kRaw, typename Regs>
 void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
   Regs r = regs;
   const std::int32_t half = 1 << p;
   for (int st = 0; st < s.stripes; ++st) {
-    const int rows = std::min(4, s.h - 4 * st);
+    const std::uint64_t rows = row_mask(s.h - 4 * st);
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-      if ((load_column(f) & kSig4) == 0) continue;
-      for (int k = 0; k < rows; ++k) {
+      const std::uint64_t col = load_column(f);
+      std::uint64_t cand = (col >> 12) & ~(col >> 13) & rows;  // significant and not visited
+      while (cand) {
+        const int k = __builtin_ctzll(cand) >> 4;
+        cand &= cand - 1;
         const std::uint32_t fl = f[k];
-        if ((fl & (kSig | kVisit)) != kSig) continue;
         std::uint32_t bit;
         if constexpr (kRaw) {
           bit = raw_bit(r);
@@ -240,13 +261,14 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, std::uint8_t* ctx) {
   MqRegisters mq = mqr;
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
-    const int rows = std::min(4, s.h - 4 * st);
+    const bool full = s.h - 4 * st >= 4;
+    const std::uint64_t rows = row_mask(s.h - 4 * st);
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
       const std::uint64_t col = load_column(f);
       int k = 0;
-      if (rows == 4 && (col & kCleanupBusy4) == 0) {
+      if (full && (col & kCleanupBusy4) == 0) {
         if (!mq_decode(mq, ctx[kCtxRl])) continue;  // four more zeros
         k = static_cast<int>(mq_decode(mq, ctx[kCtxUni]) << 1);
         k |= static_cast<int>(mq_decode(mq, ctx[kCtxUni]));
@@ -259,14 +281,18 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, std::uint8_t* ctx) {
         store_column(f, col & ~kVisit4);  // all four already significant: nothing to code
         continue;
       }
-      for (; k < rows; ++k) {
-        const std::uint32_t fl = f[k];
-        if (fl & (kSig | kVisit)) continue;
+      // Samples neither significant nor visited, from row k on; coding one cannot change
+      // another's membership, so the mask is computed once.
+      std::uint64_t cand = k >= 4 ? 0 : ~((col >> 12) | (col >> 13)) & rows & ~((1ull << (16 * k)) - 1);
+      while (cand) {
+        const int kk = __builtin_ctzll(cand) >> 4;
+        cand &= cand - 1;
+        const std::uint32_t fl = f[kk];
         if (mq_decode(mq, ctx[s.zc[fl & kNeighbours]])) {
           const std::uint8_t sc = kTables.sc[sign_index(fl)];
           const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-          set_significant(f + k, k, s.row_stride, neg, s.causal);
-          d[k] = one;
+          set_significant(f + kk, kk, s.row_stride, neg, s.causal);
+          d[kk] = one;
         }
       }
       store_column(f, load_column(f) & ~kVisit4);
