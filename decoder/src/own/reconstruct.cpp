@@ -28,12 +28,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-struct Work {
-  Rect rect;  // tile-component at the decoded resolution
-  bool is_float = false;
-  std::vector<std::int32_t> ints;
-  std::vector<float> floats;
-};
+using Work = ReconstructScratch::Work;
 
 /// Dequantises every subband into its place in the deinterleaved layout, then synthesises.
 void synthesise(const ComponentCoefficients& cc, Work& w, ThreadPool* pool) {
@@ -42,8 +37,9 @@ void synthesise(const ComponentCoefficients& cc, Work& w, ThreadPool* pool) {
   const int width = w.rect.width(), height = w.rect.height();
   w.is_float = cc.wavelet == Wavelet::irreversible_9_7;
   const std::size_t n = static_cast<std::size_t>(std::max(width, 0)) * std::max(height, 0);
-  if (w.is_float) w.floats.assign(n, 0.0f);
-  else w.ints.assign(n, 0);
+  // No zero fill: the subbands tile the whole area and are all copied in below.
+  if (w.is_float) w.floats.resize(n);
+  else w.ints.resize(n);
   if (n == 0) return;
   auto place = [&](std::size_t i, int) {
     const SubbandCoefficients& sb = cc.subbands[i];
@@ -84,7 +80,8 @@ void synthesise(const ComponentCoefficients& cc, Work& w, ThreadPool* pool) {
 
 }  // namespace
 
-Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool* pool, ReconstructTimes* times) {
+Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool* pool, ReconstructTimes* times,
+                                      ReconstructScratch* scratch) {
   PlanarImage img;
   img.width = ceil_shift(frame.image.x1, frame.reduce) - ceil_shift(frame.image.x0, frame.reduce);
   img.height = ceil_shift(frame.image.y1, frame.reduce) - ceil_shift(frame.image.y0, frame.reduce);
@@ -104,7 +101,9 @@ Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool*
   img.colour = ncomp == 1 ? ColourCoding::grey : ColourCoding::unknown;
   double idwt_ms = 0, colour_ms = 0;
 
-  std::vector<Work> work(ncomp);
+  ReconstructScratch local;
+  std::vector<Work>& work = scratch ? scratch->work : local.work;
+  work.resize(ncomp);
   for (const TileCoefficients& tile : frame.tiles) {
     if (tile.components.size() != ncomp) return make_error(ErrorKind::corrupt, "tile without all its components");
     auto t0 = std::chrono::steady_clock::now();

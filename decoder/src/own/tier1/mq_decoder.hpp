@@ -83,6 +83,15 @@ inline void mq_init(MqRegisters& r, const std::uint8_t* data) {
       cx = t.next_mps;
     }
   }
+  // RENORMD: shift A back above 0x8000. When the bits left in C's low byte suffice, do all
+  // shifts at once (one branch instead of a loop of unpredictable length).
+  const int n = __builtin_clz(r.a) - 16;  // 1..15: A is non-zero here
+  if (n <= r.ct) {
+    r.a <<= n;
+    r.c <<= n;
+    r.ct -= n;
+    return d;
+  }
   do {
     if (r.ct == 0) mq_byte_in(r);
     r.a <<= 1;
