@@ -26,19 +26,20 @@ constexpr QeRow kQe[47] = {
     {0x0049, 41, 38, 0}, {0x0025, 42, 39, 0}, {0x0015, 43, 40, 0}, {0x0009, 44, 41, 0}, {0x0005, 45, 42, 0},
     {0x0001, 45, 43, 0}, {0x5601, 46, 46, 0},
 };
-constexpr std::array<MqTransition, 94> make_mq_table() {
-  std::array<MqTransition, 94> t{};
+}  // namespace
+
+// The transitions point into the table itself (taking the addresses of its elements
+// during its own initialisation is fine).
+const std::array<MqState, 94> kMqStates = [] {
+  std::array<MqState, 94> t{};
   for (int i = 0; i < 47; ++i)
     for (int mps = 0; mps < 2; ++mps) {
       int lps_mps = kQe[i].sw ? 1 - mps : mps;
-      t[i * 2 + mps] = {kQe[i].qe, static_cast<std::uint8_t>(kQe[i].nmps * 2 + mps),
-                        static_cast<std::uint8_t>(kQe[i].nlps * 2 + lps_mps)};
+      t[i * 2 + mps] = {kQe[i].qe, static_cast<std::uint32_t>(mps), &kMqStates[kQe[i].nmps * 2 + mps],
+                        &kMqStates[kQe[i].nlps * 2 + lps_mps]};
     }
   return t;
-}
-}  // namespace
-
-const std::array<MqTransition, 94> kMqTable = make_mq_table();
+}();
 
 namespace {
 
@@ -102,11 +103,11 @@ constexpr Tables make_tables() {
 }
 constexpr Tables kTables = make_tables();
 
-void reset_contexts(std::uint8_t* ctx) {
-  std::memset(ctx, 0, kNumCtx);
-  ctx[0] = 4 * 2;        // D.7 / Table D.7: zero-coding context 0 starts in state 4
-  ctx[kCtxRl] = 3 * 2;   // run-length: state 3
-  ctx[kCtxUni] = 46 * 2; // uniform: state 46
+void reset_contexts(MqContext* ctx) {
+  for (int i = 0; i < kNumCtx; ++i) ctx[i] = &kMqStates[0];
+  ctx[0] = &kMqStates[4 * 2];         // Table D.7: zero-coding context 0 starts in state 4
+  ctx[kCtxRl] = &kMqStates[3 * 2];    // run-length: state 3
+  ctx[kCtxUni] = &kMqStates[46 * 2];  // uniform: state 46
 }
 
 
@@ -186,7 +187,7 @@ constexpr std::uint64_t kLaneBits = lanes(1);
 /// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
 /// Works from per-column candidate masks, so settled samples cost no branch each.
 template <bool kRaw, typename Regs>
-void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
+void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
   Regs r = regs;
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
@@ -212,9 +213,10 @@ void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
           }
           set_significant(f + k, k, s.row_stride, neg, s.causal);
           d[k] = one;
-          // The samples below this one may have just become candidates.
-          const std::uint64_t below = ~((2ull << (16 * k)) - 1);
-          cand = spp_candidates(load_column(f), rows) & below;
+          // Only the sample right below can have become a candidate (its N neighbour is
+          // now significant); the rest of the column is unaffected.
+          cand &= cand - 1;
+          if (k < 3 && !(f[k + 1] & kSig)) cand |= (1ull << (16 * (k + 1))) & rows;
         } else {
           cand &= cand - 1;
         }
@@ -226,7 +228,7 @@ void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
 
 /// Magnitude refinement pass (D.3.3): samples significant before this bit-plane.
 template <bool kRaw, typename Regs>
-void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
+void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
   Regs r = regs;
   const std::int32_t half = 1 << p;
   for (int st = 0; st < s.stripes; ++st) {
@@ -257,7 +259,7 @@ void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
 }
 
 /// Cleanup pass (D.3.4) with run-length mode for empty stripe columns.
-void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, std::uint8_t* ctx) {
+void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
   MqRegisters mq = mqr;
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
@@ -348,7 +350,7 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
                           : job.orientation == BandOrientation::HL ? 1
                                                                    : 0],
                (job.cb_style & kVerticalCausal) != 0};
-  std::uint8_t ctx[kNumCtx];
+  MqContext ctx[kNumCtx];
   reset_contexts(ctx);
   MqRegisters mq;
   RawRegisters raw;
