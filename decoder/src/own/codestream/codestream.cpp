@@ -196,7 +196,12 @@ Status parse_param_marker(std::uint16_t marker, ByteReader& seg, HeaderParams& p
       }
       return {};
     }
-    default: return {};  // informational markers (COM, CRG, TLM, PLM, PLT) are skipped
+    case kTLM:  // A.7.1 tile-part lengths, A.7.2/A.7.3 packet lengths: we find our way
+    case kPLM:  // through SOT/Psot and the packet headers themselves
+    case kPLT:
+    case kCRG:  // A.9.1 component registration: display only
+    case kCOM:  // A.9.2 comment
+    default: return {};  // unknown markers with a length are skipped too
   }
 }
 
