@@ -256,9 +256,13 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
 
   // Tile-parts (A.4.2), in codestream order; tiles may interleave.
   std::vector<int> tile_of_part;  // for PPM: the tile of each tile-part in order
+  bool saw_eoc = false;
   while (r.remaining() >= 2) {
     std::uint16_t marker = r.u16();
-    if (marker == kEOC) break;
+    if (marker == kEOC) {
+      saw_eoc = true;
+      break;
+    }
     if (marker != kSOT) {
       if (strict) return corrupt(fmt::format("expected SOT or EOC, found {:04X}", marker));
       cs.truncated = true;
@@ -318,8 +322,10 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     }
     std::size_t body_start = r.position();
     std::size_t body_end = end;
-    if (psot == 0 && body_end >= body_start + 2 && data[body_end - 2] == 0xFF && data[body_end - 1] == 0xD9)
+    if (psot == 0 && body_end >= body_start + 2 && data[body_end - 2] == 0xFF && data[body_end - 1] == 0xD9) {
       body_end -= 2;  // the EOC after the last tile-part
+      saw_eoc = true;
+    }
     TilePart part;
     part.body = data.subspan(body_start, body_end - body_start);
     part.index_in_tile = tpsot;
@@ -328,8 +334,10 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     r.seek(end);
     if (cut) break;
   }
-  if (r.remaining() < 2 && !cs.truncated) {
-    // A stream without EOC is tolerated when everything else was whole (many encoders drop it).
+  if (!saw_eoc) {
+    // A.3: the codestream ends with EOC. Resilient mode decodes what came; strict refuses.
+    if (strict) return corrupt("codestream ends without EOC");
+    cs.truncated = true;
   }
 
   // PPM (A.7.4): Nppm + headers for each tile-part, in codestream order, across markers.
