@@ -2,8 +2,11 @@
 // frames of bench/RESULTS.md, plus the inner stages (inverse DWT level) on their own.
 //
 //   build/release/bin/decoder_bench --benchmark_min_time=2
+//   build/release/bin/decoder_bench --write-inputs=/tmp/bench   (the two codestreams as files)
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -109,6 +112,30 @@ void BM_Idwt53Level1080(benchmark::State& state) {
 }
 BENCHMARK(BM_Idwt53Level1080)->Unit(benchmark::kMillisecond);
 
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+// `--write-inputs=DIR` writes the two benchmark codestreams (for j2kdecode --bench,
+// opj_decompress and grk_decompress) and exits; other flags go to Google Benchmark.
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--write-inputs=", 0) == 0) {
+      std::string dir = arg.substr(15);
+      write_file(dir + "/lossy_1080_422_10bit.j2k", lossy_422());
+      write_file(dir + "/lossless_1080_rgb8.j2k", lossless_rgb());
+      std::printf("wrote %s/lossy_1080_422_10bit.j2k (%zu bytes), %s/lossless_1080_rgb8.j2k (%zu bytes)\n", dir.c_str(),
+                  lossy_422().size(), dir.c_str(), lossless_rgb().size());
+      return 0;
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
