@@ -139,32 +139,46 @@ constexpr std::uint64_t kCleanupBusy4 = lanes(kSig | kVisit | kNeighbours);
 
 [[gnu::always_inline]] inline std::uint32_t sign_index(std::uint32_t f) { return (f & 0xF) | ((f >> 4) & 0xF0); }
 
-/// Marks sample k of a stripe column significant and tells its 8 neighbours (D.3.1). In
-/// vertically causal mode the stripe above does not learn about this one (D.7).
+[[gnu::always_inline]] inline void or_column(std::uint16_t* f, std::uint64_t bits) { store_column(f, load_column(f) | bits); }
+
+/// What one sample becoming significant sets in its own column word and in the words of
+/// the columns to its left and right, per row k and sign (D.3.1 neighbourhood).
+struct SignificanceMasks {
+  std::uint64_t self[4][2], left[4][2], right[4][2];
+};
+constexpr SignificanceMasks make_significance_masks() {
+  SignificanceMasks m{};
+  for (int k = 0; k < 4; ++k)
+    for (int neg = 0; neg < 2; ++neg) {
+      auto lane = [](std::uint64_t bits, int row) { return row < 0 || row > 3 ? 0 : bits << (16 * row); };
+      m.self[k][neg] = lane(kSig | (neg ? kNeg : 0), k) | lane(kSigS | (neg ? kSgnS : 0), k - 1) |
+                       lane(kSigN | (neg ? kSgnN : 0), k + 1);
+      m.left[k][neg] = lane(kSigE | (neg ? kSgnE : 0), k) | lane(kSigSE, k - 1) | lane(kSigNE, k + 1);
+      m.right[k][neg] = lane(kSigW | (neg ? kSgnW : 0), k) | lane(kSigSW, k - 1) | lane(kSigNW, k + 1);
+    }
+  return m;
+}
+constexpr SignificanceMasks kSigMasks = make_significance_masks();
+
+/// Marks sample k of the stripe column at `f` significant and tells its 8 neighbours
+/// (D.3.1), with whole-column 64-bit updates (16-bit stores followed by the next column's
+/// 64-bit load would stall store forwarding). In vertically causal mode the stripe above
+/// does not learn about this one (D.7).
 [[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
                                                    bool causal) {
-  f[0] |= static_cast<std::uint16_t>(kSig | (neg ? kNeg : 0));
-  f[-4] |= static_cast<std::uint16_t>(kSigE | (neg ? kSgnE : 0));
-  f[4] |= static_cast<std::uint16_t>(kSigW | (neg ? kSgnW : 0));
-  if (k > 0) {
-    f[-1] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
-    f[-5] |= kSigSE;
-    f[3] |= kSigSW;
-  } else if (!causal) {
-    std::uint16_t* u = f - row_stride + 3;
-    u[0] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
-    u[-4] |= kSigSE;
-    u[4] |= kSigSW;
-  }
-  if (k < 3) {
-    f[1] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
-    f[-3] |= kSigNE;
-    f[5] |= kSigNW;
-  } else {
-    std::uint16_t* d = f + row_stride - 3;
-    d[0] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
-    d[-4] |= kSigNE;
-    d[4] |= kSigNW;
+  or_column(f, kSigMasks.self[k][neg]);
+  or_column(f - 4, kSigMasks.left[k][neg]);
+  or_column(f + 4, kSigMasks.right[k][neg]);
+  if (k == 0 && !causal) {
+    std::uint16_t* u = f - row_stride;
+    or_column(u - 4, std::uint64_t{kSigSE} << 48);
+    or_column(u, std::uint64_t{kSigS | (neg ? kSgnS : 0)} << 48);
+    or_column(u + 4, std::uint64_t{kSigSW} << 48);
+  } else if (k == 3) {
+    std::uint16_t* d = f + row_stride;
+    or_column(d - 4, kSigNE);
+    or_column(d, kSigN | (neg ? kSgnN : 0));
+    or_column(d + 4, kSigNW);
   }
 }
 
@@ -202,7 +216,7 @@ void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
         else bit = mq_decode(r, ctx[s.zc[fl & kNeighbours]]);
-        f[k] = static_cast<std::uint16_t>(fl | kVisit);
+        or_column(f, std::uint64_t{kVisit} << (16 * k));
         if (bit) {
           std::uint32_t neg;
           if constexpr (kRaw) {
@@ -211,7 +225,7 @@ void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
             const std::uint8_t sc = kTables.sc[sign_index(fl)];
             neg = mq_decode(r, ctx[sc >> 1]) ^ (sc & 1u);
           }
-          set_significant(f + k, k, s.row_stride, neg, s.causal);
+          set_significant(f, k, s.row_stride, neg, s.causal);
           d[k] = one;
           // Only the sample right below can have become a candidate (its N neighbour is
           // now significant); the rest of the column is unaffected.
@@ -251,7 +265,7 @@ void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
         }
         // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
         d[k] += bit ? half : -half;
-        f[k] = static_cast<std::uint16_t>(fl | kRefined);
+        or_column(f, std::uint64_t{kRefined} << (16 * k));
       }
     }
   }
@@ -276,7 +290,7 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
         k |= static_cast<int>(mq_decode(mq, ctx[kCtxUni]));
         const std::uint8_t sc = kTables.sc[sign_index(f[k])];
         const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-        set_significant(f + k, k, s.row_stride, neg, s.causal);
+        set_significant(f, k, s.row_stride, neg, s.causal);
         d[k] = one;
         ++k;
       } else if ((col & kSig4) == kSig4) {
@@ -293,7 +307,7 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
         if (mq_decode(mq, ctx[s.zc[fl & kNeighbours]])) {
           const std::uint8_t sc = kTables.sc[sign_index(fl)];
           const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-          set_significant(f + kk, kk, s.row_stride, neg, s.causal);
+          set_significant(f, kk, s.row_stride, neg, s.causal);
           d[kk] = one;
         }
       }
