@@ -51,6 +51,7 @@ constexpr std::uint32_t kSigNW = 1u << 4, kSigNE = 1u << 5, kSigSW = 1u << 6, kS
 constexpr std::uint32_t kNeighbours = 0xFFu;
 constexpr std::uint32_t kSgnN = 1u << 8, kSgnS = 1u << 9, kSgnW = 1u << 10, kSgnE = 1u << 11;
 constexpr std::uint32_t kSig = 1u << 12, kVisit = 1u << 13, kRefined = 1u << 14, kNeg = 1u << 15;
+static_assert(kVisit == 1u << 13 && kRefined == 1u << 14, "lane masks below shift by these bit numbers");
 
 // Context numbers: 0-8 zero coding, 9-13 sign, 14-16 refinement, 17 run-length, 18 uniform.
 constexpr int kCtxMr = 14, kCtxRl = 17, kCtxUni = 18, kNumCtx = 19;
@@ -210,13 +211,15 @@ void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
       std::uint64_t cand = spp_candidates(load_column(f), rows);
+      if (!cand) continue;
+      std::uint64_t coded = 0;  // lanes coded in this pass: marked visited once, at the end
       while (cand) {
         const int k = __builtin_ctzll(cand) >> 4;
         const std::uint32_t fl = f[k];
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
         else bit = mq_decode(r, ctx[s.zc[fl & kNeighbours]]);
-        or_column(f, std::uint64_t{kVisit} << (16 * k));
+        coded |= std::uint64_t{1} << (16 * k);
         if (bit) {
           std::uint32_t neg;
           if constexpr (kRaw) {
@@ -235,6 +238,7 @@ void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
           cand &= cand - 1;
         }
       }
+      or_column(f, coded << 13);  // kVisit is bit 13 of each lane
     }
   }
   regs = r;
@@ -252,10 +256,12 @@ void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
       const std::uint64_t col = load_column(f);
       std::uint64_t cand = (col >> 12) & ~(col >> 13) & rows;  // significant and not visited
+      if (!cand) continue;
+      or_column(f, cand << 14);  // kRefined (bit 14) for every lane refined below
       while (cand) {
         const int k = __builtin_ctzll(cand) >> 4;
         cand &= cand - 1;
-        const std::uint32_t fl = f[k];
+        const std::uint32_t fl = static_cast<std::uint32_t>(col >> (16 * k)) & 0xFFFF;  // state before this pass
         std::uint32_t bit;
         if constexpr (kRaw) {
           bit = raw_bit(r);
@@ -265,7 +271,6 @@ void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
         }
         // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
         d[k] += bit ? half : -half;
-        or_column(f, std::uint64_t{kRefined} << (16 * k));
       }
     }
   }
