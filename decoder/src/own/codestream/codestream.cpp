@@ -180,7 +180,9 @@ Status parse_param_marker(std::uint16_t marker, ByteReader& seg, HeaderParams& p
     case kPOC: {
       std::size_t entry = ncomp >= 257 ? 9 : 7;
       if (seg.remaining() == 0 || seg.remaining() % entry != 0) return corrupt("POC: length is not a whole number of entries");
-      p.poc.clear();
+      // A.6.6: POC segments add to the progressions already given (several markers, and
+      // the tile-parts of one tile, each continue the list).
+      if (p.poc.size() > 256) return corrupt("POC: more than 256 progression changes");
       while (!seg.empty()) {
         ProgressionChange pc;
         pc.res_start = seg.u8();
@@ -385,7 +387,12 @@ Result<TileParams> resolve_tile_params(const Codestream& cs, int tile) {
     if (out.quant.style != 1 && out.quant.steps.size() < bands)
       return corrupt(fmt::format("QCD/QCC: {} step sizes for {} subbands", out.quant.steps.size(), bands));
   }
-  tp.poc = (t && !t->poc.empty()) ? t->poc : m.poc;
+  // Main-header progressions first, then the tile's own. This is how OpenJPEG reads POC
+  // (it appends tile-part POCs to the main ones), and Grok writes streams that depend on
+  // it (main and tile POC both present, only the main one matching the packet order).
+  // Each packet is read once, so entries that repeat packets already read cost nothing.
+  tp.poc = m.poc;
+  if (t) tp.poc.insert(tp.poc.end(), t->poc.begin(), t->poc.end());
   return tp;
 }
 
