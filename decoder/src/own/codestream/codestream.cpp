@@ -61,6 +61,9 @@ Status parse_siz(ByteReader& r, Siz& siz, const DecodeLimits& limits) {
   long long tiles_x = (static_cast<long long>(siz.x1) - siz.tx0 + siz.tw - 1) / siz.tw;
   long long tiles_y = (static_cast<long long>(siz.y1) - siz.ty0 + siz.th - 1) / siz.th;
   if (tiles_x * tiles_y > 65535) return corrupt("SIZ: more than 65535 tiles");  // Isot is 16 bits
+  // Every tile-component gets its own structures: bound their number, not just the pixels.
+  if (tiles_x * tiles_y * csiz > (1LL << 20))
+    return make_error(ErrorKind::limit, fmt::format("{} tiles of {} components exceed the limit", tiles_x * tiles_y, csiz));
   siz.tiles_x = static_cast<int>(tiles_x);
   siz.tiles_y = static_cast<int>(tiles_y);
   return {};
