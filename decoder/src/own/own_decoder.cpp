@@ -114,7 +114,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
           if (band.subband_index < 0) continue;
           const SubbandCoefficients& sb = cc.subbands[band.subband_index];
           for (CodeBlock& cb : pb.blocks) {
-            if (cb.passes == 0 && !cb.damaged) continue;
+            if (cb.passes == 0) continue;
             CodeBlockJob job;
             job.block = &cb;
             job.orientation = band.orientation;

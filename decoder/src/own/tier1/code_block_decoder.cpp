@@ -328,7 +328,6 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   const CodeBlock& cb = *job.block;
   const int w = cb.rect.width(), h = cb.rect.height();
   if (w <= 0 || h <= 0) return true;
-  if (cb.damaged) return false;  // cut in tier-2: its output stays zero
   const int numbps = job.magnitude_bits - cb.zero_bitplanes;
   if (cb.passes == 0 || cb.segments.empty()) return true;  // nothing coded: stays zero
   if (numbps <= 0) return true;

@@ -140,7 +140,8 @@ class PacketReader {
     // Packet body: each code-block's bytes, in header order.
     for (const Contribution& con : contributions_) {
       if (con.bytes > body_.size() - std::min(body_pos_, body_.size())) {
-        con.block->damaged = true;
+        // Cut short (truncation): this packet's contributions are dropped; what earlier
+        // layers gave the code-blocks is complete and still decodes.
         body_pos_ = body_.size();
         return damaged(stop, "packet body");
       }
