@@ -40,7 +40,8 @@ const std::vector<CorpusCase>& corpus() {
       {"prog_rpcl", Source::rgb8, 161, 107, "-p RPCL -c [32,32] -b 16,16 -r 20,5,1", true},
       {"prog_pcrl", Source::rgb8, 161, 107, "-p PCRL -c [32,32] -b 16,16 -r 20,5,1", true},
       {"prog_cprl", Source::rgb8, 161, 107, "-p CPRL -c [32,32] -b 16,16 -r 20,5,1", true},
-      {"poc", Source::rgb8, 161, 107, "-r 20,10,1 -POC T0=0,0,1,4,3,LRCP/T0=0,0,3,6,3,CPRL", true},
+      // Grok writes the POC in the main header and again in the tile-part header.
+      {"grk_poc", Source::rgb8, 161, 107, "-r 20,10,1 -P T0=0,0,1,4,3,LRCP/T0=0,0,3,6,3,CPRL", true, Encoder::grk},
       {"sop_eph", Source::rgb8, 161, 107, "-SOP -EPH -r 10,1", true},
       {"mode_bypass", Source::rgb8, 161, 107, "-M 1", true},
       {"mode_reset", Source::rgb8, 161, 107, "-M 2", true},

@@ -168,6 +168,40 @@ TEST(OwnDecoder, TilePartsInAnyOrder) {
   EXPECT_TRUE(same(*img, src));
 }
 
+TEST(OwnDecoder, PocInTheMainHeaderAlone) {
+  // Grok writes the POC in the main header and again in the tile-part header; drop the
+  // tile-part copy so that only the main-header POC (A.6.6) orders the packets.
+  CorpusCase c{"poc_main_source", Source::rgb8, 161, 107, "-r 20,10,1 -P T0=0,0,1,4,3,LRCP/T0=0,0,3,6,3,CPRL", true,
+               test::Encoder::grk};
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  ASSERT_FALSE(cs.empty());
+  auto parts = tile_parts(cs);
+  ASSERT_FALSE(parts.empty());
+  Stream out(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(main_header_end(cs)));
+  bool main_poc = false;
+  for (std::size_t m = 2; m < out.size(); m += 2 + be16(out, m + 2)) main_poc |= be16(out, m) == 0xFF5F;
+  ASSERT_TRUE(main_poc) << "expected a POC in the main header";
+  for (const auto& part : parts) {
+    Stream tp(cs.begin() + static_cast<std::ptrdiff_t>(part.start), cs.begin() + static_cast<std::ptrdiff_t>(part.end));
+    std::size_t p = 12;
+    while (be16(tp, p) != 0xFF93) {
+      std::size_t len = 2 + be16(tp, p + 2);
+      if (be16(tp, p) == 0xFF5F) tp.erase(tp.begin() + static_cast<std::ptrdiff_t>(p), tp.begin() + static_cast<std::ptrdiff_t>(p + len));
+      else p += len;
+    }
+    const std::uint32_t psot = static_cast<std::uint32_t>(tp.size());
+    for (int i = 0; i < 4; ++i) tp[6 + i] = static_cast<std::uint8_t>(psot >> (24 - 8 * i));
+    out.insert(out.end(), tp.begin(), tp.end());
+  }
+  put16(out, 0xFFD9);
+  DecodeOptions strict;
+  strict.strict = true;
+  auto img = (*make_decoder(Backend::own))->decode(out, strict);
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_TRUE(same(*img, src));
+}
+
 TEST(OwnDecoder, Jp2FileDecodes) {
   auto c = make_case("jp2_source", Source::rgb8, 96, 64, "");
   PlanarImage src = test::make_source(c.source, c.width, c.height);

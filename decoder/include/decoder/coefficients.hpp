@@ -35,6 +35,7 @@ struct Rect {
 /// truncated bit-plane survives as the lowest bit (15444-1 E.1.1.2, r = 1/2):
 ///   reversible:   coefficient = sign(v) * (|v| >> 1)
 ///   irreversible: coefficient = v * step / 2
+/// The ROI maxshift (H.1) is already undone; code-blocks that were not coded are zero.
 struct SubbandCoefficients {
   BandOrientation orientation = BandOrientation::LL;
   int resolution = 0;  ///< 0 = lowest (the LL band)

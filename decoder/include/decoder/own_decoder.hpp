@@ -14,7 +14,8 @@ namespace j2k::decoder {
 Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options,
                                              const DecodeLimits& limits = {}, DecodeStats* stats = nullptr);
 
-/// The own backend as a Decoder (keeps its worker threads between frames).
+/// The own backend as a Decoder. It keeps its worker threads and frame buffers between
+/// calls; one Decoder decodes one frame at a time (use one per thread for more).
 std::unique_ptr<Decoder> make_own_decoder(const DecodeLimits& limits = {});
 
 }  // namespace j2k::decoder

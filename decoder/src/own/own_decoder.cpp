@@ -31,6 +31,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 struct Engine {
   std::unique_ptr<ThreadPool> pool;
   std::vector<CodeBlockDecoder> scratch;
+  ReconstructScratch reconstruct;
+  std::vector<TileCoefficients> spare_tiles;  ///< the last frame's buffers, reused
 
   void ensure(int threads) {
     threads = std::clamp(threads, 1, 256);
@@ -69,6 +71,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
 
   const std::size_t ntiles = cs.tiles.size();
   std::vector<Tile> tiles(ntiles);
+  frame.tiles = std::move(engine.spare_tiles);
   frame.tiles.resize(ntiles);
   std::vector<std::vector<std::uint8_t>> joined(ntiles);  // tiles split over several tile-parts
   std::vector<CodeBlockJob> jobs;
@@ -111,7 +114,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
           if (band.subband_index < 0) continue;
           const SubbandCoefficients& sb = cc.subbands[band.subband_index];
           for (CodeBlock& cb : pb.blocks) {
-            if (cb.passes == 0 && !cb.damaged) continue;
+            if (cb.passes == 0) continue;
             CodeBlockJob job;
             job.block = &cb;
             job.orientation = band.orientation;
@@ -158,7 +161,8 @@ class OwnDecoder final : public Decoder {
     auto frame = run_to_coefficients(engine_, codestream, options, limits_, stats_);
     if (!frame) return frame.error();
     ReconstructTimes times;
-    auto image = reconstruct_frame(*frame, engine_.pool.get(), &times);
+    auto image = reconstruct_frame(*frame, engine_.pool.get(), &times, &engine_.reconstruct);
+    engine_.spare_tiles = std::move(frame->tiles);
     stats_.idwt_ms = times.idwt_ms;
     stats_.colour_ms = times.colour_ms;
     return image;

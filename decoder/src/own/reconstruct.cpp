@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "decoder/coefficients.hpp"
 #include "reconstruct_internal.hpp"
@@ -25,12 +28,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-struct Work {
-  Rect rect;  // tile-component at the decoded resolution
-  bool is_float = false;
-  std::vector<std::int32_t> ints;
-  std::vector<float> floats;
-};
+using Work = ReconstructScratch::Work;
 
 /// Dequantises every subband into its place in the deinterleaved layout, then synthesises.
 void synthesise(const ComponentCoefficients& cc, Work& w, ThreadPool* pool) {
@@ -39,8 +37,9 @@ void synthesise(const ComponentCoefficients& cc, Work& w, ThreadPool* pool) {
   const int width = w.rect.width(), height = w.rect.height();
   w.is_float = cc.wavelet == Wavelet::irreversible_9_7;
   const std::size_t n = static_cast<std::size_t>(std::max(width, 0)) * std::max(height, 0);
-  if (w.is_float) w.floats.assign(n, 0.0f);
-  else w.ints.assign(n, 0);
+  // No zero fill: the subbands tile the whole area and are all copied in below.
+  if (w.is_float) w.floats.resize(n);
+  else w.ints.resize(n);
   if (n == 0) return;
   auto place = [&](std::size_t i, int) {
     const SubbandCoefficients& sb = cc.subbands[i];
@@ -81,7 +80,8 @@ void synthesise(const ComponentCoefficients& cc, Work& w, ThreadPool* pool) {
 
 }  // namespace
 
-Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool* pool, ReconstructTimes* times) {
+Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool* pool, ReconstructTimes* times,
+                                      ReconstructScratch* scratch) {
   PlanarImage img;
   img.width = ceil_shift(frame.image.x1, frame.reduce) - ceil_shift(frame.image.x0, frame.reduce);
   img.height = ceil_shift(frame.image.y1, frame.reduce) - ceil_shift(frame.image.y0, frame.reduce);
@@ -101,7 +101,9 @@ Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool*
   img.colour = ncomp == 1 ? ColourCoding::grey : ColourCoding::unknown;
   double idwt_ms = 0, colour_ms = 0;
 
-  std::vector<Work> work(ncomp);
+  ReconstructScratch local;
+  std::vector<Work>& work = scratch ? scratch->work : local.work;
+  work.resize(ncomp);
   for (const TileCoefficients& tile : frame.tiles) {
     if (tile.components.size() != ncomp) return make_error(ErrorKind::corrupt, "tile without all its components");
     auto t0 = std::chrono::steady_clock::now();
@@ -163,11 +165,22 @@ Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool*
         const int x0 = std::max(0, -ox), x1 = std::min(ww, p.width - ox);
         if (w.is_float) {
           const float* src = w.floats.data() + static_cast<std::size_t>(y) * ww;
-          for (int x = x0; x < x1; ++x) {
-            float v = src[x];
-            // Clamp before converting so huge values from corrupt data stay defined.
-            v = std::clamp(v, -1.0e9f, 1.0e9f);
-            dst[x] = std::clamp(static_cast<std::int32_t>(std::lrintf(v)) + shift, lo, hi);
+          // Shift and clamp in float (exact for these integers), then round to nearest even
+          // like lrintf; clamping first also keeps huge values from corrupt data defined.
+          const float fshift = static_cast<float>(shift), flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+          int x = x0;
+#if defined(__SSE2__)
+          const __m128 vs = _mm_set1_ps(fshift), vlo = _mm_set1_ps(flo), vhi = _mm_set1_ps(fhi);
+          for (; x + 4 <= x1; x += 4) {
+            __m128 v = _mm_add_ps(_mm_loadu_ps(src + x), vs);
+            v = _mm_min_ps(_mm_max_ps(v, vlo), vhi);  // NaN becomes lo
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), _mm_cvtps_epi32(v));
+          }
+#endif
+          for (; x < x1; ++x) {
+            float v = src[x] + fshift;
+            v = v >= flo ? (v <= fhi ? v : fhi) : flo;
+            dst[x] = static_cast<std::int32_t>(std::nearbyint(v));
           }
         } else {
           const std::int32_t* src = w.ints.data() + static_cast<std::size_t>(y) * ww;

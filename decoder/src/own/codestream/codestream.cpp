@@ -61,6 +61,9 @@ Status parse_siz(ByteReader& r, Siz& siz, const DecodeLimits& limits) {
   long long tiles_x = (static_cast<long long>(siz.x1) - siz.tx0 + siz.tw - 1) / siz.tw;
   long long tiles_y = (static_cast<long long>(siz.y1) - siz.ty0 + siz.th - 1) / siz.th;
   if (tiles_x * tiles_y > 65535) return corrupt("SIZ: more than 65535 tiles");  // Isot is 16 bits
+  // Every tile-component gets its own structures: bound their number, not just the pixels.
+  if (tiles_x * tiles_y * csiz > (1LL << 20))
+    return make_error(ErrorKind::limit, fmt::format("{} tiles of {} components exceed the limit", tiles_x * tiles_y, csiz));
   siz.tiles_x = static_cast<int>(tiles_x);
   siz.tiles_y = static_cast<int>(tiles_y);
   return {};
@@ -180,7 +183,9 @@ Status parse_param_marker(std::uint16_t marker, ByteReader& seg, HeaderParams& p
     case kPOC: {
       std::size_t entry = ncomp >= 257 ? 9 : 7;
       if (seg.remaining() == 0 || seg.remaining() % entry != 0) return corrupt("POC: length is not a whole number of entries");
-      p.poc.clear();
+      // A.6.6: POC segments add to the progressions already given (several markers, and
+      // the tile-parts of one tile, each continue the list).
+      if (p.poc.size() > 256) return corrupt("POC: more than 256 progression changes");
       while (!seg.empty()) {
         ProgressionChange pc;
         pc.res_start = seg.u8();
@@ -196,7 +201,12 @@ Status parse_param_marker(std::uint16_t marker, ByteReader& seg, HeaderParams& p
       }
       return {};
     }
-    default: return {};  // informational markers (COM, CRG, TLM, PLM, PLT) are skipped
+    case kTLM:  // A.7.1 tile-part lengths, A.7.2/A.7.3 packet lengths: we find our way
+    case kPLM:  // through SOT/Psot and the packet headers themselves
+    case kPLT:
+    case kCRG:  // A.9.1 component registration: display only
+    case kCOM:  // A.9.2 comment
+    default: return {};  // unknown markers with a length are skipped too
   }
 }
 
@@ -251,9 +261,13 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
 
   // Tile-parts (A.4.2), in codestream order; tiles may interleave.
   std::vector<int> tile_of_part;  // for PPM: the tile of each tile-part in order
+  bool saw_eoc = false;
   while (r.remaining() >= 2) {
     std::uint16_t marker = r.u16();
-    if (marker == kEOC) break;
+    if (marker == kEOC) {
+      saw_eoc = true;
+      break;
+    }
     if (marker != kSOT) {
       if (strict) return corrupt(fmt::format("expected SOT or EOC, found {:04X}", marker));
       cs.truncated = true;
@@ -313,8 +327,10 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     }
     std::size_t body_start = r.position();
     std::size_t body_end = end;
-    if (psot == 0 && body_end >= body_start + 2 && data[body_end - 2] == 0xFF && data[body_end - 1] == 0xD9)
+    if (psot == 0 && body_end >= body_start + 2 && data[body_end - 2] == 0xFF && data[body_end - 1] == 0xD9) {
       body_end -= 2;  // the EOC after the last tile-part
+      saw_eoc = true;
+    }
     TilePart part;
     part.body = data.subspan(body_start, body_end - body_start);
     part.index_in_tile = tpsot;
@@ -323,8 +339,10 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     r.seek(end);
     if (cut) break;
   }
-  if (r.remaining() < 2 && !cs.truncated) {
-    // A stream without EOC is tolerated when everything else was whole (many encoders drop it).
+  if (!saw_eoc) {
+    // A.3: the codestream ends with EOC. Resilient mode decodes what came; strict refuses.
+    if (strict) return corrupt("codestream ends without EOC");
+    cs.truncated = true;
   }
 
   // PPM (A.7.4): Nppm + headers for each tile-part, in codestream order, across markers.
@@ -372,7 +390,12 @@ Result<TileParams> resolve_tile_params(const Codestream& cs, int tile) {
     if (out.quant.style != 1 && out.quant.steps.size() < bands)
       return corrupt(fmt::format("QCD/QCC: {} step sizes for {} subbands", out.quant.steps.size(), bands));
   }
-  tp.poc = (t && !t->poc.empty()) ? t->poc : m.poc;
+  // Main-header progressions first, then the tile's own. This is how OpenJPEG reads POC
+  // (it appends tile-part POCs to the main ones), and Grok writes streams that depend on
+  // it (main and tile POC both present, only the main one matching the packet order).
+  // Each packet is read once, so entries that repeat packets already read cost nothing.
+  tp.poc = m.poc;
+  if (t) tp.poc.insert(tp.poc.end(), t->poc.begin(), t->poc.end());
   return tp;
 }
 

@@ -26,19 +26,20 @@ constexpr QeRow kQe[47] = {
     {0x0049, 41, 38, 0}, {0x0025, 42, 39, 0}, {0x0015, 43, 40, 0}, {0x0009, 44, 41, 0}, {0x0005, 45, 42, 0},
     {0x0001, 45, 43, 0}, {0x5601, 46, 46, 0},
 };
-constexpr std::array<MqTransition, 94> make_mq_table() {
-  std::array<MqTransition, 94> t{};
+}  // namespace
+
+// The transitions point into the table itself (taking the addresses of its elements
+// during its own initialisation is fine).
+const std::array<MqState, 94> kMqStates = [] {
+  std::array<MqState, 94> t{};
   for (int i = 0; i < 47; ++i)
     for (int mps = 0; mps < 2; ++mps) {
       int lps_mps = kQe[i].sw ? 1 - mps : mps;
-      t[i * 2 + mps] = {kQe[i].qe, static_cast<std::uint8_t>(kQe[i].nmps * 2 + mps),
-                        static_cast<std::uint8_t>(kQe[i].nlps * 2 + lps_mps)};
+      t[i * 2 + mps] = {kQe[i].qe, static_cast<std::uint32_t>(mps), &kMqStates[kQe[i].nmps * 2 + mps],
+                        &kMqStates[kQe[i].nlps * 2 + lps_mps]};
     }
   return t;
-}
-}  // namespace
-
-const std::array<MqTransition, 94> kMqTable = make_mq_table();
+}();
 
 namespace {
 
@@ -50,6 +51,7 @@ constexpr std::uint32_t kSigNW = 1u << 4, kSigNE = 1u << 5, kSigSW = 1u << 6, kS
 constexpr std::uint32_t kNeighbours = 0xFFu;
 constexpr std::uint32_t kSgnN = 1u << 8, kSgnS = 1u << 9, kSgnW = 1u << 10, kSgnE = 1u << 11;
 constexpr std::uint32_t kSig = 1u << 12, kVisit = 1u << 13, kRefined = 1u << 14, kNeg = 1u << 15;
+static_assert(kVisit == 1u << 13 && kRefined == 1u << 14, "lane masks below shift by these bit numbers");
 
 // Context numbers: 0-8 zero coding, 9-13 sign, 14-16 refinement, 17 run-length, 18 uniform.
 constexpr int kCtxMr = 14, kCtxRl = 17, kCtxUni = 18, kNumCtx = 19;
@@ -102,11 +104,11 @@ constexpr Tables make_tables() {
 }
 constexpr Tables kTables = make_tables();
 
-void reset_contexts(std::uint8_t* ctx) {
-  std::memset(ctx, 0, kNumCtx);
-  ctx[0] = 4 * 2;        // D.7 / Table D.7: zero-coding context 0 starts in state 4
-  ctx[kCtxRl] = 3 * 2;   // run-length: state 3
-  ctx[kCtxUni] = 46 * 2; // uniform: state 46
+void reset_contexts(MqContext* ctx) {
+  for (int i = 0; i < kNumCtx; ++i) ctx[i] = &kMqStates[0];
+  ctx[0] = &kMqStates[4 * 2];         // Table D.7: zero-coding context 0 starts in state 4
+  ctx[kCtxRl] = &kMqStates[3 * 2];    // run-length: state 3
+  ctx[kCtxUni] = &kMqStates[46 * 2];  // uniform: state 46
 }
 
 
@@ -138,56 +140,86 @@ constexpr std::uint64_t kCleanupBusy4 = lanes(kSig | kVisit | kNeighbours);
 
 [[gnu::always_inline]] inline std::uint32_t sign_index(std::uint32_t f) { return (f & 0xF) | ((f >> 4) & 0xF0); }
 
-/// Marks sample k of a stripe column significant and tells its 8 neighbours (D.3.1). In
-/// vertically causal mode the stripe above does not learn about this one (D.7).
+[[gnu::always_inline]] inline void or_column(std::uint16_t* f, std::uint64_t bits) { store_column(f, load_column(f) | bits); }
+
+/// What one sample becoming significant sets in its own column word and in the words of
+/// the columns to its left and right, per row k and sign (D.3.1 neighbourhood).
+struct SignificanceMasks {
+  std::uint64_t self[4][2], left[4][2], right[4][2];
+};
+constexpr SignificanceMasks make_significance_masks() {
+  SignificanceMasks m{};
+  for (int k = 0; k < 4; ++k)
+    for (int neg = 0; neg < 2; ++neg) {
+      auto lane = [](std::uint64_t bits, int row) { return row < 0 || row > 3 ? 0 : bits << (16 * row); };
+      m.self[k][neg] = lane(kSig | (neg ? kNeg : 0), k) | lane(kSigS | (neg ? kSgnS : 0), k - 1) |
+                       lane(kSigN | (neg ? kSgnN : 0), k + 1);
+      m.left[k][neg] = lane(kSigE | (neg ? kSgnE : 0), k) | lane(kSigSE, k - 1) | lane(kSigNE, k + 1);
+      m.right[k][neg] = lane(kSigW | (neg ? kSgnW : 0), k) | lane(kSigSW, k - 1) | lane(kSigNW, k + 1);
+    }
+  return m;
+}
+constexpr SignificanceMasks kSigMasks = make_significance_masks();
+
+/// Marks sample k of the stripe column at `f` significant and tells its 8 neighbours
+/// (D.3.1), with whole-column 64-bit updates (16-bit stores followed by the next column's
+/// 64-bit load would stall store forwarding). In vertically causal mode the stripe above
+/// does not learn about this one (D.7).
 [[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
                                                    bool causal) {
-  f[0] |= static_cast<std::uint16_t>(kSig | (neg ? kNeg : 0));
-  f[-4] |= static_cast<std::uint16_t>(kSigE | (neg ? kSgnE : 0));
-  f[4] |= static_cast<std::uint16_t>(kSigW | (neg ? kSgnW : 0));
-  if (k > 0) {
-    f[-1] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
-    f[-5] |= kSigSE;
-    f[3] |= kSigSW;
-  } else if (!causal) {
-    std::uint16_t* u = f - row_stride + 3;
-    u[0] |= static_cast<std::uint16_t>(kSigS | (neg ? kSgnS : 0));
-    u[-4] |= kSigSE;
-    u[4] |= kSigSW;
-  }
-  if (k < 3) {
-    f[1] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
-    f[-3] |= kSigNE;
-    f[5] |= kSigNW;
-  } else {
-    std::uint16_t* d = f + row_stride - 3;
-    d[0] |= static_cast<std::uint16_t>(kSigN | (neg ? kSgnN : 0));
-    d[-4] |= kSigNE;
-    d[4] |= kSigNW;
+  or_column(f, kSigMasks.self[k][neg]);
+  or_column(f - 4, kSigMasks.left[k][neg]);
+  or_column(f + 4, kSigMasks.right[k][neg]);
+  if (k == 0 && !causal) {
+    std::uint16_t* u = f - row_stride;
+    or_column(u - 4, std::uint64_t{kSigSE} << 48);
+    or_column(u, std::uint64_t{kSigS | (neg ? kSgnS : 0)} << 48);
+    or_column(u + 4, std::uint64_t{kSigSW} << 48);
+  } else if (k == 3) {
+    std::uint16_t* d = f + row_stride;
+    or_column(d - 4, kSigNE);
+    or_column(d, kSigN | (neg ? kSgnN : 0));
+    or_column(d + 4, kSigNW);
   }
 }
 
 // The pass functions below are long on purpose: the MQ registers stay in locals for the
 // whole pass, which is what makes tier-1 fast (decoder-performance.md).
 
+/// Lane k (bit 16k) set for each of the `rows` samples of a column that satisfy a test.
+constexpr std::uint64_t kLaneBits = lanes(1);
+[[gnu::always_inline]] inline std::uint64_t row_mask(int rows) {
+  return rows >= 4 ? kLaneBits : kLaneBits & ((1ull << (16 * rows)) - 1);
+}
+/// Samples not yet significant that have a significant neighbour (the SPP's candidates).
+[[gnu::always_inline]] inline std::uint64_t spp_candidates(std::uint64_t col, std::uint64_t rows) {
+  // (n + 0xFF) carries into bit 8 exactly when a lane's neighbour byte is non-zero.
+  const std::uint64_t any = (((col & kNeighbours4) + lanes(0xFF)) >> 8) & kLaneBits;
+  const std::uint64_t sig = (col >> 12) & kLaneBits;
+  return any & ~sig & rows;
+}
+
 /// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
+/// Works from per-column candidate masks, so settled samples cost no branch each.
 template <bool kRaw, typename Regs>
-void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
+void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
   Regs r = regs;
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
-    const int rows = std::min(4, s.h - 4 * st);
+    const std::uint64_t rows = row_mask(s.h - 4 * st);
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-      if ((load_column(f) & kNeighbours4) == 0) continue;  // nothing significant around
-      for (int k = 0; k < rows; ++k) {
+      std::uint64_t cand = spp_candidates(load_column(f), rows);
+      if (!cand) continue;
+      std::uint64_t coded = 0;  // lanes coded in this pass: marked visited once, at the end
+      while (cand) {
+        const int k = __builtin_ctzll(cand) >> 4;
         const std::uint32_t fl = f[k];
-        if ((fl & kSig) || !(fl & kNeighbours)) continue;
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
         else bit = mq_decode(r, ctx[s.zc[fl & kNeighbours]]);
-        f[k] = static_cast<std::uint16_t>(fl | kVisit);
+        coded |= std::uint64_t{1} << (16 * k);
         if (bit) {
           std::uint32_t neg;
           if constexpr (kRaw) {
@@ -196,29 +228,40 @@ void sig_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
             const std::uint8_t sc = kTables.sc[sign_index(fl)];
             neg = mq_decode(r, ctx[sc >> 1]) ^ (sc & 1u);
           }
-          set_significant(f + k, k, s.row_stride, neg, s.causal);
+          set_significant(f, k, s.row_stride, neg, s.causal);
           d[k] = one;
+          // Only the sample right below can have become a candidate (its N neighbour is
+          // now significant); the rest of the column is unaffected.
+          cand &= cand - 1;
+          if (k < 3 && !(f[k + 1] & kSig)) cand |= (1ull << (16 * (k + 1))) & rows;
+        } else {
+          cand &= cand - 1;
         }
       }
+      or_column(f, coded << 13);  // kVisit is bit 13 of each lane
     }
   }
   regs = r;
 }
 
-/// Magnitude refinement pass (D.3.3).
+/// Magnitude refinement pass (D.3.3): samples significant before this bit-plane.
 template <bool kRaw, typename Regs>
-void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
+void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
   Regs r = regs;
   const std::int32_t half = 1 << p;
   for (int st = 0; st < s.stripes; ++st) {
-    const int rows = std::min(4, s.h - 4 * st);
+    const std::uint64_t rows = row_mask(s.h - 4 * st);
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-      if ((load_column(f) & kSig4) == 0) continue;
-      for (int k = 0; k < rows; ++k) {
-        const std::uint32_t fl = f[k];
-        if ((fl & (kSig | kVisit)) != kSig) continue;
+      const std::uint64_t col = load_column(f);
+      std::uint64_t cand = (col >> 12) & ~(col >> 13) & rows;  // significant and not visited
+      if (!cand) continue;
+      or_column(f, cand << 14);  // kRefined (bit 14) for every lane refined below
+      while (cand) {
+        const int k = __builtin_ctzll(cand) >> 4;
+        cand &= cand - 1;
+        const std::uint32_t fl = static_cast<std::uint32_t>(col >> (16 * k)) & 0xFFFF;  // state before this pass
         std::uint32_t bit;
         if constexpr (kRaw) {
           bit = raw_bit(r);
@@ -228,7 +271,6 @@ void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
         }
         // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
         d[k] += bit ? half : -half;
-        f[k] = static_cast<std::uint16_t>(fl | kRefined);
       }
     }
   }
@@ -236,37 +278,42 @@ void refine_pass(BlockState& s, int p, Regs& regs, std::uint8_t* ctx) {
 }
 
 /// Cleanup pass (D.3.4) with run-length mode for empty stripe columns.
-void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, std::uint8_t* ctx) {
+void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
   MqRegisters mq = mqr;
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
-    const int rows = std::min(4, s.h - 4 * st);
+    const bool full = s.h - 4 * st >= 4;
+    const std::uint64_t rows = row_mask(s.h - 4 * st);
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
       const std::uint64_t col = load_column(f);
       int k = 0;
-      if (rows == 4 && (col & kCleanupBusy4) == 0) {
+      if (full && (col & kCleanupBusy4) == 0) {
         if (!mq_decode(mq, ctx[kCtxRl])) continue;  // four more zeros
         k = static_cast<int>(mq_decode(mq, ctx[kCtxUni]) << 1);
         k |= static_cast<int>(mq_decode(mq, ctx[kCtxUni]));
         const std::uint8_t sc = kTables.sc[sign_index(f[k])];
         const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-        set_significant(f + k, k, s.row_stride, neg, s.causal);
+        set_significant(f, k, s.row_stride, neg, s.causal);
         d[k] = one;
         ++k;
       } else if ((col & kSig4) == kSig4) {
         store_column(f, col & ~kVisit4);  // all four already significant: nothing to code
         continue;
       }
-      for (; k < rows; ++k) {
-        const std::uint32_t fl = f[k];
-        if (fl & (kSig | kVisit)) continue;
+      // Samples neither significant nor visited, from row k on; coding one cannot change
+      // another's membership, so the mask is computed once.
+      std::uint64_t cand = k >= 4 ? 0 : ~((col >> 12) | (col >> 13)) & rows & ~((1ull << (16 * k)) - 1);
+      while (cand) {
+        const int kk = __builtin_ctzll(cand) >> 4;
+        cand &= cand - 1;
+        const std::uint32_t fl = f[kk];
         if (mq_decode(mq, ctx[s.zc[fl & kNeighbours]])) {
           const std::uint8_t sc = kTables.sc[sign_index(fl)];
           const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
-          set_significant(f + k, k, s.row_stride, neg, s.causal);
-          d[k] = one;
+          set_significant(f, kk, s.row_stride, neg, s.causal);
+          d[kk] = one;
         }
       }
       store_column(f, load_column(f) & ~kVisit4);
@@ -281,7 +328,6 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   const CodeBlock& cb = *job.block;
   const int w = cb.rect.width(), h = cb.rect.height();
   if (w <= 0 || h <= 0) return true;
-  if (cb.damaged) return false;  // cut in tier-2: its output stays zero
   const int numbps = job.magnitude_bits - cb.zero_bitplanes;
   if (cb.passes == 0 || cb.segments.empty()) return true;  // nothing coded: stays zero
   if (numbps <= 0) return true;
@@ -322,7 +368,7 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
                           : job.orientation == BandOrientation::HL ? 1
                                                                    : 0],
                (job.cb_style & kVerticalCausal) != 0};
-  std::uint8_t ctx[kNumCtx];
+  MqContext ctx[kNumCtx];
   reset_contexts(ctx);
   MqRegisters mq;
   RawRegisters raw;

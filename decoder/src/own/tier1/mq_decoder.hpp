@@ -11,14 +11,18 @@
 
 namespace j2k::decoder::own {
 
-/// One entry per (state, MPS) pair: a context byte is `index * 2 + mps` (Table C.2).
-struct MqTransition {
-  std::uint16_t qe;
-  std::uint8_t next_mps;  ///< context byte after an MPS
-  std::uint8_t next_lps;  ///< context byte after an LPS (MPS flipped where SWITCH = 1)
+/// One entry per (state, MPS) pair of Table C.2. A context is a pointer to its entry, so
+/// a decode is one load for Qe and MPS and one pointer store for the transition.
+struct MqState {
+  std::uint32_t qe;
+  std::uint32_t mps;
+  const MqState* next_mps;  ///< after an MPS
+  const MqState* next_lps;  ///< after an LPS (MPS flipped where SWITCH = 1)
 };
+using MqContext = const MqState*;
 
-extern const std::array<MqTransition, 94> kMqTable;
+/// Entry `index * 2 + mps`.
+extern const std::array<MqState, 94> kMqStates;
 
 struct MqRegisters {
   std::uint32_t a = 0;
@@ -56,32 +60,41 @@ inline void mq_init(MqRegisters& r, const std::uint8_t* data) {
 }
 
 /// C.3.2 DECODE with C.3.3 RENORMD.
-[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, std::uint8_t& cx) {
-  const MqTransition& t = kMqTable[cx];
-  const std::uint32_t qe = t.qe;
+[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx) {
+  const MqState* st = cx;
+  const std::uint32_t qe = st->qe;
   std::uint32_t d;
   r.a -= qe;
   if ((r.c >> 16) < qe) {
     // LPS exchange (C.3.2, Figure C.17)
     if (r.a < qe) {
-      d = cx & 1u;
-      cx = t.next_mps;
+      d = st->mps;
+      cx = st->next_mps;
     } else {
-      d = (cx & 1u) ^ 1u;
-      cx = t.next_lps;
+      d = st->mps ^ 1u;
+      cx = st->next_lps;
     }
     r.a = qe;
   } else {
     r.c -= qe << 16;
-    if (r.a & 0x8000) return cx & 1u;  // the common case: no renormalisation
+    if (r.a & 0x8000) return st->mps;  // the common case: no renormalisation
     // MPS exchange (Figure C.16)
     if (r.a < qe) {
-      d = (cx & 1u) ^ 1u;
-      cx = t.next_lps;
+      d = st->mps ^ 1u;
+      cx = st->next_lps;
     } else {
-      d = cx & 1u;
-      cx = t.next_mps;
+      d = st->mps;
+      cx = st->next_mps;
     }
+  }
+  // RENORMD: shift A back above 0x8000. When the bits left in C's low byte suffice, do all
+  // shifts at once (one branch instead of a loop of unpredictable length).
+  const int n = __builtin_clz(r.a) - 16;  // 1..15: A is non-zero here
+  if (n <= r.ct) {
+    r.a <<= n;
+    r.c <<= n;
+    r.ct -= n;
+    return d;
   }
   do {
     if (r.ct == 0) mq_byte_in(r);

@@ -140,7 +140,8 @@ class PacketReader {
     // Packet body: each code-block's bytes, in header order.
     for (const Contribution& con : contributions_) {
       if (con.bytes > body_.size() - std::min(body_pos_, body_.size())) {
-        con.block->damaged = true;
+        // Cut short (truncation): this packet's contributions are dropped; what earlier
+        // layers gave the code-blocks is complete and still decodes.
         body_pos_ = body_.size();
         return damaged(stop, "packet body");
       }
@@ -205,8 +206,9 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
 
   auto packet_layers = [&](int c, int r, int prec, int l0, int l1) -> Status {
     Resolution& res = tile.components[c].resolutions[r];
-    for (int l = l0; l < l1 && !stop; ++l) {
-      if (res.next_layer[prec] != l) continue;
+    // Layers of one precinct come in order; start at the first one not read yet.
+    for (int l = std::max(l0, res.next_layer[prec]); l < l1 && !stop; ++l) {
+      if (res.next_layer[prec] != l) break;
       if (Status st = visit(c, r, prec, l, stop); !st) return st;
     }
     return {};
@@ -221,18 +223,31 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
     return {};
   };
 
+  // Only (component, resolution) pairs that have precincts: a hostile header with 65535
+  // layers and thousands of empty components must not cost layers x components steps.
+  std::vector<std::pair<int, int>> used;  // (r, c) in R-then-C order
+  for (int r = rs; r < re; ++r)
+    for (int c = cs; c < ce; ++c) {
+      auto& rr = tile.components[c].resolutions;
+      if (r < static_cast<int>(rr.size()) && rr[r].prec_cols * rr[r].prec_rows > 0) used.emplace_back(r, c);
+    }
+  if (used.empty()) return {};
   switch (pc.order) {
     case ProgressionOrder::LRCP:
       for (int l = 0; l < le && !stop; ++l)
-        for (int r = rs; r < re && !stop; ++r)
-          for (int c = cs; c < ce && !stop; ++c)
-            if (Status st = all_precincts(c, r, l); !st) return st;
+        for (auto [r, c] : used)
+          if (Status st = all_precincts(c, r, l); !st || stop) return st;
       return {};
     case ProgressionOrder::RLCP:
-      for (int r = rs; r < re && !stop; ++r)
+      for (std::size_t i = 0; i < used.size() && !stop;) {
+        const int r = used[i].first;
+        std::size_t j = i;
+        while (j < used.size() && used[j].first == r) ++j;
         for (int l = 0; l < le && !stop; ++l)
-          for (int c = cs; c < ce && !stop; ++c)
-            if (Status st = all_precincts(c, r, l); !st) return st;
+          for (std::size_t k = i; k < j; ++k)
+            if (Status st = all_precincts(used[k].second, r, l); !st || stop) return st;
+        i = j;
+      }
       return {};
     default: break;
   }

@@ -34,7 +34,7 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
   out.mct = tile.params.style.mct && siz.components.size() >= 3;
   const std::size_t ncomp = siz.components.size();
   tile.components.assign(ncomp, {});
-  out.components.assign(ncomp, {});
+  out.components.resize(ncomp);  // keeps the coefficient buffers of a recycled frame
   long long total_blocks = 0, total_precincts = 0;
 
   for (std::size_t c = 0; c < ncomp; ++c) {
@@ -43,6 +43,7 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
     const ComponentCoding& cod = tcp.coding;
     TileComponent& tc = tile.components[c];
     ComponentCoefficients& cc = out.components[c];
+    cc.subbands.clear();
     // B-12: tile-component rectangle.
     tc.rect = {ceil_div(tile.rect.x0, cz.dx), ceil_div(tile.rect.y0, cz.dy), ceil_div(tile.rect.x1, cz.dx),
                ceil_div(tile.rect.y1, cz.dy)};

@@ -25,7 +25,6 @@ struct CodeBlock {
   int passes = 0;
   std::vector<Segment> segments;
   std::vector<Bytes> chunks;  ///< the code-block's bytes, one view per contributing packet
-  bool damaged = false;
 };
 
 struct PrecinctBand {

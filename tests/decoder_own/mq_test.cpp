@@ -1,0 +1,143 @@
+// The MQ decoder's fast path (pointer contexts, one-step renormalisation) against a plain
+// transcription of the 15444-1 C.3 flowcharts, on random byte strings and random context
+// sequences: both must produce the same symbols and context states.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "tier1/mq_decoder.hpp"
+
+using namespace j2k::decoder::own;
+
+namespace {
+
+/// Table C.2 as (Qe, NMPS, NLPS, SWITCH), written out again independently of the decoder.
+struct Row {
+  unsigned qe, nmps, nlps, sw;
+};
+const Row kTable[47] = {
+    {0x5601, 1, 1, 1},   {0x3401, 2, 6, 0},   {0x1801, 3, 9, 0},   {0x0AC1, 4, 12, 0},  {0x0521, 5, 29, 0},
+    {0x0221, 38, 33, 0}, {0x5601, 7, 6, 1},   {0x5401, 8, 14, 0},  {0x4801, 9, 14, 0},  {0x3801, 10, 14, 0},
+    {0x3001, 11, 17, 0}, {0x2401, 12, 18, 0}, {0x1C01, 13, 20, 0}, {0x1601, 29, 21, 0}, {0x5601, 15, 14, 1},
+    {0x5401, 16, 14, 0}, {0x5101, 17, 15, 0}, {0x4801, 18, 16, 0}, {0x3801, 19, 17, 0}, {0x3401, 20, 18, 0},
+    {0x3001, 21, 19, 0}, {0x2801, 22, 19, 0}, {0x2401, 23, 20, 0}, {0x2201, 24, 21, 0}, {0x1C01, 25, 22, 0},
+    {0x1801, 26, 23, 0}, {0x1601, 27, 24, 0}, {0x1401, 28, 25, 0}, {0x1201, 29, 26, 0}, {0x1101, 30, 27, 0},
+    {0x0AC1, 31, 28, 0}, {0x09C1, 32, 29, 0}, {0x08A1, 33, 30, 0}, {0x0521, 34, 31, 0}, {0x0441, 35, 32, 0},
+    {0x02A1, 36, 33, 0}, {0x0221, 37, 34, 0}, {0x0141, 38, 35, 0}, {0x0111, 39, 36, 0}, {0x0085, 40, 37, 0},
+    {0x0049, 41, 38, 0}, {0x0025, 42, 39, 0}, {0x0015, 43, 40, 0}, {0x0009, 44, 41, 0}, {0x0005, 45, 42, 0},
+    {0x0001, 45, 43, 0}, {0x5601, 46, 46, 0},
+};
+
+/// C.3.4–C.3.5 literally: INITDEC, BYTEIN, DECODE with LPS_EXCHANGE/MPS_EXCHANGE, RENORMD.
+struct ReferenceMq {
+  const std::uint8_t* bp;
+  unsigned a, c;
+  int ct;
+  struct Ctx {
+    unsigned index = 0, mps = 0;
+  };
+  void bytein() {
+    if (*bp == 0xFF) {
+      if (bp[1] > 0x8F) {
+        c += 0xFF00;
+        ct = 8;
+      } else {
+        ++bp;
+        c += static_cast<unsigned>(*bp) << 9;
+        ct = 7;
+      }
+    } else {
+      ++bp;
+      c += static_cast<unsigned>(*bp) << 8;
+      ct = 8;
+    }
+  }
+  void init(const std::uint8_t* data) {
+    bp = data;
+    c = static_cast<unsigned>(*bp) << 16;
+    bytein();
+    c <<= 7;
+    ct -= 7;
+    a = 0x8000;
+  }
+  void renorm() {
+    do {
+      if (ct == 0) bytein();
+      a <<= 1;
+      c <<= 1;
+      --ct;
+    } while ((a & 0x8000) == 0);
+  }
+  unsigned decode(Ctx& cx) {
+    const Row& r = kTable[cx.index];
+    unsigned d;
+    a -= r.qe;
+    if ((c >> 16) < r.qe) {
+      if (a < r.qe) {  // LPS_EXCHANGE, conditional exchange
+        a = r.qe;
+        d = cx.mps;
+        cx.index = r.nmps;
+      } else {
+        a = r.qe;
+        d = 1 - cx.mps;
+        if (r.sw) cx.mps = 1 - cx.mps;
+        cx.index = r.nlps;
+      }
+      renorm();
+    } else {
+      c -= r.qe << 16;
+      if ((a & 0x8000) == 0) {
+        if (a < r.qe) {  // MPS_EXCHANGE
+          d = 1 - cx.mps;
+          if (r.sw) cx.mps = 1 - cx.mps;
+          cx.index = r.nlps;
+        } else {
+          d = cx.mps;
+          cx.index = r.nmps;
+        }
+        renorm();
+      } else {
+        d = cx.mps;
+      }
+    }
+    return d;
+  }
+};
+
+TEST(MqDecoder, MatchesFlowchartReferenceOnRandomInput) {
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 200; ++trial) {
+    // Random bytes with the occasional 0xFF (and 0xFF followed by a marker-like byte).
+    std::vector<std::uint8_t> data(1 + rng() % 400);
+    for (auto& b : data) {
+      unsigned v = rng() % 256;
+      b = static_cast<std::uint8_t>(v < 20 ? 0xFF : v);
+    }
+    data.push_back(0xFF);  // the padding both decoders rely on
+    data.push_back(0xFF);
+    MqRegisters fast;
+    mq_init(fast, data.data());
+    ReferenceMq ref;
+    ref.init(data.data());
+    constexpr int kContexts = 19;
+    MqContext fast_ctx[kContexts];
+    ReferenceMq::Ctx ref_ctx[kContexts];
+    for (int i = 0; i < kContexts; ++i) {
+      unsigned start = rng() % 47;
+      fast_ctx[i] = &kMqStates[start * 2];
+      ref_ctx[i].index = start;
+    }
+    for (int n = 0; n < 4000; ++n) {
+      int cx = static_cast<int>(rng() % kContexts);
+      unsigned want = ref.decode(ref_ctx[cx]);
+      unsigned got = mq_decode(fast, fast_ctx[cx]);
+      ASSERT_EQ(got, want) << "trial " << trial << " symbol " << n;
+      ASSERT_EQ(fast_ctx[cx], &kMqStates[ref_ctx[cx].index * 2 + ref_ctx[cx].mps]) << "trial " << trial << " symbol " << n;
+    }
+    EXPECT_EQ(fast.a, ref.a);
+    EXPECT_EQ(fast.c, ref.c);
+  }
+}
+
+}  // namespace
