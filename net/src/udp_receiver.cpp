@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <boost/asio.hpp>
 
@@ -62,8 +63,9 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
     sock.set_option(asio::socket_base::receive_buffer_size(want), ec);
   asio::socket_base::receive_buffer_size granted;
   sock.get_option(granted, ec);
-  rx->granted_buffer_ = granted.value() / 2;  // Linux reports twice the usable size
-  if (rx->granted_buffer_ < want / 2)
+  // Linux reports the doubled size it books (data + overhead); compare that with the request.
+  rx->granted_buffer_ = granted.value();
+  if (rx->granted_buffer_ < want)
     log->warn("receive buffer is {} KiB, asked for {} KiB: bursts may be dropped; raise the limit with "
               "'sudo sysctl -w net.core.rmem_max={}'",
               rx->granted_buffer_ / 1024, want / 1024, want);
@@ -104,6 +106,9 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
   } else if (!config.source.empty()) {
     return make_error(ErrorKind::corrupt, "source= applies only to multicast groups");
   }
+  // Kernel receive timestamps: arrival times unaffected by when this thread got to run.
+  const int on = 1;
+  rx->kernel_timestamps_ = setsockopt(sock.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0;
   sock.non_blocking(true, ec);
   log->info("listening on {}:{}{}{} (receive buffer {} KiB)", address->to_string(), rx->bound_port_,
             config.iface.empty() ? "" : " via " + config.iface, config.source.empty() ? "" : " from " + config.source,
@@ -119,6 +124,9 @@ void UdpReceiver::start() {
     std::array<mmsghdr, kBatch> headers{};
     std::array<iovec, kBatch> iovs{};
     std::array<sockaddr_in, kBatch> from{};
+    // Control buffers for the SCM_TIMESTAMPNS message of each datagram.
+    constexpr std::size_t kControl = CMSG_SPACE(sizeof(timespec));
+    std::array<std::array<std::uint8_t, kControl>, kBatch> control{};
 
     // Drains the socket with recvmmsg (many datagrams per system call) until it would block.
     auto drain = [&] {
@@ -133,6 +141,8 @@ void UdpReceiver::start() {
           headers[n].msg_hdr.msg_iovlen = 1;
           headers[n].msg_hdr.msg_name = &from[n];
           headers[n].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+          headers[n].msg_hdr.msg_control = control[n].data();
+          headers[n].msg_hdr.msg_controllen = kControl;
         }
         if (n == 0) {
           // Every buffer is in flight: read one datagram into scratch space and count it as dropped.
@@ -147,12 +157,24 @@ void UdpReceiver::start() {
             counters_.socket_errors.fetch_add(1, std::memory_order_relaxed);
           return;
         }
-        auto now = std::chrono::steady_clock::now();
+        const auto now = std::chrono::steady_clock::now();
+        // Kernel stamps are CLOCK_REALTIME: move them onto the steady clock with one offset per batch.
+        timespec real_now{};
+        clock_gettime(CLOCK_REALTIME, &real_now);
+        const std::int64_t real_now_ns = static_cast<std::int64_t>(real_now.tv_sec) * 1000000000 + real_now.tv_nsec;
         for (int i = 0; i < got; ++i) {
           PacketPtr p = std::move(slots[i]);
+          p->received = now;
+          for (cmsghdr* c = CMSG_FIRSTHDR(&headers[i].msg_hdr); c; c = CMSG_NXTHDR(&headers[i].msg_hdr, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+            timespec ts{};
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            const std::int64_t stamp = static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+            const std::int64_t age = real_now_ns - stamp;
+            if (age >= 0 && age < 10'000'000'000) p->received = now - std::chrono::nanoseconds(age);
+          }
           p->size = std::min<std::size_t>(headers[i].msg_len, p->storage.size());
           p->truncated = (headers[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
-          p->received = now;
           p->source_address = ntohl(from[i].sin_addr.s_addr);
           p->source_port = ntohs(from[i].sin_port);
           counters_.datagrams.fetch_add(1, std::memory_order_relaxed);

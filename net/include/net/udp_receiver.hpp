@@ -37,6 +37,8 @@ class UdpReceiver final : public PacketSource {
   const ReceiverCounters& counters() const noexcept override { return counters_; }
   std::uint16_t port() const noexcept override { return bound_port_; }
   int granted_receive_buffer() const noexcept { return granted_buffer_; }
+  /// True when arrival times come from the kernel (SO_TIMESTAMPNS), not from this thread.
+  bool kernel_timestamps() const noexcept { return kernel_timestamps_; }
   /// The local port actually bound (useful when the config asked for port 0).
   std::uint16_t bound_port() const noexcept { return bound_port_; }
   const ReceiverConfig& config() const noexcept { return config_; }
@@ -50,6 +52,7 @@ class UdpReceiver final : public PacketSource {
   ReceiverCounters counters_;
   int granted_buffer_ = 0;
   std::uint16_t bound_port_ = 0;
+  bool kernel_timestamps_ = false;
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
   std::atomic<bool> running_{false};

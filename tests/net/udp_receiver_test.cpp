@@ -1,0 +1,83 @@
+// The socket receiver: batched receive into the pool, kernel timestamps, counters, errors.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "net/udp_receiver.hpp"
+#include "net/udp_sender.hpp"
+
+using namespace j2k;
+
+TEST(UdpReceiver, ReceivesEveryDatagramWithKernelTimestamps) {
+  net::PacketQueue queue(4096);
+  net::ReceiverConfig rc;
+  rc.address = "127.0.0.1";
+  rc.port = 0;  // any free port
+  rc.pool_packets = 512;
+  auto rx = net::UdpReceiver::open(rc, queue);
+  ASSERT_TRUE(rx.ok()) << rx.error().message;
+  EXPECT_TRUE((*rx)->kernel_timestamps());
+  (*rx)->start();
+  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1});
+  ASSERT_TRUE(tx.ok());
+  const auto before = std::chrono::steady_clock::now();
+  std::vector<std::uint8_t> datagram(1200);
+  for (int i = 0; i < 300; ++i) {
+    datagram[0] = static_cast<std::uint8_t>(i);
+    ASSERT_TRUE((*tx)->send(datagram));
+  }
+  int got = 0;
+  while (got < 300) {
+    auto p = queue.pop_for(std::chrono::seconds(2));
+    ASSERT_TRUE(p.has_value()) << "only " << got << " datagrams arrived";
+    EXPECT_EQ((*p)->size, 1200u);
+    EXPECT_EQ((*p)->bytes()[0], static_cast<std::uint8_t>(got));  // loopback keeps order
+    EXPECT_GE((*p)->received, before - std::chrono::milliseconds(5));
+    EXPECT_LE((*p)->received, std::chrono::steady_clock::now());
+    ++got;
+  }
+  (*rx)->stop();
+  EXPECT_EQ((*rx)->counters().datagrams.load(), 300u);
+  EXPECT_EQ((*rx)->counters().dropped_queue_full.load(), 0u);
+}
+
+TEST(UdpReceiver, FullQueueDropsAndCountsNeverBlocks) {
+  net::PacketQueue queue(10);
+  net::ReceiverConfig rc;
+  rc.address = "127.0.0.1";
+  rc.pool_packets = 64;
+  auto rx = net::UdpReceiver::open(rc, queue);
+  ASSERT_TRUE(rx.ok());
+  (*rx)->start();
+  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1});
+  std::vector<std::uint8_t> datagram(100);
+  for (int i = 0; i < 200; ++i) (*tx)->send(datagram);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  (*rx)->stop();
+  const auto& c = (*rx)->counters();
+  EXPECT_EQ(queue.size(), 10u);
+  EXPECT_EQ(c.datagrams.load(), 200u);
+  EXPECT_EQ(c.dropped_queue_full.load() + c.dropped_pool_empty.load(), 190u);
+}
+
+TEST(UdpReceiver, BadAddressesGiveErrorsThatSayWhat) {
+  net::PacketQueue queue(4);
+  net::ReceiverConfig bad_config;
+  bad_config.address = "239.1.1.1.1";
+  bad_config.port = 5004;
+  auto bad = net::UdpReceiver::open(bad_config, queue);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("not an IPv4 address"), std::string::npos);
+  net::ReceiverConfig rc;
+  rc.address = "239.1.1.9";
+  rc.port = 5004;
+  rc.iface = "10.99.99.99";  // no such local interface
+  auto no_iface = net::UdpReceiver::open(rc, queue);
+  ASSERT_FALSE(no_iface.ok());
+  EXPECT_NE(no_iface.error().message.find("cannot join"), std::string::npos) << no_iface.error().message;
+  net::ReceiverConfig ssm;
+  ssm.address = "127.0.0.1";
+  ssm.source = "10.0.0.1";
+  auto not_multicast = net::UdpReceiver::open(ssm, queue);
+  EXPECT_FALSE(not_multicast.ok());
+}
