@@ -1,5 +1,7 @@
 // j2kdecode: decode a JPEG 2000 codestream (or JP2 file) with our own decoder or OpenJPEG.
 #include <CLI/CLI.hpp>
+
+#include "gpu/cuda_decoder.hpp"
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -125,7 +127,10 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "output file (.pgx .pgm .ppm .png .raw)");
   app.add_option("--reduce", opt.reduce, "discard this many resolution levels")->check(CLI::NonNegativeNumber);
   app.add_option("--layers", opt.max_layers, "decode only the first N quality layers (0 = all)")->check(CLI::NonNegativeNumber);
-  app.add_option("--backend", backend_name, "own | openjpeg")->check(CLI::IsMember({"own", "openjpeg"}));
+  app.add_option("--backend", backend_name, "own | cuda (own, reconstruction on the GPU) | openjpeg")
+      ->check(CLI::IsMember({"own", "cuda", "openjpeg"}));
+  std::string gpu_text = "off";
+  app.add_option("--gpu", gpu_text, "with --backend own: reconstruction on the GPU (on, off, auto)")->capture_default_str();
   app.add_option("--threads", opt.threads, "threads used inside one decode")->check(CLI::Range(1, 256));
   app.add_flag("--strict", opt.strict, "fail on any damage instead of decoding what is intact");
   app.add_option("--bench", bench, "decode K times and print speed and time per stage")->check(CLI::NonNegativeNumber);
@@ -133,8 +138,16 @@ int main(int argc, char** argv) {
 
   std::ifstream f(input, std::ios::binary);
   std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  auto backend = j2k::decoder::parse_backend(backend_name);
-  auto dec = j2k::decoder::make_decoder(*backend);
+  auto gpu_mode = j2k::gpu::parse_gpu_mode(gpu_text);
+  if (!gpu_mode) {
+    fmt::print(stderr, "j2kdecode: --gpu '{}' is not on, off or auto\n", gpu_text);
+    return 2;
+  }
+  if (backend_name == "cuda") gpu_mode = j2k::gpu::GpuMode::on;
+  // The GPU backend lives in gpu/ (decoder/ knows nothing of GPUs): choose it here.
+  auto dec = backend_name == "openjpeg" ? j2k::decoder::make_decoder(j2k::decoder::Backend::openjpeg)
+             : *gpu_mode == j2k::gpu::GpuMode::off ? j2k::decoder::make_decoder(j2k::decoder::Backend::own)
+                                                   : j2k::gpu::make_cuda_decoder({*gpu_mode});
   if (!dec) {
     fmt::print(stderr, "j2kdecode: {}\n", dec.error().message);
     return 2;
@@ -175,7 +188,7 @@ int main(int argc, char** argv) {
                backend_name, opt.threads, bench);
     fmt::print("  {:.2f} ms/frame mean, {:.2f} best; {:.1f} frames/s, {:.1f} Mbit/s of codestream per core (mean; first decode {:.2f} ms)\n",
                per, best_ms, 1000.0 / per, mbit / (per / 1000.0) / opt.threads, first_ms);
-    if (backend_name == "own")
+    if (backend_name != "openjpeg")
       fmt::print("  stages (ms/frame): tier-2 {:.2f}, tier-1 {:.2f}, IDWT {:.2f}, colour {:.2f}\n", sum.tier2_ms / bench,
                  sum.tier1_ms / bench, sum.idwt_ms / bench, sum.colour_ms / bench);
     fmt::print("  peak RSS {} MiB\n", peak_rss_kib() / 1024);
