@@ -56,8 +56,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"I1", "I2", "i1", "i2"}));
   app.add_flag("--dual-codestream", dual, "separate luma (Csiz 1) and chroma (Csiz 2) codestreams per frame or field");
   std::string payload_format = "mxf";
-  app.add_option("--format", payload_format, "payload: mxf (KLVs in RTP, RFC 6597) or rfc5371")
-      ->check(CLI::IsMember({"mxf", "rfc5371"}))->capture_default_str();
+  app.add_option("--format", payload_format,
+                 "payload: mxf (KLVs in RTP, RFC 6597), mxf-stream (the MXF bytes cut at the MTU regardless of "
+                 "KLV boundaries, as loose senders do) or rfc5371")
+      ->check(CLI::IsMember({"mxf", "mxf-stream", "rfc5371"}))->capture_default_str();
   app.add_option("--mtu", mtu, "maximum RTP payload bytes")->check(CLI::Range(200, 8900))->capture_default_str();
   app.add_option("--resolutions", resolutions, "wavelet resolutions (levels + 1)")->check(CLI::Range(1, 10))->capture_default_str();
   app.add_option("--codeblock", codeblock, "code-block size")->check(CLI::IsMember({16, 32, 64}))->capture_default_str();
@@ -146,6 +148,7 @@ int main(int argc, char** argv) {
   sc.max_payload = mtu;
   sc.impair = imp;
   sc.rfc5371 = payload_format == "rfc5371";
+  sc.mxf_stream = payload_format == "mxf-stream";
   sc.interlace = interlaced.empty() ? 0 : (interlaced == "I1" || interlaced == "i1") ? 1 : 2;
   sc.mxf_header = std::move(mxf_header);
   if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return 2; }

@@ -45,6 +45,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   const auto first_sequence = static_cast<std::uint16_t>(rd());
   depacketizer::RtpPacketizer packetizer(ssrc, 96, first_sequence, config_.max_payload);
   depacketizer::Rfc5371Packetizer j2k_packetizer(ssrc, 96, first_sequence, config_.max_payload);
+  depacketizer::RtpPacketizer stream_packetizer(ssrc, 96, first_sequence, config_.max_payload);
 
   depacketizer::MxfPictureParams mp;
   mp.width = static_cast<std::uint32_t>(format_.width);
@@ -154,6 +155,13 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       }
     }
 
+    if (config_.mxf_stream && !config_.rfc5371) {
+      // Re-cut the frame's KLV packets as one stream: strip the RTP headers, join, cut again.
+      std::vector<std::uint8_t> stream;
+      for (const auto& p : packets) stream.insert(stream.end(), p.begin() + 12, p.end());
+      packets.clear();
+      stream_packetizer.packetize(stream, ts, packets);
+    }
     const auto frame_start = start + f * period;
     const auto slot = std::chrono::duration_cast<Clock::duration>(period * config_.spread / packets.size());
     if (Clock::now() > frame_start + period) ++totals.late_frames;

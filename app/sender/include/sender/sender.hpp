@@ -39,6 +39,10 @@ struct SendConfig {
   double spread = 0.9;         ///< fraction of the frame period the packets are spread over
   Impairments impair;
   bool rfc5371 = false;        ///< RFC 5371 payload instead of MXF KLVs (RFC 6597)
+  /// MXF as a plain byte stream: a frame's KLVs concatenated and cut at the MTU with no regard
+  /// for KLV boundaries (several KLVs per packet, units starting mid-packet; M on the frame's
+  /// last packet) — how loose senders behave.
+  bool mxf_stream = false;
   int interlace = 0;           ///< 0 progressive, 1 I1 (a KLV per field), 2 I2 (fields in one KLV)
   /// Header KLVs to repeat every second instead of our own (from --mxf FILE).
   std::vector<std::vector<std::uint8_t>> mxf_header;
