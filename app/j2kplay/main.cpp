@@ -9,9 +9,10 @@
 #include <thread>
 
 #include "../common/cli_util.hpp"
+#include "../common/decoder_options.hpp"
+#include "../common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
-#include "gpu/cuda.hpp"
 #include "media/image_io.hpp"
 #include "pipeline/receive_pipeline.hpp"
 #include "pipeline/stats.hpp"
@@ -19,9 +20,6 @@
 #include "ui/player_widget.hpp"
 
 namespace {
-
-std::atomic<bool> g_stop{false};  // set by SIGINT/SIGTERM only
-void on_signal(int) { g_stop.store(true); }
 
 bool have_display() {
   const char* platform = std::getenv("QT_QPA_PLATFORM");
@@ -60,7 +58,7 @@ int main(int argc, char** argv) {
       "  j2kplay 'rtp://239.1.1.1:5004?iface=192.168.1.10'\n"
       "Keys: F or double-click fullscreen, I statistics overlay, Esc/Q quit.\n"
       "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints statistics.");
-  std::string url_text, backend_name = "own", screenshot, window_size, log_level = "info";
+  std::string url_text, screenshot, window_size, log_level = "info";
   bool demo = false, fullscreen = false, headless = false, no_overlay = false;
   double quit_after = 0;
   int workers = 0;
@@ -72,10 +70,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-overlay", no_overlay, "start with the statistics overlay hidden");
   app.add_option("--screenshot", screenshot, "with --quit-after: save the window as PNG when quitting, and the picture shown as FILE.frame.png");
   app.add_option("--quit-after", quit_after, "quit S seconds after the first picture appears");
-  app.add_option("--backend", backend_name, "decoder: own, cuda (own with GPU reconstruction) or openjpeg")
-      ->capture_default_str();
-  std::string gpu_text = "auto";
-  app.add_option("--gpu", gpu_text, "own decoder's reconstruction on the GPU: on, off or auto")->capture_default_str();
+  cli::DecoderChoice decoder_choice;
+  decoder_choice.add_to(app);
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -96,14 +92,8 @@ int main(int argc, char** argv) {
     url = *parsed;
     if (url.scheme == StreamUrl::Scheme::demo) { demo = true; url.host = "127.0.0.1"; url.port = 0; url.scheme = StreamUrl::Scheme::rtp; }
   }
-  auto gpu_mode = gpu::parse_gpu_mode(gpu_text);
-  if (!gpu_mode) { log->error("--gpu '{}' is not on, off or auto", gpu_text); return 2; }
-  if (backend_name == "cuda") {
-    backend_name = "own";
-    gpu_mode = gpu::GpuMode::on;
-  }
-  auto backend = decoder::parse_backend(backend_name);
-  if (!backend) { log->error("--backend '{}' is not own, cuda or openjpeg", backend_name); return 2; }
+  auto choice = decoder_choice.resolve();
+  if (!choice) { log->error("{}", choice.error().message); return 2; }
   if (!headless && !have_display()) {
     log->info("no display found ($DISPLAY/$WAYLAND_DISPLAY unset): running headless with statistics");
     headless = true;
@@ -111,8 +101,8 @@ int main(int argc, char** argv) {
 
   pipeline::PipelineConfig config;
   config.url = url;
-  config.backend = *backend;
-  config.gpu = *gpu_mode;
+  config.backend = choice->first;
+  config.gpu = choice->second;
   config.decode_workers = workers;
   config.make_rgba = !headless;
   std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread
@@ -133,8 +123,7 @@ int main(int argc, char** argv) {
     demo_sender = std::make_unique<sender::DemoSender>(dc);
     log->info("demo: sending 1280x720 4:2:2 10-bit at 25 fps to 127.0.0.1:{}", dc.port);
   }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  cli::install_stop_signals();
 
   if (headless) {
     pipe.start();
@@ -142,7 +131,7 @@ int main(int argc, char** argv) {
     const auto started = Clock::now();
     auto before = pipeline::StatsSample::take(pipe);
     auto last = started;
-    while (!g_stop.load()) {
+    while (!cli::stop_requested().load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       const auto now = Clock::now();
       if (quit_after > 0 && now - started >= std::chrono::duration<double>(quit_after)) break;
@@ -190,7 +179,7 @@ int main(int argc, char** argv) {
     auto now = pipeline::StatsSample::take(pipe);
     player.set_overlay_text(overlay_text(now, *before, url));
     *before = now;
-    if (g_stop.load()) qt.quit();
+    if (cli::stop_requested().load()) qt.quit();
     if (demo_sender && !demo_sender->error().empty()) {
       log->error("demo failed: {}", demo_sender->error());
       qt.exit(1);

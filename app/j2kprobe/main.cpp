@@ -7,18 +7,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../common/decoder_options.hpp"
+#include "../common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
-#include "gpu/cuda.hpp"
 #include "gpu/colour.hpp"
 #include "media/image_io.hpp"
 #include "pipeline/receive_pipeline.hpp"
 #include "pipeline/stats.hpp"
 
-namespace {
-std::atomic<bool> g_stop{false};  // set by SIGINT/SIGTERM only
-void on_signal(int) { g_stop.store(true); }
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace j2k;
@@ -29,7 +26,7 @@ int main(int argc, char** argv) {
       "  j2kprobe 'rtp://239.1.1.1:5004?iface=127.0.0.1' --duration 20 --json\n"
       "  j2kprobe rtp://0.0.0.0:5004 --frames 100 --dump /tmp/frames\n"
       "Exit status: 0 ok, 1 error, 2 bad arguments, 3 no packets arrived.");
-  std::string url_text, backend_name = "own", dump_dir, checksums_file, incomplete = "drop", log_level = "info";
+  std::string url_text, dump_dir, checksums_file, incomplete = "drop", log_level = "info";
   long long max_frames = 0;
   double duration = 0, timeout = 3;
   bool json = false, no_decode = false, quiet = false;
@@ -43,10 +40,8 @@ int main(int argc, char** argv) {
   std::string raw_file;
   app.add_option("--dump-raw", raw_file, "append every decoded frame's planes to FILE (8-bit, or 16-bit LE samples)");
   app.add_option("--checksums", checksums_file, "write the checksum of every decoded frame (JSON)");
-  app.add_option("--backend", backend_name, "decoder: own, cuda (own with GPU reconstruction) or openjpeg")
-      ->capture_default_str();
-  std::string gpu_text = "auto";
-  app.add_option("--gpu", gpu_text, "own decoder's reconstruction on the GPU: on, off or auto")->capture_default_str();
+  cli::DecoderChoice decoder_choice;
+  decoder_choice.add_to(app);
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
   app.add_option("--threads", threads, "threads inside one frame's decode")->capture_default_str();
   app.add_flag("--no-decode", no_decode, "receive and reassemble only");
@@ -62,14 +57,8 @@ int main(int argc, char** argv) {
 
   auto url = parse_stream_url(url_text);
   if (!url) { log->error("{}", url.error().message); return 2; }
-  auto gpu_mode = gpu::parse_gpu_mode(gpu_text);
-  if (!gpu_mode) { log->error("--gpu '{}' is not on, off or auto", gpu_text); return 2; }
-  if (backend_name == "cuda") {
-    backend_name = "own";
-    gpu_mode = gpu::GpuMode::on;
-  }
-  auto backend = decoder::parse_backend(backend_name);
-  if (!backend) { log->error("--backend '{}' is not own, cuda or openjpeg", backend_name); return 2; }
+  auto choice = decoder_choice.resolve();
+  if (!choice) { log->error("{}", choice.error().message); return 2; }
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);
@@ -78,8 +67,8 @@ int main(int argc, char** argv) {
 
   pipeline::PipelineConfig config;
   config.url = *url;
-  config.backend = *backend;
-  config.gpu = *gpu_mode;
+  config.backend = choice->first;
+  config.gpu = choice->second;
   config.decode = !no_decode;
   config.decode_workers = workers;
   config.threads_per_decode = threads;
@@ -126,8 +115,7 @@ int main(int argc, char** argv) {
   auto opened = pipeline::ReceivePipeline::open(config, sink);
   if (!opened) { log->error("{}", opened.error().message); return 1; }
   auto& pipe = *opened.value();
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  cli::install_stop_signals();
   pipe.start();
 
   const auto started = Clock::now();
@@ -136,7 +124,7 @@ int main(int argc, char** argv) {
   std::uint64_t last_datagrams = 0;
   auto last_activity = started;
   int exit_code = 0;
-  while (!g_stop.load()) {
+  while (!cli::stop_requested().load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const auto now = Clock::now();
     const auto rc = pipe.receiver_counters().datagrams.load();

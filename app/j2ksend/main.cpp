@@ -6,16 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/cli_util.hpp"
+#include "../common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
 #include "depacketizer/mxf_file.hpp"
 #include "sender/encoded_loop.hpp"
 #include "sender/sender.hpp"
 
-namespace {
-std::atomic<bool> g_stop{false};  // set by SIGINT/SIGTERM only
-void on_signal(int) { g_stop.store(true); }
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace j2k;
@@ -153,10 +150,9 @@ int main(int argc, char** argv) {
   sc.mxf_header = std::move(mxf_header);
   if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return 2; }
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  cli::install_stop_signals();
   sender::Sender s(sc, format, std::move(encoded).value());
-  auto totals = s.run(g_stop);
+  auto totals = s.run(cli::stop_requested());
   if (!totals) { log->error("{}", totals.error().message); return 1; }
   if (!manifest.empty()) {
     nlohmann::json j;

@@ -74,21 +74,13 @@ void MxfRtpDepacketizer::consume_buffer() {
     Bytes rest(buffer_.data() + offset, buffer_.size() - offset);
     if (rest.empty()) break;
     auto header = parse_klv_header(rest);
-    if (!header.ok()) {
-      if (header.error().kind == ErrorKind::need_more_data) break;
+    if (!header.ok() && header.error().kind == ErrorKind::need_more_data) break;
+    // A bad key or BER form, or a length beyond any frame we accept: corruption, not
+    // something to buffer. Drop what we hold and resynchronise at the next key.
+    if (!header.ok() || header->length > max_klv_bytes_) {
       ++counters_.malformed;
       partial_.reset();
       buffer_.clear();
-      offset = 0;
-      synced_ = false;
-      return;
-    }
-    if (header->length > max_klv_bytes_) {
-      // A length beyond any frame we accept: treat as corruption rather than buffer it.
-      ++counters_.malformed;
-      partial_.reset();
-      buffer_.clear();
-      offset = 0;
       synced_ = false;
       return;
     }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "datagram_input.hpp"
 #include "depacketizer/rtp_session.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -18,15 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (unit.complete && unit.problem.empty() && unit.codestreams.size() > 2) __builtin_trap();
   }, config);
   const auto t0 = std::chrono::steady_clock::now();
-  std::size_t pos = 0;
-  int n = 0;
-  while (pos + 2 <= size) {
-    const std::size_t len = static_cast<std::size_t>(data[pos] << 8 | data[pos + 1]);
-    pos += 2;
-    const std::size_t take = len < size - pos ? len : size - pos;
-    session.on_datagram(j2k::Bytes(data + pos, take), t0 + std::chrono::microseconds(50 * n++));
-    pos += take;
-  }
+  j2k::fuzz::for_each_datagram(data, size, [&](j2k::Bytes datagram, int n) {
+    session.on_datagram(datagram, t0 + std::chrono::microseconds(50 * n));
+  });
   session.flush();
   auto s = session.snapshot();
   if (units != s.frames_complete + s.frames_incomplete) __builtin_trap();
