@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   double duration = 0;
   bool lossless = false, pattern = false, loop = false, no_cache = false;
   std::size_t mtu = 1400;
-  app.add_option("--to", to, "destination URL: rtp://ADDR:PORT[?iface=LOCAL_ADDR&ttl=N]")->capture_default_str();
+  app.add_option("--to", to, "destination URL: rtp://ADDR:PORT[?iface=LOCAL_ADDR&ttl=N&bind=SOURCE_ADDR]")->capture_default_str();
   app.add_option("--size", size, "picture size WxH")->capture_default_str();
   app.add_option("--fps", fps, "frame rate: 50, 25, 29.97, 30000/1001 …")->capture_default_str();
   app.add_option("--bits", bits, "bits per sample")->check(CLI::IsMember({8, 10, 12}))->capture_default_str();

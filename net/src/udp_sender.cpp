@@ -27,6 +27,12 @@ Result<std::unique_ptr<UdpSender>> UdpSender::open(const SenderConfig& config) {
   impl->destination = udp::endpoint(address, config.port);
   impl->socket.open(udp::v4(), ec);
   if (ec) return make_error(ErrorKind::io, fmt::format("cannot open a UDP socket: {}", ec.message()));
+  if (!config.bind_address.empty()) {
+    auto local = asio::ip::make_address_v4(config.bind_address, ec);
+    if (ec) return make_error(ErrorKind::corrupt, fmt::format("source address '{}' is not an IPv4 address", config.bind_address));
+    impl->socket.bind(udp::endpoint(local, 0), ec);
+    if (ec) return make_error(ErrorKind::io, fmt::format("cannot send from {}: {} (is it a local address?)", config.bind_address, ec.message()));
+  }
   int want = config.send_buffer;
   if (setsockopt(impl->socket.native_handle(), SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof want) != 0)
     impl->socket.set_option(asio::socket_base::send_buffer_size(want), ec);

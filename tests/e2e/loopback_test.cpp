@@ -104,7 +104,7 @@ TEST(BadInput, GarbageDatagramsAreCountedAndSurvived) {
   test::CommandResult probe;
   std::thread rx([&] { probe = run(bin("j2kprobe") + " " + url + " --json --duration 2 --timeout 5", "garbage.probe"); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  auto tx = net::UdpSender::open({"239.10.20.4", 5010, "127.0.0.1", 1});
+  auto tx = net::UdpSender::open({"239.10.20.4", 5010, "127.0.0.1", 1, 8 << 20, ""});
   ASSERT_TRUE(tx.ok()) << tx.error().message;
   std::mt19937 rng(1234);
   int sent = 0;
@@ -266,4 +266,28 @@ TEST(Loopback, LooseMxfByteStreamWithLossResynchronisesAndStaysExact) {
   std::map<std::uint32_t, std::string> expected;
   for (const auto& f : sent["sent"]) expected[f["rtp_timestamp"].get<std::uint32_t>()] = f["checksum"].get<std::string>();
   for (const auto& d : decoded) EXPECT_EQ(d["checksum"], expected.at(d["rtp_timestamp"].get<std::uint32_t>()));
+}
+
+TEST(Loopback, SourceSpecificMulticastAcceptsOnlyTheNamedSender) {
+  // The sender sends from 127.0.0.2 (loopback owns 127/8); a receiver joined for that source
+  // gets the stream, one joined for another source gets nothing.
+  const std::string group = "239.10.20.9:5022";
+  j2k::test::CommandResult right, wrong;
+  std::thread a([&] {
+    right = run(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.2' --json --timeout 30 --frames 20", "ssm.right");
+  });
+  std::thread b([&] {
+    wrong = run(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.3' --json --timeout 4", "ssm.wrong");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto tx = run(bin("j2ksend") + " --to 'rtp://" + group + "?iface=127.0.0.1&bind=127.0.0.2' --pattern --size 160x90 --fps 25 "
+                    "--loop-frames 5 --frames 20" + kCache,
+                "ssm.send");
+  a.join();
+  b.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(right.exit_code, 0) << right.err;
+  EXPECT_EQ(json::parse(right.out)["frames"]["complete"], 20);
+  EXPECT_EQ(wrong.exit_code, 3) << "a receiver joined for another source must see no packets";
+  EXPECT_NE(wrong.err.find("from 127.0.0.3"), std::string::npos) << wrong.err;
 }

@@ -18,7 +18,7 @@ TEST(UdpReceiver, ReceivesEveryDatagramWithKernelTimestamps) {
   ASSERT_TRUE(rx.ok()) << rx.error().message;
   EXPECT_TRUE((*rx)->kernel_timestamps());
   (*rx)->start();
-  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1});
+  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1, 8 << 20, ""});
   ASSERT_TRUE(tx.ok());
   const auto before = std::chrono::steady_clock::now();
   std::vector<std::uint8_t> datagram(1200);
@@ -49,7 +49,7 @@ TEST(UdpReceiver, FullQueueDropsAndCountsNeverBlocks) {
   auto rx = net::UdpReceiver::open(rc, queue);
   ASSERT_TRUE(rx.ok());
   (*rx)->start();
-  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1});
+  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1, 8 << 20, ""});
   std::vector<std::uint8_t> datagram(100);
   for (int i = 0; i < 200; ++i) (*tx)->send(datagram);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -36,6 +36,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   sc.port = config_.to.port;
   sc.iface = config_.to.iface;
   sc.ttl = config_.to.ttl;
+  if (auto it = config_.to.query.find("bind"); it != config_.to.query.end()) sc.bind_address = it->second;
   auto socket = net::UdpSender::open(sc);
   if (!socket) return socket.error();
 

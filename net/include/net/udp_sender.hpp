@@ -15,6 +15,7 @@ struct SenderConfig {
   std::string iface;     ///< local interface address for outgoing multicast
   int ttl = 1;
   int send_buffer = 8 << 20;
+  std::string bind_address;  ///< local source address ("" = the kernel's choice)
 };
 
 class UdpSender {
