@@ -12,11 +12,17 @@ MxfRtpDepacketizer::MxfRtpDepacketizer(Sink sink, std::size_t max_klv_bytes)
 }
 
 void MxfRtpDepacketizer::lose_sync() {
-  if (partial_ && classify_key(partial_->key) == KlvKind::picture_element && pending_) {
-    // The element being assembled is lost: its frame cannot be complete.
+  if (partial_ && classify_key(partial_->key) == KlvKind::picture_element) {
+    begin_unit_if_needed(current_timestamp_, current_arrival_);
+    pending_->expected_elements = picture_element_id(partial_->key).count;
+    // The element being assembled is cut: its frame cannot be complete. The bytes before the
+    // loss are an exact prefix of the codestream, so they go on (flagged) for a resilient
+    // decoder to use if the incomplete-frame policy lets it.
     pending_->complete = false;
-    const std::uint64_t have = buffer_.size() > partial_->header_size ? buffer_.size() - partial_->header_size : 0;
+    const std::size_t have = buffer_.size() > partial_->header_size ? buffer_.size() - partial_->header_size : 0;
     pending_->missing_bytes += partial_->length > have ? partial_->length - have : 0;
+    if (have > 0)
+      pending_->codestreams.emplace_back(buffer_.begin() + static_cast<std::ptrdiff_t>(partial_->header_size), buffer_.end());
     ++counters_.damaged_elements;
   }
   buffer_.clear();

@@ -172,3 +172,43 @@ TEST(MxfRtpDepacketizer, GarbageAndRuntsAreCountedNeverFatal) {
   EXPECT_GT(s.packets_malformed, 1000u);
   EXPECT_GE(s.frames_complete, 4u);  // follows the real SSRC once it persists
 }
+
+TEST(MxfRtpDepacketizer, CutElementKeepsItsExactPrefixForResilientDecoding) {
+  Packets packets = make_stream(8, 14000);
+  // Drop the 8th packet of frame 3 (inside its codestream).
+  std::vector<CodestreamUnit> units;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); });
+  int seen = 0;
+  for (auto& p : packets) {
+    const auto ts = static_cast<std::uint32_t>(p[4] << 24 | p[5] << 16 | p[6] << 8 | p[7]);
+    if (ts == 3 * 1800 && ++seen == 8) continue;
+    session.on_datagram(p, std::chrono::steady_clock::now());
+  }
+  session.flush();
+  ASSERT_EQ(units.size(), 8u);
+  const CodestreamUnit& cut = units[3];
+  EXPECT_FALSE(cut.complete);
+  ASSERT_EQ(cut.codestreams.size(), 1u);
+  const auto full = fake_codestream(3, 14000 + 3 * 37);
+  ASSERT_LT(cut.codestreams[0].size(), full.size());
+  EXPECT_GT(cut.missing_bytes, 0u);
+  EXPECT_TRUE(std::equal(cut.codestreams[0].begin(), cut.codestreams[0].end(), full.begin()));
+}
+
+TEST(MxfRtpDepacketizer, TimestampJumpStartsANewFrameAndKeepsTheRate) {
+  Packets packets = make_stream(20, 3000);
+  // From frame 10 on, the sender's timestamps jump by an arbitrary offset (restart of its clock).
+  for (auto& p : packets) {
+    auto ts = static_cast<std::uint32_t>(p[4] << 24 | p[5] << 16 | p[6] << 8 | p[7]);
+    if (ts >= 10 * 1800) ts += 123456789;
+    p[4] = static_cast<std::uint8_t>(ts >> 24); p[5] = static_cast<std::uint8_t>(ts >> 16);
+    p[6] = static_cast<std::uint8_t>(ts >> 8); p[7] = static_cast<std::uint8_t>(ts);
+  }
+  std::vector<CodestreamUnit> units;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); });
+  for (auto& p : packets) session.on_datagram(p, std::chrono::steady_clock::now());
+  session.flush();
+  ASSERT_EQ(units.size(), 20u);
+  for (const auto& u : units) EXPECT_TRUE(u.complete);
+  EXPECT_NEAR(session.snapshot().frame_rate, 50.0, 0.5);  // the jump is not taken as a frame interval
+}

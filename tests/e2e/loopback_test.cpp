@@ -291,3 +291,24 @@ TEST(Loopback, SourceSpecificMulticastAcceptsOnlyTheNamedSender) {
   EXPECT_EQ(wrong.exit_code, 3) << "a receiver joined for another source must see no packets";
   EXPECT_NE(wrong.err.find("from 127.0.0.3"), std::string::npos) << wrong.err;
 }
+
+TEST(Loopback, IncompleteFramesCanBeDecodedResiliently) {
+  // --incomplete decode: a frame whose codestream lost its tail still decodes (the own
+  // decoder's resilient mode uses what arrived); nothing fails, nothing crashes.
+  const std::string url = "'rtp://239.10.20.10:5024?iface=127.0.0.1'";
+  j2k::test::CommandResult probe;
+  std::thread rx([&] {
+    probe = run(bin("j2kprobe") + " " + url + " --json --timeout 60 --frames 100 --no-drop --incomplete decode", "resilient.probe");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto tx = run(bin("j2ksend") + " --to " + url + " --size 480x270 --fps 50 --bitrate 20M --loop-frames 20 --frames 100 "
+                    "--loss 0.01 --seed 9" + kCache,
+                "resilient.send");
+  rx.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto f = json::parse(probe.out)["frames"];
+  EXPECT_GT(f["incomplete"].get<int>(), 0);
+  EXPECT_EQ(f["decoded"].get<int>() + f["decode_failed"].get<int>(), 100);
+  EXPECT_GE(f["decoded"].get<int>(), f["complete"].get<int>());  // the intact ones at least, usually all
+}
