@@ -584,7 +584,11 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
         Out header;
         for (const auto& s : tp->header) {
           switch (s.marker) {
-            case 0xFF58: case 0xFF61: case 0xFF64:  // PLT, PPT, COM describe this tile-part only
+            case 0xFF61:
+              // Packed headers stand for every packet header of the tile (A.7.5): the other
+              // source's packets (and any padding) would be read from them, and Zppt would repeat.
+              return unsupported(fmt::format("{} has packed packet headers (PPT)", source == 0 ? "luma" : "chroma"));
+            case 0xFF58: case 0xFF64:  // PLT, COM describe this tile-part only
               put_segment(header, s.marker, Out(s.body.begin(), s.body.end()));
               break;
             case COC: case QCC: case RGN:

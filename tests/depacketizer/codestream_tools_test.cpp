@@ -199,6 +199,29 @@ TEST(LumaChromaMerge, RefusesMismatchesWithReasons) {
   EXPECT_FALSE(merge_luma_chroma(junk, *c).ok());
 }
 
+TEST(LumaChromaMerge, RefusesPackedPacketHeaders) {
+  PlanarImage photo = test::photo_ycbcr(64, 48, 8, 2);
+  decoder::EncodeParams ep;
+  ep.lossless = true;
+  auto y = decoder::encode_openjpeg(planes(photo, 0, 1), ep);
+  ep.layers = 2;
+  auto c = decoder::encode_openjpeg(planes(photo, 1, 2), ep);
+  ASSERT_TRUE(y.ok() && c.ok());
+  ASSERT_TRUE(merge_luma_chroma(*y, *c).ok());
+  // A PPT segment (Zppt 0, one header byte) after the SOT of the chroma's only tile-part.
+  std::vector<std::uint8_t> with_ppt = *c;
+  std::size_t at = 2;
+  while (!(with_ppt[at] == 0xFF && with_ppt[at + 1] == 0x90)) at += 2 + (with_ppt[at + 2] << 8 | with_ppt[at + 3]);
+  const std::uint8_t ppt[] = {0xFF, 0x61, 0x00, 0x04, 0x00, 0x00};
+  with_ppt.insert(with_ppt.begin() + static_cast<std::ptrdiff_t>(at + 12), std::begin(ppt), std::end(ppt));
+  const std::uint32_t psot = be32(with_ppt, at + 6) + sizeof ppt;
+  for (int i = 0; i < 4; ++i) with_ppt[at + 6 + i] = static_cast<std::uint8_t>(psot >> (24 - 8 * i));
+  auto m = merge_luma_chroma(*y, with_ppt);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind, ErrorKind::unsupported);
+  EXPECT_NE(m.error().message.find("PPT"), std::string::npos) << m.error().message;
+}
+
 TEST(SplitCodestreams, SplitsByWalkingMarkersNotBySearchingSoc) {
   PlanarImage photo = test::photo_ycbcr(96, 64, 8, 2);
   decoder::EncodeParams ep;

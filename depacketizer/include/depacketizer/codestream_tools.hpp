@@ -31,7 +31,7 @@ Result<int> component_count(Bytes codestream);
 /// fewer layers L_s gets LYE = L_s in its POC entry plus an LRCP entry up to L, and per tile one
 /// more tile-part after its own holding (L − L_s) × (its precincts over components and
 /// resolutions) empty packets, with SOP/EPH as the sources use them (then a POC is written even
-/// when both are CPRL). Unsupported combinations (PPM, source POC, unequal SOP/EPH use,
+/// when both are CPRL). Unsupported combinations (PPM, PPT, source POC, unequal SOP/EPH use,
 /// inconsistent tiling, tile-part COD) are reported as ErrorKind::unsupported with the reason.
 Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma);
 
