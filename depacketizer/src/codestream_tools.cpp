@@ -205,6 +205,109 @@ void append_renumbered(Out& out, Bytes data, std::size_t offset) {
   }
 }
 
+// ---- Padding a source that has fewer quality layers (15444-1 B.5, B.6, B.9, B.10, B.12) ----
+
+/// What decides a tile-component's packets: decomposition levels and precinct sizes.
+struct CodingStyle {
+  std::uint8_t levels = 0;
+  bool precincts = false;          ///< Scod/Scoc bit 0: PPx/PPy given per resolution
+  std::vector<std::uint8_t> pp;    ///< one byte per resolution r = 0..levels: PPy << 4 | PPx
+};
+
+/// Reads SPcod/SPcoc (levels, xcb, ycb, style, transform, [precinct sizes]) under Scod/Scoc `flags`.
+Result<CodingStyle> read_style(std::uint8_t flags, Bytes sp) {
+  if (sp.size() < 5) return corrupt("SPcod/SPcoc too short");
+  CodingStyle s;
+  s.levels = sp[0];
+  if (s.levels > 32) return corrupt(fmt::format("{} decomposition levels", s.levels));
+  s.precincts = (flags & 0x01) != 0;
+  if (s.precincts) {
+    if (sp.size() < 5u + s.levels + 1u) return corrupt("precinct sizes missing from SPcod/SPcoc");
+    s.pp.assign(sp.begin() + 5, sp.begin() + 5 + s.levels + 1);
+  }
+  return s;
+}
+
+/// Coding style of a COC segment from a codestream with `csiz` components: (component, style).
+Result<std::pair<std::uint16_t, CodingStyle>> read_coc(const Segment& seg, int csiz) {
+  ByteReader r(seg.body);
+  const std::uint16_t comp = read_component(r, csiz);
+  const std::uint8_t scoc = r.u8();
+  if (r.failed()) return corrupt("COC too short");
+  auto style = read_style(scoc, r.rest());
+  if (!style) return style.error();
+  return std::pair{comp, std::move(*style)};
+}
+
+/// Per-component styles of a source's main header: COD, overridden by COC (15444-1 A.6.1, A.6.2).
+Result<std::vector<CodingStyle>> main_styles(const std::vector<Segment>& main, const Cod& cod, int csiz) {
+  auto deflt = read_style(cod.scod, cod.spcod);
+  if (!deflt) return deflt.error();
+  std::vector<CodingStyle> styles(static_cast<std::size_t>(csiz), *deflt);
+  for (const auto& seg : main) {
+    if (seg.marker != COC) continue;
+    auto coc = read_coc(seg, csiz);
+    if (!coc) return coc.error();
+    if (coc->first >= csiz) return corrupt("COC for a component that does not exist");
+    styles[coc->first] = std::move(coc->second);
+  }
+  return styles;
+}
+
+/// Per-component styles in one tile: the main header's, overridden by the tile's COC segments.
+Result<std::vector<CodingStyle>> tile_styles(std::vector<CodingStyle> styles, const std::vector<const TilePart*>& parts) {
+  const int csiz = static_cast<int>(styles.size());
+  for (const TilePart* tp : parts)
+    for (const auto& seg : tp->header) {
+      if (seg.marker != COC) continue;
+      auto coc = read_coc(seg, csiz);
+      if (!coc) return coc.error();
+      if (coc->first >= csiz) return corrupt("tile COC for a component that does not exist");
+      styles[coc->first] = std::move(coc->second);
+    }
+  return styles;
+}
+
+std::uint64_t ceil_div64(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+/// Number of precincts, summed over resolutions, of one tile-component (15444-1 B.5, B.6).
+/// `tc*` are the tile-component bounds on the component's grid. A resolution whose extent is
+/// empty in either direction has no precincts and thus no packets.
+std::uint64_t precinct_count(std::uint64_t tcx0, std::uint64_t tcx1, std::uint64_t tcy0, std::uint64_t tcy1,
+                             const CodingStyle& style) {
+  std::uint64_t total = 0;
+  for (unsigned r = 0; r <= style.levels; ++r) {
+    const std::uint64_t scale = std::uint64_t{1} << (style.levels - r);  // 2^(NL − r), B-14
+    const std::uint64_t trx0 = ceil_div64(tcx0, scale), trx1 = ceil_div64(tcx1, scale);
+    const std::uint64_t try0 = ceil_div64(tcy0, scale), try1 = ceil_div64(tcy1, scale);
+    if (trx0 == trx1 || try0 == try1) continue;
+    // PPx = PPy = 15 when the coding style defines no precincts (A.6.1, Table A.13).
+    const unsigned ppx = style.precincts ? (style.pp[r] & 0x0F) : 15u;
+    const unsigned ppy = style.precincts ? (style.pp[r] >> 4) : 15u;
+    const std::uint64_t wide = ceil_div64(trx1, std::uint64_t{1} << ppx) - (trx0 >> ppx);  // B-16
+    const std::uint64_t high = ceil_div64(try1, std::uint64_t{1} << ppy) - (try0 >> ppy);
+    total += std::min<std::uint64_t>(wide, 1u << 24) * std::min<std::uint64_t>(high, 1u << 24);  // no overflow
+  }
+  return total;
+}
+
+/// `count` empty packets (15444-1 B.10.3: a header whose first bit is 0, padded to a byte → 0x00),
+/// each behind an SOP marker segment when `sop` (Nsop from `first_nsop`, modulo 2^16, A.8.1)
+/// and followed by EPH when `eph` (A.8.2).
+Out empty_packets(std::uint64_t count, bool sop, bool eph, std::uint64_t first_nsop) {
+  Out out;
+  out.reserve(static_cast<std::size_t>(count) * (1 + (sop ? 6 : 0) + (eph ? 2 : 0)));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (sop) {
+      const auto nsop = static_cast<std::uint16_t>(first_nsop + i);
+      out.insert(out.end(), {0xFF, 0x91, 0x00, 0x04, static_cast<std::uint8_t>(nsop >> 8), static_cast<std::uint8_t>(nsop)});
+    }
+    out.push_back(0x00);
+    if (eph) out.insert(out.end(), {0xFF, 0x92});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Bytes> trim_codestream(Bytes data) {
@@ -285,9 +388,17 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
   if (!cod_y) return cod_y.error();
   auto cod_c = read_cod(*cod_c_seg);
   if (!cod_c) return cod_c.error();
-  if (cod_y->layers != cod_c->layers)
-    return unsupported(fmt::format("luma has {} layers, chroma {}", cod_y->layers, cod_c->layers));
+  if (cod_y->layers == 0 || cod_c->layers == 0) return corrupt("COD with zero layers");
   if ((cod_y->scod & 0x06) != (cod_c->scod & 0x06)) return unsupported("SOP/EPH use differs between luma and chroma");
+  // Unequal layer counts: the merged codestream has the larger count, and the source with fewer
+  // layers gets empty packets for the missing ones (see the tile loop below).
+  const std::uint16_t layers = std::max(cod_y->layers, cod_c->layers);
+  const bool pad_luma = cod_y->layers < layers, pad_chroma = cod_c->layers < layers;
+  const bool use_sop = (cod_y->scod & 0x02) != 0, use_eph = (cod_y->scod & 0x04) != 0;
+  auto styles_y = main_styles(py->main, *cod_y, 1);
+  if (!styles_y) return styles_y.error();
+  auto styles_c = main_styles(pc->main, *cod_c, 2);
+  if (!styles_c) return styles_c.error();
 
   Out out;
   ByteWriter w(out);
@@ -308,6 +419,8 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
   }
   {  // COD: luma's, MCT off (the components are YCbCr already).
     Out b(cod_y_seg->body.begin(), cod_y_seg->body.end());
+    b[2] = static_cast<std::uint8_t>(layers >> 8);
+    b[3] = static_cast<std::uint8_t>(layers);
     b[4] = 0;
     put_segment(out, COD, b);
   }
@@ -346,14 +459,39 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
       if (comp) put_segment(out, RGN, remap_component(s, 2, static_cast<std::uint8_t>(*comp + 1)));
     }
   // Packet order: all luma packets, then all chroma packets, each in its own progression.
-  // Component-first (CPRL) already gives that; otherwise a POC replays each source's order.
-  constexpr std::uint8_t kCprl = 4;
-  if (!(cod_y->progression == kCprl && cod_c->progression == kCprl)) {
-    const std::uint8_t levels_y = cod_y->spcod[0], levels_c = cod_c->spcod[0];
+  // Component-first (CPRL) already gives that when the layer counts agree; otherwise a POC replays
+  // each source's order (15444-1 A.6.6, B.12). A source with fewer layers L_s gets LYE = L_s in
+  // its entry, followed by an LRCP entry over its components up to LYE = L: the packets of layers
+  // below L_s were sequenced by the earlier entry and are not sequenced again, so that entry
+  // covers exactly layers L_s..L−1, all of them empty packets placed after that source's data.
+  constexpr std::uint8_t kCprl = 4, kLrcp = 0;
+  if (!(cod_y->progression == kCprl && cod_c->progression == kCprl) || pad_luma || pad_chroma) {
+    // REpoc: one past the highest resolution any of the source's tile-components has.
+    auto resolutions = [](const std::vector<CodingStyle>& main, const Parsed& p, int csiz) -> Result<std::uint8_t> {
+      unsigned levels = 0;
+      for (const auto& st : main) levels = std::max<unsigned>(levels, st.levels);
+      for (const auto& tp : p.parts)
+        for (const auto& seg : tp.header)
+          if (seg.marker == COC) {
+            auto coc = read_coc(seg, csiz);
+            if (!coc) return coc.error();
+            levels = std::max<unsigned>(levels, coc->second.levels);
+          }
+      return static_cast<std::uint8_t>(levels + 1);
+    };
+    auto res_y = resolutions(*styles_y, *py, 1);
+    if (!res_y) return res_y.error();
+    auto res_c = resolutions(*styles_c, *pc, 2);
+    if (!res_c) return res_c.error();
     Out b;
     ByteWriter bw(b);
-    bw.u8(0); bw.u8(0); bw.u16(cod_y->layers); bw.u8(static_cast<std::uint8_t>(levels_y + 1)); bw.u8(1); bw.u8(cod_y->progression);
-    bw.u8(0); bw.u8(1); bw.u16(cod_c->layers); bw.u8(static_cast<std::uint8_t>(levels_c + 1)); bw.u8(3); bw.u8(cod_c->progression);
+    auto entry = [&bw](std::uint8_t rs, std::uint8_t cs, std::uint16_t lye, std::uint8_t re, std::uint8_t ce, std::uint8_t prog) {
+      bw.u8(rs); bw.u8(cs); bw.u16(lye); bw.u8(re); bw.u8(ce); bw.u8(prog);
+    };
+    entry(0, 0, cod_y->layers, *res_y, 1, cod_y->progression);
+    if (pad_luma) entry(0, 0, layers, *res_y, 1, kLrcp);
+    entry(0, 1, cod_c->layers, *res_c, 3, cod_c->progression);
+    if (pad_chroma) entry(0, 1, layers, *res_c, 3, kLrcp);
     put_segment(out, POC, b);
   }
   for (const auto& s : py->main)
@@ -361,50 +499,113 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
   // TLM, PLM and CRG describe the sources' layout or are optional: dropped.
   (void)TLM; (void)PLM; (void)CRG;
 
-  // Tile-parts: per tile, luma's then chroma's, renumbered.
+  // Tile-parts: per tile, luma's then chroma's, renumbered. A source with fewer layers gets one
+  // more tile-part after its own, holding the empty packets of its missing layers.
   std::map<std::uint16_t, std::vector<const TilePart*>> luma_parts, chroma_parts;
   for (const auto& tp : py->parts) luma_parts[tp.tile].push_back(&tp);
   for (const auto& tp : pc->parts) chroma_parts[tp.tile].push_back(&tp);
   if (luma_parts.size() != chroma_parts.size()) return unsupported("luma and chroma carry different tiles");
+  // Empty packets for layers [L_s, L) of one source in one tile: (L − L_s) × Σ components and
+  // resolutions of the precinct count, on the merged codestream's grid (B.3: tile bounds; B-12:
+  // tile-component bounds under XRsiz/YRsiz; B-15, B-16: resolution bounds and precincts).
+  constexpr std::uint64_t kMaxPadding = std::uint64_t{1} << 22;  // empty packets in all, ≤ 37 MiB
+  auto padding_packets = [&](std::uint16_t tile, const std::vector<CodingStyle>& main, const std::vector<const TilePart*>& parts,
+                             std::uint32_t dx, std::uint32_t dy, std::uint16_t source_layers) -> Result<std::uint64_t> {
+    auto styles = tile_styles(main, parts);
+    if (!styles) return styles.error();
+    const std::uint64_t p = tile % tiles_x, q = tile / tiles_x;
+    const std::uint64_t tx0 = std::max<std::uint64_t>(sy->xto + p * sy->xt, sy->xo);
+    const std::uint64_t tx1 = std::min<std::uint64_t>(sy->xto + (p + 1) * sy->xt, sy->x);
+    const std::uint64_t ty0 = std::max<std::uint64_t>(sy->yto + q * sy->yt, sy->yo);
+    const std::uint64_t ty1 = std::min<std::uint64_t>(sy->yto + (q + 1) * sy->yt, sy->y);
+    std::uint64_t precincts = 0;
+    for (const auto& style : *styles)
+      precincts += precinct_count(ceil_div64(tx0, dx), ceil_div64(tx1, dx), ceil_div64(ty0, dy), ceil_div64(ty1, dy), style);
+    precincts = std::min(precincts, kMaxPadding + 1);  // keeps the product below 2^64
+    return precincts * static_cast<std::uint64_t>(layers - source_layers);
+  };
+  std::uint64_t padding_total = 0;
   for (const auto& [tile, yparts] : luma_parts) {
     auto cit = chroma_parts.find(tile);
     if (cit == chroma_parts.end()) return unsupported(fmt::format("tile {} missing in chroma", tile));
+    if (tile >= static_cast<std::uint64_t>(tiles_x) * tiles_y) return corrupt(fmt::format("tile index {} outside the tile grid", tile));
     const auto& cparts = cit->second;
-    const std::size_t total = yparts.size() + cparts.size();
+    std::uint64_t pad_y = 0, pad_c = 0;
+    if (pad_luma) {
+      auto n = padding_packets(tile, *styles_y, yparts, 1, 1, cod_y->layers);
+      if (!n) return n.error();
+      pad_y = *n;
+    }
+    if (pad_chroma) {
+      auto n = padding_packets(tile, *styles_c, cparts, xr, yr, cod_c->layers);
+      if (!n) return n.error();
+      pad_c = *n;
+    }
+    padding_total += pad_y + pad_c;
+    if (pad_y > kMaxPadding || pad_c > kMaxPadding || padding_total > kMaxPadding)
+      return make_error(ErrorKind::limit, fmt::format("cannot merge: layer padding would need more than {} empty packets", kMaxPadding));
+    const std::size_t total = yparts.size() + cparts.size() + (pad_y ? 1 : 0) + (pad_c ? 1 : 0);
     if (total > 255) return unsupported("more than 255 tile-parts in a tile");
-    std::size_t luma_packets = 0;
+    // Packet sequence numbers (Nsop) count all packets of the tile: luma, luma padding, chroma, chroma padding.
+    std::uint64_t luma_packets = 0, chroma_packets = 0;
     for (const TilePart* tp : yparts) luma_packets += count_sop(tp->data);
+    for (const TilePart* tp : cparts) chroma_packets += count_sop(tp->data);
+    const Out padding_y = empty_packets(pad_y, use_sop, use_eph, luma_packets);
+    const Out padding_c = empty_packets(pad_c, use_sop, use_eph, luma_packets + pad_y + chroma_packets);
+    // Tile-level COC/QCC/RGN may only be in a tile's first tile-part (A.4.2): the chroma's move
+    // there, remapped to components 1 and 2.
+    Out chroma_tile_segments;
+    for (const TilePart* tp : cparts)
+      for (const auto& s : tp->header)
+        if (s.marker == COC || s.marker == QCC || s.marker == RGN) {
+          auto comp = component_of(s, 2);
+          if (!comp || *comp >= 2) return corrupt(fmt::format("chroma tile-part segment {:04X} for a component that does not exist", s.marker));
+          put_segment(chroma_tile_segments, s.marker, remap_component(s, 2, static_cast<std::uint8_t>(*comp + 1)));
+        }
     std::size_t index = 0;
+    auto write_part = [&](const Out& header, Bytes body, std::uint64_t sop_offset) -> Status {
+      const std::size_t psot = 12 + header.size() + 2 + body.size();
+      if (psot > 0xFFFFFFFFu) return unsupported("tile-part too large");
+      w.u16(SOT);
+      w.u16(10);
+      w.u16(tile);
+      w.u32(static_cast<std::uint32_t>(psot));
+      w.u8(static_cast<std::uint8_t>(index++));
+      w.u8(static_cast<std::uint8_t>(total));
+      w.bytes(header);
+      w.u16(SOD);
+      const std::size_t before = out.size();
+      append_renumbered(out, body, static_cast<std::size_t>(sop_offset));
+      if (out.size() - before != body.size()) return corrupt("SOP renumbering changed the size");
+      return {};
+    };
     for (int source = 0; source < 2; ++source) {
       for (const TilePart* tp : source == 0 ? yparts : cparts) {
         Out header;
         for (const auto& s : tp->header) {
           switch (s.marker) {
-            case 0xFF58: case 0xFF61: case 0xFF64:  // PLT, PPT, COM describe this tile-part only
+            case 0xFF61:
+              // Packed headers stand for every packet header of the tile (A.7.5): the other
+              // source's packets (and any padding) would be read from them, and Zppt would repeat.
+              return unsupported(fmt::format("{} has packed packet headers (PPT)", source == 0 ? "luma" : "chroma"));
+            case 0xFF58: case 0xFF64:  // PLT, COM describe this tile-part only
               put_segment(header, s.marker, Out(s.body.begin(), s.body.end()));
               break;
             case COC: case QCC: case RGN:
               if (source == 0) put_segment(header, s.marker, Out(s.body.begin(), s.body.end()));
-              else if (auto comp = component_of(s, 2)) put_segment(header, s.marker, remap_component(s, 2, static_cast<std::uint8_t>(*comp + 1)));
-              break;
+              break;  // the chroma's went into the first tile-part
             default:
               return unsupported(fmt::format("tile-part header marker {:04X} in {}", s.marker, source == 0 ? "luma" : "chroma"));
           }
         }
-        const std::size_t body_size = tp->data.size();
-        const std::size_t psot = 12 + header.size() + 2 + body_size;
-        if (psot > 0xFFFFFFFFu) return unsupported("tile-part too large");
-        w.u16(SOT);
-        w.u16(10);
-        w.u16(tile);
-        w.u32(static_cast<std::uint32_t>(psot));
-        w.u8(static_cast<std::uint8_t>(index++));
-        w.u8(static_cast<std::uint8_t>(total));
-        w.bytes(header);
-        w.u16(SOD);
-        const std::size_t before = out.size();
-        append_renumbered(out, tp->data, source == 1 ? luma_packets : 0);
-        if (out.size() - before != body_size) return corrupt("SOP renumbering changed the size");
+        if (index == 0) header.insert(header.end(), chroma_tile_segments.begin(), chroma_tile_segments.end());
+        auto written = write_part(header, tp->data, source == 1 ? luma_packets + pad_y : 0);
+        if (!written) return written.error();
+      }
+      const Out& padding = source == 0 ? padding_y : padding_c;
+      if (!padding.empty()) {
+        auto written = write_part({}, padding, 0);
+        if (!written) return written.error();
       }
     }
   }

@@ -27,8 +27,12 @@ Result<int> component_count(Bytes codestream);
 /// SIZ from luma with the chroma's XRsiz/YRsiz, COD from luma with MCT off, COC/QCC for the
 /// chroma components, a POC replaying each source's progression when they are not both CPRL,
 /// and per tile the luma tile-parts followed by the chroma tile-parts (SOP numbers continued).
-/// Unsupported combinations (PPM, source POC, unequal layers or SOP/EPH use, inconsistent
-/// tiling) are reported as ErrorKind::unsupported with the reason.
+/// When the layer counts differ, the merged codestream has the larger count L; the source with
+/// fewer layers L_s gets LYE = L_s in its POC entry plus an LRCP entry up to L, and per tile one
+/// more tile-part after its own holding (L − L_s) × (its precincts over components and
+/// resolutions) empty packets, with SOP/EPH as the sources use them (then a POC is written even
+/// when both are CPRL). Unsupported combinations (PPM, PPT, source POC, unequal SOP/EPH use,
+/// inconsistent tiling, tile-part COD) are reported as ErrorKind::unsupported with the reason.
 Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma);
 
 }  // namespace j2k::depacketizer
