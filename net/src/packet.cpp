@@ -3,38 +3,36 @@
 namespace j2k::net {
 
 void PacketReturner::operator()(Packet* p) const noexcept {
-  if (pool && p) pool->release(p);
+  if (!pool || !p) return;
+  std::lock_guard lock(pool->mutex);
+  pool->free.push_back(p);
 }
 
-PacketPool::PacketPool(std::size_t count, std::size_t buffer_size) : buffer_size_(buffer_size) {
-  packets_.reserve(count);
-  free_.reserve(count);
+PacketPool::PacketPool(std::size_t count, std::size_t buffer_size) : state_(std::make_shared<PacketPoolState>()) {
+  state_->buffer_size = buffer_size;
+  state_->packets.reserve(count);
+  state_->free.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     auto p = std::make_unique<Packet>();
     p->storage.resize(buffer_size);
-    free_.push_back(p.get());
-    packets_.push_back(std::move(p));
+    state_->free.push_back(p.get());
+    state_->packets.push_back(std::move(p));
   }
 }
 
 PacketPtr PacketPool::acquire() {
-  std::lock_guard lock(mutex_);
-  if (free_.empty()) return PacketPtr(nullptr, PacketReturner{this});
-  Packet* p = free_.back();
-  free_.pop_back();
+  std::lock_guard lock(state_->mutex);
+  if (state_->free.empty()) return PacketPtr(nullptr, PacketReturner{});
+  Packet* p = state_->free.back();
+  state_->free.pop_back();
   p->size = 0;
   p->truncated = false;
-  return PacketPtr(p, PacketReturner{this});
-}
-
-void PacketPool::release(Packet* p) noexcept {
-  std::lock_guard lock(mutex_);
-  free_.push_back(p);
+  return PacketPtr(p, PacketReturner{state_});
 }
 
 std::size_t PacketPool::available() const {
-  std::lock_guard lock(mutex_);
-  return free_.size();
+  std::lock_guard lock(state_->mutex);
+  return state_->free.size();
 }
 
 }  // namespace j2k::net

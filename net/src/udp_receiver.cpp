@@ -127,15 +127,18 @@ void UdpReceiver::start() {
     // Control buffers for the SCM_TIMESTAMPNS message of each datagram.
     constexpr std::size_t kControl = CMSG_SPACE(sizeof(timespec));
     std::array<std::array<std::uint8_t, kControl>, kBatch> control{};
+    std::array<std::size_t, kBatch> slot_of{};
 
     // Drains the socket with recvmmsg (many datagrams per system call) until it would block.
     auto drain = [&] {
       for (;;) {
+        // Every slot that holds (or can get) a buffer takes part; slot_of maps a message to its slot.
         std::size_t n = 0;
-        for (; n < kBatch; ++n) {
-          if (!slots[n]) slots[n] = impl.pool.acquire();
-          if (!slots[n]) break;
-          iovs[n] = {slots[n]->storage.data(), slots[n]->storage.size()};
+        for (std::size_t slot = 0; slot < kBatch; ++slot) {
+          if (!slots[slot]) slots[slot] = impl.pool.acquire();
+          if (!slots[slot]) continue;
+          slot_of[n] = slot;
+          iovs[n] = {slots[slot]->storage.data(), slots[slot]->storage.size()};
           headers[n] = {};
           headers[n].msg_hdr.msg_iov = &iovs[n];
           headers[n].msg_hdr.msg_iovlen = 1;
@@ -143,6 +146,7 @@ void UdpReceiver::start() {
           headers[n].msg_hdr.msg_namelen = sizeof(sockaddr_in);
           headers[n].msg_hdr.msg_control = control[n].data();
           headers[n].msg_hdr.msg_controllen = kControl;
+          ++n;
         }
         if (n == 0) {
           // Every buffer is in flight: read one datagram into scratch space and count it as dropped.
@@ -163,7 +167,7 @@ void UdpReceiver::start() {
         clock_gettime(CLOCK_REALTIME, &real_now);
         const std::int64_t real_now_ns = static_cast<std::int64_t>(real_now.tv_sec) * 1000000000 + real_now.tv_nsec;
         for (int i = 0; i < got; ++i) {
-          PacketPtr p = std::move(slots[i]);
+          PacketPtr p = std::move(slots[slot_of[static_cast<std::size_t>(i)]]);
           p->received = now;
           for (cmsghdr* c = CMSG_FIRSTHDR(&headers[i].msg_hdr); c; c = CMSG_NXTHDR(&headers[i].msg_hdr, c)) {
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;

@@ -107,14 +107,17 @@ void write_pcapng(const std::string& path, const Stream& s, std::uint16_t port) 
 
 TEST(CapturedFrame, ParsesEthernetVlanAndRejectsFragmentsAndRunts) {
   std::vector<std::uint8_t> payload = {1, 2, 3, 4, 5};
-  net::UdpDatagramView v;
-  EXPECT_EQ(net::parse_captured_frame(DLT_EN10MB, frame_around(payload, 5004), v), net::FrameVerdict::udp);
+  net::UdpDatagramView v;  // views into the frame: keep each frame alive while it is looked at
+  const auto plain = frame_around(payload, 5004);
+  EXPECT_EQ(net::parse_captured_frame(DLT_EN10MB, plain, v), net::FrameVerdict::udp);
   EXPECT_EQ(v.destination_port, 5004);
   EXPECT_EQ(v.payload.size(), 5u);
   EXPECT_EQ(v.destination, 0xEF010101u);
-  EXPECT_EQ(net::parse_captured_frame(DLT_EN10MB, frame_around(payload, 5004, true), v), net::FrameVerdict::udp);
+  const auto tagged = frame_around(payload, 5004, true);
+  EXPECT_EQ(net::parse_captured_frame(DLT_EN10MB, tagged, v), net::FrameVerdict::udp);
   EXPECT_EQ(v.payload[4], 5);
-  EXPECT_EQ(net::parse_captured_frame(DLT_EN10MB, frame_around(payload, 5004, false, 0x2000), v), net::FrameVerdict::fragment);
+  const auto fragment = frame_around(payload, 5004, false, 0x2000);
+  EXPECT_EQ(net::parse_captured_frame(DLT_EN10MB, fragment, v), net::FrameVerdict::fragment);
   auto cut = frame_around(payload, 5004);
   cut.resize(30);
   EXPECT_EQ(net::parse_captured_frame(DLT_EN10MB, cut, v), net::FrameVerdict::truncated);

@@ -21,11 +21,18 @@ struct Packet {
   std::span<const std::uint8_t> bytes() const { return {storage.data(), size}; }
 };
 
-class PacketPool;
+/// The buffers and free list of a pool. Shared by the pool and every packet handed out, so a
+/// packet still queued somewhere when the pool object goes away returns to live memory.
+struct PacketPoolState {
+  std::size_t buffer_size = 0;
+  std::vector<std::unique_ptr<Packet>> packets;
+  std::mutex mutex;  // guards free
+  std::vector<Packet*> free;
+};
 
 /// Returns a packet to its pool when released.
 struct PacketReturner {
-  PacketPool* pool = nullptr;
+  std::shared_ptr<PacketPoolState> pool;
   void operator()(Packet* p) const noexcept;
 };
 using PacketPtr = std::unique_ptr<Packet, PacketReturner>;
@@ -38,18 +45,12 @@ class PacketPool {
   PacketPool& operator=(const PacketPool&) = delete;
 
   PacketPtr acquire();
-  std::size_t capacity() const noexcept { return packets_.size(); }
-  std::size_t buffer_size() const noexcept { return buffer_size_; }
+  std::size_t capacity() const noexcept { return state_->packets.size(); }
+  std::size_t buffer_size() const noexcept { return state_->buffer_size; }
   std::size_t available() const;
 
  private:
-  friend struct PacketReturner;
-  void release(Packet* p) noexcept;
-
-  std::size_t buffer_size_;
-  std::vector<std::unique_ptr<Packet>> packets_;
-  mutable std::mutex mutex_;  // guards free_
-  std::vector<Packet*> free_;
+  std::shared_ptr<PacketPoolState> state_;
 };
 
 }  // namespace j2k::net
