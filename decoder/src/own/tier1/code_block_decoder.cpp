@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tier1/mq_decoder.hpp"
 
@@ -35,7 +38,7 @@ const std::array<MqState, 94> kMqStates = [] {
   for (int i = 0; i < 47; ++i)
     for (int mps = 0; mps < 2; ++mps) {
       int lps_mps = kQe[i].sw ? 1 - mps : mps;
-      t[i * 2 + mps] = {kQe[i].qe, static_cast<std::uint32_t>(mps), &kMqStates[kQe[i].nmps * 2 + mps],
+      t[i * 2 + mps] = {std::uint64_t{kQe[i].qe} << 48, kQe[i].qe, static_cast<std::uint32_t>(mps), &kMqStates[kQe[i].nmps * 2 + mps],
                         &kMqStates[kQe[i].nlps * 2 + lps_mps]};
     }
   return t;
@@ -322,6 +325,79 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
   mqr = mq;
 }
 
+/// Plain write-out (the reference for the SSE2 one): stripe-column-major magnitudes to
+/// signed row-major coefficients; samples never significant are 0.
+inline void write_out_rows_scalar(const std::uint16_t* flags, const std::int32_t* data, int w, int y0, int y1,
+                                  int row_stride, std::int32_t* out, int stride) {
+  for (int y = y0; y < y1; ++y) {
+    const int st = y >> 2, k = y & 3;
+    const std::int32_t* d = data + static_cast<std::ptrdiff_t>(st) * w * 4 + k;
+    const std::uint16_t* f = flags + static_cast<std::ptrdiff_t>(st + 1) * row_stride + 4 + k;
+    std::int32_t* o = out + static_cast<std::ptrdiff_t>(y) * stride;
+    for (int x = 0; x < w; ++x) {
+      const std::uint32_t fl = f[4 * x];
+      const std::int32_t v = (fl & kSig) ? d[4 * x] : 0;
+      o[x] = (fl & kNeg) ? -v : v;
+    }
+  }
+}
+
+#if defined(__SSE2__)
+/// One stripe column's four magnitudes with signs applied and non-significant lanes zeroed.
+[[gnu::always_inline]] inline __m128i signed_column(__m128i mag, __m128i flags_hi) {
+  // flags_hi: each lane's 16-bit flags in its upper half (bit 15 -> 31, bit 12 -> 28).
+  const __m128i neg = _mm_srai_epi32(flags_hi, 31);
+  const __m128i sig = _mm_srai_epi32(_mm_slli_epi32(flags_hi, 3), 31);
+  return _mm_sub_epi32(_mm_xor_si128(_mm_and_si128(mag, sig), neg), neg);
+}
+#endif
+
+/// Write-out of a whole block: full stripes four columns at a time with a 4x4 transpose.
+inline void write_out(const std::uint16_t* flags, const std::int32_t* data, int w, int h, int row_stride,
+                      std::int32_t* out, int stride) {
+#if defined(__SSE2__)
+  const int full_stripes = h / 4;
+  const int w4 = w & ~3;
+  for (int st = 0; st < full_stripes; ++st) {
+    const std::int32_t* d = data + static_cast<std::ptrdiff_t>(st) * w * 4;
+    const std::uint16_t* f = flags + static_cast<std::ptrdiff_t>(st + 1) * row_stride + 4;
+    std::int32_t* o0 = out + static_cast<std::ptrdiff_t>(4 * st) * stride;
+    std::int32_t* o1 = o0 + stride;
+    std::int32_t* o2 = o1 + stride;
+    std::int32_t* o3 = o2 + stride;
+    const __m128i zero = _mm_setzero_si128();
+    for (int x = 0; x < w4; x += 4) {
+      const __m128i f01 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + 4 * x));
+      const __m128i f23 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + 4 * x + 8));
+      const __m128i c0 = signed_column(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 4 * x)),
+                                       _mm_unpacklo_epi16(zero, f01));
+      const __m128i c1 = signed_column(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 4 * x + 4)),
+                                       _mm_unpackhi_epi16(zero, f01));
+      const __m128i c2 = signed_column(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 4 * x + 8)),
+                                       _mm_unpacklo_epi16(zero, f23));
+      const __m128i c3 = signed_column(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 4 * x + 12)),
+                                       _mm_unpackhi_epi16(zero, f23));
+      const __m128i t0 = _mm_unpacklo_epi32(c0, c1), t1 = _mm_unpacklo_epi32(c2, c3);
+      const __m128i t2 = _mm_unpackhi_epi32(c0, c1), t3 = _mm_unpackhi_epi32(c2, c3);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o0 + x), _mm_unpacklo_epi64(t0, t1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o1 + x), _mm_unpackhi_epi64(t0, t1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o2 + x), _mm_unpacklo_epi64(t2, t3));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o3 + x), _mm_unpackhi_epi64(t2, t3));
+    }
+    for (int x = w4; x < w; ++x) {
+      for (int k = 0; k < 4; ++k) {
+        const std::uint32_t fl = f[4 * x + k];
+        const std::int32_t v = (fl & kSig) ? d[4 * x + k] : 0;
+        out[static_cast<std::ptrdiff_t>(4 * st + k) * stride + x] = (fl & kNeg) ? -v : v;
+      }
+    }
+  }
+  write_out_rows_scalar(flags, data, w, full_stripes * 4, h, row_stride, out, stride);
+#else
+  write_out_rows_scalar(flags, data, w, 0, h, row_stride, out, stride);
+#endif
+}
+
 }  // namespace
 
 bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
@@ -362,7 +438,9 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   const int stripes = (h + 3) / 4;
   const int row_stride = (w + 2) * 4;
   flags_.assign(static_cast<std::size_t>(stripes + 2) * row_stride, 0);
-  data_.assign(static_cast<std::size_t>(stripes) * w * 4, 0);
+  // Not cleared: a magnitude is written when its sample becomes significant, and only
+  // significant samples are read (refinement, write-out).
+  if (data_.size() < static_cast<std::size_t>(stripes) * w * 4) data_.resize(static_cast<std::size_t>(stripes) * w * 4);
   BlockState s{flags_.data(), data_.data(), w, h, stripes, row_stride,
                kTables.zc[job.orientation == BandOrientation::HH   ? 2
                           : job.orientation == BandOrientation::HL ? 1
@@ -412,24 +490,26 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   }
   if (!ok) return false;  // the output region was never written: it stays zero
 
-  // Write out with signs. H.1 (ROI maxshift): magnitudes >= 2^s belong to the region and
-  // were scaled up by the encoder; scale them back down.
+  // Write out with signs. Magnitudes were written only where a sample became significant
+  // (data_ is not cleared between blocks), so the significance flag selects them.
+  // H.1 (ROI maxshift): magnitudes >= 2^s belong to the region and were scaled up by the
+  // encoder; scale them back down.
   const int roi = job.roi_shift;
-  const std::int32_t roi_threshold = roi ? (roi + 1 < 31 ? (1 << (roi + 1)) : INT32_MAX) : INT32_MAX;
-  for (int y = 0; y < h; ++y) {
-    const int st = y >> 2, k = y & 3;
-    const std::int32_t* d = data_.data() + static_cast<std::ptrdiff_t>(st) * w * 4 + k;
-    const std::uint16_t* f = flags_.data() + static_cast<std::ptrdiff_t>(st + 1) * row_stride + 4 + k;
-    std::int32_t* o = job.out + static_cast<std::ptrdiff_t>(y) * job.stride;
-    if (roi) {
+  if (roi) {
+    const std::int32_t roi_threshold = roi + 1 < 31 ? (1 << (roi + 1)) : INT32_MAX;
+    for (int y = 0; y < h; ++y) {
+      const int st = y >> 2, k = y & 3;
+      const std::int32_t* d = data_.data() + static_cast<std::ptrdiff_t>(st) * w * 4 + k;
+      const std::uint16_t* f = flags_.data() + static_cast<std::ptrdiff_t>(st + 1) * row_stride + 4 + k;
+      std::int32_t* o = job.out + static_cast<std::ptrdiff_t>(y) * job.stride;
       for (int x = 0; x < w; ++x) {
-        std::int32_t v = d[4 * x];
+        std::int32_t v = (f[4 * x] & kSig) ? d[4 * x] : 0;
         if (v >= roi_threshold) v >>= roi;
         o[x] = (f[4 * x] & kNeg) ? -v : v;
       }
-    } else {
-      for (int x = 0; x < w; ++x) o[x] = (f[4 * x] & kNeg) ? -d[4 * x] : d[4 * x];
     }
+  } else {
+    write_out(flags_.data(), data_.data(), w, h, row_stride, job.out, job.stride);
   }
   return true;
 }
