@@ -14,12 +14,13 @@ namespace j2k::decoder::own {
 
 /// One entry per (state, MPS) pair of Table C.2. A context is a pointer to its entry, so
 /// a decode is one load for Qe and MPS and one pointer store for the transition.
-struct alignas(32) MqState {
+struct MqState {
   std::uint64_t qe48;       ///< Qe << 48: compared with and subtracted from the 64-bit C
   std::uint32_t qe;
   std::uint32_t mps;
-  const MqState* next_mps;  ///< after an MPS
-  const MqState* next_lps;  ///< after an LPS (MPS flipped where SWITCH = 1)
+  /// [0] this state (no renormalisation), [1] after a renormalising MPS (NMPS),
+  /// [2] after an LPS (NLPS, MPS flipped where SWITCH = 1).
+  const MqState* next[3];
 };
 using MqContext = const MqState*;
 
@@ -66,7 +67,7 @@ struct MqRegisters {
 }
 
 /// C.3.5 INITDEC. `data` must be followed by two 0xFF bytes.
-inline void mq_init(MqRegisters& r, const std::uint8_t* data) {
+[[gnu::always_inline]] inline void mq_init(MqRegisters& r, const std::uint8_t* data) {
   r.bp = data;
   r.c = std::uint64_t{data[0]} << 48;
   r.ct = 0;
@@ -77,41 +78,29 @@ inline void mq_init(MqRegisters& r, const std::uint8_t* data) {
 }
 
 /// Chigh (bits 16..31 of C.3's C), for tests against the flowcharts.
-inline std::uint32_t mq_c_high(const MqRegisters& r) { return static_cast<std::uint32_t>(r.c >> 48); }
+[[gnu::always_inline]] inline std::uint32_t mq_c_high(const MqRegisters& r) { return static_cast<std::uint32_t>(r.c >> 48); }
 
-/// C.3.2 DECODE with C.3.3 RENORMD.
+/// C.3.2 DECODE with C.3.3 RENORMD, without branches on the decoded data: the decision,
+/// the conditional exchange and the state transition are selects, and RENORMD is one
+/// shift by the number of leading zeros of A (0 when A >= 0x8000). The only branch is the
+/// refill, taken once every few bytes. The caller still branches on the symbol, but that
+/// is one data-dependent branch per symbol instead of two or three.
 [[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx) {
   const MqState* st = cx;
   const std::uint32_t qe = st->qe;
-  std::uint32_t d;
-  r.a -= qe;
-  if (r.c < st->qe48) {
-    // LPS exchange (C.3.2, Figure C.17)
-    if (r.a < qe) {
-      d = st->mps;
-      cx = st->next_mps;
-    } else {
-      d = st->mps ^ 1u;
-      cx = st->next_lps;
-    }
-    r.a = qe;
-  } else {
-    r.c -= st->qe48;
-    if (r.a & 0x8000) return st->mps;  // the common case: no renormalisation
-    // MPS exchange (Figure C.16)
-    if (r.a < qe) {
-      d = st->mps ^ 1u;
-      cx = st->next_lps;
-    } else {
-      d = st->mps;
-      cx = st->next_mps;
-    }
-  }
-  // RENORMD: shift A back above 0x8000 in one step; more than 32 bits are buffered after
-  // a refill, so the refill branch is rarely taken.
-  const int n = __builtin_clz(r.a) - 16;  // 1..15: A is non-zero here
+  const std::uint32_t a = r.a - qe;
+  const std::uint64_t c = r.c;
+  const std::uint64_t q48 = st->qe48;
+  const std::uint32_t lps = c < q48;        // C.3.2: Chigh < Qe
+  const std::uint32_t exch = a < qe;        // conditional exchange (never when A >= 0x8000)
+  const std::uint32_t d = st->mps ^ lps ^ exch;
+  const std::uint32_t renorm = lps | ((a >> 15) ^ 1u);
+  const std::uint32_t na = lps ? qe : a;
+  r.c = lps ? c : c - q48;
+  cx = st->next[renorm + (lps ^ exch)];
+  const int n = __builtin_clz(na) - 16;  // 0..15: A is non-zero
   if (n > r.ct) [[unlikely]] mq_fill(r);
-  r.a <<= n;
+  r.a = na << n;
   r.c <<= n;
   r.ct -= n;
   return d;
@@ -124,7 +113,7 @@ struct RawRegisters {
   const std::uint8_t* bp = nullptr;
 };
 
-inline void raw_init(RawRegisters& r, const std::uint8_t* data) {
+[[gnu::always_inline]] inline void raw_init(RawRegisters& r, const std::uint8_t* data) {
   r.bp = data;
   r.c = 0;
   r.ct = 0;
