@@ -197,7 +197,7 @@ TEST_P(Corpus, DecodesLikeTheSourceOrOpenJpeg) {
 INSTANTIATE_TEST_SUITE_P(Own, Corpus, ::testing::ValuesIn(corpus()),
                          [](const auto& param_info) { return param_info.param.name; });
 
-/// The tier-1 kernel is compiled twice (baseline and x86-64-v3, picked at run time): both
+/// The tier-1 and IDWT kernels are compiled twice (baseline and x86-64-v3, picked at run time): both
 /// copies must give the same picture, on whole streams and on a cut one.
 TEST_P(Corpus, Tier1KernelVariantsAgree) {
   const CorpusCase& c = GetParam();

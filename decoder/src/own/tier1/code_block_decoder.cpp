@@ -63,13 +63,18 @@ bool cpu_has_v3() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
          __builtin_cpu_supports("fma") && __builtin_cpu_supports("movbe") && __builtin_cpu_supports("abm");
 }
-bool use_v3() {
+#endif
+}  // namespace
+
+bool t1_use_v3() {
+#if defined(J2K_T1_HAVE_V3)
   static const bool has = cpu_has_v3();
   const int v = g_t1_variant.load(std::memory_order_relaxed);
   return v == 0 ? has : (v == 2 && has);
-}
+#else
+  return false;
 #endif
-}  // namespace
+}
 
 void set_t1_variant(int variant) { g_t1_variant.store(variant, std::memory_order_relaxed); }
 bool t1_v3_available() {
@@ -140,7 +145,7 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
                         (job.cb_style & kVerticalCausal) != 0,
                         (job.cb_style & kSegmentation) != 0};
 #if defined(J2K_T1_HAVE_V3)
-  const bool ok = use_v3() ? t1_v3::run_passes(kernel) : t1_base::run_passes(kernel);
+  const bool ok = t1_use_v3() ? t1_v3::run_passes(kernel) : t1_base::run_passes(kernel);
 #else
   const bool ok = t1_base::run_passes(kernel);
 #endif

@@ -36,5 +36,7 @@ bool run_passes(const T1Kernel& k);
 /// 1 baseline, 2 x86-64-v3 (tests; only where t1_v3_available()).
 void set_t1_variant(int variant);
 bool t1_v3_available();
+/// Whether the x86-64-v3 kernels are in use now (tier-1 and the IDWT follow this switch).
+bool t1_use_v3();
 
 }  // namespace j2k::decoder::own
