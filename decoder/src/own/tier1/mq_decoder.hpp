@@ -95,8 +95,10 @@ struct MqRegisters {
   const std::uint32_t exch = a < qe;        // conditional exchange (never when A >= 0x8000)
   const std::uint32_t d = st->mps ^ lps ^ exch;
   const std::uint32_t renorm = lps | ((a >> 15) ^ 1u);
-  const std::uint32_t na = lps ? qe : a;
-  r.c = lps ? c : c - q48;
+  // Masks rather than ?: so that the compiler cannot turn the selects back into a branch.
+  const std::uint64_t keep = std::uint64_t{lps} - 1;  // all ones on the MPS path
+  const std::uint32_t na = a ^ ((a ^ qe) & ~static_cast<std::uint32_t>(keep));
+  r.c = c - (q48 & keep);
   cx = st->next[renorm + (lps ^ exch)];
   const int n = __builtin_clz(na) - 16;  // 0..15: A is non-zero
   if (n > r.ct) [[unlikely]] mq_fill(r);
