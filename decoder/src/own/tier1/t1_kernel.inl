@@ -244,11 +244,13 @@ void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
         if constexpr (kRaw) {
           bit = raw_bit(r);
         } else {
-          const int c = (fl & kRefined) ? kCtxMr + 2 : (fl & kNeighbours) ? kCtxMr + 1 : kCtxMr;
+          // kCtxMr + 2 once refined, else + 1 with a significant neighbour (arithmetic, no branch).
+          const std::uint32_t refined = (fl >> 14) & 1u, busy = (fl & kNeighbours) != 0;
+          const int c = kCtxMr + static_cast<int>(busy + refined * (2 - busy));
           bit = mq_decode(r, ctx[c]);
         }
         // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
-        d[k] += bit ? half : -half;
+        d[k] += static_cast<std::int32_t>(bit << (p + 1)) - half;  // +half or -half
       }
     }
   }
