@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "corpus.hpp"
+#include "tier1/t1_kernel.hpp"
 #include "decoder/decoder.hpp"
 
 using namespace j2k;
@@ -195,6 +196,29 @@ TEST_P(Corpus, DecodesLikeTheSourceOrOpenJpeg) {
 
 INSTANTIATE_TEST_SUITE_P(Own, Corpus, ::testing::ValuesIn(corpus()),
                          [](const auto& param_info) { return param_info.param.name; });
+
+/// The tier-1 and IDWT kernels are compiled twice (baseline and x86-64-v3, picked at run time): both
+/// copies must give the same picture, on whole streams and on a cut one.
+TEST_P(Corpus, Tier1KernelVariantsAgree) {
+  const CorpusCase& c = GetParam();
+  const Encoded& e = encoded(c);
+  ASSERT_FALSE(e.codestream.empty());
+  if (!decoder::own::t1_v3_available()) GTEST_SKIP() << "no x86-64-v3 kernel on this CPU/build";
+  auto own = make_decoder(Backend::own);
+  ASSERT_TRUE(own.ok());
+  const std::vector<std::uint8_t> cut(e.codestream.begin(), e.codestream.begin() + e.codestream.size() * 3 / 5);
+  for (const auto* stream : {&e.codestream, &cut}) {
+    decoder::own::set_t1_variant(1);
+    auto base = (*own)->decode(*stream, {});
+    decoder::own::set_t1_variant(2);
+    auto v3 = (*own)->decode(*stream, {});
+    decoder::own::set_t1_variant(0);
+    ASSERT_EQ(base.ok(), v3.ok());
+    if (base.ok()) {
+      EXPECT_TRUE(within(*base, *v3, 0)) << (stream == &cut ? "cut stream" : "whole stream");
+    }
+  }
+}
 
 /// Cuts at 20 lengths: resilient mode decodes (or cleanly refuses a cut main header),
 /// strict mode always reports an error.

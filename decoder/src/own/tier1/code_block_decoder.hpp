@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tier1/t1_kernel.hpp"
 #include "tier2/tile_structure.hpp"
 
 namespace j2k::decoder::own {
@@ -32,6 +33,7 @@ class CodeBlockDecoder {
   std::vector<std::int32_t> data_;
   std::vector<std::uint8_t> bytes_;
   std::vector<std::uint32_t> seg_offsets_;
+  std::vector<T1Segment> segs_;
 };
 
 }  // namespace j2k::decoder::own

@@ -1,0 +1,42 @@
+#pragma once
+// The tier-1 kernel's interface: plain data only, so that the kernel can be compiled
+// twice (baseline x86-64 / any target, and x86-64-v3 with BMI/LZCNT) and picked at run
+// time without the two copies sharing any out-of-line function (see t1_kernel.inl).
+#include <cstdint>
+
+namespace j2k::decoder::own {
+
+struct T1Segment {
+  std::uint32_t offset;  ///< into T1Kernel::bytes; each segment is followed by 0xFF 0xFF
+  int passes;
+};
+
+struct T1Kernel {
+  std::uint16_t* flags;  ///< (stripes + 2) x (w + 2) x 4, zeroed
+  std::int32_t* data;    ///< stripes x w x 4, need not be cleared
+  int w, h;
+  int zc_table;          ///< 0 LL/LH, 1 HL, 2 HH
+  int numbps;
+  int passes;
+  const T1Segment* segments;
+  int num_segments;
+  const std::uint8_t* bytes;
+  bool bypass, reset, causal, segmentation;
+};
+
+namespace t1_base {
+/// Runs the coding passes; false when a segmentation symbol was wrong.
+bool run_passes(const T1Kernel& k);
+}
+namespace t1_v3 {
+bool run_passes(const T1Kernel& k);
+}
+
+/// Which kernel CodeBlockDecoder uses: 0 automatic (x86-64-v3 where the CPU has it),
+/// 1 baseline, 2 x86-64-v3 (tests; only where t1_v3_available()).
+void set_t1_variant(int variant);
+bool t1_v3_available();
+/// Whether the x86-64-v3 kernels are in use now (tier-1 and the IDWT follow this switch).
+bool t1_use_v3();
+
+}  // namespace j2k::decoder::own
