@@ -126,7 +126,9 @@ TEST(CudaFallback, AutoDecoderMatchesTheOwnDecoder) {
     ASSERT_TRUE(dec.ok());
     auto out = (*dec)->decode(*cs, opt);
     ASSERT_TRUE(out.ok()) << out.error().message;
-    EXPECT_EQ(max_diff(*own, *out), 0) << (lossless ? "5/3" : "9/7");
+    // 5/3 is integer and exact; 9/7 is float: within 1 after rounding (issue 5's tolerance;
+    // the CPU twin's vectorised lifting and the GPU's may round a half differently).
+    EXPECT_LE(max_diff(*own, *out), lossless ? 0 : 1) << (lossless ? "5/3" : "9/7");
   }
 }
 
@@ -464,7 +466,7 @@ TEST(CudaDisplay, FusedAndPlanarPathsMatchTheCpu) {
                                     (planar ? " planar" : " fused") + (zero_copy ? " zero-copy" : "");
           EXPECT_LE(compare_rgba(out.download(), want), 1) << label;
           if (planar) {
-            EXPECT_EQ(max_diff(*cpu, *img), 0) << label;
+            EXPECT_LE(max_diff(*cpu, *img), w == Wavelet::reversible_5_3 ? 0 : 1) << label;
           }
         }
   }
@@ -531,7 +533,8 @@ TEST(CudaPhoto, CudaDecoderBackendMatchesTheOwnDecoder) {
     auto a = own->decode(bytes, opt);
     auto b = (*dec)->decode(bytes, opt);
     ASSERT_TRUE(a.ok() && b.ok()) << e.path();
-    EXPECT_EQ(max_diff(*a, *b), 0) << e.path();
+    const bool reversible = e.path().string().find("_53") != std::string::npos;
+    EXPECT_LE(max_diff(*a, *b), reversible ? 0 : 1) << e.path();  // 9/7: within 1 after rounding
     EXPECT_TRUE((*dec)->gpu_active());
   }
 }
@@ -560,7 +563,7 @@ TEST(CudaPhoto, DecoderDisplayPathWeavesTwoFieldPictures) {
     auto r = (*dec)->decode_to_device(bytes, opt, t, {}, f == 1);
     ASSERT_TRUE(r.ok()) << r.error().message;
     if (f == 1) {
-      EXPECT_EQ(max_diff(*cpu, *r), 0);  // planar output on request, same picture
+      EXPECT_LE(max_diff(*cpu, *r), 1);  // planar output on request, same picture (9/7: within 1)
     }
   }
   auto woven = gpu::weave_fields(field, field, false);
