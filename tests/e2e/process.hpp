@@ -8,6 +8,10 @@
 #include <string>
 #include <sys/wait.h>
 
+#include <chrono>
+#include <thread>
+#include <utility>
+
 namespace j2k::test {
 
 inline std::string bin(const std::string& tool) { return std::string(J2K_BIN_DIR) + "/" + tool; }
@@ -35,6 +39,19 @@ inline CommandResult run(const std::string& command, const std::string& tag) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+/// Starts a receiver command, gives it time to join, runs the sender command, and waits for the
+/// receiver to finish: the shape of every end-to-end test. Output goes to TAG.probe.* / TAG.send.*.
+inline std::pair<CommandResult, CommandResult> run_receiver_and_sender(const std::string& receiver,
+                                                                       const std::string& sender,
+                                                                       const std::string& tag) {
+  CommandResult rx_result;
+  std::thread rx([&] { rx_result = run(receiver, tag + ".probe"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CommandResult tx_result = run(sender, tag + ".send");
+  rx.join();
+  return {rx_result, tx_result};
 }
 
 }  // namespace j2k::test
