@@ -45,6 +45,12 @@ int main(int argc, char** argv) {
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
   app.add_option("--threads", threads, "threads inside one frame's decode")->capture_default_str();
   app.add_flag("--no-decode", no_decode, "receive and reassemble only");
+  unsigned reorder_packets = 64;
+  double reorder_ms = 20;
+  app.add_option("--reorder-packets", reorder_packets, "reorder window: packets held while waiting for a gap to fill")
+      ->check(CLI::Range(1u, 4096u))->capture_default_str();
+  app.add_option("--reorder-ms", reorder_ms, "reorder window: longest wait for a gap to fill, ms")
+      ->check(CLI::Range(0.0, 5000.0))->capture_default_str();
   bool no_drop = false;
   app.add_flag("--no-drop", no_drop, "decode every frame even when decoding is slower than the stream (analysis)");
   app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
@@ -75,6 +81,8 @@ int main(int argc, char** argv) {
   config.incomplete = incomplete == "decode" ? pipeline::IncompletePolicy::decode : pipeline::IncompletePolicy::drop;
   config.keep_codestreams = !dump_dir.empty();
   config.drop_when_behind = !no_drop;
+  config.reorder.max_packets = reorder_packets;
+  config.reorder.max_delay = std::chrono::microseconds(static_cast<long long>(reorder_ms * 1000));
 
   // The sink runs on a worker thread, serialised and in order by the pipeline.
   std::atomic<long long> delivered{0};

@@ -21,8 +21,10 @@ void MxfRtpDepacketizer::lose_sync() {
     pending_->complete = false;
     const std::size_t have = buffer_.size() > partial_->header_size ? buffer_.size() - partial_->header_size : 0;
     pending_->missing_bytes += partial_->length > have ? partial_->length - have : 0;
-    if (have > 0)
+    if (have > 0) {
       pending_->codestreams.emplace_back(buffer_.begin() + static_cast<std::ptrdiff_t>(partial_->header_size), buffer_.end());
+      pending_->missing_ranges.push_back({pending_->codestreams.size() - 1, have, partial_->length});
+    }
     ++counters_.damaged_elements;
   }
   buffer_.clear();

@@ -68,7 +68,10 @@ void Rfc5371Depacketizer::push(const RtpPacket& packet, bool loss_before,
   if (header->fragment_offset != a.covered_to) {
     // A hole (or an overlap) in the fragment chain: never pass this codestream on as whole.
     a.damaged = true;
-    if (header->fragment_offset > a.covered_to) a.missing += header->fragment_offset - a.covered_to;
+    if (header->fragment_offset > a.covered_to) {
+      a.missing += header->fragment_offset - a.covered_to;
+      a.holes.emplace_back(a.covered_to, header->fragment_offset);
+    }
   }
   if (a.bytes.size() < end) a.bytes.resize(static_cast<std::size_t>(end));
   std::copy(body.begin(), body.end(), a.bytes.begin() + header->fragment_offset);
@@ -94,6 +97,7 @@ void Rfc5371Depacketizer::finish_unit() {
     const bool whole = !a->damaged && a->ended && a->bytes.size() >= 2 && a->bytes[0] == 0xFF && a->bytes[1] == 0x4F;
     if (!whole) unit.complete = false;
     unit.missing_bytes += a->missing;
+    for (const auto& [b, e] : a->holes) unit.missing_ranges.push_back({unit.codestreams.size(), b, e});
     unit.codestreams.push_back(std::move(a->bytes));
   }
   if (static_cast<int>(unit.codestreams.size()) < unit.expected_elements) unit.complete = false;

@@ -193,6 +193,9 @@ TEST(MxfRtpDepacketizer, CutElementKeepsItsExactPrefixForResilientDecoding) {
   ASSERT_LT(cut.codestreams[0].size(), full.size());
   EXPECT_GT(cut.missing_bytes, 0u);
   EXPECT_TRUE(std::equal(cut.codestreams[0].begin(), cut.codestreams[0].end(), full.begin()));
+  ASSERT_EQ(cut.missing_ranges.size(), 1u);  // the cut tail, exactly
+  EXPECT_EQ(cut.missing_ranges[0].begin, cut.codestreams[0].size());
+  EXPECT_EQ(cut.missing_ranges[0].end, full.size());
 }
 
 TEST(MxfRtpDepacketizer, TimestampJumpStartsANewFrameAndKeepsTheRate) {
@@ -211,4 +214,38 @@ TEST(MxfRtpDepacketizer, TimestampJumpStartsANewFrameAndKeepsTheRate) {
   ASSERT_EQ(units.size(), 20u);
   for (const auto& u : units) EXPECT_TRUE(u.complete);
   EXPECT_NEAR(session.snapshot().frame_rate, 50.0, 0.5);  // the jump is not taken as a frame interval
+}
+
+#include "depacketizer/rfc5371.hpp"
+#include "depacketizer/rtp_j2k_packetizer.hpp"
+
+TEST(Rfc5371Depacketizer, HoleInTheFragmentChainIsNeverComplete) {
+  // A real-looking codestream: SOC, a minimal main header, SOT, data; cut into fragments.
+  std::vector<std::uint8_t> cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A,
+                                  0, 0, 0, 0, 0, 0, 0, 1};
+  for (int i = 0; i < 3000; ++i) cs.push_back(static_cast<std::uint8_t>(i * 7));
+  cs.push_back(0xFF);
+  cs.push_back(0xD9);
+  Rfc5371Packetizer packetizer(0x77, 96, 1, 500);
+  std::vector<std::vector<std::uint8_t>> packets;
+  ASSERT_TRUE(packetizer.packetize(cs, 9000, 0, packets));
+  ASSERT_GT(packets.size(), 4u);
+  std::vector<CodestreamUnit> units;
+  Rfc5371Depacketizer d([&](CodestreamUnit&& u) { units.push_back(std::move(u)); });
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    if (i == 3) continue;  // a hole
+    auto p = parse_rtp(packets[i]);
+    ASSERT_TRUE(p.ok());
+    d.push(*p, i == 4, std::chrono::steady_clock::now());
+  }
+  d.flush();
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_FALSE(units[0].complete);
+  ASSERT_EQ(units[0].missing_ranges.size(), 1u);
+  const auto& hole = units[0].missing_ranges[0];
+  EXPECT_EQ(hole.end - hole.begin, units[0].missing_bytes);
+  EXPECT_EQ(hole.end - hole.begin, packets[3].size() - 20);  // the lost payload (RTP 12 + RFC 5371 8)
+  // Everything outside the hole is the sender's bytes.
+  EXPECT_TRUE(std::equal(units[0].codestreams[0].begin(), units[0].codestreams[0].begin() + static_cast<std::ptrdiff_t>(hole.begin), cs.begin()));
+  EXPECT_TRUE(std::equal(units[0].codestreams[0].begin() + static_cast<std::ptrdiff_t>(hole.end), units[0].codestreams[0].end(), cs.begin() + static_cast<std::ptrdiff_t>(hole.end)));
 }

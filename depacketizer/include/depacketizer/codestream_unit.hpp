@@ -17,6 +17,15 @@ struct CodestreamUnit {
   std::uint64_t index = 0;            ///< running number of units emitted by this depacketizer
   bool complete = true;               ///< every expected element arrived intact
   std::uint64_t missing_bytes = 0;    ///< bytes declared but not received (lower bound)
+  /// Where bytes are missing, when known: {codestream index, first byte, end byte (exclusive)}.
+  /// RFC 5371 knows every hole from the fragment offsets; MXF knows the cut tail of an element
+  /// from its KLV length. Lost elements as a whole show as a shortfall of `codestreams`.
+  struct MissingRange {
+    std::size_t codestream = 0;
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+  };
+  std::vector<MissingRange> missing_ranges;
   int expected_elements = 1;
   /// After normalisation: 1 = codestreams[0] is the frame; 2 = codestreams[0..1] are the
   /// temporally first and second fields of an interlaced frame.

@@ -50,6 +50,7 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
     std::vector<std::uint8_t> bytes;
     std::uint32_t covered_to = 0;  // contiguous bytes received from offset 0
     std::uint64_t missing = 0;     // bytes skipped by gaps
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> holes;  // [begin, end) never received
     bool damaged = false;
     bool started = false;
     bool ended = false;            // saw M
