@@ -39,22 +39,25 @@ int ceil_shift(long long a, int s) { return static_cast<int>((a + (1LL << s) - 1
 Rect shift_rect(const Rect& r, int s) { return {ceil_shift(r.x0, s), ceil_shift(r.y0, s), ceil_shift(r.x1, s), ceil_shift(r.y1, s)}; }
 std::size_t align_up(std::size_t n, std::size_t a = 256) { return (n + a - 1) / a * a; }
 
-/// Device memory that grows to the largest size asked for and is reused after that.
-class DeviceBuffer {
+/// CUDA memory that grows to the largest size asked for and is reused after that. `Kind`
+/// supplies the allocator pair: device memory, or page-locked host memory (so that async
+/// copies really are asynchronous).
+template <typename Kind>
+class GrowingBuffer {
  public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { release(); }
+  GrowingBuffer() = default;
+  GrowingBuffer(const GrowingBuffer&) = delete;
+  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
+  ~GrowingBuffer() { release(); }
   Status reserve(std::size_t bytes) {
     if (bytes <= size_) return {};
     release();
-    J2K_CUDA_TRY(cudaMalloc(&ptr_, bytes));
+    J2K_CUDA_TRY(Kind::allocate(&ptr_, bytes));
     size_ = bytes;
     return {};
   }
   void release() {
-    if (ptr_) cudaFree(ptr_);
+    if (ptr_) Kind::free(ptr_);
     ptr_ = nullptr;
     size_ = 0;
   }
@@ -66,31 +69,16 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
-/// Page-locked host memory (so async copies really are asynchronous), same policy.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer() { release(); }
-  Status reserve(std::size_t bytes) {
-    if (bytes <= size_) return {};
-    release();
-    J2K_CUDA_TRY(cudaMallocHost(&ptr_, bytes));
-    size_ = bytes;
-    return {};
-  }
-  void release() {
-    if (ptr_) cudaFreeHost(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-  std::byte* get() const { return static_cast<std::byte*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t size_ = 0;
+struct DeviceMemory {
+  static cudaError_t allocate(void** p, std::size_t n) { return cudaMalloc(p, n); }
+  static void free(void* p) { cudaFree(p); }
 };
+struct PinnedMemory {
+  static cudaError_t allocate(void** p, std::size_t n) { return cudaMallocHost(p, n); }
+  static void free(void* p) { cudaFreeHost(p); }
+};
+using DeviceBuffer = GrowingBuffer<DeviceMemory>;
+using PinnedBuffer = GrowingBuffer<PinnedMemory>;
 
 enum Ev { ev_start, ev_uploaded, ev_idwt, ev_stored, ev_coloured, ev_done, ev_count };
 

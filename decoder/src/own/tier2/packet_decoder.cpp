@@ -294,15 +294,17 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
         if (Status st = body(x, y); !st) return st;
     return {};
   };
+  // The layers of the precinct of component c, resolution r at reference-grid position (x, y), if any.
+  auto packet_at = [&](int c, int r, long long x, long long y) -> Status {
+    const int p = precinct_at(c, r, x, y);
+    return p >= 0 ? packet_layers(c, r, p, 0, le) : Status{};
+  };
   switch (pc.order) {
     case ProgressionOrder::RPCL:
       for (int r = rs; r < re && !stop; ++r) {
         Status st = for_positions([&](long long x, long long y) -> Status {
-          for (int c = cs; c < ce && !stop; ++c) {
-            int p = precinct_at(c, r, x, y);
-            if (p >= 0)
-              if (Status s2 = packet_layers(c, r, p, 0, le); !s2) return s2;
-          }
+          for (int c = cs; c < ce && !stop; ++c)
+            if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
           return {};
         });
         if (!st) return st;
@@ -311,22 +313,16 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
     case ProgressionOrder::PCRL:
       return for_positions([&](long long x, long long y) -> Status {
         for (int c = cs; c < ce && !stop; ++c)
-          for (int r = rs; r < re && !stop; ++r) {
-            int p = precinct_at(c, r, x, y);
-            if (p >= 0)
-              if (Status s2 = packet_layers(c, r, p, 0, le); !s2) return s2;
-          }
+          for (int r = rs; r < re && !stop; ++r)
+            if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
         return {};
       });
     case ProgressionOrder::CPRL:
       for (int c = cs; c < ce && !stop; ++c) {
         // B.12.1.5: the steps come from this component alone.
         Status st = for_positions([&](long long x, long long y) -> Status {
-          for (int r = rs; r < re && !stop; ++r) {
-            int p = precinct_at(c, r, x, y);
-            if (p >= 0)
-              if (Status s2 = packet_layers(c, r, p, 0, le); !s2) return s2;
-          }
+          for (int r = rs; r < re && !stop; ++r)
+            if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
           return {};
         });
         if (!st) return st;
