@@ -99,6 +99,16 @@ int main(int argc, char** argv) {
     headless = true;
   }
 
+  // The QApplication comes first, before any helper thread: Qt takes the thread that first
+  // touches it as its main thread, and the demo sender and decoders use Qt for image I/O.
+  std::optional<QApplication> qt_app;
+  if (!headless) {
+    // Qt on X11 must create its GL context through GLX for GLEW; respect an explicit choice.
+    if (!std::getenv("QT_XCB_GL_INTEGRATION")) setenv("QT_XCB_GL_INTEGRATION", "xcb_glx", 0);
+    qt_app.emplace(argc, argv);
+    QApplication::setApplicationName("j2kplay");
+  }
+
   pipeline::PipelineConfig config;
   config.url = url;
   config.backend = choice->first;
@@ -152,10 +162,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  // Qt on X11 must create its GL context through GLX for GLEW; respect an explicit choice.
-  if (!std::getenv("QT_XCB_GL_INTEGRATION")) setenv("QT_XCB_GL_INTEGRATION", "xcb_glx", 0);
-  QApplication qt(argc, argv);
-  QApplication::setApplicationName("j2kplay");
+  QApplication& qt = *qt_app;
   ui::PlayerWidget player;
   widget = &player;
   player.setWindowTitle(QString::fromStdString("j2kplay — " + url.describe()));
