@@ -8,6 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +24,7 @@
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_gl.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/device_picture.hpp"
 
 using namespace j2k;
 
@@ -27,12 +32,19 @@ namespace {
 
 constexpr unsigned kPixelUnpack = 0x88EC;  // GL_PIXEL_UNPACK_BUFFER
 constexpr unsigned kStreamDraw = 0x88E0;   // GL_STREAM_DRAW
+constexpr unsigned kTimeElapsed = 0x88BF;  // GL_TIME_ELAPSED
+constexpr unsigned kQueryResult = 0x8866;  // GL_QUERY_RESULT
 
 using GenBuffers = void (*)(GLsizei, GLuint*);
 using BindBuffer = void (*)(GLenum, GLuint);
 using BufferData = void (*)(GLenum, std::ptrdiff_t, const void*, GLenum);
 using GetBufferSubData = void (*)(GLenum, std::ptrdiff_t, std::ptrdiff_t, void*);
 using DeleteBuffers = void (*)(GLsizei, const GLuint*);
+using GenQueries = void (*)(GLsizei, GLuint*);
+using BeginQuery = void (*)(GLenum, GLuint);
+using EndQuery = void (*)(GLenum);
+using GetQueryObjectui64v = void (*)(GLuint, GLenum, std::uint64_t*);
+using DeleteQueries = void (*)(GLsizei, const GLuint*);
 
 /// A surfaceless OpenGL context on the first EGL device (no display server).
 struct HeadlessGl {
@@ -44,6 +56,11 @@ struct HeadlessGl {
   BufferData data = nullptr;
   GetBufferSubData get = nullptr;
   DeleteBuffers del = nullptr;
+  GenQueries gen_queries = nullptr;
+  BeginQuery begin_query = nullptr;
+  EndQuery end_query = nullptr;
+  GetQueryObjectui64v query_result = nullptr;
+  DeleteQueries del_queries = nullptr;
 
   bool open() {
     auto query = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
@@ -69,6 +86,12 @@ struct HeadlessGl {
     get = reinterpret_cast<GetBufferSubData>(eglGetProcAddress("glGetBufferSubData"));
     del = reinterpret_cast<DeleteBuffers>(eglGetProcAddress("glDeleteBuffers"));
     if (!gen || !bind || !data || !get || !del) return fail("GL buffer functions missing");
+    gen_queries = reinterpret_cast<GenQueries>(eglGetProcAddress("glGenQueries"));
+    begin_query = reinterpret_cast<BeginQuery>(eglGetProcAddress("glBeginQuery"));
+    end_query = reinterpret_cast<EndQuery>(eglGetProcAddress("glEndQuery"));
+    query_result = reinterpret_cast<GetQueryObjectui64v>(eglGetProcAddress("glGetQueryObjectui64v"));
+    del_queries = reinterpret_cast<DeleteQueries>(eglGetProcAddress("glDeleteQueries"));
+    if (!gen_queries || !begin_query || !end_query || !query_result || !del_queries) return fail("GL query functions missing");
     std::printf("[ info ] EGL %d.%d, GL %s on %s\n", major, minor, reinterpret_cast<const char*>(glGetString(GL_VERSION)),
                 reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     return true;
@@ -175,4 +198,235 @@ TEST(CudaGl, PboHandOffEqualsTheCpuPicture) {
   for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(int(got[i]) - int(want.pixels[i])));
   EXPECT_LE(worst, 1);
   std::printf("[ info ] PBO read back: max |gpu-cpu| = %d over %dx%d RGBA\n", worst, w, h);
+}
+
+namespace {
+
+/// A PBO of w*h*4 bytes and an RGBA8 texture of w x h, as the player has them.
+struct PlayerGlObjects {
+  HeadlessGl& gl;
+  GLuint pbo = 0, texture = 0;
+  int w, h;
+  PlayerGlObjects(HeadlessGl& g, int width, int height) : gl(g), w(width), h(height) {
+    gl.gen(1, &pbo);
+    gl.bind(kPixelUnpack, pbo);
+    gl.data(kPixelUnpack, static_cast<std::ptrdiff_t>(w) * h * 4, nullptr, kStreamDraw);
+    gl.bind(kPixelUnpack, 0);
+    glGenTextures(1, &texture);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  }
+  ~PlayerGlObjects() {
+    glDeleteTextures(1, &texture);
+    gl.del(1, &pbo);
+  }
+  /// What PlayerWidget does after the CUDA copy: the texture from the PBO.
+  void texture_from_pbo() {
+    gl.bind(kPixelUnpack, pbo);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    gl.bind(kPixelUnpack, 0);
+  }
+  std::vector<std::uint8_t> read_texture() {
+    std::vector<std::uint8_t> px(static_cast<std::size_t>(w) * h * 4);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glPixelStorei(GL_PACK_ALIGNMENT, 4);
+    glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+    return px;
+  }
+};
+
+int worst_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+  if (a.size() != b.size()) return 256;
+  int worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(int(a[i]) - int(b[i])));
+  return worst;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+// The player's GPU path: a decode worker decodes into a pooled device picture, the GUI
+// thread copies it into its CUDA-registered PBO (map, device->PBO copy, unmap) and updates
+// the texture from the PBO. Read back from the texture, it equals the CPU picture; also
+// for two field pictures woven into one frame.
+TEST(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  const auto path = corpus_file("1919x1081_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  decoder::DecodeOptions opt;
+  opt.threads = 8;
+  auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
+  ASSERT_TRUE(cpu.ok());
+  gpu::RgbaImage want;
+  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
+  const int w = cpu->width, h = cpu->height;
+
+  auto pool = gpu::DevicePicturePool::create(2);
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  ASSERT_TRUE(dec.ok()) << dec.error().message;
+  auto presenter = gpu::CudaGlPresenter::create();
+  ASSERT_TRUE(presenter.ok()) << presenter.error().message;
+
+  std::weak_ptr<gpu::DevicePicture> weak;
+  {
+    PlayerGlObjects objs(gl, w, h);
+    for (int round = 0; round < 3; ++round) {  // the registration is made once and reused
+      auto pic = (*pool)->acquire(w, h);
+      ASSERT_TRUE(pic.ok()) << pic.error().message;
+      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
+      ASSERT_TRUE((*presenter)->copy(**pic, objs.pbo));
+      objs.texture_from_pbo();
+      weak = *pic;
+    }
+    EXPECT_TRUE(weak.expired()) << "the picture goes back to the pool once copied";
+    const auto got = objs.read_texture();
+    ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+    const int worst = worst_diff(got, want.pixels);
+    EXPECT_LE(worst, 1);
+    std::printf("[ info ] device picture -> PBO -> texture, read back: max |gpu-cpu| = %d over %dx%d RGBA\n", worst, w, h);
+    (*presenter)->release();
+  }
+  {
+    // Interlaced: the same picture as both fields, bottom field first (row0 1 then 0).
+    PlayerGlObjects objs(gl, w, 2 * h);
+    auto pic = (*pool)->acquire(w, 2 * h);
+    ASSERT_TRUE(pic.ok()) << pic.error().message;
+    for (int f = 0; f < 2; ++f) {
+      gpu::DeviceTarget t = (*pic)->target();
+      t.row0 = f == 0 ? 1 : 0;
+      t.row_step = 2;
+      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, t, {}).ok());
+    }
+    ASSERT_TRUE((*presenter)->copy(**pic, objs.pbo));
+    objs.texture_from_pbo();
+    auto woven = gpu::weave_fields(want, want, false);
+    ASSERT_TRUE(woven.ok());
+    const int worst = worst_diff(objs.read_texture(), woven->pixels);
+    EXPECT_LE(worst, 1);
+    std::printf("[ info ] two fields woven on the device -> PBO -> texture: max |gpu-cpu| = %d over %dx%d\n", worst, w,
+                2 * h);
+    (*presenter)->release();
+  }
+  EXPECT_EQ((*pool)->stats().in_use, 0);
+  EXPECT_LE((*pool)->stats().allocated, 2);
+}
+
+// The hand-off cost on its own and the whole per-frame GPU time of the player's design.
+// Decode side: upload + IDWT + colour into a pooled device picture (CUDA events on the
+// reconstructor's stream). Hand-off: map + device->PBO copy + unmap (CUDA events on the
+// presenter's stream) and glTexSubImage2D from the PBO (GL timer query); also the host
+// wall time of the whole hand-off until glFinish returns. Median of 100 after 20 warm-up.
+TEST(CudaGl, HandOffTiming1080) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  auto path = corpus_file("bench/photo_1080_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) path = corpus_file("1919x1081_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  decoder::DecodeOptions opt;
+  opt.threads = 8;
+  auto frame = decoder::decode_coefficients(bytes, opt);
+  ASSERT_TRUE(frame.ok());
+  const int w = frame->image.width(), h = frame->image.height();
+  auto pool = gpu::DevicePicturePool::create(3);
+  ASSERT_TRUE(pool.ok());
+  gpu::CudaReconstructor::Options ro;
+  ro.timing = true;
+  auto rec = gpu::CudaReconstructor::create(ro);
+  ASSERT_TRUE(rec.ok());
+  auto presenter = gpu::CudaGlPresenter::create();
+  ASSERT_TRUE(presenter.ok());
+  PlayerGlObjects objs(gl, w, h);
+  GLuint query = 0;
+  gl.gen_queries(1, &query);
+  cudaEvent_t e0, e1;
+  ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  const cudaStream_t s = (*presenter)->stream();
+
+  struct Sample {
+    double decode, cuda_handoff, gl_tex, wall;
+  };
+  // mode 0: decode, then hand-off, one after the other (GPU time of each on its own);
+  // mode 1: as in the player, the next frame's decode is in flight during the hand-off.
+  for (int mode = 0; mode < 2; ++mode) {
+    std::vector<Sample> samples;
+    std::shared_ptr<gpu::DevicePicture> shown;
+    for (int i = 0; i < 120; ++i) {
+      auto pic = (*pool)->acquire(w, h);
+      ASSERT_TRUE(pic.ok()) << pic.error().message;
+      gpu::ReconstructRequest req;
+      req.planar = false;
+      const gpu::DeviceTarget target = (*pic)->target();
+      req.target = &target;
+      gpu::GpuTimes t;
+      int ticket = -1;
+      if (mode == 0) {
+        auto r = (*rec)->reconstruct(*frame, req, &t);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        shown = *pic;
+      } else {
+        auto tk = (*rec)->submit(*frame, req);
+        ASSERT_TRUE(tk.ok()) << tk.error().message;
+        ticket = *tk;
+        if (!shown) {
+          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+          shown = *pic;
+          continue;
+        }
+      }
+      const auto w0 = std::chrono::steady_clock::now();
+      ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
+      ASSERT_TRUE((*presenter)->copy(*shown, objs.pbo));
+      ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+      gl.begin_query(kTimeElapsed, query);
+      objs.texture_from_pbo();
+      gl.end_query(kTimeElapsed);
+      glFinish();
+      const auto w1 = std::chrono::steady_clock::now();
+      ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+      float cuda_ms = 0;
+      ASSERT_EQ(cudaEventElapsedTime(&cuda_ms, e0, e1), cudaSuccess);
+      std::uint64_t gl_ns = 0;
+      gl.query_result(query, kQueryResult, &gl_ns);
+      if (mode == 1) {
+        ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+        shown = *pic;  // the previous one goes back to the pool
+      }
+      if (i >= 20)
+        samples.push_back({t.total_ms, cuda_ms, gl_ns * 1e-6, std::chrono::duration<double, std::milli>(w1 - w0).count()});
+    }
+    auto pick = [&](double Sample::*m) {
+      std::vector<double> v;
+      for (const auto& x : samples) v.push_back(x.*m);
+      return median(v);
+    };
+    const double dec = pick(&Sample::decode), hand = pick(&Sample::cuda_handoff), tex = pick(&Sample::gl_tex),
+                 wall = pick(&Sample::wall);
+    std::printf("[ info ] %dx%d 4:2:2 10-bit 9/7, %s, median of %zu frames: decode side (upload+IDWT+colour into a "
+                "device picture) %.3f ms GPU; hand-off: map+copy %.1f MB+unmap %.3f ms (CUDA events), "
+                "glTexSubImage2D from the PBO %.3f ms (GL timer), hand-off wall incl. glFinish %.3f ms; "
+                "per-frame GPU total %.3f ms\n",
+                w, h, mode == 0 ? "decode then hand-off" : "hand-off while the next frame decodes", samples.size(), dec,
+                static_cast<double>(w) * h * 4 / 1e6, hand, tex, wall, dec + hand + tex);
+    EXPECT_EQ(samples.size(), mode == 0 ? 100u : 100u);
+  }
+  gl.del_queries(1, &query);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  (*presenter)->release();
+  ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
 }

@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "core/log.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_gl.hpp"
 
 namespace j2k::ui {
 
@@ -41,12 +43,14 @@ GLuint compile(GLenum type, const char* source) {
 
 }  // namespace
 
-/// GL objects: one texture, one pixel unpack buffer (the upload goes through the PBO so the
-/// GPU path can later write the same buffer directly), one program and a quad.
+/// GL objects: one texture, two pixel unpack buffers (one filled from host memory, one
+/// registered with CUDA and filled from device memory), one program and a quad.
 struct PlayerWidget::Gl {
-  GLuint program = 0, vbo = 0, texture = 0, pbo = 0;
+  GLuint program = 0, vbo = 0, texture = 0, pbo = 0, cuda_pbo = 0;
   GLint pos_loc = -1, uv_loc = -1, tex_loc = -1;
   int tex_w = 0, tex_h = 0;
+  int cuda_pbo_w = 0, cuda_pbo_h = 0;
+  std::unique_ptr<gpu::CudaGlPresenter> presenter;  // created with the first device picture
 };
 
 PlayerWidget::PlayerWidget(QWidget* parent) : QOpenGLWidget(parent), gl_(std::make_unique<Gl>()) {
@@ -56,20 +60,61 @@ PlayerWidget::PlayerWidget(QWidget* parent) : QOpenGLWidget(parent), gl_(std::ma
 PlayerWidget::~PlayerWidget() {
   if (!gl_ok_) return;
   makeCurrent();
+  gl_->presenter.reset();  // unregister from CUDA before the buffer goes
   glDeleteTextures(1, &gl_->texture);
   glDeleteBuffers(1, &gl_->pbo);
+  glDeleteBuffers(1, &gl_->cuda_pbo);
   glDeleteBuffers(1, &gl_->vbo);
   glDeleteProgram(gl_->program);
   doneCurrent();
 }
 
 void PlayerWidget::present(std::shared_ptr<const gpu::RgbaImage> picture) {
+  std::shared_ptr<const gpu::DevicePicture> replaced;  // released outside the lock
   {
     std::lock_guard lock(mailbox_mutex_);
-    if (pending_) ++skipped_;
+    if (pending_ || pending_device_) ++skipped_;
     pending_ = std::move(picture);
+    replaced = std::move(pending_device_);
+    pending_device_.reset();
   }
   QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
+}
+
+void PlayerWidget::present_device(std::shared_ptr<const gpu::DevicePicture> picture) {
+  std::shared_ptr<const gpu::DevicePicture> replaced;  // back to its pool, outside the lock
+  {
+    std::lock_guard lock(mailbox_mutex_);
+    if (pending_ || pending_device_) ++skipped_;
+    replaced = std::move(pending_device_);
+    pending_device_ = std::move(picture);
+    pending_.reset();
+  }
+  QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
+}
+
+std::shared_ptr<const gpu::RgbaImage> PlayerWidget::shown_picture() {
+  if (shown_ || !shown_on_device_ || !gl_ok_) return shown_;
+  // Shown from the device: the CUDA PBO holds it. Read it back once (screenshots, tests).
+  auto img = std::make_shared<gpu::RgbaImage>();
+  img->width = shown_w_;
+  img->height = shown_h_;
+  img->pixels.resize(static_cast<std::size_t>(shown_w_) * 4 * static_cast<std::size_t>(shown_h_));
+  makeCurrent();
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->cuda_pbo);
+  glGetBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, static_cast<GLsizeiptr>(img->pixels.size()), img->pixels.data());
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  doneCurrent();
+  shown_ = std::move(img);
+  return shown_;
+}
+
+QString PlayerWidget::display_path() const {
+  if (frames_shown_ == 0) return {};
+  if (shown_on_device_) return QStringLiteral("GPU: %1, display via CUDA→PBO").arg(gpu_name_);
+  QString text = QStringLiteral("CPU display path (host RGBA → PBO)");
+  if (device_fallbacks_) text += QStringLiteral(", %1 GPU display fallbacks").arg(device_fallbacks_);
+  return text;
 }
 
 void PlayerWidget::set_overlay_text(const QString& text) {
@@ -121,6 +166,7 @@ void PlayerWidget::initializeGL() {
   gl_->tex_loc = glGetUniformLocation(gl_->program, "u_tex");
   glGenBuffers(1, &gl_->vbo);
   glGenBuffers(1, &gl_->pbo);
+  glGenBuffers(1, &gl_->cuda_pbo);
   glGenTextures(1, &gl_->texture);
   glBindTexture(GL_TEXTURE_2D, gl_->texture);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
@@ -131,6 +177,85 @@ void PlayerWidget::initializeGL() {
 }
 
 void PlayerWidget::resizeGL(int, int) {}
+
+void PlayerWidget::set_texture_size(int w, int h) {
+  glBindTexture(GL_TEXTURE_2D, gl_->texture);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  if (w != gl_->tex_w || h != gl_->tex_h) {
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    gl_->tex_w = w;
+    gl_->tex_h = h;
+  }
+}
+
+bool PlayerWidget::upload_host(const gpu::RgbaImage& picture) {
+  // Upload through the pixel unpack buffer: orphan, fill, then copy into the texture.
+  const auto bytes = static_cast<GLsizeiptr>(picture.pixels.size());
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->pbo);
+  glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, nullptr, GL_STREAM_DRAW);
+  glBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, bytes, picture.pixels.data());
+  set_texture_size(picture.width, picture.height);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, picture.width, picture.height, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  return true;
+}
+
+bool PlayerWidget::upload_device(const gpu::DevicePicture& picture) {
+  const int w = picture.width(), h = picture.height();
+  if (!device_failed_) {
+    if (!gl_->presenter) {
+      auto made = gpu::CudaGlPresenter::create();
+      if (made) {
+        gl_->presenter = std::move(made).value();
+        const std::string d = gpu::cuda_describe();
+        gpu_name_ = QString::fromStdString(d.substr(0, d.find(" (")));
+        gpu_name_.remove(QStringLiteral("NVIDIA "));
+      } else {
+        device_failed_ = true;
+        logger("ui")->warn("no CUDA-GL display path ({}): device pictures are downloaded and shown through the CPU path",
+                           made.error().message);
+      }
+    }
+  }
+  if (!device_failed_) {
+    if (w != gl_->cuda_pbo_w || h != gl_->cuda_pbo_h) {
+      gl_->presenter->release();  // unregister before the buffer is re-specified
+      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->cuda_pbo);
+      glBufferData(GL_PIXEL_UNPACK_BUFFER, static_cast<GLsizeiptr>(w) * 4 * h, nullptr, GL_STREAM_DRAW);
+      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+      gl_->cuda_pbo_w = w;
+      gl_->cuda_pbo_h = h;
+    }
+    // Map, device -> PBO copy, unmap (CUDA orders GL's use of the buffer after the copy).
+    if (auto st = gl_->presenter->copy(picture, gl_->cuda_pbo); st) {
+      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->cuda_pbo);
+      set_texture_size(w, h);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+      shown_on_device_ = true;
+      shown_.reset();  // read back from the PBO only if asked (shown_picture)
+      ++frames_via_device_;
+      return true;
+    } else {
+      device_failed_ = true;
+      gl_->presenter->release();
+      logger("ui")->warn("CUDA-GL display path failed ({}): device pictures now go through the CPU path",
+                         st.error().message);
+    }
+  }
+  // The CPU path for this frame: download, then the host upload.
+  ++device_fallbacks_;
+  gpu::RgbaImage host;
+  if (auto st = gpu::download(picture, host); !st) {
+    static RateLimiter limit;
+    if (limit.allow()) logger("ui")->warn("device picture lost: {}", st.error().message);
+    return false;
+  }
+  if (!upload_host(host)) return false;
+  shown_on_device_ = false;
+  shown_ = std::make_shared<gpu::RgbaImage>(std::move(host));
+  return true;
+}
 
 void PlayerWidget::toggle_fullscreen() {
   if (isFullScreen()) showNormal();
@@ -161,35 +286,33 @@ void PlayerWidget::paintGL() {
   if (!gl_ok_) return;
 
   std::shared_ptr<const gpu::RgbaImage> next;
+  std::shared_ptr<const gpu::DevicePicture> next_device;
   QString overlay;
   {
     std::lock_guard lock(mailbox_mutex_);
     next = std::move(pending_);
     pending_.reset();
+    next_device = std::move(pending_device_);
+    pending_device_.reset();
     overlay = overlay_text_;
   }
-  if (next && next->width > 0 && next->height > 0) {
-    // Upload through the pixel unpack buffer: orphan, fill, then copy into the texture.
-    const auto bytes = static_cast<GLsizeiptr>(next->pixels.size());
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->pbo);
-    glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, nullptr, GL_STREAM_DRAW);
-    glBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, bytes, next->pixels.data());
-    glBindTexture(GL_TEXTURE_2D, gl_->texture);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    if (next->width != gl_->tex_w || next->height != gl_->tex_h) {
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, next->width, next->height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-      gl_->tex_w = next->width;
-      gl_->tex_h = next->height;
-    }
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, next->width, next->height, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  if (next_device && next_device->width() > 0 && next_device->height() > 0 && upload_device(*next_device)) {
+    shown_w_ = next_device->width();
+    shown_h_ = next_device->height();
+    ++frames_shown_;
+  }
+  next_device.reset();  // on screen (or given up): back to the pool now
+  if (next && next->width > 0 && next->height > 0 && upload_host(*next)) {
+    shown_w_ = next->width;
+    shown_h_ = next->height;
+    shown_on_device_ = false;
     shown_ = std::move(next);
     ++frames_shown_;
   }
 
-  if (shown_) {
+  if (frames_shown_ > 0) {
     // Letterbox: the largest rectangle of the picture's aspect ratio that fits.
-    const double pic_aspect = static_cast<double>(shown_->width) / shown_->height;
+    const double pic_aspect = static_cast<double>(shown_w_) / shown_h_;
     int vw = fb_w, vh = static_cast<int>(fb_w / pic_aspect + 0.5);
     if (vh > fb_h) {
       vh = fb_h;

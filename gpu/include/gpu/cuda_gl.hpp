@@ -15,6 +15,8 @@
 
 namespace j2k::gpu {
 
+class DevicePicture;
+
 class CudaGlPbo {
  public:
   /// Registers GL buffer object `buffer` (already sized with glBufferData to at least
@@ -38,6 +40,38 @@ class CudaGlPbo {
 
  private:
   explicit CudaGlPbo(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The GL side of the player's device display path: a decoded picture already in device
+/// memory (DevicePicture) goes into a GL pixel-unpack buffer with no trip through host
+/// memory. The buffer is registered with CUDA once per buffer and size; per frame:
+/// map -> cudaMemcpy2DAsync device->PBO -> unmap, on the presenter's own stream. The
+/// picture is marked read on that stream, so its pool reuses it only after the copy.
+///
+/// Threading: create, copy and release on the thread where the GL context owning the
+/// buffer is current (the GUI thread); decode workers only produce DevicePictures.
+class CudaGlPresenter {
+ public:
+  /// Fails with ErrorKind::unsupported without CUDA.
+  static Result<std::unique_ptr<CudaGlPresenter>> create(int device = 0);
+  ~CudaGlPresenter();  ///< unregisters; the GL buffer stays the caller's
+  CudaGlPresenter(const CudaGlPresenter&) = delete;
+  CudaGlPresenter& operator=(const CudaGlPresenter&) = delete;
+
+  /// `gl_buffer` must hold at least width*height*4 bytes (glBufferData before the first
+  /// copy of a size). Registers it if it is not registered for this size, then map,
+  /// copy, unmap; GL commands issued after this returns see the picture.
+  Status copy(const DevicePicture& picture, unsigned int gl_buffer);
+  /// Forgets the registration: call before re-specifying (glBufferData) or deleting the buffer.
+  void release();
+  /// The stream the copies run on (to time them with events).
+  cudaStream_t stream() const noexcept;
+
+  struct Impl;
+
+ private:
+  explicit CudaGlPresenter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

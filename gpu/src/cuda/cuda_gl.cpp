@@ -4,6 +4,7 @@
 #include <cuda_gl_interop.h>
 
 #include "cuda_check.hpp"
+#include "gpu/device_picture.hpp"
 
 namespace j2k::gpu {
 
@@ -67,5 +68,61 @@ Status CudaGlPbo::unmap(cudaStream_t stream) {
 int CudaGlPbo::width() const noexcept { return impl_->width; }
 int CudaGlPbo::height() const noexcept { return impl_->height; }
 bool CudaGlPbo::mapped() const noexcept { return impl_->mapped; }
+
+struct CudaGlPresenter::Impl {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<CudaGlPbo> pbo;
+  unsigned int buffer = 0;
+};
+
+CudaGlPresenter::CudaGlPresenter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+CudaGlPresenter::~CudaGlPresenter() {
+  if (!impl_) return;
+  impl_->pbo.reset();
+  if (impl_->stream) {
+    cudaStreamSynchronize(impl_->stream);
+    cudaStreamDestroy(impl_->stream);
+  }
+}
+
+Result<std::unique_ptr<CudaGlPresenter>> CudaGlPresenter::create(int device) {
+  if (!cuda_available()) return make_error(ErrorKind::unsupported, "CUDA: " + cuda_describe());
+  auto impl = std::make_unique<Impl>();
+  impl->device = device;
+  J2K_CUDA_TRY(cudaSetDevice(device));
+  J2K_CUDA_TRY(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+  return std::unique_ptr<CudaGlPresenter>(new CudaGlPresenter(std::move(impl)));
+}
+
+Status CudaGlPresenter::copy(const DevicePicture& picture, unsigned int gl_buffer) {
+  Impl& m = *impl_;
+  const DeviceTarget& src = picture.target();
+  J2K_CUDA_TRY(cudaSetDevice(m.device));
+  if (!m.pbo || m.buffer != gl_buffer || m.pbo->width() != src.width || m.pbo->height() != src.height) {
+    m.pbo.reset();  // unregister the old buffer or size first
+    auto reg = CudaGlPbo::register_buffer(gl_buffer, src.width, src.height, src.format);
+    if (!reg) return reg.error();
+    m.pbo = std::move(reg).value();
+    m.buffer = gl_buffer;
+  }
+  auto dst = m.pbo->map(m.stream);
+  if (!dst) return dst.error();
+  const cudaError_t e = cudaMemcpy2DAsync(dst->data, dst->pitch, src.data, src.pitch,
+                                          static_cast<std::size_t>(src.width) * 4, static_cast<std::size_t>(src.height),
+                                          cudaMemcpyDeviceToDevice, m.stream);
+  Status marked = e == cudaSuccess ? picture.mark_read(m.stream) : Status{};
+  Status unmapped = m.pbo->unmap(m.stream);  // also after a failed copy: GL must get its buffer back
+  J2K_CUDA_TRY(e);
+  if (!marked) return marked.error();
+  return unmapped;
+}
+
+void CudaGlPresenter::release() {
+  if (impl_) impl_->pbo.reset();
+}
+
+cudaStream_t CudaGlPresenter::stream() const noexcept { return impl_->stream; }
 
 }  // namespace j2k::gpu
