@@ -45,6 +45,7 @@ CudaGlPresenter::CudaGlPresenter(std::unique_ptr<Impl> impl) : impl_(std::move(i
 CudaGlPresenter::~CudaGlPresenter() = default;
 Result<std::unique_ptr<CudaGlPresenter>> CudaGlPresenter::create(int) { return unavailable(); }
 Status CudaGlPresenter::copy(const DevicePicture&, unsigned int) { return unavailable(); }
+Status CudaGlPresenter::copy_to_texture(const DevicePicture&, unsigned int) { return unavailable(); }
 void CudaGlPresenter::release() {}
 cudaStream_t CudaGlPresenter::stream() const noexcept { return nullptr; }
 

@@ -4,7 +4,9 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GL/gl.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,6 +47,8 @@ using BeginQuery = void (*)(GLenum, GLuint);
 using EndQuery = void (*)(GLenum);
 using GetQueryObjectui64v = void (*)(GLuint, GLenum, std::uint64_t*);
 using DeleteQueries = void (*)(GLsizei, const GLuint*);
+using BufferStorage = void (*)(GLenum, std::ptrdiff_t, const void*, GLbitfield);
+constexpr unsigned kDynamicCopy = 0x88EA;  // GL_DYNAMIC_COPY
 
 /// A surfaceless OpenGL context on the first EGL device (no display server).
 struct HeadlessGl {
@@ -61,6 +65,7 @@ struct HeadlessGl {
   EndQuery end_query = nullptr;
   GetQueryObjectui64v query_result = nullptr;
   DeleteQueries del_queries = nullptr;
+  BufferStorage buffer_storage = nullptr;  // GL 4.4; optional
 
   bool open() {
     auto query = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
@@ -91,6 +96,7 @@ struct HeadlessGl {
     end_query = reinterpret_cast<EndQuery>(eglGetProcAddress("glEndQuery"));
     query_result = reinterpret_cast<GetQueryObjectui64v>(eglGetProcAddress("glGetQueryObjectui64v"));
     del_queries = reinterpret_cast<DeleteQueries>(eglGetProcAddress("glDeleteQueries"));
+    buffer_storage = reinterpret_cast<BufferStorage>(eglGetProcAddress("glBufferStorage"));
     if (!gen_queries || !begin_query || !end_query || !query_result || !del_queries) return fail("GL query functions missing");
     std::printf("[ info ] EGL %d.%d, GL %s on %s\n", major, minor, reinterpret_cast<const char*>(glGetString(GL_VERSION)),
                 reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
@@ -207,10 +213,12 @@ struct PlayerGlObjects {
   HeadlessGl& gl;
   GLuint pbo = 0, texture = 0;
   int w, h;
-  PlayerGlObjects(HeadlessGl& g, int width, int height) : gl(g), w(width), h(height) {
+  /// usage: GL_STREAM_DRAW etc. for glBufferData; 0: immutable glBufferStorage, no client access.
+  PlayerGlObjects(HeadlessGl& g, int width, int height, unsigned usage = kStreamDraw) : gl(g), w(width), h(height) {
     gl.gen(1, &pbo);
     gl.bind(kPixelUnpack, pbo);
-    gl.data(kPixelUnpack, static_cast<std::ptrdiff_t>(w) * h * 4, nullptr, kStreamDraw);
+    if (usage == 0 && gl.buffer_storage) gl.buffer_storage(kPixelUnpack, static_cast<std::ptrdiff_t>(w) * h * 4, nullptr, 0);
+    else gl.data(kPixelUnpack, static_cast<std::ptrdiff_t>(w) * h * 4, nullptr, usage ? usage : kStreamDraw);
     gl.bind(kPixelUnpack, 0);
     glGenTextures(1, &texture);
     glBindTexture(GL_TEXTURE_2D, texture);
@@ -296,6 +304,18 @@ TEST(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
     const int worst = worst_diff(got, want.pixels);
     EXPECT_LE(worst, 1);
     std::printf("[ info ] device picture -> PBO -> texture, read back: max |gpu-cpu| = %d over %dx%d RGBA\n", worst, w, h);
+    // The other hand-off: straight into the texture.
+    glBindTexture(GL_TEXTURE_2D, objs.texture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);  // cleared
+    {
+      auto pic = (*pool)->acquire(w, h);
+      ASSERT_TRUE(pic.ok()) << pic.error().message;
+      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
+      ASSERT_TRUE((*presenter)->copy_to_texture(**pic, objs.texture));
+    }
+    const int worst_tex = worst_diff(objs.read_texture(), want.pixels);
+    EXPECT_LE(worst_tex, 1);
+    std::printf("[ info ] device picture -> texture (CUDA array copy), read back: max |gpu-cpu| = %d\n", worst_tex);
     (*presenter)->release();
   }
   {
@@ -349,7 +369,6 @@ TEST(CudaGl, HandOffTiming1080) {
   ASSERT_TRUE(rec.ok());
   auto presenter = gpu::CudaGlPresenter::create();
   ASSERT_TRUE(presenter.ok());
-  PlayerGlObjects objs(gl, w, h);
   GLuint query = 0;
   gl.gen_queries(1, &query);
   cudaEvent_t e0, e1;
@@ -357,76 +376,286 @@ TEST(CudaGl, HandOffTiming1080) {
   ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
   const cudaStream_t s = (*presenter)->stream();
 
+  struct Variant {
+    const char* name;
+    unsigned usage;  // PBO usage (0: glBufferStorage); texture: CUDA writes the texture
+    bool texture;
+  };
+  const Variant variants[] = {{"PBO GL_STREAM_DRAW", kStreamDraw, false},
+                              {"PBO GL_DYNAMIC_COPY", kDynamicCopy, false},
+                              {"PBO glBufferStorage(0)", 0, false},
+                              {"texture registered with CUDA (no PBO)", kStreamDraw, true}};
   struct Sample {
     double decode, cuda_handoff, gl_tex, wall;
   };
-  // mode 0: decode, then hand-off, one after the other (GPU time of each on its own);
-  // mode 1: as in the player, the next frame's decode is in flight during the hand-off.
-  for (int mode = 0; mode < 2; ++mode) {
-    std::vector<Sample> samples;
-    std::shared_ptr<gpu::DevicePicture> shown;
-    for (int i = 0; i < 120; ++i) {
-      auto pic = (*pool)->acquire(w, h);
-      ASSERT_TRUE(pic.ok()) << pic.error().message;
-      gpu::ReconstructRequest req;
-      req.planar = false;
-      const gpu::DeviceTarget target = (*pic)->target();
-      req.target = &target;
-      gpu::GpuTimes t;
-      int ticket = -1;
-      if (mode == 0) {
-        auto r = (*rec)->reconstruct(*frame, req, &t);
-        ASSERT_TRUE(r.ok()) << r.error().message;
-        shown = *pic;
-      } else {
-        auto tk = (*rec)->submit(*frame, req);
-        ASSERT_TRUE(tk.ok()) << tk.error().message;
-        ticket = *tk;
-        if (!shown) {
-          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+  for (const Variant& v : variants) {
+    if (v.usage == 0 && !v.texture && !gl.buffer_storage) continue;
+    PlayerGlObjects objs(gl, w, h, v.usage);
+    // mode 0: decode, then hand-off, one after the other (GPU time of each on its own);
+    // mode 1: as in the player, the next frame's decode is in flight during the hand-off.
+    for (int mode = 0; mode < 2; ++mode) {
+      std::vector<Sample> samples;
+      std::shared_ptr<gpu::DevicePicture> shown;
+      for (int i = 0; i < 120; ++i) {
+        auto pic = (*pool)->acquire(w, h);
+        ASSERT_TRUE(pic.ok()) << pic.error().message;
+        gpu::ReconstructRequest req;
+        req.planar = false;
+        const gpu::DeviceTarget target = (*pic)->target();
+        req.target = &target;
+        gpu::GpuTimes t;
+        int ticket = -1;
+        if (mode == 0) {
+          auto r = (*rec)->reconstruct(*frame, req, &t);
+          ASSERT_TRUE(r.ok()) << r.error().message;
           shown = *pic;
-          continue;
+        } else {
+          auto tk = (*rec)->submit(*frame, req);
+          ASSERT_TRUE(tk.ok()) << tk.error().message;
+          ticket = *tk;
+          if (!shown) {
+            ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+            shown = *pic;
+            continue;
+          }
         }
+        const auto w0 = std::chrono::steady_clock::now();
+        ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
+        if (v.texture) {
+          ASSERT_TRUE((*presenter)->copy_to_texture(*shown, objs.texture));
+        } else {
+          ASSERT_TRUE((*presenter)->copy(*shown, objs.pbo));
+        }
+        ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+        gl.begin_query(kTimeElapsed, query);
+        if (!v.texture) objs.texture_from_pbo();
+        gl.end_query(kTimeElapsed);
+        glFinish();
+        const auto w1 = std::chrono::steady_clock::now();
+        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+        float cuda_ms = 0;
+        ASSERT_EQ(cudaEventElapsedTime(&cuda_ms, e0, e1), cudaSuccess);
+        std::uint64_t gl_ns = 0;
+        gl.query_result(query, kQueryResult, &gl_ns);
+        if (mode == 1) {
+          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+          shown = *pic;  // the previous one goes back to the pool
+        }
+        if (i >= 20)
+          samples.push_back({t.total_ms, cuda_ms, gl_ns * 1e-6, std::chrono::duration<double, std::milli>(w1 - w0).count()});
       }
-      const auto w0 = std::chrono::steady_clock::now();
-      ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
-      ASSERT_TRUE((*presenter)->copy(*shown, objs.pbo));
-      ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
-      gl.begin_query(kTimeElapsed, query);
-      objs.texture_from_pbo();
-      gl.end_query(kTimeElapsed);
-      glFinish();
-      const auto w1 = std::chrono::steady_clock::now();
-      ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-      float cuda_ms = 0;
-      ASSERT_EQ(cudaEventElapsedTime(&cuda_ms, e0, e1), cudaSuccess);
-      std::uint64_t gl_ns = 0;
-      gl.query_result(query, kQueryResult, &gl_ns);
-      if (mode == 1) {
-        ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
-        shown = *pic;  // the previous one goes back to the pool
-      }
-      if (i >= 20)
-        samples.push_back({t.total_ms, cuda_ms, gl_ns * 1e-6, std::chrono::duration<double, std::milli>(w1 - w0).count()});
+      auto pick = [&](double Sample::*m) {
+        std::vector<double> x;
+        for (const auto& y : samples) x.push_back(y.*m);
+        return median(x);
+      };
+      const double dec = pick(&Sample::decode), hand = pick(&Sample::cuda_handoff), tex = pick(&Sample::gl_tex),
+                   wall = pick(&Sample::wall);
+      std::printf("[ info ] %s, %s: %dx%d 9/7, median of %zu: decode side %.3f ms GPU | hand-off: map+copy %.1f MB+unmap "
+                  "%.3f ms (CUDA events) + glTexSubImage2D from PBO %.3f ms (GL timer) = %.3f ms; wall incl. glFinish "
+                  "%.3f ms | per frame GPU %.3f ms\n",
+                  v.name, mode == 0 ? "sequential" : "overlapped with the next decode", w, h, samples.size(), dec,
+                  static_cast<double>(w) * h * 4 / 1e6, hand, tex, hand + tex, wall, dec + hand + tex);
+      EXPECT_EQ(samples.size(), 100u);
+      ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
     }
-    auto pick = [&](double Sample::*m) {
-      std::vector<double> v;
-      for (const auto& x : samples) v.push_back(x.*m);
-      return median(v);
-    };
-    const double dec = pick(&Sample::decode), hand = pick(&Sample::cuda_handoff), tex = pick(&Sample::gl_tex),
-                 wall = pick(&Sample::wall);
-    std::printf("[ info ] %dx%d 4:2:2 10-bit 9/7, %s, median of %zu frames: decode side (upload+IDWT+colour into a "
-                "device picture) %.3f ms GPU; hand-off: map+copy %.1f MB+unmap %.3f ms (CUDA events), "
-                "glTexSubImage2D from the PBO %.3f ms (GL timer), hand-off wall incl. glFinish %.3f ms; "
-                "per-frame GPU total %.3f ms\n",
-                w, h, mode == 0 ? "decode then hand-off" : "hand-off while the next frame decodes", samples.size(), dec,
-                static_cast<double>(w) * h * 4 / 1e6, hand, tex, wall, dec + hand + tex);
-    EXPECT_EQ(samples.size(), mode == 0 ? 100u : 100u);
+    (*presenter)->release();
   }
   gl.del_queries(1, &query);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  (*presenter)->release();
+  ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+}
+
+namespace {
+
+// CUDA VMM memory exported as a file descriptor and imported into GL as a buffer object
+// (GL_EXT_memory_object_fd): the decoder writes the picture straight into memory that GL
+// reads as a PBO, with no map/unmap and no copy. Driver API through the runtime's entry
+// points (the runtime is linked statically; libcuda is the driver's).
+struct VmmGlBuffer {
+  using MemCreate = CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long);
+  using Export = CUresult (*)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long);
+  using Granularity = CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags);
+  using Reserve = CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long);
+  using Map = CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+  using SetAccess = CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t);
+  using Unmap = CUresult (*)(CUdeviceptr, size_t);
+  using Release = CUresult (*)(CUmemGenericAllocationHandle);
+  using AddressFree = CUresult (*)(CUdeviceptr, size_t);
+  using CreateMemoryObjects = void (*)(GLsizei, GLuint*);
+  using ImportMemoryFd = void (*)(GLuint, std::uint64_t, GLenum, GLint);
+  using CreateBuffers = void (*)(GLsizei, GLuint*);
+  using NamedBufferStorageMem = void (*)(GLuint, std::ptrdiff_t, GLuint, std::uint64_t);
+  using DeleteMemoryObjects = void (*)(GLsizei, const GLuint*);
+
+  CUdeviceptr ptr = 0;
+  size_t size = 0;
+  CUmemGenericAllocationHandle handle = 0;
+  GLuint memory = 0, buffer = 0;
+  std::string why;
+  Unmap unmap = nullptr;
+  Release release = nullptr;
+  AddressFree address_free = nullptr;
+  DeleteMemoryObjects delete_memory = nullptr;
+  DeleteBuffers delete_buffers = nullptr;
+
+  template <class F>
+  static bool entry(const char* name, F& f) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !p)
+      return false;
+    f = reinterpret_cast<F>(p);
+    return true;
+  }
+
+  bool create(HeadlessGl& gl, std::size_t bytes) {
+    MemCreate mem_create = nullptr;
+    Export export_fd = nullptr;
+    Granularity granularity = nullptr;
+    Reserve reserve = nullptr;
+    Map map = nullptr;
+    SetAccess set_access = nullptr;
+    if (!entry("cuMemCreate", mem_create) || !entry("cuMemExportToShareableHandle", export_fd) ||
+        !entry("cuMemGetAllocationGranularity", granularity) || !entry("cuMemAddressReserve", reserve) ||
+        !entry("cuMemMap", map) || !entry("cuMemSetAccess", set_access) || !entry("cuMemUnmap", unmap) ||
+        !entry("cuMemRelease", release) || !entry("cuMemAddressFree", address_free))
+      return fail("CUDA VMM entry points missing");
+    auto create_objects = reinterpret_cast<CreateMemoryObjects>(eglGetProcAddress("glCreateMemoryObjectsEXT"));
+    auto import_fd = reinterpret_cast<ImportMemoryFd>(eglGetProcAddress("glImportMemoryFdEXT"));
+    auto create_buffers = reinterpret_cast<CreateBuffers>(eglGetProcAddress("glCreateBuffers"));
+    auto storage = reinterpret_cast<NamedBufferStorageMem>(eglGetProcAddress("glNamedBufferStorageMemEXT"));
+    delete_memory = reinterpret_cast<DeleteMemoryObjects>(eglGetProcAddress("glDeleteMemoryObjectsEXT"));
+    delete_buffers = gl.del;
+    if (!create_objects || !import_fd || !create_buffers || !storage || !delete_memory)
+      return fail("GL_EXT_memory_object_fd functions missing");
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    size_t g = 0;
+    if (granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || g == 0) return fail("granularity");
+    size = (bytes + g - 1) / g * g;
+    if (mem_create(&handle, size, &prop, 0) != CUDA_SUCCESS) return fail("cuMemCreate failed");
+    if (reserve(&ptr, size, 0, 0, 0) != CUDA_SUCCESS) return fail("cuMemAddressReserve failed");
+    if (map(ptr, size, 0, handle, 0) != CUDA_SUCCESS) return fail("cuMemMap failed");
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (set_access(ptr, size, &access, 1) != CUDA_SUCCESS) return fail("cuMemSetAccess failed");
+    int fd = -1;
+    if (export_fd(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS || fd < 0)
+      return fail("cuMemExportToShareableHandle failed");
+    create_objects(1, &memory);
+    import_fd(memory, size, 0x9586 /* GL_HANDLE_TYPE_OPAQUE_FD_EXT */, fd);  // GL owns the fd now
+    create_buffers(1, &buffer);
+    storage(buffer, static_cast<std::ptrdiff_t>(size), memory, 0);
+    if (glGetError() != GL_NO_ERROR) return fail("GL import of the CUDA memory failed");
+    return true;
+  }
+  bool fail(const char* w) {
+    why = w;
+    return false;
+  }
+  ~VmmGlBuffer() {
+    if (buffer && delete_buffers) delete_buffers(1, &buffer);
+    if (memory && delete_memory) delete_memory(1, &memory);
+    if (ptr && unmap) unmap(ptr, size);
+    if (ptr && address_free) address_free(ptr, size);
+    if (handle && release) release(handle);
+  }
+};
+
+}  // namespace
+
+// No per-frame map at all: the decoder writes into CUDA memory that GL has imported as a
+// buffer object; the GUI thread only issues glTexSubImage2D from it. Correctness (read
+// back the texture) and timing, sequential and with the next frame decoding meanwhile.
+TEST(CudaGl, ExternalMemoryBufferNoMap1080) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  auto path = corpus_file("bench/photo_1080_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) path = corpus_file("1919x1081_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  decoder::DecodeOptions opt;
+  opt.threads = 8;
+  auto frame = decoder::decode_coefficients(bytes, opt);
+  ASSERT_TRUE(frame.ok());
+  auto cpu = decoder::reconstruct(*frame, 8);
+  ASSERT_TRUE(cpu.ok());
+  gpu::RgbaImage want;
+  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
+  const int w = cpu->width, h = cpu->height;
+  VmmGlBuffer buf[2];
+  for (auto& b : buf)
+    if (!b.create(gl, static_cast<std::size_t>(w) * h * 4)) GTEST_SKIP() << "SKIPPED: no GL external memory: " << b.why;
+  PlayerGlObjects objs(gl, w, h);
+  gpu::CudaReconstructor::Options ro;
+  ro.timing = true;
+  auto rec = gpu::CudaReconstructor::create(ro);
+  ASSERT_TRUE(rec.ok());
+  GLuint query = 0;
+  gl.gen_queries(1, &query);
+  for (int mode = 0; mode < 2; ++mode) {
+    std::vector<double> dec, tex, wall;
+    int ticket = -1, shown = -1;
+    for (int i = 0; i < 120; ++i) {
+      const int k = i % 2;
+      gpu::DeviceTarget target{reinterpret_cast<void*>(buf[k].ptr), static_cast<std::size_t>(w) * 4, w, h,
+                               gpu::OutputFormat::rgba8, 0, 1};
+      gpu::ReconstructRequest req;
+      req.planar = false;
+      req.target = &target;
+      gpu::GpuTimes t;
+      if (mode == 0) {
+        ASSERT_TRUE((*rec)->reconstruct(*frame, req, &t).ok());
+        shown = k;
+      } else {
+        auto tk = (*rec)->submit(*frame, req);
+        ASSERT_TRUE(tk.ok());
+        ticket = *tk;
+        if (shown < 0) {
+          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+          shown = k;
+          continue;
+        }
+      }
+      const auto w0 = std::chrono::steady_clock::now();
+      gl.begin_query(kTimeElapsed, query);
+      gl.bind(kPixelUnpack, buf[shown].buffer);
+      glBindTexture(GL_TEXTURE_2D, objs.texture);
+      glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+      gl.bind(kPixelUnpack, 0);
+      gl.end_query(kTimeElapsed);
+      glFinish();
+      const auto w1 = std::chrono::steady_clock::now();
+      std::uint64_t ns = 0;
+      gl.query_result(query, kQueryResult, &ns);
+      if (mode == 1) {
+        ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+        shown = k;
+      }
+      if (i >= 20) {
+        dec.push_back(t.total_ms);
+        tex.push_back(ns * 1e-6);
+        wall.push_back(std::chrono::duration<double, std::milli>(w1 - w0).count());
+      }
+    }
+    const double d = median(dec), x = median(tex);
+    std::printf("[ info ] GL buffer imported from CUDA VMM memory (EXT_memory_object_fd, no map), %s: median of %zu: "
+                "decode side %.3f ms GPU | hand-off = glTexSubImage2D from it %.3f ms (GL timer); wall incl. glFinish "
+                "%.3f ms | per frame GPU %.3f ms\n",
+                mode == 0 ? "sequential" : "overlapped with the next decode", dec.size(), d, x, median(wall), d + x);
+  }
+  gl.del_queries(1, &query);
+  const int worst = worst_diff(objs.read_texture(), want.pixels);
+  EXPECT_LE(worst, 1);
+  std::printf("[ info ] external-memory path read back: max |gpu-cpu| = %d over %dx%d\n", worst, w, h);
   ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
 }

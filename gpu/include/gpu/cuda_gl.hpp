@@ -11,7 +11,7 @@
 
 #include "core/result.hpp"
 #include "gpu/cuda.hpp"
-#include "gpu/cuda_reconstructor.hpp"
+#include "gpu/device_target.hpp"
 
 namespace j2k::gpu {
 
@@ -63,7 +63,12 @@ class CudaGlPresenter {
   /// copy of a size). Registers it if it is not registered for this size, then map,
   /// copy, unmap; GL commands issued after this returns see the picture.
   Status copy(const DevicePicture& picture, unsigned int gl_buffer);
-  /// Forgets the registration: call before re-specifying (glBufferData) or deleting the buffer.
+  /// The same straight into a GL_TEXTURE_2D of internal format GL_RGBA8 (registered with
+  /// CUDA once per texture and size; map, cudaMemcpy2DToArrayAsync, unmap): no PBO and no
+  /// glTexSubImage2D. Used where it is faster (see the hand-off timing test).
+  Status copy_to_texture(const DevicePicture& picture, unsigned int gl_texture);
+  /// Forgets the registrations: call before re-specifying (glBufferData, glTexImage2D) or
+  /// deleting the buffer or texture.
   void release();
   /// The stream the copies run on (to time them with events).
   cudaStream_t stream() const noexcept;

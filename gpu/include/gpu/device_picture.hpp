@@ -21,7 +21,7 @@
 #include "core/result.hpp"
 #include "gpu/colour.hpp"
 #include "gpu/cuda.hpp"
-#include "gpu/cuda_reconstructor.hpp"
+#include "gpu/device_target.hpp"
 
 namespace j2k::gpu {
 
