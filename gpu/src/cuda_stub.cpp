@@ -43,7 +43,10 @@ bool CudaGlPbo::mapped() const noexcept { return false; }
 struct CudaGlPresenter::Impl {};
 CudaGlPresenter::CudaGlPresenter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudaGlPresenter::~CudaGlPresenter() = default;
-Result<std::unique_ptr<CudaGlPresenter>> CudaGlPresenter::create(int) { return unavailable(); }
+Result<std::unique_ptr<CudaGlPresenter>> CudaGlPresenter::create(int, GlLoader, bool) { return unavailable(); }
+Status CudaGlPresenter::update_texture(std::shared_ptr<const DevicePicture>, unsigned int) { return unavailable(); }
+CudaGlPresenter::Path CudaGlPresenter::last_path() const noexcept { return Path::none; }
+void CudaGlPresenter::poll() {}
 Status CudaGlPresenter::copy(const DevicePicture&, unsigned int) { return unavailable(); }
 Status CudaGlPresenter::copy_to_texture(const DevicePicture&, unsigned int) { return unavailable(); }
 void CudaGlPresenter::release() {}
@@ -56,7 +59,10 @@ DevicePicture::~DevicePicture() = default;
 Status DevicePicture::mark_read(cudaStream_t) const { return unavailable(); }
 DevicePicturePool::DevicePicturePool(std::shared_ptr<DevicePoolState> state) : state_(std::move(state)) {}
 DevicePicturePool::~DevicePicturePool() = default;
-Result<std::shared_ptr<DevicePicturePool>> DevicePicturePool::create(int, int) { return unavailable(); }
+Result<std::shared_ptr<DevicePicturePool>> DevicePicturePool::create(int, int, bool) { return unavailable(); }
+int DevicePicture::export_fd() const { return -1; }
+std::uint64_t DevicePicture::buffer_id() const noexcept { return 0; }
+std::size_t DevicePicture::allocation_bytes() const noexcept { return 0; }
 Result<std::shared_ptr<DevicePicture>> DevicePicturePool::acquire(int, int, OutputFormat) { return unavailable(); }
 DevicePoolStats DevicePicturePool::stats() const { return {}; }
 Status download(const DevicePicture&, RgbaImage&) { return unavailable(); }

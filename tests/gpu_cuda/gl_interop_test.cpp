@@ -4,9 +4,7 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GL/gl.h>
-#include <cuda.h>
 #include <cuda_runtime.h>
-#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -467,114 +465,12 @@ TEST(CudaGl, HandOffTiming1080) {
   ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
 }
 
-namespace {
-
-// CUDA VMM memory exported as a file descriptor and imported into GL as a buffer object
-// (GL_EXT_memory_object_fd): the decoder writes the picture straight into memory that GL
-// reads as a PBO, with no map/unmap and no copy. Driver API through the runtime's entry
-// points (the runtime is linked statically; libcuda is the driver's).
-struct VmmGlBuffer {
-  using MemCreate = CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long);
-  using Export = CUresult (*)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long);
-  using Granularity = CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags);
-  using Reserve = CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long);
-  using Map = CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
-  using SetAccess = CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t);
-  using Unmap = CUresult (*)(CUdeviceptr, size_t);
-  using Release = CUresult (*)(CUmemGenericAllocationHandle);
-  using AddressFree = CUresult (*)(CUdeviceptr, size_t);
-  using CreateMemoryObjects = void (*)(GLsizei, GLuint*);
-  using ImportMemoryFd = void (*)(GLuint, std::uint64_t, GLenum, GLint);
-  using CreateBuffers = void (*)(GLsizei, GLuint*);
-  using NamedBufferStorageMem = void (*)(GLuint, std::ptrdiff_t, GLuint, std::uint64_t);
-  using DeleteMemoryObjects = void (*)(GLsizei, const GLuint*);
-
-  CUdeviceptr ptr = 0;
-  size_t size = 0;
-  CUmemGenericAllocationHandle handle = 0;
-  GLuint memory = 0, buffer = 0;
-  std::string why;
-  Unmap unmap = nullptr;
-  Release release = nullptr;
-  AddressFree address_free = nullptr;
-  DeleteMemoryObjects delete_memory = nullptr;
-  DeleteBuffers delete_buffers = nullptr;
-
-  template <class F>
-  static bool entry(const char* name, F& f) {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess || !p)
-      return false;
-    f = reinterpret_cast<F>(p);
-    return true;
-  }
-
-  bool create(HeadlessGl& gl, std::size_t bytes) {
-    MemCreate mem_create = nullptr;
-    Export export_fd = nullptr;
-    Granularity granularity = nullptr;
-    Reserve reserve = nullptr;
-    Map map = nullptr;
-    SetAccess set_access = nullptr;
-    if (!entry("cuMemCreate", mem_create) || !entry("cuMemExportToShareableHandle", export_fd) ||
-        !entry("cuMemGetAllocationGranularity", granularity) || !entry("cuMemAddressReserve", reserve) ||
-        !entry("cuMemMap", map) || !entry("cuMemSetAccess", set_access) || !entry("cuMemUnmap", unmap) ||
-        !entry("cuMemRelease", release) || !entry("cuMemAddressFree", address_free))
-      return fail("CUDA VMM entry points missing");
-    auto create_objects = reinterpret_cast<CreateMemoryObjects>(eglGetProcAddress("glCreateMemoryObjectsEXT"));
-    auto import_fd = reinterpret_cast<ImportMemoryFd>(eglGetProcAddress("glImportMemoryFdEXT"));
-    auto create_buffers = reinterpret_cast<CreateBuffers>(eglGetProcAddress("glCreateBuffers"));
-    auto storage = reinterpret_cast<NamedBufferStorageMem>(eglGetProcAddress("glNamedBufferStorageMemEXT"));
-    delete_memory = reinterpret_cast<DeleteMemoryObjects>(eglGetProcAddress("glDeleteMemoryObjectsEXT"));
-    delete_buffers = gl.del;
-    if (!create_objects || !import_fd || !create_buffers || !storage || !delete_memory)
-      return fail("GL_EXT_memory_object_fd functions missing");
-    CUmemAllocationProp prop{};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    size_t g = 0;
-    if (granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || g == 0) return fail("granularity");
-    size = (bytes + g - 1) / g * g;
-    if (mem_create(&handle, size, &prop, 0) != CUDA_SUCCESS) return fail("cuMemCreate failed");
-    if (reserve(&ptr, size, 0, 0, 0) != CUDA_SUCCESS) return fail("cuMemAddressReserve failed");
-    if (map(ptr, size, 0, handle, 0) != CUDA_SUCCESS) return fail("cuMemMap failed");
-    CUmemAccessDesc access{};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (set_access(ptr, size, &access, 1) != CUDA_SUCCESS) return fail("cuMemSetAccess failed");
-    int fd = -1;
-    if (export_fd(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS || fd < 0)
-      return fail("cuMemExportToShareableHandle failed");
-    create_objects(1, &memory);
-    import_fd(memory, size, 0x9586 /* GL_HANDLE_TYPE_OPAQUE_FD_EXT */, fd);  // GL owns the fd now
-    create_buffers(1, &buffer);
-    storage(buffer, static_cast<std::ptrdiff_t>(size), memory, 0);
-    if (glGetError() != GL_NO_ERROR) return fail("GL import of the CUDA memory failed");
-    return true;
-  }
-  bool fail(const char* w) {
-    why = w;
-    return false;
-  }
-  ~VmmGlBuffer() {
-    if (buffer && delete_buffers) delete_buffers(1, &buffer);
-    if (memory && delete_memory) delete_memory(1, &memory);
-    if (ptr && unmap) unmap(ptr, size);
-    if (ptr && address_free) address_free(ptr, size);
-    if (handle && release) release(handle);
-  }
-};
-
-}  // namespace
-
-// No per-frame map at all: the decoder writes into CUDA memory that GL has imported as a
-// buffer object; the GUI thread only issues glTexSubImage2D from it. Correctness (read
-// back the texture) and timing, sequential and with the next frame decoding meanwhile.
-TEST(CudaGl, ExternalMemoryBufferNoMap1080) {
+// The player's hand-off as PlayerWidget calls it: CudaGlPresenter::update_texture with a
+// GL loader, on both paths (the pool's memory imported into GL, no map; and the mapped
+// PBO). Read back from the texture: equal to the CPU picture. Then timing at 1080: the
+// GPU time of the hand-off (CUDA events on the presenter's stream + GL timer), the decode
+// side into the same pooled pictures, sequential and with the next decode in flight.
+TEST(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
   if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
   HeadlessGl gl;
   if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
@@ -591,71 +487,114 @@ TEST(CudaGl, ExternalMemoryBufferNoMap1080) {
   gpu::RgbaImage want;
   ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
   const int w = cpu->width, h = cpu->height;
-  VmmGlBuffer buf[2];
-  for (auto& b : buf)
-    if (!b.create(gl, static_cast<std::size_t>(w) * h * 4)) GTEST_SKIP() << "SKIPPED: no GL external memory: " << b.why;
-  PlayerGlObjects objs(gl, w, h);
+  auto pool = gpu::DevicePicturePool::create(4);
+  ASSERT_TRUE(pool.ok());
   gpu::CudaReconstructor::Options ro;
   ro.timing = true;
   auto rec = gpu::CudaReconstructor::create(ro);
   ASSERT_TRUE(rec.ok());
-  GLuint query = 0;
-  gl.gen_queries(1, &query);
-  for (int mode = 0; mode < 2; ++mode) {
-    std::vector<double> dec, tex, wall;
-    int ticket = -1, shown = -1;
-    for (int i = 0; i < 120; ++i) {
-      const int k = i % 2;
-      gpu::DeviceTarget target{reinterpret_cast<void*>(buf[k].ptr), static_cast<std::size_t>(w) * 4, w, h,
-                               gpu::OutputFormat::rgba8, 0, 1};
+  GLuint query[2] = {0, 0};
+  gl.gen_queries(2, query);
+  cudaEvent_t e0, e1;
+  ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  auto loader = [](const char* name) { return reinterpret_cast<void*>(eglGetProcAddress(name)); };
+
+  for (const bool external : {true, false}) {
+    auto presenter = gpu::CudaGlPresenter::create(0, loader, external);
+    ASSERT_TRUE(presenter.ok()) << presenter.error().message;
+    PlayerGlObjects objs(gl, w, h, kDynamicCopy);  // objs.pbo: a GL-only upload for comparison
+    const cudaStream_t s = (*presenter)->stream();
+    for (int mode = 0; mode < 2; ++mode) {
+      std::vector<double> dec, cuda_part, gl_part, gl_only, wall;
+      std::shared_ptr<gpu::DevicePicture> shown;
+      int ticket = -1;
+      for (int i = 0; i < 120; ++i) {
+        auto pic = (*pool)->acquire(w, h);
+        ASSERT_TRUE(pic.ok()) << pic.error().message;
+        const gpu::DeviceTarget target = (*pic)->target();
+        gpu::ReconstructRequest req;
+        req.planar = false;
+        req.target = &target;
+        gpu::GpuTimes t;
+        if (mode == 0) {
+          ASSERT_TRUE((*rec)->reconstruct(*frame, req, &t).ok());
+          shown = std::move(pic).value();
+        } else {
+          auto tk = (*rec)->submit(*frame, req);
+          ASSERT_TRUE(tk.ok()) << tk.error().message;
+          ticket = *tk;
+          if (!shown) {
+            ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+            shown = std::move(pic).value();
+            continue;
+          }
+        }
+        const auto w0 = std::chrono::steady_clock::now();
+        ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
+        gl.begin_query(kTimeElapsed, query[0]);
+        auto st = (*presenter)->update_texture(shown, objs.texture);
+        gl.end_query(kTimeElapsed);
+        ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+        ASSERT_TRUE(st) << st.error().message;
+        glFinish();
+        const auto w1 = std::chrono::steady_clock::now();
+        // The same 8 MB upload again, GL only (vidmem PBO -> texture, no CUDA before it).
+        gl.begin_query(kTimeElapsed, query[1]);
+        objs.texture_from_pbo();
+        gl.end_query(kTimeElapsed);
+        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+        float cuda_ms = 0;
+        ASSERT_EQ(cudaEventElapsedTime(&cuda_ms, e0, e1), cudaSuccess);
+        std::uint64_t ns0 = 0, ns1 = 0;
+        gl.query_result(query[0], kQueryResult, &ns0);
+        gl.query_result(query[1], kQueryResult, &ns1);
+        if (mode == 1) {
+          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+          shown = std::move(pic).value();
+        }
+        if (i >= 20) {
+          dec.push_back(t.total_ms);
+          cuda_part.push_back(cuda_ms);
+          gl_part.push_back(ns0 * 1e-6);
+          gl_only.push_back(ns1 * 1e-6);
+          wall.push_back(std::chrono::duration<double, std::milli>(w1 - w0).count());
+        }
+      }
+      const bool took_external = (*presenter)->last_path() == gpu::CudaGlPresenter::Path::external_memory;
+      EXPECT_EQ(took_external, external) << "NVIDIA GL imports CUDA VMM memory";
+      const double d = median(dec), c = median(cuda_part), g = median(gl_part);
+      std::printf("[ info ] update_texture via %s, %s: %dx%d 9/7, median of %zu: decode side %.3f ms GPU | hand-off: "
+                  "CUDA %.3f ms (events: map+copy+unmap) + GL %.3f ms (timer: glTexSubImage2D) = %.3f ms; wall "
+                  "incl. glFinish %.3f ms | per frame GPU %.3f ms | a GL-only 8 MB PBO->texture upload right after: "
+                  "%.3f ms\n",
+                  took_external ? "CUDA memory imported into GL (no map)" : "mapped PBO",
+                  mode == 0 ? "sequential" : "overlapped with the next decode", w, h, dec.size(), d, c, g, c + g,
+                  median(wall), d + c + g, median(gl_only));
+    }
+    // Correctness: decode once more, hand it over, read the texture back.
+    {
+      auto pic = (*pool)->acquire(w, h);
+      ASSERT_TRUE(pic.ok());
+      const gpu::DeviceTarget target = (*pic)->target();
       gpu::ReconstructRequest req;
       req.planar = false;
       req.target = &target;
-      gpu::GpuTimes t;
-      if (mode == 0) {
-        ASSERT_TRUE((*rec)->reconstruct(*frame, req, &t).ok());
-        shown = k;
-      } else {
-        auto tk = (*rec)->submit(*frame, req);
-        ASSERT_TRUE(tk.ok());
-        ticket = *tk;
-        if (shown < 0) {
-          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
-          shown = k;
-          continue;
-        }
-      }
-      const auto w0 = std::chrono::steady_clock::now();
-      gl.begin_query(kTimeElapsed, query);
-      gl.bind(kPixelUnpack, buf[shown].buffer);
+      ASSERT_TRUE((*rec)->reconstruct(*frame, req).ok());
       glBindTexture(GL_TEXTURE_2D, objs.texture);
-      glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-      gl.bind(kPixelUnpack, 0);
-      gl.end_query(kTimeElapsed);
-      glFinish();
-      const auto w1 = std::chrono::steady_clock::now();
-      std::uint64_t ns = 0;
-      gl.query_result(query, kQueryResult, &ns);
-      if (mode == 1) {
-        ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
-        shown = k;
-      }
-      if (i >= 20) {
-        dec.push_back(t.total_ms);
-        tex.push_back(ns * 1e-6);
-        wall.push_back(std::chrono::duration<double, std::milli>(w1 - w0).count());
-      }
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);  // cleared
+      ASSERT_TRUE((*presenter)->update_texture(std::move(pic).value(), objs.texture));
     }
-    const double d = median(dec), x = median(tex);
-    std::printf("[ info ] GL buffer imported from CUDA VMM memory (EXT_memory_object_fd, no map), %s: median of %zu: "
-                "decode side %.3f ms GPU | hand-off = glTexSubImage2D from it %.3f ms (GL timer); wall incl. glFinish "
-                "%.3f ms | per frame GPU %.3f ms\n",
-                mode == 0 ? "sequential" : "overlapped with the next decode", dec.size(), d, x, median(wall), d + x);
+    const int worst = worst_diff(objs.read_texture(), want.pixels);
+    EXPECT_LE(worst, 1);
+    std::printf("[ info ] %s path read back from the texture: max |gpu-cpu| = %d over %dx%d\n",
+                external ? "external-memory" : "mapped-PBO", worst, w, h);
+    ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+    presenter->reset();  // waits for GL, then the pictures it held go back to the pool
+    EXPECT_EQ((*pool)->stats().in_use, 0);
   }
-  gl.del_queries(1, &query);
-  const int worst = worst_diff(objs.read_texture(), want.pixels);
-  EXPECT_LE(worst, 1);
-  std::printf("[ info ] external-memory path read back: max |gpu-cpu| = %d over %dx%d\n", worst, w, h);
-  ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+  EXPECT_LE((*pool)->stats().allocated, 4);
+  gl.del_queries(2, query);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
 }

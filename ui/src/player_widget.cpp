@@ -10,6 +10,7 @@
 #include "core/log.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_gl.hpp"
+#include "gl_loader.hpp"
 
 namespace j2k::ui {
 
@@ -43,13 +44,12 @@ GLuint compile(GLenum type, const char* source) {
 
 }  // namespace
 
-/// GL objects: one texture, two pixel unpack buffers (one filled from host memory, one
-/// registered with CUDA and filled from device memory), one program and a quad.
+/// GL objects: one texture, one pixel unpack buffer for pictures in host memory, one
+/// program and a quad; for pictures in device memory, the CUDA-GL presenter (gpu/).
 struct PlayerWidget::Gl {
-  GLuint program = 0, vbo = 0, texture = 0, pbo = 0, cuda_pbo = 0;
+  GLuint program = 0, vbo = 0, texture = 0, pbo = 0;
   GLint pos_loc = -1, uv_loc = -1, tex_loc = -1;
   int tex_w = 0, tex_h = 0;
-  int cuda_pbo_w = 0, cuda_pbo_h = 0;
   std::unique_ptr<gpu::CudaGlPresenter> presenter;  // created with the first device picture
 };
 
@@ -60,10 +60,9 @@ PlayerWidget::PlayerWidget(QWidget* parent) : QOpenGLWidget(parent), gl_(std::ma
 PlayerWidget::~PlayerWidget() {
   if (!gl_ok_) return;
   makeCurrent();
-  gl_->presenter.reset();  // unregister from CUDA before the buffer goes
+  gl_->presenter.reset();  // waits for GL, drops its imports and PBO, with the context current
   glDeleteTextures(1, &gl_->texture);
   glDeleteBuffers(1, &gl_->pbo);
-  glDeleteBuffers(1, &gl_->cuda_pbo);
   glDeleteBuffers(1, &gl_->vbo);
   glDeleteProgram(gl_->program);
   doneCurrent();
@@ -95,15 +94,15 @@ void PlayerWidget::present_device(std::shared_ptr<const gpu::DevicePicture> pict
 
 std::shared_ptr<const gpu::RgbaImage> PlayerWidget::shown_picture() {
   if (shown_ || !shown_on_device_ || !gl_ok_) return shown_;
-  // Shown from the device: the CUDA PBO holds it. Read it back once (screenshots, tests).
+  // Shown from the device: the texture holds it. Read it back once (screenshots, tests).
   auto img = std::make_shared<gpu::RgbaImage>();
   img->width = shown_w_;
   img->height = shown_h_;
   img->pixels.resize(static_cast<std::size_t>(shown_w_) * 4 * static_cast<std::size_t>(shown_h_));
   makeCurrent();
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->cuda_pbo);
-  glGetBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, static_cast<GLsizeiptr>(img->pixels.size()), img->pixels.data());
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  glBindTexture(GL_TEXTURE_2D, gl_->texture);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, img->pixels.data());
   doneCurrent();
   shown_ = std::move(img);
   return shown_;
@@ -111,7 +110,7 @@ std::shared_ptr<const gpu::RgbaImage> PlayerWidget::shown_picture() {
 
 QString PlayerWidget::display_path() const {
   if (frames_shown_ == 0) return {};
-  if (shown_on_device_) return QStringLiteral("GPU: %1, display via CUDA→PBO").arg(gpu_name_);
+  if (shown_on_device_) return QStringLiteral("GPU: %1, display via %2").arg(gpu_name_, device_path_);
   QString text = QStringLiteral("CPU display path (host RGBA → PBO)");
   if (device_fallbacks_) text += QStringLiteral(", %1 GPU display fallbacks").arg(device_fallbacks_);
   return text;
@@ -166,7 +165,6 @@ void PlayerWidget::initializeGL() {
   gl_->tex_loc = glGetUniformLocation(gl_->program, "u_tex");
   glGenBuffers(1, &gl_->vbo);
   glGenBuffers(1, &gl_->pbo);
-  glGenBuffers(1, &gl_->cuda_pbo);
   glGenTextures(1, &gl_->texture);
   glBindTexture(GL_TEXTURE_2D, gl_->texture);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
@@ -200,45 +198,38 @@ bool PlayerWidget::upload_host(const gpu::RgbaImage& picture) {
   return true;
 }
 
-bool PlayerWidget::upload_device(const gpu::DevicePicture& picture) {
-  const int w = picture.width(), h = picture.height();
-  if (!device_failed_) {
-    if (!gl_->presenter) {
-      auto made = gpu::CudaGlPresenter::create();
-      if (made) {
-        gl_->presenter = std::move(made).value();
-        const std::string d = gpu::cuda_describe();
-        gpu_name_ = QString::fromStdString(d.substr(0, d.find(" (")));
-        gpu_name_.remove(QStringLiteral("NVIDIA "));
-      } else {
-        device_failed_ = true;
-        logger("ui")->warn("no CUDA-GL display path ({}): device pictures are downloaded and shown through the CPU path",
-                           made.error().message);
-      }
+bool PlayerWidget::upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture) {
+  const int w = picture->width(), h = picture->height();
+  if (!device_failed_ && !gl_->presenter) {
+    auto made = gpu::CudaGlPresenter::create(0, current_context_gl_loader());
+    if (made) {
+      gl_->presenter = std::move(made).value();
+      const std::string d = gpu::cuda_describe();
+      gpu_name_ = QString::fromStdString(d.substr(0, d.find(" (")));
+      gpu_name_.remove(QStringLiteral("NVIDIA "));
+    } else {
+      device_failed_ = true;
+      logger("ui")->warn("no CUDA-GL display path ({}): device pictures are downloaded and shown through the CPU path",
+                         made.error().message);
     }
   }
   if (!device_failed_) {
-    if (w != gl_->cuda_pbo_w || h != gl_->cuda_pbo_h) {
-      gl_->presenter->release();  // unregister before the buffer is re-specified
-      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->cuda_pbo);
-      glBufferData(GL_PIXEL_UNPACK_BUFFER, static_cast<GLsizeiptr>(w) * 4 * h, nullptr, GL_STREAM_DRAW);
-      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-      gl_->cuda_pbo_w = w;
-      gl_->cuda_pbo_h = h;
-    }
-    // Map, device -> PBO copy, unmap (CUDA orders GL's use of the buffer after the copy).
-    if (auto st = gl_->presenter->copy(picture, gl_->cuda_pbo); st) {
-      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->cuda_pbo);
-      set_texture_size(w, h);
-      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-      glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    set_texture_size(w, h);
+    // The GPU path: GL reads the picture's memory (imported once) or a PBO CUDA copies it
+    // into (map, copy, unmap); either way it never visits host memory.
+    if (auto st = gl_->presenter->update_texture(picture, gl_->texture); st) {
+      const bool external = gl_->presenter->last_path() == gpu::CudaGlPresenter::Path::external_memory;
+      if (!frames_via_device_ || external != (device_path_.startsWith(QStringLiteral("CUDA memory"))))
+        logger("ui")->info("display path: {}", external ? "CUDA memory imported into GL (no per-frame map)"
+                                                        : "PBO registered with CUDA (map, copy, unmap)");
+      device_path_ = external ? QStringLiteral("CUDA memory → GL (imported, no map)") : QStringLiteral("CUDA→PBO");
       shown_on_device_ = true;
-      shown_.reset();  // read back from the PBO only if asked (shown_picture)
+      shown_.reset();  // read back from the texture only if asked (shown_picture)
       ++frames_via_device_;
       return true;
     } else {
       device_failed_ = true;
-      gl_->presenter->release();
+      gl_->presenter.reset();
       logger("ui")->warn("CUDA-GL display path failed ({}): device pictures now go through the CPU path",
                          st.error().message);
     }
@@ -246,7 +237,7 @@ bool PlayerWidget::upload_device(const gpu::DevicePicture& picture) {
   // The CPU path for this frame: download, then the host upload.
   ++device_fallbacks_;
   gpu::RgbaImage host;
-  if (auto st = gpu::download(picture, host); !st) {
+  if (auto st = gpu::download(*picture, host); !st) {
     static RateLimiter limit;
     if (limit.allow()) logger("ui")->warn("device picture lost: {}", st.error().message);
     return false;
@@ -255,102 +246,6 @@ bool PlayerWidget::upload_device(const gpu::DevicePicture& picture) {
   shown_on_device_ = false;
   shown_ = std::make_shared<gpu::RgbaImage>(std::move(host));
   return true;
-}
-
-void PlayerWidget::toggle_fullscreen() {
-  if (isFullScreen()) showNormal();
-  else showFullScreen();
-}
-
-void PlayerWidget::keyPressEvent(QKeyEvent* event) {
-  switch (event->key()) {
-    case Qt::Key_F: toggle_fullscreen(); break;
-    case Qt::Key_Escape:
-      if (isFullScreen()) showNormal();
-      else close();
-      break;
-    case Qt::Key_Q: close(); break;
-    case Qt::Key_I: set_overlay_visible(!overlay_visible_); break;
-    default: QOpenGLWidget::keyPressEvent(event);
-  }
-}
-
-void PlayerWidget::mouseDoubleClickEvent(QMouseEvent*) { toggle_fullscreen(); }
-
-void PlayerWidget::paintGL() {
-  const qreal dpr = devicePixelRatioF();
-  const int fb_w = static_cast<int>(width() * dpr), fb_h = static_cast<int>(height() * dpr);
-  glViewport(0, 0, fb_w, fb_h);
-  glClearColor(0.f, 0.f, 0.f, 1.f);
-  glClear(GL_COLOR_BUFFER_BIT);
-  if (!gl_ok_) return;
-
-  std::shared_ptr<const gpu::RgbaImage> next;
-  std::shared_ptr<const gpu::DevicePicture> next_device;
-  QString overlay;
-  {
-    std::lock_guard lock(mailbox_mutex_);
-    next = std::move(pending_);
-    pending_.reset();
-    next_device = std::move(pending_device_);
-    pending_device_.reset();
-    overlay = overlay_text_;
-  }
-  if (next_device && next_device->width() > 0 && next_device->height() > 0 && upload_device(*next_device)) {
-    shown_w_ = next_device->width();
-    shown_h_ = next_device->height();
-    ++frames_shown_;
-  }
-  next_device.reset();  // on screen (or given up): back to the pool now
-  if (next && next->width > 0 && next->height > 0 && upload_host(*next)) {
-    shown_w_ = next->width;
-    shown_h_ = next->height;
-    shown_on_device_ = false;
-    shown_ = std::move(next);
-    ++frames_shown_;
-  }
-
-  if (frames_shown_ > 0) {
-    // Letterbox: the largest rectangle of the picture's aspect ratio that fits.
-    const double pic_aspect = static_cast<double>(shown_w_) / shown_h_;
-    int vw = fb_w, vh = static_cast<int>(fb_w / pic_aspect + 0.5);
-    if (vh > fb_h) {
-      vh = fb_h;
-      vw = static_cast<int>(fb_h * pic_aspect + 0.5);
-    }
-    glViewport((fb_w - vw) / 2, (fb_h - vh) / 2, vw, vh);
-    // Two triangles; texture row 0 is the top of the picture.
-    const GLfloat quad[] = {-1, -1, 0, 1, 1, -1, 1, 1, -1, 1, 0, 0, 1, 1, 1, 0};
-    glUseProgram(gl_->program);
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, gl_->texture);
-    glUniform1i(gl_->tex_loc, 0);
-    glBindBuffer(GL_ARRAY_BUFFER, gl_->vbo);
-    glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
-    glEnableVertexAttribArray(static_cast<GLuint>(gl_->pos_loc));
-    glEnableVertexAttribArray(static_cast<GLuint>(gl_->uv_loc));
-    glVertexAttribPointer(static_cast<GLuint>(gl_->pos_loc), 2, GL_FLOAT, GL_FALSE, 4 * sizeof(GLfloat), nullptr);
-    glVertexAttribPointer(static_cast<GLuint>(gl_->uv_loc), 2, GL_FLOAT, GL_FALSE, 4 * sizeof(GLfloat),
-                          reinterpret_cast<const void*>(2 * sizeof(GLfloat)));
-    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
-    glDisableVertexAttribArray(static_cast<GLuint>(gl_->pos_loc));
-    glDisableVertexAttribArray(static_cast<GLuint>(gl_->uv_loc));
-    glBindBuffer(GL_ARRAY_BUFFER, 0);
-    glUseProgram(0);
-    glViewport(0, 0, fb_w, fb_h);
-  }
-
-  if (overlay_visible_ && !overlay.isEmpty()) {
-    QPainter painter(this);
-    QFont font("monospace");
-    font.setStyleHint(QFont::Monospace);
-    font.setPointSize(10);
-    painter.setFont(font);
-    const QRect text = painter.fontMetrics().boundingRect(QRect(0, 0, width(), height()), Qt::AlignLeft | Qt::AlignTop, overlay);
-    painter.fillRect(text.adjusted(4, 4, 16, 12), QColor(0, 0, 0, 160));
-    painter.setPen(Qt::white);
-    painter.drawText(text.adjusted(10, 8, 10, 8), Qt::AlignLeft | Qt::AlignTop, overlay);
-  }
 }
 
 }  // namespace j2k::ui

@@ -164,7 +164,7 @@ void ReceivePipeline::start() {
   // The GPU display path: display pictures stay in a bounded pool of device buffers.
   if (workers > 0 && config_.make_rgba && config_.device_display && config_.backend == decoder::Backend::own &&
       config_.gpu != gpu::GpuMode::off && gpu::cuda_available()) {
-    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 4;
+    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 6;
     if (auto pool = gpu::DevicePicturePool::create(capacity)) {
       pool_ = std::move(pool).value();
       logger("decoder")->info("display pictures stay on the GPU ({}; at most {} device pictures)",

@@ -7,6 +7,7 @@
 // buffer is current (the GUI/render thread), or share the context. GL must not touch
 // the buffer while it is mapped.
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "core/result.hpp"
@@ -53,8 +54,30 @@ class CudaGlPbo {
 /// buffer is current (the GUI thread); decode workers only produce DevicePictures.
 class CudaGlPresenter {
  public:
-  /// Fails with ErrorKind::unsupported without CUDA.
-  static Result<std::unique_ptr<CudaGlPresenter>> create(int device = 0);
+  /// Looks up a GL function of the current context (eglGetProcAddress,
+  /// QOpenGLContext::getProcAddress, ...): gpu/ does not link OpenGL itself.
+  using GlLoader = std::function<void*(const char*)>;
+  /// How update_texture() got the last picture into the texture.
+  enum class Path { none, external_memory, mapped_pbo };
+
+  /// Fails with ErrorKind::unsupported without CUDA. Without a loader only the
+  /// lower-level copy()/copy_to_texture() work. `external_memory` false: never import the
+  /// pictures' memory into GL (always the mapped PBO).
+  static Result<std::unique_ptr<CudaGlPresenter>> create(int device = 0, GlLoader gl = {}, bool external_memory = true);
+
+  /// The player's hand-off (GL context current): fills `texture` (GL_TEXTURE_2D, internal
+  /// format GL_RGBA8, the picture's size, allocated by the caller) from the device picture
+  /// without a trip through host memory:
+  ///  - external memory: the picture's memory is imported into GL once per buffer
+  ///    (EXT_memory_object_fd) and the texture is updated from it with glTexSubImage2D:
+  ///    no CUDA call and no map per frame. The presenter keeps the picture until a GL fence
+  ///    says the upload has read it, then drops it (back to its pool).
+  ///  - mapped PBO, where GL cannot import it: a PBO of its own, registered with CUDA once
+  ///    per size; map, device->PBO copy, unmap, glTexSubImage2D from the PBO.
+  Status update_texture(std::shared_ptr<const DevicePicture> picture, unsigned int texture);
+  Path last_path() const noexcept;
+  /// Drops the pictures GL has finished reading (update_texture does this too).
+  void poll();
   ~CudaGlPresenter();  ///< unregisters; the GL buffer stays the caller's
   CudaGlPresenter(const CudaGlPresenter&) = delete;
   CudaGlPresenter& operator=(const CudaGlPresenter&) = delete;

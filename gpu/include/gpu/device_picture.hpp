@@ -44,6 +44,15 @@ class DevicePicture {
   /// again before it completes (an event, no host wait here).
   Status mark_read(cudaStream_t stream) const;
 
+  /// A new file descriptor for the picture's memory, for OpenGL to import
+  /// (glImportMemoryFdEXT, which takes ownership), or -1 where the pool could not allocate
+  /// exportable memory (it then used cudaMalloc).
+  int export_fd() const;
+  /// Unique per device allocation (a reallocated buffer gets a new one): key for imports.
+  std::uint64_t buffer_id() const noexcept;
+  /// Bytes of the allocation behind the picture (>= pitch * height; the import size).
+  std::size_t allocation_bytes() const noexcept;
+
  private:
   std::shared_ptr<DevicePoolState> pool_;
   int slot_;
@@ -62,7 +71,9 @@ struct DevicePoolStats {
 class DevicePicturePool {
  public:
   /// Fails with ErrorKind::unsupported when CUDA is unusable (or this build has none).
-  static Result<std::shared_ptr<DevicePicturePool>> create(int capacity, int device = 0);
+  /// `exportable`: allocate memory that OpenGL can import (CUDA VMM with a POSIX file
+  /// descriptor handle), falling back to cudaMalloc where the driver cannot.
+  static Result<std::shared_ptr<DevicePicturePool>> create(int capacity, int device = 0, bool exportable = true);
   ~DevicePicturePool();
   DevicePicturePool(const DevicePicturePool&) = delete;
   DevicePicturePool& operator=(const DevicePicturePool&) = delete;

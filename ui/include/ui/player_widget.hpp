@@ -4,9 +4,10 @@
 // statistics overlay. Pictures arrive from any thread through `present` (host memory) or
 // `present_device` (device memory, the GPU path); only the GUI thread touches GL.
 //
-// GPU path: the GUI thread copies the device picture into a GL pixel-unpack buffer that is
-// registered with CUDA once per size (map, device->PBO copy, unmap; gpu::CudaGlPresenter),
-// then updates the texture from that PBO: the picture never visits host memory. If that
+// GPU path (gpu::CudaGlPresenter): the texture is updated from the device picture with no
+// trip through host memory: glTexSubImage2D from the picture's own memory imported into GL
+// (EXT_memory_object_fd, no per-frame map), or, where GL cannot import it, from a PBO that
+// is registered with CUDA once per size (map, device->PBO copy, unmap). If that
 // fails (no CUDA-GL interop on this GL, say), the picture is downloaded and shown through
 // the CPU path, the failure is logged once and counted, and device_display_failed() turns
 // true so that the caller can switch the decoders back to host pictures.
@@ -57,7 +58,7 @@ class PlayerWidget : public QOpenGLWidget {
  private:
   void toggle_fullscreen();
   bool upload_host(const gpu::RgbaImage& picture);
-  bool upload_device(const gpu::DevicePicture& picture);
+  bool upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture);
   void set_texture_size(int w, int h);
   struct Gl;
   std::unique_ptr<Gl> gl_;
@@ -76,6 +77,7 @@ class PlayerWidget : public QOpenGLWidget {
   std::uint64_t frames_via_device_ = 0, device_fallbacks_ = 0;
   bool device_failed_ = false;
   QString gpu_name_;
+  QString device_path_;
   bool overlay_visible_ = true;
 };
 

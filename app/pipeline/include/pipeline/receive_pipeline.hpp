@@ -73,7 +73,8 @@ struct PipelineConfig {
   /// stays in device memory (DecodedFrame::device_rgba) instead of coming back to the host.
   bool device_display = true;
   /// Device pictures in existence at most (decoding, waiting, on their way to the screen);
-  /// 0: decode workers + 4. When all are held, a frame takes the CPU path (counted).
+  /// 0: decode workers + 6 (the window holds one waiting and up to four GL is still reading).
+  /// When all are held, a frame takes the CPU path (counted).
   int device_pictures = 0;
   int receive_buffer = 32 << 20;
   bool capture_timing = false;     ///< pcap input: replay at the capture's timing
