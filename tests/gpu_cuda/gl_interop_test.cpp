@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <utility>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -505,11 +506,13 @@ TEST(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
     ASSERT_TRUE(presenter.ok()) << presenter.error().message;
     PlayerGlObjects objs(gl, w, h, kDynamicCopy);  // objs.pbo: a GL-only upload for comparison
     const cudaStream_t s = (*presenter)->stream();
+    const char* frames_env = std::getenv("J2K_HANDOFF_FRAMES");  // fewer under compute-sanitizer
+    const int frames = frames_env ? std::max(25, std::atoi(frames_env)) : 120;
     for (int mode = 0; mode < 2; ++mode) {
       std::vector<double> dec, cuda_part, gl_part, gl_only, wall;
       std::shared_ptr<gpu::DevicePicture> shown;
       int ticket = -1;
-      for (int i = 0; i < 120; ++i) {
+      for (int i = 0; i < frames; ++i) {
         auto pic = (*pool)->acquire(w, h);
         ASSERT_TRUE(pic.ok()) << pic.error().message;
         const gpu::DeviceTarget target = (*pic)->target();
@@ -597,4 +600,109 @@ TEST(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
   gl.del_queries(2, query);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
+}
+
+// What drawing costs, for the next step: the frame drawn 1:1 into a 1920x1080 target from
+// the texture (today's path, after the upload), and straight from a buffer (a buffer
+// texture over a PBO in device memory, bilinear in the shader): that would drop the 8 MB
+// glTexSubImage2D altogether. GL timer, median of 100.
+TEST(CudaGl, DrawFromTextureVersusFromBuffer1080) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  auto f = [](const char* n) { return eglGetProcAddress(n); };
+  auto create_shader = reinterpret_cast<GLuint (*)(GLenum)>(f("glCreateShader"));
+  auto shader_source = reinterpret_cast<void (*)(GLuint, GLsizei, const char* const*, const GLint*)>(f("glShaderSource"));
+  auto compile = reinterpret_cast<void (*)(GLuint)>(f("glCompileShader"));
+  auto get_shader = reinterpret_cast<void (*)(GLuint, GLenum, GLint*)>(f("glGetShaderiv"));
+  auto create_program = reinterpret_cast<GLuint (*)()>(f("glCreateProgram"));
+  auto attach = reinterpret_cast<void (*)(GLuint, GLuint)>(f("glAttachShader"));
+  auto link = reinterpret_cast<void (*)(GLuint)>(f("glLinkProgram"));
+  auto get_program = reinterpret_cast<void (*)(GLuint, GLenum, GLint*)>(f("glGetProgramiv"));
+  auto use = reinterpret_cast<void (*)(GLuint)>(f("glUseProgram"));
+  auto uniform_loc = reinterpret_cast<GLint (*)(GLuint, const char*)>(f("glGetUniformLocation"));
+  auto uniform1i = reinterpret_cast<void (*)(GLint, GLint)>(f("glUniform1i"));
+  auto uniform2i = reinterpret_cast<void (*)(GLint, GLint, GLint)>(f("glUniform2i"));
+  auto gen_fbo = reinterpret_cast<void (*)(GLsizei, GLuint*)>(f("glGenFramebuffers"));
+  auto bind_fbo = reinterpret_cast<void (*)(GLenum, GLuint)>(f("glBindFramebuffer"));
+  auto fbo_tex = reinterpret_cast<void (*)(GLenum, GLenum, GLenum, GLuint, GLint)>(f("glFramebufferTexture2D"));
+  auto tex_buffer = reinterpret_cast<void (*)(GLenum, GLenum, GLuint)>(f("glTexBuffer"));
+  auto gen_vao = reinterpret_cast<void (*)(GLsizei, GLuint*)>(f("glGenVertexArrays"));
+  auto bind_vao = reinterpret_cast<void (*)(GLuint)>(f("glBindVertexArray"));
+  auto active_texture = reinterpret_cast<void (*)(GLenum)>(f("glActiveTexture"));
+  ASSERT_TRUE(create_shader && shader_source && compile && create_program && link && use && gen_fbo && tex_buffer &&
+              gen_vao && active_texture);
+  const int w = 1920, h = 1080;
+  const char* vs = "#version 330\nout vec2 uv;\nvoid main() { vec2 p = vec2((gl_VertexID << 1) & 2, gl_VertexID & 2);\n"
+                   "uv = vec2(p.x, 1.0 - p.y) * 1.0; gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0); }\n";
+  const char* fs_tex = "#version 330\nin vec2 uv; out vec4 c; uniform sampler2D t;\n"
+                       "void main() { c = vec4(texture(t, uv).rgb, 1.0); }\n";
+  const char* fs_buf =
+      "#version 330\nin vec2 uv; out vec4 c; uniform samplerBuffer b; uniform ivec2 size;\n"
+      "vec3 px(ivec2 q) { q = clamp(q, ivec2(0), size - 1); return texelFetch(b, q.y * size.x + q.x).rgb; }\n"
+      "void main() { vec2 p = uv * vec2(size) - 0.5; ivec2 i = ivec2(floor(p)); vec2 a = p - vec2(i);\n"
+      "vec3 r = mix(mix(px(i), px(i + ivec2(1, 0)), a.x), mix(px(i + ivec2(0, 1)), px(i + ivec2(1, 1)), a.x), a.y);\n"
+      "c = vec4(r, 1.0); }\n";
+  auto program = [&](const char* fsrc) {
+    GLuint p = create_program();
+    for (auto [type, src] : {std::pair<GLenum, const char*>{0x8B31, vs}, {0x8B30, fsrc}}) {
+      GLuint sh = create_shader(type);
+      shader_source(sh, 1, &src, nullptr);
+      compile(sh);
+      GLint ok = 0;
+      get_shader(sh, 0x8B81 /* GL_COMPILE_STATUS */, &ok);
+      EXPECT_TRUE(ok);
+      attach(p, sh);
+    }
+    link(p);
+    GLint ok = 0;
+    get_program(p, 0x8B82 /* GL_LINK_STATUS */, &ok);
+    EXPECT_TRUE(ok);
+    return p;
+  };
+  const GLuint p_tex = program(fs_tex), p_buf = program(fs_buf);
+  PlayerGlObjects objs(gl, w, h, kDynamicCopy);
+  objs.texture_from_pbo();
+  GLuint target = 0, fbo = 0, vao = 0, buf_tex = 0;
+  glGenTextures(1, &target);
+  glBindTexture(GL_TEXTURE_2D, target);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  gen_fbo(1, &fbo);
+  bind_fbo(0x8D40 /* GL_FRAMEBUFFER */, fbo);
+  fbo_tex(0x8D40, 0x8CE0 /* GL_COLOR_ATTACHMENT0 */, GL_TEXTURE_2D, target, 0);
+  gen_vao(1, &vao);
+  bind_vao(vao);
+  glGenTextures(1, &buf_tex);
+  glBindTexture(0x8C2A /* GL_TEXTURE_BUFFER */, buf_tex);
+  tex_buffer(0x8C2A, GL_RGBA8, objs.pbo);
+  glViewport(0, 0, w, h);
+  GLuint query = 0;
+  gl.gen_queries(1, &query);
+  for (int which = 0; which < 2; ++which) {
+    std::vector<double> ms;
+    use(which == 0 ? p_tex : p_buf);
+    active_texture(GL_TEXTURE0);
+    if (which == 0) {
+      glBindTexture(GL_TEXTURE_2D, objs.texture);
+      uniform1i(uniform_loc(p_tex, "t"), 0);
+    } else {
+      glBindTexture(0x8C2A, buf_tex);
+      uniform1i(uniform_loc(p_buf, "b"), 0);
+      uniform2i(uniform_loc(p_buf, "size"), w, h);
+    }
+    for (int i = 0; i < 120; ++i) {
+      gl.begin_query(kTimeElapsed, query);
+      glDrawArrays(GL_TRIANGLES, 0, 3);
+      gl.end_query(kTimeElapsed);
+      std::uint64_t ns = 0;
+      gl.query_result(query, kQueryResult, &ns);
+      if (i >= 20) ms.push_back(ns * 1e-6);
+    }
+    std::printf("[ info ] draw %dx%d 1:1 %s: %.3f ms (GL timer, median of %zu)\n", w, h,
+                which == 0 ? "from the texture (after glTexSubImage2D)" : "straight from a buffer (samplerBuffer, bilinear)",
+                median(ms), ms.size());
+  }
+  EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+  bind_fbo(0x8D40, 0);
+  gl.del_queries(1, &query);
 }

@@ -248,4 +248,101 @@ bool PlayerWidget::upload_device(const std::shared_ptr<const gpu::DevicePicture>
   return true;
 }
 
+void PlayerWidget::toggle_fullscreen() {
+  if (isFullScreen()) showNormal();
+  else showFullScreen();
+}
+
+void PlayerWidget::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_F: toggle_fullscreen(); break;
+    case Qt::Key_Escape:
+      if (isFullScreen()) showNormal();
+      else close();
+      break;
+    case Qt::Key_Q: close(); break;
+    case Qt::Key_I: set_overlay_visible(!overlay_visible_); break;
+    default: QOpenGLWidget::keyPressEvent(event);
+  }
+}
+
+void PlayerWidget::mouseDoubleClickEvent(QMouseEvent*) { toggle_fullscreen(); }
+
+void PlayerWidget::paintGL() {
+  const qreal dpr = devicePixelRatioF();
+  const int fb_w = static_cast<int>(width() * dpr), fb_h = static_cast<int>(height() * dpr);
+  glViewport(0, 0, fb_w, fb_h);
+  glClearColor(0.f, 0.f, 0.f, 1.f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  if (!gl_ok_) return;
+
+  std::shared_ptr<const gpu::RgbaImage> next;
+  std::shared_ptr<const gpu::DevicePicture> next_device;
+  QString overlay;
+  {
+    std::lock_guard lock(mailbox_mutex_);
+    next = std::move(pending_);
+    pending_.reset();
+    next_device = std::move(pending_device_);
+    pending_device_.reset();
+    overlay = overlay_text_;
+  }
+  if (next_device && next_device->width() > 0 && next_device->height() > 0 && upload_device(next_device)) {
+    shown_w_ = next_device->width();
+    shown_h_ = next_device->height();
+    ++frames_shown_;
+  }
+  next_device.reset();  // on screen (the presenter holds it until GL has read it) or given up
+  if (gl_->presenter) gl_->presenter->poll();
+  if (next && next->width > 0 && next->height > 0 && upload_host(*next)) {
+    shown_w_ = next->width;
+    shown_h_ = next->height;
+    shown_on_device_ = false;
+    shown_ = std::move(next);
+    ++frames_shown_;
+  }
+
+  if (frames_shown_ > 0) {
+    // Letterbox: the largest rectangle of the picture's aspect ratio that fits.
+    const double pic_aspect = static_cast<double>(shown_w_) / shown_h_;
+    int vw = fb_w, vh = static_cast<int>(fb_w / pic_aspect + 0.5);
+    if (vh > fb_h) {
+      vh = fb_h;
+      vw = static_cast<int>(fb_h * pic_aspect + 0.5);
+    }
+    glViewport((fb_w - vw) / 2, (fb_h - vh) / 2, vw, vh);
+    // Two triangles; texture row 0 is the top of the picture.
+    const GLfloat quad[] = {-1, -1, 0, 1, 1, -1, 1, 1, -1, 1, 0, 0, 1, 1, 1, 0};
+    glUseProgram(gl_->program);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, gl_->texture);
+    glUniform1i(gl_->tex_loc, 0);
+    glBindBuffer(GL_ARRAY_BUFFER, gl_->vbo);
+    glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
+    glEnableVertexAttribArray(static_cast<GLuint>(gl_->pos_loc));
+    glEnableVertexAttribArray(static_cast<GLuint>(gl_->uv_loc));
+    glVertexAttribPointer(static_cast<GLuint>(gl_->pos_loc), 2, GL_FLOAT, GL_FALSE, 4 * sizeof(GLfloat), nullptr);
+    glVertexAttribPointer(static_cast<GLuint>(gl_->uv_loc), 2, GL_FLOAT, GL_FALSE, 4 * sizeof(GLfloat),
+                          reinterpret_cast<const void*>(2 * sizeof(GLfloat)));
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    glDisableVertexAttribArray(static_cast<GLuint>(gl_->pos_loc));
+    glDisableVertexAttribArray(static_cast<GLuint>(gl_->uv_loc));
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    glUseProgram(0);
+    glViewport(0, 0, fb_w, fb_h);
+  }
+
+  if (overlay_visible_ && !overlay.isEmpty()) {
+    QPainter painter(this);
+    QFont font("monospace");
+    font.setStyleHint(QFont::Monospace);
+    font.setPointSize(10);
+    painter.setFont(font);
+    const QRect text = painter.fontMetrics().boundingRect(QRect(0, 0, width(), height()), Qt::AlignLeft | Qt::AlignTop, overlay);
+    painter.fillRect(text.adjusted(4, 4, 16, 12), QColor(0, 0, 0, 160));
+    painter.setPen(Qt::white);
+    painter.drawText(text.adjusted(10, 8, 10, 8), Qt::AlignLeft | Qt::AlignTop, overlay);
+  }
+}
+
 }  // namespace j2k::ui
