@@ -30,7 +30,7 @@ bool have_display() {
 }
 
 QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline::StatsSample& before,
-                     const j2k::StreamUrl& url) {
+                     const j2k::StreamUrl& url, const QString& display_path) {
   const double dt = std::chrono::duration<double>(now.at - before.at).count();
   auto rate = [dt](std::uint64_t a, std::uint64_t b) { return dt > 0 ? static_cast<double>(a - b) / dt : 0.0; };
   const auto& s = now.stream;
@@ -44,7 +44,13 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
                                  s.packets_late, s.packets_duplicate, s.jitter_ms, s.frames_incomplete);
   if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
-  return QString::fromStdString(text);
+  QString q = QString::fromStdString(text);
+  // How pictures reach the screen: "GPU: H200, display via CUDA→PBO" or the CPU path.
+  if (!display_path.isEmpty()) q += "\n" + display_path;
+  if (now.decode.display_fallbacks)
+    q += QString::fromStdString(fmt::format("\nGPU display fallbacks: {} ({} with every device picture in use)",
+                                            now.decode.display_fallbacks, now.decode.device_pool_exhausted));
+  return q;
 }
 
 }  // namespace
@@ -119,7 +125,10 @@ int main(int argc, char** argv) {
   std::atomic<std::uint64_t> frames_seen{0};
   auto sink = [&](pipeline::DecodedFrame&& f) {
     frames_seen.fetch_add(1);
-    if (auto* w = widget.load(); w && f.rgba) w->present(std::move(f.rgba));
+    if (auto* w = widget.load()) {
+      if (f.device_rgba) w->present_device(std::move(f.device_rgba));  // stays on the GPU
+      else if (f.rgba) w->present(std::move(f.rgba));
+    }
   };
   auto opened = pipeline::ReceivePipeline::open(config, sink);
   if (!opened) { log->error("{}", opened.error().message); return 1; }
@@ -184,7 +193,9 @@ int main(int argc, char** argv) {
   QTimer stats_timer;
   QObject::connect(&stats_timer, &QTimer::timeout, [&] {
     auto now = pipeline::StatsSample::take(pipe);
-    player.set_overlay_text(overlay_text(now, *before, url));
+    player.set_overlay_text(overlay_text(now, *before, url, player.display_path()));
+    // The window could not take device pictures (no CUDA-GL interop here): host pictures from now on.
+    if (player.device_display_failed() && now.decode.device_display) pipe.set_device_display(false);
     *before = now;
     if (cli::stop_requested().load()) qt.quit();
     if (demo_sender && !demo_sender->error().empty()) {
@@ -209,7 +220,7 @@ int main(int argc, char** argv) {
       rc_screenshot = 1;
       return;
     }
-    (void)media::write_png_rgba(screenshot + ".frame.png", shown->pixels.data(), shown->width, shown->height);
+    if (shown) (void)media::write_png_rgba(screenshot + ".frame.png", shown->pixels.data(), shown->width, shown->height);
     log->info("screenshot saved to {} ({} frames shown)", screenshot, player.frames_shown());
   };
   QObject::connect(&quit_timer, &QTimer::timeout, [&] {
@@ -231,6 +242,7 @@ int main(int argc, char** argv) {
   const int rc = qt.exec();
   widget = nullptr;
   pipe.stop(false);
-  log->info("shown {} frames ({} replaced before display)", player.frames_shown(), player.frames_skipped());
+  log->info("shown {} frames ({} replaced before display; {} through CUDA→PBO, {} GPU display fallbacks in the window)",
+            player.frames_shown(), player.frames_skipped(), player.frames_via_device(), player.device_fallbacks());
   return rc ? rc : rc_screenshot;
 }

@@ -18,5 +18,5 @@ done
 o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 mkdir -p /tmp/amd64/partial
 (cd "$D/gl" && apt-get $o update > /dev/null && apt-get $o download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
-cp "$(dirname "$0")/device_checks.sh" "$(dirname "$0")/device_bench.sh" "$D/"
+cp "$(dirname "$0")/device_checks.sh" "$(dirname "$0")/device_bench.sh" "$(dirname "$0")/device_display_checks.sh" "$D/"
 du -sh "$D"

@@ -3,6 +3,7 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_gl.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/device_picture.hpp"
 
 namespace j2k::gpu {
 
@@ -38,5 +39,32 @@ Status CudaGlPbo::unmap(cudaStream_t) { return unavailable(); }
 int CudaGlPbo::width() const noexcept { return 0; }
 int CudaGlPbo::height() const noexcept { return 0; }
 bool CudaGlPbo::mapped() const noexcept { return false; }
+
+struct CudaGlPresenter::Impl {};
+CudaGlPresenter::CudaGlPresenter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaGlPresenter::~CudaGlPresenter() = default;
+Result<std::unique_ptr<CudaGlPresenter>> CudaGlPresenter::create(int, GlLoader, bool) { return unavailable(); }
+Status CudaGlPresenter::update_texture(std::shared_ptr<const DevicePicture>, unsigned int) { return unavailable(); }
+CudaGlPresenter::Path CudaGlPresenter::last_path() const noexcept { return Path::none; }
+void CudaGlPresenter::poll() {}
+Status CudaGlPresenter::copy(const DevicePicture&, unsigned int) { return unavailable(); }
+Status CudaGlPresenter::copy_to_texture(const DevicePicture&, unsigned int) { return unavailable(); }
+void CudaGlPresenter::release() {}
+cudaStream_t CudaGlPresenter::stream() const noexcept { return nullptr; }
+
+struct DevicePoolState {};
+DevicePicture::DevicePicture(std::shared_ptr<DevicePoolState> pool, int slot, const DeviceTarget& target)
+    : pool_(std::move(pool)), slot_(slot), target_(target) {}
+DevicePicture::~DevicePicture() = default;
+Status DevicePicture::mark_read(cudaStream_t) const { return unavailable(); }
+DevicePicturePool::DevicePicturePool(std::shared_ptr<DevicePoolState> state) : state_(std::move(state)) {}
+DevicePicturePool::~DevicePicturePool() = default;
+Result<std::shared_ptr<DevicePicturePool>> DevicePicturePool::create(int, int, bool) { return unavailable(); }
+int DevicePicture::export_fd() const { return -1; }
+std::uint64_t DevicePicture::buffer_id() const noexcept { return 0; }
+std::size_t DevicePicture::allocation_bytes() const noexcept { return 0; }
+Result<std::shared_ptr<DevicePicture>> DevicePicturePool::acquire(int, int, OutputFormat) { return unavailable(); }
+DevicePoolStats DevicePicturePool::stats() const { return {}; }
+Status download(const DevicePicture&, RgbaImage&) { return unavailable(); }
 
 }  // namespace j2k::gpu

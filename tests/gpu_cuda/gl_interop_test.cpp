@@ -8,6 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <utility>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +25,7 @@
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_gl.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/device_picture.hpp"
 
 using namespace j2k;
 
@@ -27,12 +33,21 @@ namespace {
 
 constexpr unsigned kPixelUnpack = 0x88EC;  // GL_PIXEL_UNPACK_BUFFER
 constexpr unsigned kStreamDraw = 0x88E0;   // GL_STREAM_DRAW
+constexpr unsigned kTimeElapsed = 0x88BF;  // GL_TIME_ELAPSED
+constexpr unsigned kQueryResult = 0x8866;  // GL_QUERY_RESULT
 
 using GenBuffers = void (*)(GLsizei, GLuint*);
 using BindBuffer = void (*)(GLenum, GLuint);
 using BufferData = void (*)(GLenum, std::ptrdiff_t, const void*, GLenum);
 using GetBufferSubData = void (*)(GLenum, std::ptrdiff_t, std::ptrdiff_t, void*);
 using DeleteBuffers = void (*)(GLsizei, const GLuint*);
+using GenQueries = void (*)(GLsizei, GLuint*);
+using BeginQuery = void (*)(GLenum, GLuint);
+using EndQuery = void (*)(GLenum);
+using GetQueryObjectui64v = void (*)(GLuint, GLenum, std::uint64_t*);
+using DeleteQueries = void (*)(GLsizei, const GLuint*);
+using BufferStorage = void (*)(GLenum, std::ptrdiff_t, const void*, GLbitfield);
+constexpr unsigned kDynamicCopy = 0x88EA;  // GL_DYNAMIC_COPY
 
 /// A surfaceless OpenGL context on the first EGL device (no display server).
 struct HeadlessGl {
@@ -44,6 +59,12 @@ struct HeadlessGl {
   BufferData data = nullptr;
   GetBufferSubData get = nullptr;
   DeleteBuffers del = nullptr;
+  GenQueries gen_queries = nullptr;
+  BeginQuery begin_query = nullptr;
+  EndQuery end_query = nullptr;
+  GetQueryObjectui64v query_result = nullptr;
+  DeleteQueries del_queries = nullptr;
+  BufferStorage buffer_storage = nullptr;  // GL 4.4; optional
 
   bool open() {
     auto query = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
@@ -69,6 +90,13 @@ struct HeadlessGl {
     get = reinterpret_cast<GetBufferSubData>(eglGetProcAddress("glGetBufferSubData"));
     del = reinterpret_cast<DeleteBuffers>(eglGetProcAddress("glDeleteBuffers"));
     if (!gen || !bind || !data || !get || !del) return fail("GL buffer functions missing");
+    gen_queries = reinterpret_cast<GenQueries>(eglGetProcAddress("glGenQueries"));
+    begin_query = reinterpret_cast<BeginQuery>(eglGetProcAddress("glBeginQuery"));
+    end_query = reinterpret_cast<EndQuery>(eglGetProcAddress("glEndQuery"));
+    query_result = reinterpret_cast<GetQueryObjectui64v>(eglGetProcAddress("glGetQueryObjectui64v"));
+    del_queries = reinterpret_cast<DeleteQueries>(eglGetProcAddress("glDeleteQueries"));
+    buffer_storage = reinterpret_cast<BufferStorage>(eglGetProcAddress("glBufferStorage"));
+    if (!gen_queries || !begin_query || !end_query || !query_result || !del_queries) return fail("GL query functions missing");
     std::printf("[ info ] EGL %d.%d, GL %s on %s\n", major, minor, reinterpret_cast<const char*>(glGetString(GL_VERSION)),
                 reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     return true;
@@ -175,4 +203,506 @@ TEST(CudaGl, PboHandOffEqualsTheCpuPicture) {
   for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(int(got[i]) - int(want.pixels[i])));
   EXPECT_LE(worst, 1);
   std::printf("[ info ] PBO read back: max |gpu-cpu| = %d over %dx%d RGBA\n", worst, w, h);
+}
+
+namespace {
+
+/// A PBO of w*h*4 bytes and an RGBA8 texture of w x h, as the player has them.
+struct PlayerGlObjects {
+  HeadlessGl& gl;
+  GLuint pbo = 0, texture = 0;
+  int w, h;
+  /// usage: GL_STREAM_DRAW etc. for glBufferData; 0: immutable glBufferStorage, no client access.
+  PlayerGlObjects(HeadlessGl& g, int width, int height, unsigned usage = kStreamDraw) : gl(g), w(width), h(height) {
+    gl.gen(1, &pbo);
+    gl.bind(kPixelUnpack, pbo);
+    if (usage == 0 && gl.buffer_storage) gl.buffer_storage(kPixelUnpack, static_cast<std::ptrdiff_t>(w) * h * 4, nullptr, 0);
+    else gl.data(kPixelUnpack, static_cast<std::ptrdiff_t>(w) * h * 4, nullptr, usage ? usage : kStreamDraw);
+    gl.bind(kPixelUnpack, 0);
+    glGenTextures(1, &texture);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  }
+  ~PlayerGlObjects() {
+    glDeleteTextures(1, &texture);
+    gl.del(1, &pbo);
+  }
+  /// What PlayerWidget does after the CUDA copy: the texture from the PBO.
+  void texture_from_pbo() {
+    gl.bind(kPixelUnpack, pbo);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    gl.bind(kPixelUnpack, 0);
+  }
+  std::vector<std::uint8_t> read_texture() {
+    std::vector<std::uint8_t> px(static_cast<std::size_t>(w) * h * 4);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glPixelStorei(GL_PACK_ALIGNMENT, 4);
+    glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+    return px;
+  }
+};
+
+int worst_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+  if (a.size() != b.size()) return 256;
+  int worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(int(a[i]) - int(b[i])));
+  return worst;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+// The player's GPU path: a decode worker decodes into a pooled device picture, the GUI
+// thread copies it into its CUDA-registered PBO (map, device->PBO copy, unmap) and updates
+// the texture from the PBO. Read back from the texture, it equals the CPU picture; also
+// for two field pictures woven into one frame.
+TEST(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  const auto path = corpus_file("1919x1081_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  decoder::DecodeOptions opt;
+  opt.threads = 8;
+  auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
+  ASSERT_TRUE(cpu.ok());
+  gpu::RgbaImage want;
+  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
+  const int w = cpu->width, h = cpu->height;
+
+  auto pool = gpu::DevicePicturePool::create(2);
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  ASSERT_TRUE(dec.ok()) << dec.error().message;
+  auto presenter = gpu::CudaGlPresenter::create();
+  ASSERT_TRUE(presenter.ok()) << presenter.error().message;
+
+  std::weak_ptr<gpu::DevicePicture> weak;
+  {
+    PlayerGlObjects objs(gl, w, h);
+    for (int round = 0; round < 3; ++round) {  // the registration is made once and reused
+      auto pic = (*pool)->acquire(w, h);
+      ASSERT_TRUE(pic.ok()) << pic.error().message;
+      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
+      ASSERT_TRUE((*presenter)->copy(**pic, objs.pbo));
+      objs.texture_from_pbo();
+      weak = *pic;
+    }
+    EXPECT_TRUE(weak.expired()) << "the picture goes back to the pool once copied";
+    const auto got = objs.read_texture();
+    ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+    const int worst = worst_diff(got, want.pixels);
+    EXPECT_LE(worst, 1);
+    std::printf("[ info ] device picture -> PBO -> texture, read back: max |gpu-cpu| = %d over %dx%d RGBA\n", worst, w, h);
+    // The other hand-off: straight into the texture.
+    glBindTexture(GL_TEXTURE_2D, objs.texture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);  // cleared
+    {
+      auto pic = (*pool)->acquire(w, h);
+      ASSERT_TRUE(pic.ok()) << pic.error().message;
+      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
+      ASSERT_TRUE((*presenter)->copy_to_texture(**pic, objs.texture));
+    }
+    const int worst_tex = worst_diff(objs.read_texture(), want.pixels);
+    EXPECT_LE(worst_tex, 1);
+    std::printf("[ info ] device picture -> texture (CUDA array copy), read back: max |gpu-cpu| = %d\n", worst_tex);
+    (*presenter)->release();
+  }
+  {
+    // Interlaced: the same picture as both fields, bottom field first (row0 1 then 0).
+    PlayerGlObjects objs(gl, w, 2 * h);
+    auto pic = (*pool)->acquire(w, 2 * h);
+    ASSERT_TRUE(pic.ok()) << pic.error().message;
+    for (int f = 0; f < 2; ++f) {
+      gpu::DeviceTarget t = (*pic)->target();
+      t.row0 = f == 0 ? 1 : 0;
+      t.row_step = 2;
+      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, t, {}).ok());
+    }
+    ASSERT_TRUE((*presenter)->copy(**pic, objs.pbo));
+    objs.texture_from_pbo();
+    auto woven = gpu::weave_fields(want, want, false);
+    ASSERT_TRUE(woven.ok());
+    const int worst = worst_diff(objs.read_texture(), woven->pixels);
+    EXPECT_LE(worst, 1);
+    std::printf("[ info ] two fields woven on the device -> PBO -> texture: max |gpu-cpu| = %d over %dx%d\n", worst, w,
+                2 * h);
+    (*presenter)->release();
+  }
+  EXPECT_EQ((*pool)->stats().in_use, 0);
+  EXPECT_LE((*pool)->stats().allocated, 2);
+}
+
+// The hand-off cost on its own and the whole per-frame GPU time of the player's design.
+// Decode side: upload + IDWT + colour into a pooled device picture (CUDA events on the
+// reconstructor's stream). Hand-off: map + device->PBO copy + unmap (CUDA events on the
+// presenter's stream) and glTexSubImage2D from the PBO (GL timer query); also the host
+// wall time of the whole hand-off until glFinish returns. Median of 100 after 20 warm-up.
+TEST(CudaGl, HandOffTiming1080) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  auto path = corpus_file("bench/photo_1080_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) path = corpus_file("1919x1081_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  decoder::DecodeOptions opt;
+  opt.threads = 8;
+  auto frame = decoder::decode_coefficients(bytes, opt);
+  ASSERT_TRUE(frame.ok());
+  const int w = frame->image.width(), h = frame->image.height();
+  auto pool = gpu::DevicePicturePool::create(3);
+  ASSERT_TRUE(pool.ok());
+  gpu::CudaReconstructor::Options ro;
+  ro.timing = true;
+  auto rec = gpu::CudaReconstructor::create(ro);
+  ASSERT_TRUE(rec.ok());
+  auto presenter = gpu::CudaGlPresenter::create();
+  ASSERT_TRUE(presenter.ok());
+  GLuint query = 0;
+  gl.gen_queries(1, &query);
+  cudaEvent_t e0, e1;
+  ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  const cudaStream_t s = (*presenter)->stream();
+
+  struct Variant {
+    const char* name;
+    unsigned usage;  // PBO usage (0: glBufferStorage); texture: CUDA writes the texture
+    bool texture;
+  };
+  const Variant variants[] = {{"PBO GL_STREAM_DRAW", kStreamDraw, false},
+                              {"PBO GL_DYNAMIC_COPY", kDynamicCopy, false},
+                              {"PBO glBufferStorage(0)", 0, false},
+                              {"texture registered with CUDA (no PBO)", kStreamDraw, true}};
+  struct Sample {
+    double decode, cuda_handoff, gl_tex, wall;
+  };
+  for (const Variant& v : variants) {
+    if (v.usage == 0 && !v.texture && !gl.buffer_storage) continue;
+    PlayerGlObjects objs(gl, w, h, v.usage);
+    // mode 0: decode, then hand-off, one after the other (GPU time of each on its own);
+    // mode 1: as in the player, the next frame's decode is in flight during the hand-off.
+    for (int mode = 0; mode < 2; ++mode) {
+      std::vector<Sample> samples;
+      std::shared_ptr<gpu::DevicePicture> shown;
+      for (int i = 0; i < 120; ++i) {
+        auto pic = (*pool)->acquire(w, h);
+        ASSERT_TRUE(pic.ok()) << pic.error().message;
+        gpu::ReconstructRequest req;
+        req.planar = false;
+        const gpu::DeviceTarget target = (*pic)->target();
+        req.target = &target;
+        gpu::GpuTimes t;
+        int ticket = -1;
+        if (mode == 0) {
+          auto r = (*rec)->reconstruct(*frame, req, &t);
+          ASSERT_TRUE(r.ok()) << r.error().message;
+          shown = *pic;
+        } else {
+          auto tk = (*rec)->submit(*frame, req);
+          ASSERT_TRUE(tk.ok()) << tk.error().message;
+          ticket = *tk;
+          if (!shown) {
+            ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+            shown = *pic;
+            continue;
+          }
+        }
+        const auto w0 = std::chrono::steady_clock::now();
+        ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
+        if (v.texture) {
+          ASSERT_TRUE((*presenter)->copy_to_texture(*shown, objs.texture));
+        } else {
+          ASSERT_TRUE((*presenter)->copy(*shown, objs.pbo));
+        }
+        ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+        gl.begin_query(kTimeElapsed, query);
+        if (!v.texture) objs.texture_from_pbo();
+        gl.end_query(kTimeElapsed);
+        glFinish();
+        const auto w1 = std::chrono::steady_clock::now();
+        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+        float cuda_ms = 0;
+        ASSERT_EQ(cudaEventElapsedTime(&cuda_ms, e0, e1), cudaSuccess);
+        std::uint64_t gl_ns = 0;
+        gl.query_result(query, kQueryResult, &gl_ns);
+        if (mode == 1) {
+          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+          shown = *pic;  // the previous one goes back to the pool
+        }
+        if (i >= 20)
+          samples.push_back({t.total_ms, cuda_ms, gl_ns * 1e-6, std::chrono::duration<double, std::milli>(w1 - w0).count()});
+      }
+      auto pick = [&](double Sample::*m) {
+        std::vector<double> x;
+        for (const auto& y : samples) x.push_back(y.*m);
+        return median(x);
+      };
+      const double dec = pick(&Sample::decode), hand = pick(&Sample::cuda_handoff), tex = pick(&Sample::gl_tex),
+                   wall = pick(&Sample::wall);
+      std::printf("[ info ] %s, %s: %dx%d 9/7, median of %zu: decode side %.3f ms GPU | hand-off: map+copy %.1f MB+unmap "
+                  "%.3f ms (CUDA events) + glTexSubImage2D from PBO %.3f ms (GL timer) = %.3f ms; wall incl. glFinish "
+                  "%.3f ms | per frame GPU %.3f ms\n",
+                  v.name, mode == 0 ? "sequential" : "overlapped with the next decode", w, h, samples.size(), dec,
+                  static_cast<double>(w) * h * 4 / 1e6, hand, tex, hand + tex, wall, dec + hand + tex);
+      EXPECT_EQ(samples.size(), 100u);
+      ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+    }
+    (*presenter)->release();
+  }
+  gl.del_queries(1, &query);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+}
+
+// The player's hand-off as PlayerWidget calls it: CudaGlPresenter::update_texture with a
+// GL loader, on both paths (the pool's memory imported into GL, no map; and the mapped
+// PBO). Read back from the texture: equal to the CPU picture. Then timing at 1080: the
+// GPU time of the hand-off (CUDA events on the presenter's stream + GL timer), the decode
+// side into the same pooled pictures, sequential and with the next decode in flight.
+TEST(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  auto path = corpus_file("bench/photo_1080_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) path = corpus_file("1919x1081_422_10_97.j2k");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  decoder::DecodeOptions opt;
+  opt.threads = 8;
+  auto frame = decoder::decode_coefficients(bytes, opt);
+  ASSERT_TRUE(frame.ok());
+  auto cpu = decoder::reconstruct(*frame, 8);
+  ASSERT_TRUE(cpu.ok());
+  gpu::RgbaImage want;
+  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
+  const int w = cpu->width, h = cpu->height;
+  auto pool = gpu::DevicePicturePool::create(4);
+  ASSERT_TRUE(pool.ok());
+  gpu::CudaReconstructor::Options ro;
+  ro.timing = true;
+  auto rec = gpu::CudaReconstructor::create(ro);
+  ASSERT_TRUE(rec.ok());
+  GLuint query[2] = {0, 0};
+  gl.gen_queries(2, query);
+  cudaEvent_t e0, e1;
+  ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  auto loader = [](const char* name) { return reinterpret_cast<void*>(eglGetProcAddress(name)); };
+
+  for (const bool external : {true, false}) {
+    auto presenter = gpu::CudaGlPresenter::create(0, loader, external);
+    ASSERT_TRUE(presenter.ok()) << presenter.error().message;
+    PlayerGlObjects objs(gl, w, h, kDynamicCopy);  // objs.pbo: a GL-only upload for comparison
+    const cudaStream_t s = (*presenter)->stream();
+    const char* frames_env = std::getenv("J2K_HANDOFF_FRAMES");  // fewer under compute-sanitizer
+    const int frames = frames_env ? std::max(25, std::atoi(frames_env)) : 120;
+    for (int mode = 0; mode < 2; ++mode) {
+      std::vector<double> dec, cuda_part, gl_part, gl_only, wall;
+      std::shared_ptr<gpu::DevicePicture> shown;
+      int ticket = -1;
+      for (int i = 0; i < frames; ++i) {
+        auto pic = (*pool)->acquire(w, h);
+        ASSERT_TRUE(pic.ok()) << pic.error().message;
+        const gpu::DeviceTarget target = (*pic)->target();
+        gpu::ReconstructRequest req;
+        req.planar = false;
+        req.target = &target;
+        gpu::GpuTimes t;
+        if (mode == 0) {
+          ASSERT_TRUE((*rec)->reconstruct(*frame, req, &t).ok());
+          shown = std::move(pic).value();
+        } else {
+          auto tk = (*rec)->submit(*frame, req);
+          ASSERT_TRUE(tk.ok()) << tk.error().message;
+          ticket = *tk;
+          if (!shown) {
+            ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+            shown = std::move(pic).value();
+            continue;
+          }
+        }
+        const auto w0 = std::chrono::steady_clock::now();
+        ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
+        gl.begin_query(kTimeElapsed, query[0]);
+        auto st = (*presenter)->update_texture(shown, objs.texture);
+        gl.end_query(kTimeElapsed);
+        ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+        ASSERT_TRUE(st) << st.error().message;
+        glFinish();
+        const auto w1 = std::chrono::steady_clock::now();
+        // The same 8 MB upload again, GL only (vidmem PBO -> texture, no CUDA before it).
+        gl.begin_query(kTimeElapsed, query[1]);
+        objs.texture_from_pbo();
+        gl.end_query(kTimeElapsed);
+        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+        float cuda_ms = 0;
+        ASSERT_EQ(cudaEventElapsedTime(&cuda_ms, e0, e1), cudaSuccess);
+        std::uint64_t ns0 = 0, ns1 = 0;
+        gl.query_result(query[0], kQueryResult, &ns0);
+        gl.query_result(query[1], kQueryResult, &ns1);
+        if (mode == 1) {
+          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
+          shown = std::move(pic).value();
+        }
+        if (i >= 20) {
+          dec.push_back(t.total_ms);
+          cuda_part.push_back(cuda_ms);
+          gl_part.push_back(ns0 * 1e-6);
+          gl_only.push_back(ns1 * 1e-6);
+          wall.push_back(std::chrono::duration<double, std::milli>(w1 - w0).count());
+        }
+      }
+      const bool took_external = (*presenter)->last_path() == gpu::CudaGlPresenter::Path::external_memory;
+      EXPECT_EQ(took_external, external) << "NVIDIA GL imports CUDA VMM memory";
+      const double d = median(dec), c = median(cuda_part), g = median(gl_part);
+      std::printf("[ info ] update_texture via %s, %s: %dx%d 9/7, median of %zu: decode side %.3f ms GPU | hand-off: "
+                  "CUDA %.3f ms (events: map+copy+unmap) + GL %.3f ms (timer: glTexSubImage2D) = %.3f ms; wall "
+                  "incl. glFinish %.3f ms | per frame GPU %.3f ms | a GL-only 8 MB PBO->texture upload right after: "
+                  "%.3f ms\n",
+                  took_external ? "CUDA memory imported into GL (no map)" : "mapped PBO",
+                  mode == 0 ? "sequential" : "overlapped with the next decode", w, h, dec.size(), d, c, g, c + g,
+                  median(wall), d + c + g, median(gl_only));
+    }
+    // Correctness: decode once more, hand it over, read the texture back.
+    {
+      auto pic = (*pool)->acquire(w, h);
+      ASSERT_TRUE(pic.ok());
+      const gpu::DeviceTarget target = (*pic)->target();
+      gpu::ReconstructRequest req;
+      req.planar = false;
+      req.target = &target;
+      ASSERT_TRUE((*rec)->reconstruct(*frame, req).ok());
+      glBindTexture(GL_TEXTURE_2D, objs.texture);
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);  // cleared
+      ASSERT_TRUE((*presenter)->update_texture(std::move(pic).value(), objs.texture));
+    }
+    const int worst = worst_diff(objs.read_texture(), want.pixels);
+    EXPECT_LE(worst, 1);
+    std::printf("[ info ] %s path read back from the texture: max |gpu-cpu| = %d over %dx%d\n",
+                external ? "external-memory" : "mapped-PBO", worst, w, h);
+    ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+    presenter->reset();  // waits for GL, then the pictures it held go back to the pool
+    EXPECT_EQ((*pool)->stats().in_use, 0);
+  }
+  EXPECT_LE((*pool)->stats().allocated, 4);
+  gl.del_queries(2, query);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+}
+
+// What drawing costs, for the next step: the frame drawn 1:1 into a 1920x1080 target from
+// the texture (today's path, after the upload), and straight from a buffer (a buffer
+// texture over a PBO in device memory, bilinear in the shader): that would drop the 8 MB
+// glTexSubImage2D altogether. GL timer, median of 100.
+TEST(CudaGl, DrawFromTextureVersusFromBuffer1080) {
+  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+  HeadlessGl gl;
+  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  auto f = [](const char* n) { return eglGetProcAddress(n); };
+  auto create_shader = reinterpret_cast<GLuint (*)(GLenum)>(f("glCreateShader"));
+  auto shader_source = reinterpret_cast<void (*)(GLuint, GLsizei, const char* const*, const GLint*)>(f("glShaderSource"));
+  auto compile = reinterpret_cast<void (*)(GLuint)>(f("glCompileShader"));
+  auto get_shader = reinterpret_cast<void (*)(GLuint, GLenum, GLint*)>(f("glGetShaderiv"));
+  auto create_program = reinterpret_cast<GLuint (*)()>(f("glCreateProgram"));
+  auto attach = reinterpret_cast<void (*)(GLuint, GLuint)>(f("glAttachShader"));
+  auto link = reinterpret_cast<void (*)(GLuint)>(f("glLinkProgram"));
+  auto get_program = reinterpret_cast<void (*)(GLuint, GLenum, GLint*)>(f("glGetProgramiv"));
+  auto use = reinterpret_cast<void (*)(GLuint)>(f("glUseProgram"));
+  auto uniform_loc = reinterpret_cast<GLint (*)(GLuint, const char*)>(f("glGetUniformLocation"));
+  auto uniform1i = reinterpret_cast<void (*)(GLint, GLint)>(f("glUniform1i"));
+  auto uniform2i = reinterpret_cast<void (*)(GLint, GLint, GLint)>(f("glUniform2i"));
+  auto gen_fbo = reinterpret_cast<void (*)(GLsizei, GLuint*)>(f("glGenFramebuffers"));
+  auto bind_fbo = reinterpret_cast<void (*)(GLenum, GLuint)>(f("glBindFramebuffer"));
+  auto fbo_tex = reinterpret_cast<void (*)(GLenum, GLenum, GLenum, GLuint, GLint)>(f("glFramebufferTexture2D"));
+  auto tex_buffer = reinterpret_cast<void (*)(GLenum, GLenum, GLuint)>(f("glTexBuffer"));
+  auto gen_vao = reinterpret_cast<void (*)(GLsizei, GLuint*)>(f("glGenVertexArrays"));
+  auto bind_vao = reinterpret_cast<void (*)(GLuint)>(f("glBindVertexArray"));
+  auto active_texture = reinterpret_cast<void (*)(GLenum)>(f("glActiveTexture"));
+  ASSERT_TRUE(create_shader && shader_source && compile && create_program && link && use && gen_fbo && tex_buffer &&
+              gen_vao && active_texture);
+  const int w = 1920, h = 1080;
+  const char* vs = "#version 330\nout vec2 uv;\nvoid main() { vec2 p = vec2((gl_VertexID << 1) & 2, gl_VertexID & 2);\n"
+                   "uv = vec2(p.x, 1.0 - p.y) * 1.0; gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0); }\n";
+  const char* fs_tex = "#version 330\nin vec2 uv; out vec4 c; uniform sampler2D t;\n"
+                       "void main() { c = vec4(texture(t, uv).rgb, 1.0); }\n";
+  const char* fs_buf =
+      "#version 330\nin vec2 uv; out vec4 c; uniform samplerBuffer b; uniform ivec2 size;\n"
+      "vec3 px(ivec2 q) { q = clamp(q, ivec2(0), size - 1); return texelFetch(b, q.y * size.x + q.x).rgb; }\n"
+      "void main() { vec2 p = uv * vec2(size) - 0.5; ivec2 i = ivec2(floor(p)); vec2 a = p - vec2(i);\n"
+      "vec3 r = mix(mix(px(i), px(i + ivec2(1, 0)), a.x), mix(px(i + ivec2(0, 1)), px(i + ivec2(1, 1)), a.x), a.y);\n"
+      "c = vec4(r, 1.0); }\n";
+  auto program = [&](const char* fsrc) {
+    GLuint p = create_program();
+    for (auto [type, src] : {std::pair<GLenum, const char*>{0x8B31, vs}, {0x8B30, fsrc}}) {
+      GLuint sh = create_shader(type);
+      shader_source(sh, 1, &src, nullptr);
+      compile(sh);
+      GLint ok = 0;
+      get_shader(sh, 0x8B81 /* GL_COMPILE_STATUS */, &ok);
+      EXPECT_TRUE(ok);
+      attach(p, sh);
+    }
+    link(p);
+    GLint ok = 0;
+    get_program(p, 0x8B82 /* GL_LINK_STATUS */, &ok);
+    EXPECT_TRUE(ok);
+    return p;
+  };
+  const GLuint p_tex = program(fs_tex), p_buf = program(fs_buf);
+  PlayerGlObjects objs(gl, w, h, kDynamicCopy);
+  objs.texture_from_pbo();
+  GLuint target = 0, fbo = 0, vao = 0, buf_tex = 0;
+  glGenTextures(1, &target);
+  glBindTexture(GL_TEXTURE_2D, target);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  gen_fbo(1, &fbo);
+  bind_fbo(0x8D40 /* GL_FRAMEBUFFER */, fbo);
+  fbo_tex(0x8D40, 0x8CE0 /* GL_COLOR_ATTACHMENT0 */, GL_TEXTURE_2D, target, 0);
+  gen_vao(1, &vao);
+  bind_vao(vao);
+  glGenTextures(1, &buf_tex);
+  glBindTexture(0x8C2A /* GL_TEXTURE_BUFFER */, buf_tex);
+  tex_buffer(0x8C2A, GL_RGBA8, objs.pbo);
+  glViewport(0, 0, w, h);
+  GLuint query = 0;
+  gl.gen_queries(1, &query);
+  for (int which = 0; which < 2; ++which) {
+    std::vector<double> ms;
+    use(which == 0 ? p_tex : p_buf);
+    active_texture(GL_TEXTURE0);
+    if (which == 0) {
+      glBindTexture(GL_TEXTURE_2D, objs.texture);
+      uniform1i(uniform_loc(p_tex, "t"), 0);
+    } else {
+      glBindTexture(0x8C2A, buf_tex);
+      uniform1i(uniform_loc(p_buf, "b"), 0);
+      uniform2i(uniform_loc(p_buf, "size"), w, h);
+    }
+    for (int i = 0; i < 120; ++i) {
+      gl.begin_query(kTimeElapsed, query);
+      glDrawArrays(GL_TRIANGLES, 0, 3);
+      gl.end_query(kTimeElapsed);
+      std::uint64_t ns = 0;
+      gl.query_result(query, kQueryResult, &ns);
+      if (i >= 20) ms.push_back(ns * 1e-6);
+    }
+    std::printf("[ info ] draw %dx%d 1:1 %s: %.3f ms (GL timer, median of %zu)\n", w, h,
+                which == 0 ? "from the texture (after glTexSubImage2D)" : "straight from a buffer (samplerBuffer, bilinear)",
+                median(ms), ms.size());
+  }
+  EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+  bind_fbo(0x8D40, 0);
+  gl.del_queries(1, &query);
 }

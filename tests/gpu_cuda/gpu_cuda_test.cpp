@@ -22,6 +22,8 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/cuda_gl.hpp"
+#include "gpu/device_picture.hpp"
 #include "gpu_test_util.hpp"
 #include "synthetic_frame.hpp"
 
@@ -571,4 +573,100 @@ TEST(CudaPhoto, DecoderDisplayPathWeavesTwoFieldPictures) {
   EXPECT_LE(compare_rgba(out.download(), *woven), 1);
   EXPECT_TRUE((*dec)->gpu_active());
   EXPECT_GT((*dec)->last_gpu_times().total_ms, 0.0);
+}
+
+// The player's device display pictures: a bounded pool. Holding every picture makes the
+// next acquire fail (counted) instead of allocating; released pictures are reused; device
+// memory stays at capacity x picture size however many frames go through.
+TEST(DevicePool, BoundedCountedAndFlat) {
+  REQUIRE_CUDA();
+  const std::filesystem::path path = std::filesystem::path(corpus_dir()) / "1919x1081_422_10_97.j2k";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
+  const auto bytes = read_file(path);
+  constexpr int kCapacity = 3;
+  auto pool = gpu::DevicePicturePool::create(kCapacity);
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+  ASSERT_TRUE(dec.ok()) << dec.error().message;
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
+  ASSERT_TRUE(cpu.ok());
+  gpu::RgbaImage want;
+  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
+  const int w = cpu->width, h = cpu->height;
+  const std::size_t bytes_per = static_cast<std::size_t>(w) * h * 4;
+
+  // Frames held (by a slow display, say): the pool hands out `capacity` and then refuses.
+  std::vector<std::shared_ptr<gpu::DevicePicture>> held;
+  for (int i = 0; i < kCapacity; ++i) {
+    auto pic = (*pool)->acquire(w, h);
+    ASSERT_TRUE(pic.ok()) << pic.error().message;
+    ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
+    held.push_back(std::move(pic).value());
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto refused = (*pool)->acquire(w, h);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().kind, ErrorKind::limit) << refused.error().message;
+  }
+  auto st = (*pool)->stats();
+  EXPECT_EQ(st.capacity, kCapacity);
+  EXPECT_EQ(st.in_use, kCapacity);
+  EXPECT_EQ(st.allocated, kCapacity);
+  EXPECT_EQ(st.exhausted, 5u);
+  EXPECT_EQ(st.device_bytes, kCapacity * bytes_per);
+  for (const auto& pic : held) {
+    gpu::RgbaImage got;
+    ASSERT_TRUE(gpu::download(*pic, got));
+    int worst = 0;
+    for (std::size_t i = 0; i < got.pixels.size(); ++i)
+      worst = std::max(worst, std::abs(int(got.pixels[i]) - int(want.pixels[i])));
+    EXPECT_LE(worst, 1);
+  }
+
+  // Released pictures come back; many frames later the memory is what it was.
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  (void)total;
+#if J2K_HAVE_CUDA
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+#endif
+  held.clear();
+  for (int i = 0; i < 200; ++i) {
+    auto a = (*pool)->acquire(w, h);
+    auto b = (*pool)->acquire(w, h);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_NE((*a)->target().data, (*b)->target().data);
+    if (i % 50 == 0) {
+      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*a)->target(), {}).ok());
+    }
+  }
+#if J2K_HAVE_CUDA
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+#endif
+  st = (*pool)->stats();
+  EXPECT_EQ(st.in_use, 0);
+  EXPECT_LE(st.allocated, kCapacity);
+  EXPECT_EQ(st.device_bytes, static_cast<std::size_t>(st.allocated) * bytes_per);
+  EXPECT_EQ(free_after, free_before) << "the pool grew";
+  // Another size: a free buffer is reallocated, the count stays bounded.
+  {
+    auto small = (*pool)->acquire(64, 32);
+    ASSERT_TRUE(small.ok());
+    EXPECT_LE((*pool)->stats().allocated, kCapacity);
+  }
+  std::printf("[ info ] pool of %d: %llu acquired, %llu refused while all were held, %zu device bytes\n", kCapacity,
+              static_cast<unsigned long long>((*pool)->stats().acquired),
+              static_cast<unsigned long long>((*pool)->stats().exhausted), (*pool)->stats().device_bytes);
+}
+
+// Without CUDA (CI, the stub build) every new entry point reports "unavailable".
+TEST(DevicePool, UnavailableWithoutCuda) {
+  if (gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: a CUDA device is present (the GPU tests cover it)";
+  auto pool = gpu::DevicePicturePool::create(4);
+  ASSERT_FALSE(pool.ok());
+  EXPECT_EQ(pool.error().kind, ErrorKind::unsupported);
+  auto presenter = gpu::CudaGlPresenter::create();
+  ASSERT_FALSE(presenter.ok());
+  EXPECT_EQ(presenter.error().kind, ErrorKind::unsupported);
 }

@@ -8,6 +8,9 @@
 #include <algorithm>
 
 #include "core/log.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_gl.hpp"
+#include "gl_loader.hpp"
 
 namespace j2k::ui {
 
@@ -41,12 +44,13 @@ GLuint compile(GLenum type, const char* source) {
 
 }  // namespace
 
-/// GL objects: one texture, one pixel unpack buffer (the upload goes through the PBO so the
-/// GPU path can later write the same buffer directly), one program and a quad.
+/// GL objects: one texture, one pixel unpack buffer for pictures in host memory, one
+/// program and a quad; for pictures in device memory, the CUDA-GL presenter (gpu/).
 struct PlayerWidget::Gl {
   GLuint program = 0, vbo = 0, texture = 0, pbo = 0;
   GLint pos_loc = -1, uv_loc = -1, tex_loc = -1;
   int tex_w = 0, tex_h = 0;
+  std::unique_ptr<gpu::CudaGlPresenter> presenter;  // created with the first device picture
 };
 
 PlayerWidget::PlayerWidget(QWidget* parent) : QOpenGLWidget(parent), gl_(std::make_unique<Gl>()) {
@@ -56,6 +60,7 @@ PlayerWidget::PlayerWidget(QWidget* parent) : QOpenGLWidget(parent), gl_(std::ma
 PlayerWidget::~PlayerWidget() {
   if (!gl_ok_) return;
   makeCurrent();
+  gl_->presenter.reset();  // waits for GL, drops its imports and PBO, with the context current
   glDeleteTextures(1, &gl_->texture);
   glDeleteBuffers(1, &gl_->pbo);
   glDeleteBuffers(1, &gl_->vbo);
@@ -64,12 +69,51 @@ PlayerWidget::~PlayerWidget() {
 }
 
 void PlayerWidget::present(std::shared_ptr<const gpu::RgbaImage> picture) {
+  std::shared_ptr<const gpu::DevicePicture> replaced;  // released outside the lock
   {
     std::lock_guard lock(mailbox_mutex_);
-    if (pending_) ++skipped_;
+    if (pending_ || pending_device_) ++skipped_;
     pending_ = std::move(picture);
+    replaced = std::move(pending_device_);
+    pending_device_.reset();
   }
   QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
+}
+
+void PlayerWidget::present_device(std::shared_ptr<const gpu::DevicePicture> picture) {
+  std::shared_ptr<const gpu::DevicePicture> replaced;  // back to its pool, outside the lock
+  {
+    std::lock_guard lock(mailbox_mutex_);
+    if (pending_ || pending_device_) ++skipped_;
+    replaced = std::move(pending_device_);
+    pending_device_ = std::move(picture);
+    pending_.reset();
+  }
+  QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
+}
+
+std::shared_ptr<const gpu::RgbaImage> PlayerWidget::shown_picture() {
+  if (shown_ || !shown_on_device_ || !gl_ok_) return shown_;
+  // Shown from the device: the texture holds it. Read it back once (screenshots, tests).
+  auto img = std::make_shared<gpu::RgbaImage>();
+  img->width = shown_w_;
+  img->height = shown_h_;
+  img->pixels.resize(static_cast<std::size_t>(shown_w_) * 4 * static_cast<std::size_t>(shown_h_));
+  makeCurrent();
+  glBindTexture(GL_TEXTURE_2D, gl_->texture);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, img->pixels.data());
+  doneCurrent();
+  shown_ = std::move(img);
+  return shown_;
+}
+
+QString PlayerWidget::display_path() const {
+  if (frames_shown_ == 0) return {};
+  if (shown_on_device_) return QStringLiteral("GPU: %1, display via %2").arg(gpu_name_, device_path_);
+  QString text = QStringLiteral("CPU display path (host RGBA → PBO)");
+  if (device_fallbacks_) text += QStringLiteral(", %1 GPU display fallbacks").arg(device_fallbacks_);
+  return text;
 }
 
 void PlayerWidget::set_overlay_text(const QString& text) {
@@ -132,6 +176,78 @@ void PlayerWidget::initializeGL() {
 
 void PlayerWidget::resizeGL(int, int) {}
 
+void PlayerWidget::set_texture_size(int w, int h) {
+  glBindTexture(GL_TEXTURE_2D, gl_->texture);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  if (w != gl_->tex_w || h != gl_->tex_h) {
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    gl_->tex_w = w;
+    gl_->tex_h = h;
+  }
+}
+
+bool PlayerWidget::upload_host(const gpu::RgbaImage& picture) {
+  // Upload through the pixel unpack buffer: orphan, fill, then copy into the texture.
+  const auto bytes = static_cast<GLsizeiptr>(picture.pixels.size());
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->pbo);
+  glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, nullptr, GL_STREAM_DRAW);
+  glBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, bytes, picture.pixels.data());
+  set_texture_size(picture.width, picture.height);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, picture.width, picture.height, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  return true;
+}
+
+bool PlayerWidget::upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture) {
+  const int w = picture->width(), h = picture->height();
+  if (!device_failed_ && !gl_->presenter) {
+    auto made = gpu::CudaGlPresenter::create(0, current_context_gl_loader());
+    if (made) {
+      gl_->presenter = std::move(made).value();
+      const std::string d = gpu::cuda_describe();
+      gpu_name_ = QString::fromStdString(d.substr(0, d.find(" (")));
+      gpu_name_.remove(QStringLiteral("NVIDIA "));
+    } else {
+      device_failed_ = true;
+      logger("ui")->warn("no CUDA-GL display path ({}): device pictures are downloaded and shown through the CPU path",
+                         made.error().message);
+    }
+  }
+  if (!device_failed_) {
+    set_texture_size(w, h);
+    // The GPU path: GL reads the picture's memory (imported once) or a PBO CUDA copies it
+    // into (map, copy, unmap); either way it never visits host memory.
+    if (auto st = gl_->presenter->update_texture(picture, gl_->texture); st) {
+      const bool external = gl_->presenter->last_path() == gpu::CudaGlPresenter::Path::external_memory;
+      if (!frames_via_device_ || external != (device_path_.startsWith(QStringLiteral("CUDA memory"))))
+        logger("ui")->info("display path: {}", external ? "CUDA memory imported into GL (no per-frame map)"
+                                                        : "PBO registered with CUDA (map, copy, unmap)");
+      device_path_ = external ? QStringLiteral("CUDA memory → GL (imported, no map)") : QStringLiteral("CUDA→PBO");
+      shown_on_device_ = true;
+      shown_.reset();  // read back from the texture only if asked (shown_picture)
+      ++frames_via_device_;
+      return true;
+    } else {
+      device_failed_ = true;
+      gl_->presenter.reset();
+      logger("ui")->warn("CUDA-GL display path failed ({}): device pictures now go through the CPU path",
+                         st.error().message);
+    }
+  }
+  // The CPU path for this frame: download, then the host upload.
+  ++device_fallbacks_;
+  gpu::RgbaImage host;
+  if (auto st = gpu::download(*picture, host); !st) {
+    static RateLimiter limit;
+    if (limit.allow()) logger("ui")->warn("device picture lost: {}", st.error().message);
+    return false;
+  }
+  if (!upload_host(host)) return false;
+  shown_on_device_ = false;
+  shown_ = std::make_shared<gpu::RgbaImage>(std::move(host));
+  return true;
+}
+
 void PlayerWidget::toggle_fullscreen() {
   if (isFullScreen()) showNormal();
   else showFullScreen();
@@ -161,35 +277,34 @@ void PlayerWidget::paintGL() {
   if (!gl_ok_) return;
 
   std::shared_ptr<const gpu::RgbaImage> next;
+  std::shared_ptr<const gpu::DevicePicture> next_device;
   QString overlay;
   {
     std::lock_guard lock(mailbox_mutex_);
     next = std::move(pending_);
     pending_.reset();
+    next_device = std::move(pending_device_);
+    pending_device_.reset();
     overlay = overlay_text_;
   }
-  if (next && next->width > 0 && next->height > 0) {
-    // Upload through the pixel unpack buffer: orphan, fill, then copy into the texture.
-    const auto bytes = static_cast<GLsizeiptr>(next->pixels.size());
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->pbo);
-    glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, nullptr, GL_STREAM_DRAW);
-    glBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, bytes, next->pixels.data());
-    glBindTexture(GL_TEXTURE_2D, gl_->texture);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    if (next->width != gl_->tex_w || next->height != gl_->tex_h) {
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, next->width, next->height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-      gl_->tex_w = next->width;
-      gl_->tex_h = next->height;
-    }
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, next->width, next->height, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  if (next_device && next_device->width() > 0 && next_device->height() > 0 && upload_device(next_device)) {
+    shown_w_ = next_device->width();
+    shown_h_ = next_device->height();
+    ++frames_shown_;
+  }
+  next_device.reset();  // on screen (the presenter holds it until GL has read it) or given up
+  if (gl_->presenter) gl_->presenter->poll();
+  if (next && next->width > 0 && next->height > 0 && upload_host(*next)) {
+    shown_w_ = next->width;
+    shown_h_ = next->height;
+    shown_on_device_ = false;
     shown_ = std::move(next);
     ++frames_shown_;
   }
 
-  if (shown_) {
+  if (frames_shown_ > 0) {
     // Letterbox: the largest rectangle of the picture's aspect ratio that fits.
-    const double pic_aspect = static_cast<double>(shown_->width) / shown_->height;
+    const double pic_aspect = static_cast<double>(shown_w_) / shown_h_;
     int vw = fb_w, vh = static_cast<int>(fb_w / pic_aspect + 0.5);
     if (vh > fb_h) {
       vh = fb_h;

@@ -4,6 +4,7 @@
 
 #include "core/log.hpp"
 #include "gpu/cuda_decoder.hpp"
+#include "gpu/device_picture.hpp"
 #include "net/pcap_replay.hpp"
 #include "net/udp_receiver.hpp"
 
@@ -48,6 +49,34 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
     ci.full_range = false;
   }
   return ci;
+}
+
+Result<PlanarImage> codestream_shape(Bytes cs) {
+  auto u16 = [&](std::size_t at) { return static_cast<std::uint32_t>(cs[at] << 8 | cs[at + 1]); };
+  auto u32 = [&](std::size_t at) { return u16(at) << 16 | u16(at + 2); };
+  if (cs.size() < 42 || u16(0) != 0xFF4F || u16(2) != 0xFF51)
+    return make_error(ErrorKind::corrupt, "no SOC + SIZ at the start of the codestream");
+  const std::uint32_t lsiz = u16(4), x1 = u32(8), y1 = u32(12), x0 = u32(16), y0 = u32(20), csiz = u16(40);
+  if (csiz == 0 || csiz > 16384 || lsiz != 38 + 3 * csiz || cs.size() < 4 + static_cast<std::size_t>(lsiz) ||
+      x1 <= x0 || y1 <= y0)
+    return make_error(ErrorKind::corrupt, "bad SIZ marker");
+  PlanarImage shape;
+  shape.width = static_cast<int>(std::min<std::uint32_t>(x1 - x0, 1u << 30));
+  shape.height = static_cast<int>(std::min<std::uint32_t>(y1 - y0, 1u << 30));
+  for (std::uint32_t c = 0; c < csiz; ++c) {
+    const std::size_t at = 42 + 3 * static_cast<std::size_t>(c);
+    Plane p;
+    p.precision = (cs[at] & 0x7F) + 1;
+    p.is_signed = (cs[at] & 0x80) != 0;
+    p.dx = cs[at + 1];
+    p.dy = cs[at + 2];
+    if (p.dx == 0 || p.dy == 0) return make_error(ErrorKind::corrupt, "bad SIZ subsampling");
+    auto ceil_div = [](std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; };
+    p.width = static_cast<int>(ceil_div(x1, static_cast<std::uint32_t>(p.dx)) - ceil_div(x0, static_cast<std::uint32_t>(p.dx)));
+    p.height = static_cast<int>(ceil_div(y1, static_cast<std::uint32_t>(p.dy)) - ceil_div(y0, static_cast<std::uint32_t>(p.dy)));
+    shape.planes.push_back(p);
+  }
+  return shape;
 }
 
 ReceivePipeline::ReceivePipeline(const PipelineConfig& config, Sink sink)
@@ -132,6 +161,19 @@ void ReceivePipeline::start() {
   int workers = config_.decode_workers > 0 ? config_.decode_workers
                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!config_.decode) workers = 0;
+  // The GPU display path: display pictures stay in a bounded pool of device buffers.
+  if (workers > 0 && config_.make_rgba && config_.device_display && config_.backend == decoder::Backend::own &&
+      config_.gpu != gpu::GpuMode::off && gpu::cuda_available()) {
+    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 6;
+    if (auto pool = gpu::DevicePicturePool::create(capacity)) {
+      pool_ = std::move(pool).value();
+      logger("decoder")->info("display pictures stay on the GPU ({}; at most {} device pictures)",
+                              gpu::cuda_describe(), capacity);
+    } else {
+      logger("decoder")->warn("GPU display path unavailable ({}): display pictures go through the CPU",
+                              pool.error().message);
+    }
+  }
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { decode_loop(); });
   depacketizer_thread_ = std::thread([this] { depacketize_loop(); });
   receiver_->start();
@@ -167,13 +209,23 @@ void ReceivePipeline::depacketize_loop() {
 
 void ReceivePipeline::decode_loop() {
   auto log = logger("decoder");
-  auto made = config_.backend == decoder::Backend::own ? gpu::make_cuda_decoder({config_.gpu})
-                                                      : decoder::make_decoder(config_.backend);
-  if (!made) {
-    log->error("{}", made.error().message);
-    return;
+  std::unique_ptr<decoder::Decoder> dec;
+  gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
+  if (pool_) {
+    if (auto typed = gpu::make_cuda_decoder_typed({config_.gpu})) {
+      cuda = typed->get();
+      dec = std::move(typed).value();
+    }
   }
-  std::unique_ptr<decoder::Decoder> dec = std::move(made).value();
+  if (!dec) {
+    auto made = config_.backend == decoder::Backend::own ? gpu::make_cuda_decoder({config_.gpu})
+                                                        : decoder::make_decoder(config_.backend);
+    if (!made) {
+      log->error("{}", made.error().message);
+      return;
+    }
+    dec = std::move(made).value();
+  }
   decoder::DecodeOptions options;
   options.threads = config_.threads_per_decode;
   RateLimiter error_log;
@@ -189,12 +241,24 @@ void ReceivePipeline::decode_loop() {
     f.complete = unit->complete;
     f.descriptor = unit->descriptor;
     const auto t0 = Clock::now();
+    PlanarImage shape;  // the geometry, when the picture went to device memory only
     if (!unit->problem.empty()) {
       f.error = unit->problem;
     } else if (unit->codestreams.empty() || unit->codestreams.size() > 2 ||
                (unit->codestreams.size() == 2 && unit->fields != 2)) {
       f.error = fmt::format("{} codestreams in one unit, not a frame or a field pair", unit->codestreams.size());
+    } else if (std::string why; cuda && pool_ && device_display_enabled_.load(std::memory_order_relaxed) &&
+                                cuda->gpu_active() && decode_on_device(*cuda, *unit, options, f, shape, why)) {
+      f.decoded = true;
     } else {
+      if (!why.empty()) {
+        // The GPU display path failed for this frame: it takes the CPU path (counted).
+        display_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+        if (!fallback_logged_.exchange(true))
+          log->warn("frame {}: {}; it and later such frames take the CPU display path (counted)", f.index, why);
+        else
+          log->debug("frame {}: {}; CPU display path", f.index, why);
+      }
       // A frame, or two fields decoded one after the other and woven into a frame.
       std::vector<PlanarImage> pictures;
       for (const auto& bytes : unit->codestreams) {
@@ -224,12 +288,15 @@ void ReceivePipeline::decode_loop() {
     if (f.decoded) {
       decoded_.fetch_add(1, std::memory_order_relaxed);
       decode_us_total_.fetch_add(us, std::memory_order_relaxed);
+      if (f.device_rgba) on_device_.fetch_add(1, std::memory_order_relaxed);
+      const PlanarImage& geometry = f.image.empty() ? shape : f.image;
       std::lock_guard lock(format_mutex_);
-      if (width_ != f.image.width || height_ != f.image.height) {
-        width_ = f.image.width;
-        height_ = f.image.height;
-        format_ = f.image.describe();
-        log->info("decoding {} with the {} backend", format_, decoder::to_string(config_.backend));
+      if (width_ != geometry.width || height_ != geometry.height) {
+        width_ = geometry.width;
+        height_ = geometry.height;
+        format_ = geometry.describe();
+        log->info("decoding {} with the {} backend{}", format_, decoder::to_string(config_.backend),
+                  f.device_rgba ? ", display picture on the GPU" : "");
       }
     } else {
       failed_.fetch_add(1, std::memory_order_relaxed);
@@ -238,6 +305,56 @@ void ReceivePipeline::decode_loop() {
     if (config_.keep_codestreams) f.codestreams = std::move(unit->codestreams);
     deliver(std::move(f));
   }
+}
+
+bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer::CodestreamUnit& unit,
+                                       const decoder::DecodeOptions& options, DecodedFrame& f, PlanarImage& shape,
+                                       std::string& why) {
+  // Geometry first (the device picture is acquired before decoding). Anything odd here is
+  // left to the CPU path, which reports it as it always has (not counted as a fallback).
+  std::vector<Bytes> streams;
+  std::vector<PlanarImage> shapes;
+  for (const auto& bytes : unit.codestreams) {
+    auto cs = decoder::locate_codestream(bytes);
+    if (!cs) return false;
+    auto sh = codestream_shape(*cs);
+    if (!sh) return false;
+    streams.push_back(*cs);
+    shapes.push_back(std::move(sh).value());
+  }
+  const bool fields = streams.size() == 2;
+  const std::size_t top = fields && !unit.first_field_is_top ? 1 : 0;  // the field with the frame's first line
+  shape = shapes[top];
+  if (fields) {
+    const PlanarImage& t = shapes[top];
+    const PlanarImage& b = shapes[1 - top];
+    if (t.width != b.width || t.planes.size() != b.planes.size() || b.height > t.height || t.height - b.height > 1)
+      return false;  // the CPU weave explains what is wrong
+    shape.height = t.height + b.height;
+    for (std::size_t c = 0; c < shape.planes.size(); ++c) shape.planes[c].height += b.planes[c].height;
+  }
+  const gpu::ColourInterpretation ci = colour_of(f.descriptor, shape);
+  auto picture = pool_->acquire(shape.width, shape.height);
+  if (!picture) {
+    if (picture.error().kind == ErrorKind::limit) pool_exhausted_.fetch_add(1, std::memory_order_relaxed);
+    why = "no device picture: " + picture.error().message;
+    return false;
+  }
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    gpu::DeviceTarget target = (*picture)->target();
+    if (fields) {  // field weave: the top field on even rows, the other on odd rows
+      target.row0 = i == top ? 0 : 1;
+      target.row_step = 2;
+    }
+    auto r = dec.decode_to_device(streams[i], options, target, ci, false);
+    if (!r) {
+      // Corrupt data fails the CPU path too, which then reports it: not a GPU fallback.
+      if (r.error().kind != ErrorKind::corrupt) why = "GPU decode failed: " + r.error().message;
+      return false;
+    }
+  }
+  f.device_rgba = std::move(picture).value();
+  return true;
 }
 
 void ReceivePipeline::deliver(DecodedFrame&& frame) {
@@ -263,6 +380,10 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.skipped_incomplete = skipped_.load(std::memory_order_relaxed);
   s.dropped_queue_full = dropped_.load(std::memory_order_relaxed);
   s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;
+  s.display_on_device = on_device_.load(std::memory_order_relaxed);
+  s.display_fallbacks = display_fallbacks_.load(std::memory_order_relaxed);
+  s.device_pool_exhausted = pool_exhausted_.load(std::memory_order_relaxed);
+  s.device_display = pool_ != nullptr && device_display_enabled_.load(std::memory_order_relaxed);
   std::lock_guard lock(format_mutex_);
   s.width = width_;
   s.height = height_;

@@ -28,22 +28,11 @@
 #include "decoder/coefficients.hpp"
 #include "gpu/colour.hpp"
 #include "gpu/cuda.hpp"
+#include "gpu/device_target.hpp"
 
 namespace j2k::gpu {
 
 class CudaGlPbo;
-
-enum class OutputFormat { rgba8, rgb10a2 };
-
-/// A device picture to convert into: width x height pixels of 4 bytes, `pitch` bytes
-/// apart. For a field picture set row0 = 0 or 1 and row_step = 2 (field weave).
-struct DeviceTarget {
-  void* data = nullptr;
-  std::size_t pitch = 0;
-  int width = 0, height = 0;  ///< the target's size; rows/columns outside it are not written
-  OutputFormat format = OutputFormat::rgba8;
-  int row0 = 0, row_step = 1;
-};
 
 struct ReconstructRequest {
   bool planar = true;                     ///< download the planar picture (decoder::reconstruct's twin)

@@ -1,14 +1,23 @@
 #pragma once
 // The video surface: an OpenGL widget (GL loaded with GLEW inside Qt's context) that
 // shows the latest picture, letterboxed to keep its aspect ratio, with an optional
-// statistics overlay. Pictures arrive from any thread through `present`; only the GUI
-// thread touches GL.
+// statistics overlay. Pictures arrive from any thread through `present` (host memory) or
+// `present_device` (device memory, the GPU path); only the GUI thread touches GL.
+//
+// GPU path (gpu::CudaGlPresenter): the texture is updated from the device picture with no
+// trip through host memory: glTexSubImage2D from the picture's own memory imported into GL
+// (EXT_memory_object_fd, no per-frame map), or, where GL cannot import it, from a PBO that
+// is registered with CUDA once per size (map, device->PBO copy, unmap). If that
+// fails (no CUDA-GL interop on this GL, say), the picture is downloaded and shown through
+// the CPU path, the failure is logged once and counted, and device_display_failed() turns
+// true so that the caller can switch the decoders back to host pictures.
 #include <QOpenGLWidget>
 #include <QString>
 #include <memory>
 #include <mutex>
 
 #include "gpu/colour.hpp"
+#include "gpu/device_picture.hpp"
 
 namespace j2k::ui {
 
@@ -20,15 +29,23 @@ class PlayerWidget : public QOpenGLWidget {
   /// Thread-safe: hands over the newest picture and schedules a repaint. A picture that
   /// arrives before the previous one was drawn replaces it (counted as skipped).
   void present(std::shared_ptr<const gpu::RgbaImage> picture);
+  /// Thread-safe: the same for a picture in device memory (released once it is on screen).
+  void present_device(std::shared_ptr<const gpu::DevicePicture> picture);
   /// Thread-safe: text for the overlay (one line per \n).
   void set_overlay_text(const QString& text);
   void set_overlay_visible(bool visible);
   bool overlay_visible() const { return overlay_visible_; }
 
-  /// The picture currently on screen (GUI thread).
-  std::shared_ptr<const gpu::RgbaImage> shown_picture() const { return shown_; }
+  /// The picture currently on screen (GUI thread; read back from the PBO for the GPU path).
+  std::shared_ptr<const gpu::RgbaImage> shown_picture();
   std::uint64_t frames_shown() const noexcept { return frames_shown_; }
   std::uint64_t frames_skipped() const;
+  /// GUI thread: how the last picture reached the screen, for the overlay
+  /// ("GPU: NVIDIA H200, display via CUDA→PBO" or "CPU"), and the counts.
+  QString display_path() const;
+  std::uint64_t frames_via_device() const noexcept { return frames_via_device_; }
+  std::uint64_t device_fallbacks() const noexcept { return device_fallbacks_; }
+  bool device_display_failed() const noexcept { return device_failed_; }
 
  protected:
   void initializeGL() override;
@@ -40,17 +57,27 @@ class PlayerWidget : public QOpenGLWidget {
 
  private:
   void toggle_fullscreen();
+  bool upload_host(const gpu::RgbaImage& picture);
+  bool upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture);
+  void set_texture_size(int w, int h);
   struct Gl;
   std::unique_ptr<Gl> gl_;
   bool gl_ok_ = false;
 
   mutable std::mutex mailbox_mutex_;  // guards pending_, overlay_text_, skipped_
   std::shared_ptr<const gpu::RgbaImage> pending_;
+  std::shared_ptr<const gpu::DevicePicture> pending_device_;  // at most one of the two is set
   QString overlay_text_;
   std::uint64_t skipped_ = 0;
 
-  std::shared_ptr<const gpu::RgbaImage> shown_;  // GUI thread only
+  std::shared_ptr<const gpu::RgbaImage> shown_;  // GUI thread only; null when shown from the device
+  int shown_w_ = 0, shown_h_ = 0;
+  bool shown_on_device_ = false;
   std::uint64_t frames_shown_ = 0;
+  std::uint64_t frames_via_device_ = 0, device_fallbacks_ = 0;
+  bool device_failed_ = false;
+  QString gpu_name_;
+  QString device_path_;
   bool overlay_visible_ = true;
 };
 

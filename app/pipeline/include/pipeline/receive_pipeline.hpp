@@ -23,8 +23,13 @@
 #include "decoder/decoder.hpp"
 #include "gpu/colour.hpp"
 #include "gpu/cuda.hpp"
+#include "gpu/device_picture.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "net/packet_source.hpp"
+
+namespace j2k::gpu {
+class CudaDecoder;
+}
 
 namespace j2k::pipeline {
 
@@ -38,7 +43,10 @@ struct DecodedFrame {
   bool decoded = false;
   std::string error;                  ///< why decoding failed or was skipped
   PlanarImage image;
-  std::shared_ptr<const gpu::RgbaImage> rgba;  ///< display picture, when `make_rgba`
+  std::shared_ptr<const gpu::RgbaImage> rgba;  ///< display picture, when `make_rgba` (CPU path)
+  /// Or the display picture in device memory (GPU path: `make_rgba` with a CUDA decoder);
+  /// `image` is then empty. Dropping the last reference returns it to the pipeline's pool.
+  std::shared_ptr<const gpu::DevicePicture> device_rgba;
   double decode_ms = 0;
 };
 
@@ -61,6 +69,13 @@ struct PipelineConfig {
   IncompletePolicy incomplete = IncompletePolicy::drop;
   bool keep_codestreams = false;
   bool make_rgba = false;          ///< convert each decoded frame for display (on the decode worker)
+  /// With make_rgba and a usable CUDA device (own backend, gpu on/auto): the display picture
+  /// stays in device memory (DecodedFrame::device_rgba) instead of coming back to the host.
+  bool device_display = true;
+  /// Device pictures in existence at most (decoding, waiting, on their way to the screen);
+  /// 0: decode workers + 6 (the window holds one waiting and up to four GL is still reading).
+  /// When all are held, a frame takes the CPU path (counted).
+  int device_pictures = 0;
   int receive_buffer = 32 << 20;
   bool capture_timing = false;     ///< pcap input: replay at the capture's timing
   depacketizer::ReorderConfig reorder;
@@ -73,6 +88,10 @@ struct DecodeSnapshot {
   std::uint64_t skipped_incomplete = 0;
   std::uint64_t dropped_queue_full = 0;  ///< whole frames dropped because decoders were behind
   double decode_ms_total = 0;
+  std::uint64_t display_on_device = 0;    ///< frames whose display picture stayed on the GPU
+  std::uint64_t display_fallbacks = 0;    ///< GPU path failed for a frame: it took the CPU path
+  std::uint64_t device_pool_exhausted = 0;///< of those: every device picture was held
+  bool device_display = false;            ///< the GPU display path is set up and enabled
   int width = 0;
   int height = 0;
   std::string format;                     ///< "1280x720 4:2:2 10-bit"
@@ -84,6 +103,10 @@ Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& se
 /// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks).
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
                                     const PlanarImage& image);
+
+/// The image geometry a codestream's SIZ marker announces (planes without samples): size,
+/// components, subsampling, precision. For the GPU path, which needs it before decoding.
+Result<PlanarImage> codestream_shape(Bytes codestream);
 
 class ReceivePipeline {
  public:
@@ -103,6 +126,9 @@ class ReceivePipeline {
   DecodeSnapshot decode() const;
   /// True when a finite input (a capture file) has been read completely.
   bool input_finished() const noexcept { return receiver_->finished(); }
+  /// Turns the GPU display path off (e.g. the window cannot take device pictures): later
+  /// frames take the CPU path. Thread-safe.
+  void set_device_display(bool enabled) noexcept { device_display_enabled_.store(enabled); }
   /// Time since the first packet arrived (nullopt before).
   std::optional<std::chrono::steady_clock::time_point> first_packet_time() const;
 
@@ -111,6 +137,11 @@ class ReceivePipeline {
   void depacketize_loop();
   void decode_loop();
   void deliver(DecodedFrame&& frame);
+  /// The GPU display path for one unit; false (with `fallback_reason`) when the frame must
+  /// take the CPU path instead.
+  bool decode_on_device(gpu::CudaDecoder& dec, const depacketizer::CodestreamUnit& unit,
+                        const decoder::DecodeOptions& options, DecodedFrame& f, PlanarImage& shape,
+                        std::string& fallback_reason);
 
   PipelineConfig config_;
   Sink sink_;
@@ -126,6 +157,10 @@ class ReceivePipeline {
   // Decode totals (workers write, anyone reads).
   std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0};
   std::atomic<std::int64_t> decode_us_total_{0};
+  std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
+  std::shared_ptr<gpu::DevicePicturePool> pool_;  // set in start() when the GPU display path is possible
+  std::atomic<bool> device_display_enabled_{true};
+  std::atomic<bool> fallback_logged_{false};
   mutable std::mutex format_mutex_;  // guards width_, height_, format_
   int width_ = 0, height_ = 0;
   std::string format_;
