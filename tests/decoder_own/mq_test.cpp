@@ -125,7 +125,7 @@ TEST(MqDecoder, MatchesFlowchartReferenceOnRandomInput) {
     ReferenceMq::Ctx ref_ctx[kContexts];
     for (int i = 0; i < kContexts; ++i) {
       unsigned start = rng() % 47;
-      fast_ctx[i] = &kMqStates[start * 2];
+      fast_ctx[i] = kMqStates[start * 2];
       ref_ctx[i].index = start;
     }
     for (int n = 0; n < 4000; ++n) {
@@ -133,7 +133,7 @@ TEST(MqDecoder, MatchesFlowchartReferenceOnRandomInput) {
       unsigned want = ref.decode(ref_ctx[cx]);
       unsigned got = mq_decode(fast, fast_ctx[cx]);
       ASSERT_EQ(got, want) << "trial " << trial << " symbol " << n;
-      ASSERT_EQ(fast_ctx[cx], &kMqStates[ref_ctx[cx].index * 2 + ref_ctx[cx].mps]) << "trial " << trial << " symbol " << n;
+      ASSERT_EQ(fast_ctx[cx], kMqStates[ref_ctx[cx].index * 2 + ref_ctx[cx].mps]) << "trial " << trial << " symbol " << n;
     }
     EXPECT_EQ(fast.a, ref.a);
     EXPECT_EQ(mq_c_high(fast), ref.c >> 16);  // the fast C keeps more code bits below

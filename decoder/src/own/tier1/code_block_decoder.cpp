@@ -33,17 +33,16 @@ constexpr QeRow kQe[47] = {
 };
 }  // namespace
 
-// The transitions point into the table itself (taking the addresses of its elements
-// during its own initialisation is fine).
-const std::array<MqState, 94> kMqStates = [] {
-  std::array<MqState, 94> t{};
+// Packed state words (see mq_decoder.hpp).
+alignas(64) const std::array<std::uint64_t, 94> kMqStates = [] {
+  std::array<std::uint64_t, 94> t{};
   for (int i = 0; i < 47; ++i)
     for (int mps = 0; mps < 2; ++mps) {
-      int lps_mps = kQe[i].sw ? 1 - mps : mps;
-      t[i * 2 + mps] = {std::uint64_t{kQe[i].qe} << 48,
-                        kQe[i].qe,
-                        static_cast<std::uint32_t>(mps),
-                        {&kMqStates[i * 2 + mps], &kMqStates[kQe[i].nmps * 2 + mps], &kMqStates[kQe[i].nlps * 2 + lps_mps]}};
+      const int lps_mps = kQe[i].sw ? 1 - mps : mps;
+      const std::uint64_t self = static_cast<std::uint64_t>(i * 2 + mps);
+      const std::uint64_t nmps = static_cast<std::uint64_t>(kQe[i].nmps * 2 + mps);
+      const std::uint64_t nlps = static_cast<std::uint64_t>(kQe[i].nlps * 2 + lps_mps);
+      t[i * 2 + mps] = std::uint64_t{kQe[i].qe} << 48 | std::uint64_t(mps) << 24 | nlps << 16 | nmps << 8 | self;
     }
   return t;
 }();

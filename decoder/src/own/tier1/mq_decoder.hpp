@@ -12,20 +12,24 @@
 
 namespace j2k::decoder::own {
 
-/// One entry per (state, MPS) pair of Table C.2. A context is a pointer to its entry, so
-/// a decode is one load for Qe and MPS and one pointer store for the transition.
-struct MqState {
-  std::uint64_t qe48;       ///< Qe << 48: compared with and subtracted from the 64-bit C
-  std::uint32_t qe;
-  std::uint32_t mps;
-  /// [0] this state (no renormalisation), [1] after a renormalising MPS (NMPS),
-  /// [2] after an LPS (NLPS, MPS flipped where SWITCH = 1).
-  const MqState* next[3];
-};
-using MqContext = const MqState*;
+/// A context is its state word itself (not a pointer), one entry of Table C.2 per
+/// (state, MPS) pair packed into 64 bits:
+///   bits 48..63  Qe (so Qe << 48, compared with the 64-bit C, is one AND);
+///   bits  0..7   this entry's own index, bits 8..15 the NMPS entry, bits 16..23 the NLPS
+///                entry (MPS flipped where SWITCH = 1), so the successor after a decode is
+///                entry[(word >> 8 * which) & 0xFF] with which = 0 (no renormalisation),
+///                1 (renormalising MPS), 2 (LPS);
+///   bit 24       MPS.
+/// A decode therefore needs no load before it can compare with Qe: the per-symbol chain
+/// is context word -> compare -> one table load -> context word.
+using MqContext = std::uint64_t;
 
 /// Entry `index * 2 + mps`.
-extern const std::array<MqState, 94> kMqStates;
+extern const std::array<std::uint64_t, 94> kMqStates;
+
+constexpr std::uint64_t kMqQeMask = 0xFFFF000000000000ull;
+[[gnu::always_inline]] inline std::uint32_t mq_state_qe(MqContext cx) { return static_cast<std::uint32_t>(cx >> 48); }
+[[gnu::always_inline]] inline std::uint32_t mq_state_mps(MqContext cx) { return static_cast<std::uint32_t>(cx >> 24) & 1u; }
 
 /// The C register of C.3 widened to 64 bits: C.3's 32-bit C sits in bits 32..63 (Chigh,
 /// compared with Qe, in bits 48..63), and below it up to 40 further code bits are kept
@@ -85,27 +89,34 @@ struct MqRegisters {
 /// shift by the number of leading zeros of A (0 when A >= 0x8000). The only branch is the
 /// refill, taken once every few bytes. The caller still branches on the symbol, but that
 /// is one data-dependent branch per symbol instead of two or three.
-[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx) {
-  const MqState* st = cx;
-  const std::uint32_t qe = st->qe;
+/// `states` is kMqStates or a copy of it (the kernel keeps one next to its contexts so that
+/// both are addressed from one base register).
+[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx, const std::uint64_t* states) {
+  const std::uint64_t e = cx;
+  const std::uint64_t q48 = e & kMqQeMask;
+  const std::uint32_t qe = static_cast<std::uint32_t>(e >> 48);
   const std::uint32_t a = r.a - qe;
   const std::uint64_t c = r.c;
-  const std::uint64_t q48 = st->qe48;
   const std::uint32_t lps = c < q48;        // C.3.2: Chigh < Qe
   const std::uint32_t exch = a < qe;        // conditional exchange (never when A >= 0x8000)
-  const std::uint32_t d = st->mps ^ lps ^ exch;
+  const std::uint32_t d = mq_state_mps(e) ^ lps ^ exch;
   const std::uint32_t renorm = lps | ((a >> 15) ^ 1u);
   // Masks rather than ?: so that the compiler cannot turn the selects back into a branch.
   const std::uint64_t keep = std::uint64_t{lps} - 1;  // all ones on the MPS path
   const std::uint32_t na = a ^ ((a ^ qe) & ~static_cast<std::uint32_t>(keep));
   r.c = c - (q48 & keep);
-  cx = st->next[renorm + (lps ^ exch)];
+  const std::uint32_t which = renorm + (lps ^ exch);
+  cx = states[(e >> (8 * which)) & 0xFF];
   const int n = __builtin_clz(na) - 16;  // 0..15: A is non-zero
   if (n > r.ct) [[unlikely]] mq_fill(r);
   r.a = na << n;
   r.c <<= n;
   r.ct -= n;
   return d;
+}
+
+[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx) {
+  return mq_decode(r, cx, kMqStates.data());
 }
 
 /// Raw (bypass) bits (D.6): MSB first; after 0xFF the next byte has 7 bits. Same padding.

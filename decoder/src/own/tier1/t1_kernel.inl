@@ -82,11 +82,25 @@ constexpr Tables make_tables() {
 }
 constexpr Tables kTables = make_tables();
 
+/// Everything a pass looks up per symbol, in one block on the kernel's stack so that one
+/// base register (or the stack pointer) addresses all of it: the contexts' state words,
+/// the MQ state table they step through, and the band's zero-coding and the sign tables.
+struct alignas(64) CtxBlock {
+  MqContext cx[24];  // kNumCtx used
+  std::uint64_t states[94];
+  std::uint8_t zc[256];
+  std::uint8_t sc[256];
+};
+
+[[gnu::always_inline]] inline std::uint32_t decode(MqRegisters& r, CtxBlock& cb, int i) {
+  return mq_decode(r, cb.cx[i], cb.states);
+}
+
 void reset_contexts(MqContext* ctx) {
-  for (int i = 0; i < kNumCtx; ++i) ctx[i] = &kMqStates[0];
-  ctx[0] = &kMqStates[4 * 2];         // Table D.7: zero-coding context 0 starts in state 4
-  ctx[kCtxRl] = &kMqStates[3 * 2];    // run-length: state 3
-  ctx[kCtxUni] = &kMqStates[46 * 2];  // uniform: state 46
+  for (int i = 0; i < kNumCtx; ++i) ctx[i] = kMqStates[0];
+  ctx[0] = kMqStates[4 * 2];         // Table D.7: zero-coding context 0 starts in state 4
+  ctx[kCtxRl] = kMqStates[3 * 2];    // run-length: state 3
+  ctx[kCtxUni] = kMqStates[46 * 2];  // uniform: state 46
 }
 
 
@@ -180,7 +194,7 @@ constexpr std::uint64_t kLaneBits = lanes(1);
 /// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
 /// Works from per-column candidate masks, so settled samples cost no branch each.
 template <bool kRaw, typename Regs>
-void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
+[[gnu::noinline]] void sig_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
@@ -196,15 +210,15 @@ void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
         const std::uint32_t fl = f[k];
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
-        else bit = mq_decode(r, ctx[s.zc[fl & kNeighbours]]);
+        else bit = decode(r, cb, cb.zc[fl & kNeighbours]);
         coded |= std::uint64_t{1} << (16 * k);
         if (bit) {
           std::uint32_t neg;
           if constexpr (kRaw) {
             neg = raw_bit(r);
           } else {
-            const std::uint8_t sc = kTables.sc[sign_index(fl)];
-            neg = mq_decode(r, ctx[sc >> 1]) ^ (sc & 1u);
+            const std::uint8_t sc = cb.sc[sign_index(fl)];
+            neg = decode(r, cb, sc >> 1) ^ (sc & 1u);
           }
           set_significant(f, k, s.row_stride, neg, s.causal);
           d[k] = one;
@@ -224,7 +238,7 @@ void sig_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
 
 /// Magnitude refinement pass (D.3.3): samples significant before this bit-plane.
 template <bool kRaw, typename Regs>
-void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
+[[gnu::noinline]] void refine_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
   const std::int32_t half = 1 << p;
   for (int st = 0; st < s.stripes; ++st) {
@@ -247,7 +261,7 @@ void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
           // kCtxMr + 2 once refined, else + 1 with a significant neighbour (arithmetic, no branch).
           const std::uint32_t refined = (fl >> 14) & 1u, busy = (fl & kNeighbours) != 0;
           const int c = kCtxMr + static_cast<int>(busy + refined * (2 - busy));
-          bit = mq_decode(r, ctx[c]);
+          bit = decode(r, cb, c);
         }
         // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
         d[k] += static_cast<std::int32_t>(bit << (p + 1)) - half;  // +half or -half
@@ -258,8 +272,11 @@ void refine_pass(BlockState& s, int p, Regs& regs, MqContext* ctx) {
 }
 
 /// Cleanup pass (D.3.4) with run-length mode for empty stripe columns.
-void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
+[[gnu::noinline]] void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, CtxBlock& cb) {
   MqRegisters mq = mqr;
+  // The run-length context is used once per empty column, back to back: kept in a
+  // register, its state word does not go through a store and a reload per symbol.
+  MqContext rl = cb.cx[kCtxRl];
   const std::int32_t one = 3 << p;
   for (int st = 0; st < s.stripes; ++st) {
     const bool full = s.h - 4 * st >= 4;
@@ -270,11 +287,11 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
       const std::uint64_t col = load_column(f);
       int k = 0;
       if (full && (col & kCleanupBusy4) == 0) {
-        if (!mq_decode(mq, ctx[kCtxRl])) continue;  // four more zeros
-        k = static_cast<int>(mq_decode(mq, ctx[kCtxUni]) << 1);
-        k |= static_cast<int>(mq_decode(mq, ctx[kCtxUni]));
-        const std::uint8_t sc = kTables.sc[sign_index(f[k])];
-        const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
+        if (!mq_decode(mq, rl, cb.states)) continue;  // four more zeros
+        k = static_cast<int>(decode(mq, cb, kCtxUni) << 1);
+        k |= static_cast<int>(decode(mq, cb, kCtxUni));
+        const std::uint8_t sc = cb.sc[sign_index(f[k])];
+        const std::uint32_t neg = decode(mq, cb, sc >> 1) ^ (sc & 1u);
         set_significant(f, k, s.row_stride, neg, s.causal);
         d[k] = one;
         ++k;
@@ -289,9 +306,9 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
         const int kk = __builtin_ctzll(cand) >> 4;
         cand &= cand - 1;
         const std::uint32_t fl = f[kk];
-        if (mq_decode(mq, ctx[s.zc[fl & kNeighbours]])) {
-          const std::uint8_t sc = kTables.sc[sign_index(fl)];
-          const std::uint32_t neg = mq_decode(mq, ctx[sc >> 1]) ^ (sc & 1u);
+        if (decode(mq, cb, cb.zc[fl & kNeighbours])) {
+          const std::uint8_t sc = cb.sc[sign_index(fl)];
+          const std::uint32_t neg = decode(mq, cb, sc >> 1) ^ (sc & 1u);
           set_significant(f, kk, s.row_stride, neg, s.causal);
           d[kk] = one;
         }
@@ -299,6 +316,7 @@ void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, MqContext* ctx) {
       store_column(f, load_column(f) & ~kVisit4);
     }
   }
+  cb.cx[kCtxRl] = rl;
   mqr = mq;
 }
 
@@ -384,7 +402,11 @@ bool run_passes(const T1Kernel& k) {
   const int stripes = (h + 3) / 4;
   const int row_stride = (w + 2) * 4;
   BlockState s{k.flags, k.data, w, h, stripes, row_stride, kTables.zc[k.zc_table], k.causal};
-  MqContext ctx[kNumCtx];
+  CtxBlock cb;
+  std::memcpy(cb.states, kMqStates.data(), sizeof cb.states);
+  std::memcpy(cb.zc, kTables.zc[k.zc_table], sizeof cb.zc);
+  std::memcpy(cb.sc, kTables.sc, sizeof cb.sc);
+  MqContext* ctx = cb.cx;
   reset_contexts(ctx);
   MqRegisters mq;
   RawRegisters raw;
@@ -408,17 +430,17 @@ bool run_passes(const T1Kernel& k) {
     const int type = (pass + 2) % 3;  // 0 significance, 1 refinement, 2 cleanup
     const bool is_raw = bypass && pass >= 10 && type != 2;
     if (type == 0) {
-      if (is_raw) sig_pass<true>(s, plane, raw, ctx);
-      else sig_pass<false>(s, plane, mq, ctx);
+      if (is_raw) sig_pass<true>(s, plane, raw, cb);
+      else sig_pass<false>(s, plane, mq, cb);
     } else if (type == 1) {
-      if (is_raw) refine_pass<true>(s, plane, raw, ctx);
-      else refine_pass<false>(s, plane, mq, ctx);
+      if (is_raw) refine_pass<true>(s, plane, raw, cb);
+      else refine_pass<false>(s, plane, mq, cb);
     } else {
-      cleanup_pass(s, plane, mq, ctx);
+      cleanup_pass(s, plane, mq, cb);
       if (k.segmentation) {
         // D.5: the four-symbol segmentation marker 1010 ends every cleanup pass.
         std::uint32_t sym = 0;
-        for (int i = 0; i < 4; ++i) sym = sym << 1 | mq_decode(mq, ctx[kCtxUni]);
+        for (int i = 0; i < 4; ++i) sym = sym << 1 | decode(mq, cb, kCtxUni);
         if (sym != 0xA) ok = false;
       }
     }
