@@ -12,24 +12,28 @@
 
 namespace j2k::decoder::own {
 
-/// A context is its state word itself (not a pointer), one entry of Table C.2 per
-/// (state, MPS) pair packed into 64 bits:
-///   bits 48..63  Qe (so Qe << 48, compared with the 64-bit C, is one AND);
-///   bits  0..7   this entry's own index, bits 8..15 the NMPS entry, bits 16..23 the NLPS
-///                entry (MPS flipped where SWITCH = 1), so the successor after a decode is
-///                entry[(word >> 8 * which) & 0xFF] with which = 0 (no renormalisation),
-///                1 (renormalising MPS), 2 (LPS);
-///   bit 24       MPS.
-/// A decode therefore needs no load before it can compare with Qe: the per-symbol chain
-/// is context word -> compare -> one table load -> context word.
+/// A context is its state word itself (not a pointer), one word per (state, MPS) pair of
+/// Table C.2 (pair = state * 2 + MPS):
+///   bits 48..63  Qe, and bits 32..47 zero: word >> 32 is Qe << 16 (compared with A, which
+///                is kept as A << 16), word & 0xFFFF'0000'0000'0000 is Qe << 48 (compared
+///                with the 64-bit C);
+///   bits  5..11  pair * 32: the byte offset of the pair's row of 4 successors in kMqNext;
+///   bit   0      MPS.
+/// After a decode the successor is row[flip * 2 + (A' >> 31)], flip = decision != MPS and
+/// A' the new A << 16 before renormalisation: [0] NMPS (MPS, renormalising), [1] the same
+/// word (MPS, no renormalisation), [2] and [3] NLPS (MPS flipped where SWITCH = 1; an LPS
+/// or exchange always renormalises). A decode thus needs no load before it can compare
+/// with Qe: the per-symbol chain is context word -> compares -> one table load.
 using MqContext = std::uint64_t;
 
-/// Entry `index * 2 + mps`.
+/// Word of pair `state * 2 + mps`.
 extern const std::array<std::uint64_t, 94> kMqStates;
+/// The successor rows, 4 words per pair (see MqContext).
+extern const std::array<std::uint64_t, 94 * 4> kMqNext;
 
 constexpr std::uint64_t kMqQeMask = 0xFFFF000000000000ull;
 [[gnu::always_inline]] inline std::uint32_t mq_state_qe(MqContext cx) { return static_cast<std::uint32_t>(cx >> 48); }
-[[gnu::always_inline]] inline std::uint32_t mq_state_mps(MqContext cx) { return static_cast<std::uint32_t>(cx >> 24) & 1u; }
+[[gnu::always_inline]] inline std::uint32_t mq_state_mps(MqContext cx) { return static_cast<std::uint32_t>(cx) & 1u; }
 
 /// The C register of C.3 widened to 64 bits: C.3's 32-bit C sits in bits 32..63 (Chigh,
 /// compared with Qe, in bits 48..63), and below it up to 40 further code bits are kept
@@ -37,7 +41,7 @@ constexpr std::uint64_t kMqQeMask = 0xFFFF000000000000ull;
 /// three to five, and a renormalisation needs a refill only every few bytes instead of
 /// every byte: the common renormalisation is one shift with no loop.
 struct MqRegisters {
-  std::uint32_t a = 0;
+  std::uint32_t a = 0;  ///< A << 16: renormalisation shifts by lzcnt(a) directly
   std::uint64_t c = 0;
   int ct = 0;
   const std::uint8_t* bp = nullptr;
@@ -78,8 +82,11 @@ struct MqRegisters {
   mq_fill(r);
   r.c <<= 7;
   r.ct -= 7;
-  r.a = 0x8000;
+  r.a = 0x80000000u;
 }
+
+/// A as in C.3 (16 bits), for tests against the flowcharts.
+[[gnu::always_inline]] inline std::uint32_t mq_a(const MqRegisters& r) { return r.a >> 16; }
 
 /// Chigh (bits 16..31 of C.3's C), for tests against the flowcharts.
 [[gnu::always_inline]] inline std::uint32_t mq_c_high(const MqRegisters& r) { return static_cast<std::uint32_t>(r.c >> 48); }
@@ -89,25 +96,25 @@ struct MqRegisters {
 /// shift by the number of leading zeros of A (0 when A >= 0x8000). The only branch is the
 /// refill, taken once every few bytes. The caller still branches on the symbol, but that
 /// is one data-dependent branch per symbol instead of two or three.
-/// `states` is kMqStates or a copy of it (the kernel keeps one next to its contexts so that
+/// `next` is kMqNext or a copy of it (the kernel keeps one next to its contexts so that
 /// both are addressed from one base register).
-[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx, const std::uint64_t* states) {
+[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx, const std::uint64_t* next) {
   const std::uint64_t e = cx;
+  const std::uint32_t qa = static_cast<std::uint32_t>(e >> 32);  // Qe << 16
   const std::uint64_t q48 = e & kMqQeMask;
-  const std::uint32_t qe = static_cast<std::uint32_t>(e >> 48);
-  const std::uint32_t a = r.a - qe;
+  const std::uint32_t a = r.a - qa;
   const std::uint64_t c = r.c;
-  const std::uint32_t lps = c < q48;        // C.3.2: Chigh < Qe
-  const std::uint32_t exch = a < qe;        // conditional exchange (never when A >= 0x8000)
-  const std::uint32_t d = mq_state_mps(e) ^ lps ^ exch;
-  const std::uint32_t renorm = lps | ((a >> 15) ^ 1u);
+  const std::uint32_t lps = c < q48;   // C.3.2: Chigh < Qe
+  const std::uint32_t exch = a < qa;   // conditional exchange (never when A >= 0x8000)
+  const std::uint32_t flip = lps ^ exch;  // the decision is not the MPS
+  const std::uint32_t d = (static_cast<std::uint32_t>(e) ^ flip) & 1u;
   // Masks rather than ?: so that the compiler cannot turn the selects back into a branch.
   const std::uint64_t keep = std::uint64_t{lps} - 1;  // all ones on the MPS path
-  const std::uint32_t na = a ^ ((a ^ qe) & ~static_cast<std::uint32_t>(keep));
+  const std::uint32_t na = a ^ ((a ^ qa) & ~static_cast<std::uint32_t>(keep));
   r.c = c - (q48 & keep);
-  const std::uint32_t which = renorm + (lps ^ exch);
-  cx = states[(e >> (8 * which)) & 0xFF];
-  const int n = __builtin_clz(na) - 16;  // 0..15: A is non-zero
+  const std::uint32_t slot = flip * 2 + (na >> 31);
+  cx = *reinterpret_cast<const std::uint64_t*>(reinterpret_cast<const char*>(next) + (e & 0xFE0) + slot * 8);
+  const int n = __builtin_clz(na);  // 0..15: A is non-zero
   if (n > r.ct) [[unlikely]] mq_fill(r);
   r.a = na << n;
   r.c <<= n;
@@ -116,7 +123,7 @@ struct MqRegisters {
 }
 
 [[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx) {
-  return mq_decode(r, cx, kMqStates.data());
+  return mq_decode(r, cx, kMqNext.data());
 }
 
 /// Raw (bypass) bits (D.6): MSB first; after 0xFF the next byte has 7 bits. Same padding.

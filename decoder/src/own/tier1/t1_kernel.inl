@@ -17,6 +17,13 @@
 #error "define J2K_T1_NS before including t1_kernel.inl"
 #endif
 
+// GCC's SLP vectoriser merges the neighbour updates of two adjacent stripe columns into
+// one 128-bit read-modify-write; a later 64-bit or 128-bit load that spans two separate
+// earlier stores then cannot be store-forwarded and stalls. Keep them scalar.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+
 namespace j2k::decoder::own {
 
 namespace {
@@ -87,13 +94,13 @@ constexpr Tables kTables = make_tables();
 /// the MQ state table they step through, and the band's zero-coding and the sign tables.
 struct alignas(64) CtxBlock {
   MqContext cx[24];  // kNumCtx used
-  std::uint64_t states[94];
+  std::uint64_t next[94 * 4];
   std::uint8_t zc[256];
   std::uint8_t sc[256];
 };
 
 [[gnu::always_inline]] inline std::uint32_t decode(MqRegisters& r, CtxBlock& cb, int i) {
-  return mq_decode(r, cb.cx[i], cb.states);
+  return mq_decode(r, cb.cx[i], cb.next);
 }
 
 void reset_contexts(MqContext* ctx) {
@@ -287,7 +294,7 @@ template <bool kRaw, typename Regs>
       const std::uint64_t col = load_column(f);
       int k = 0;
       if (full && (col & kCleanupBusy4) == 0) {
-        if (!mq_decode(mq, rl, cb.states)) continue;  // four more zeros
+        if (!mq_decode(mq, rl, cb.next)) continue;  // four more zeros
         k = static_cast<int>(decode(mq, cb, kCtxUni) << 1);
         k |= static_cast<int>(decode(mq, cb, kCtxUni));
         const std::uint8_t sc = cb.sc[sign_index(f[k])];
@@ -403,7 +410,7 @@ bool run_passes(const T1Kernel& k) {
   const int row_stride = (w + 2) * 4;
   BlockState s{k.flags, k.data, w, h, stripes, row_stride, kTables.zc[k.zc_table], k.causal};
   CtxBlock cb;
-  std::memcpy(cb.states, kMqStates.data(), sizeof cb.states);
+  std::memcpy(cb.next, kMqNext.data(), sizeof cb.next);
   std::memcpy(cb.zc, kTables.zc[k.zc_table], sizeof cb.zc);
   std::memcpy(cb.sc, kTables.sc, sizeof cb.sc);
   MqContext* ctx = cb.cx;
