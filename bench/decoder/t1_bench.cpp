@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/planar_image.hpp"
 #include "decoder/decoder.hpp"
 
 namespace {
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   const int fc = open_counter(PERF_COUNT_HW_CPU_CYCLES), fi = open_counter(PERF_COUNT_HW_INSTRUCTIONS),
             fb = open_counter(PERF_COUNT_HW_BRANCH_MISSES);
   std::vector<double> cyc, ins, bm, t1;
+  std::uint64_t sum = 0;
   for (int r = 0; r <= runs; ++r) {
     const std::uint64_t c0 = read_counter(fc), i0 = read_counter(fi), b0 = read_counter(fb);
     auto img = (*dec)->decode(Bytes(bytes.data(), bytes.size()), opt);
@@ -71,14 +73,17 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "decode failed\n");
       return 1;
     }
-    if (r == 0) continue;  // warm-up
+    if (r == 0) {  // warm-up
+      sum = checksum(*img);
+      continue;
+    }
     cyc.push_back(static_cast<double>(c1 - c0) / 1e6);
     ins.push_back(static_cast<double>(i1 - i0) / 1e6);
     bm.push_back(static_cast<double>(b1 - b0) / 1e6);
     t1.push_back((*dec)->last_stats().tier1_ms);
   }
-  std::printf("cycles:u min %.1f M med %.1f M | instr %.1f M | branch-misses %.3f M | tier-1 ms min %.2f med %.2f\n",
+  std::printf("cycles:u min %.1f M med %.1f M | instr %.1f M | branch-misses %.3f M | tier-1 ms min %.2f med %.2f | checksum %016llx\n",
               *std::min_element(cyc.begin(), cyc.end()), median(cyc), median(ins), median(bm),
-              *std::min_element(t1.begin(), t1.end()), median(t1));
+              *std::min_element(t1.begin(), t1.end()), median(t1), static_cast<unsigned long long>(sum));
   return 0;
 }

@@ -164,9 +164,10 @@ constexpr SignificanceMasks kSigMasks = make_significance_masks();
 /// (D.3.1), with whole-column 64-bit updates (16-bit stores followed by the next column's
 /// 64-bit load would stall store forwarding). In vertically causal mode the stripe above
 /// does not learn about this one (D.7).
-[[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
-                                                   bool causal) {
-  or_column(f, kSigMasks.self[k][neg]);
+/// set_significant without the sample's own column, for passes that keep that column in
+/// a register and store it once at the end.
+[[gnu::always_inline]] inline void set_significant_around(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
+                                                          bool causal) {
   or_column(f - 4, kSigMasks.left[k][neg]);
   or_column(f + 4, kSigMasks.right[k][neg]);
   if (k == 0 && !causal) {
@@ -180,6 +181,12 @@ constexpr SignificanceMasks kSigMasks = make_significance_masks();
     or_column(d, kSigN | (neg ? kSgnN : 0));
     or_column(d + 4, kSigNW);
   }
+}
+
+[[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
+                                                   bool causal) {
+  or_column(f, kSigMasks.self[k][neg]);
+  set_significant_around(f, k, row_stride, neg, causal);
 }
 
 // The pass functions below are long on purpose: the MQ registers stay in locals for the
@@ -209,16 +216,22 @@ template <bool kRaw, typename Regs>
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-      std::uint64_t cand = spp_candidates(load_column(f), rows);
+      // The column stays in a register (exact: only this column's own samples change it
+      // while it is coded) and is stored once at the end with the visited marks.
+      std::uint64_t col = load_column(f);
+      std::uint64_t cand = spp_candidates(col, rows);
       if (!cand) continue;
-      std::uint64_t coded = 0;  // lanes coded in this pass: marked visited once, at the end
+      std::uint64_t coded = 0;  // lanes coded in this pass
       while (cand) {
-        const int k = __builtin_ctzll(cand) >> 4;
-        const std::uint32_t fl = f[k];
+        const int sh = __builtin_ctzll(cand);  // 16 * row
+        const int k = sh >> 4;
+        const std::uint64_t lane = cand & (0 - cand);
+        cand ^= lane;
+        coded |= lane;
+        const std::uint32_t fl = static_cast<std::uint32_t>(col >> sh) & 0xFFFF;
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
         else bit = decode(r, cb, cb.zc[fl & kNeighbours]);
-        coded |= std::uint64_t{1} << (16 * k);
         if (bit) {
           std::uint32_t neg;
           if constexpr (kRaw) {
@@ -227,17 +240,15 @@ template <bool kRaw, typename Regs>
             const std::uint8_t sc = cb.sc[sign_index(fl)];
             neg = decode(r, cb, sc >> 1) ^ (sc & 1u);
           }
-          set_significant(f, k, s.row_stride, neg, s.causal);
+          set_significant_around(f, k, s.row_stride, neg, s.causal);
+          col |= kSigMasks.self[k][neg];
           d[k] = one;
           // Only the sample right below can have become a candidate (its N neighbour is
-          // now significant); the rest of the column is unaffected.
-          cand &= cand - 1;
-          if (k < 3 && !(f[k + 1] & kSig)) cand |= (1ull << (16 * (k + 1))) & rows;
-        } else {
-          cand &= cand - 1;
+          // now significant), unless it is significant already.
+          cand |= (lane << 16) & ~(col >> 12) & rows;
         }
       }
-      or_column(f, coded << 13);  // kVisit is bit 13 of each lane
+      store_column(f, col | coded << 13);  // kVisit is bit 13 of each lane
     }
   }
   regs = r;
@@ -291,15 +302,18 @@ template <bool kRaw, typename Regs>
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
     for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-      const std::uint64_t col = load_column(f);
+      // The column is kept in a register and stored once (see sig_pass).
+      std::uint64_t col = load_column(f);
       int k = 0;
       if (full && (col & kCleanupBusy4) == 0) {
         if (!mq_decode(mq, rl, cb.next)) continue;  // four more zeros
         k = static_cast<int>(decode(mq, cb, kCtxUni) << 1);
         k |= static_cast<int>(decode(mq, cb, kCtxUni));
-        const std::uint8_t sc = cb.sc[sign_index(f[k])];
-        const std::uint32_t neg = decode(mq, cb, sc >> 1) ^ (sc & 1u);
-        set_significant(f, k, s.row_stride, neg, s.causal);
+        // No neighbour is significant here, so the sign context is 9 with no XOR bit.
+        static_assert(kTables.sc[0] == 9 << 1);
+        const std::uint32_t neg = decode(mq, cb, 9);
+        set_significant_around(f, k, s.row_stride, neg, s.causal);
+        col |= kSigMasks.self[k][neg];
         d[k] = one;
         ++k;
       } else if ((col & kSig4) == kSig4) {
@@ -310,17 +324,19 @@ template <bool kRaw, typename Regs>
       // another's membership, so the mask is computed once.
       std::uint64_t cand = k >= 4 ? 0 : ~((col >> 12) | (col >> 13)) & rows & ~((1ull << (16 * k)) - 1);
       while (cand) {
-        const int kk = __builtin_ctzll(cand) >> 4;
+        const int sh = __builtin_ctzll(cand);  // 16 * row
+        const int kk = sh >> 4;
         cand &= cand - 1;
-        const std::uint32_t fl = f[kk];
+        const std::uint32_t fl = static_cast<std::uint32_t>(col >> sh) & 0xFFFF;
         if (decode(mq, cb, cb.zc[fl & kNeighbours])) {
           const std::uint8_t sc = cb.sc[sign_index(fl)];
           const std::uint32_t neg = decode(mq, cb, sc >> 1) ^ (sc & 1u);
-          set_significant(f, kk, s.row_stride, neg, s.causal);
+          set_significant_around(f, kk, s.row_stride, neg, s.causal);
+          col |= kSigMasks.self[kk][neg];
           d[kk] = one;
         }
       }
-      store_column(f, load_column(f) & ~kVisit4);
+      store_column(f, col & ~kVisit4);
     }
   }
   cb.cx[kCtxRl] = rl;
