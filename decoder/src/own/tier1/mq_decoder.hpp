@@ -122,6 +122,22 @@ struct MqRegisters {
   return d;
 }
 
+/// mq_decode with a branch for the common case of a skewed context: an MPS that needs no
+/// renormalisation (C >= Qe and A - Qe >= 0x8000) is two subtractions. For contexts that
+/// sit in low-Qe states for long runs (run-length mode in empty areas), where the branch
+/// is well predicted.
+[[gnu::always_inline]] inline std::uint32_t mq_decode_skewed(MqRegisters& r, MqContext& cx, const std::uint64_t* next) {
+  const std::uint64_t e = cx;
+  const std::uint32_t a = r.a - static_cast<std::uint32_t>(e >> 32);
+  const std::uint64_t q48 = e & kMqQeMask;
+  if (r.c >= q48 && (a >> 31)) [[likely]] {
+    r.a = a;
+    r.c -= q48;
+    return mq_state_mps(e);
+  }
+  return mq_decode(r, cx, next);
+}
+
 [[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx) {
   return mq_decode(r, cx, kMqNext.data());
 }

@@ -306,7 +306,7 @@ template <bool kRaw, typename Regs>
       std::uint64_t col = load_column(f);
       int k = 0;
       if (full && (col & kCleanupBusy4) == 0) {
-        if (!mq_decode(mq, rl, cb.next)) continue;  // four more zeros
+        if (!mq_decode_skewed(mq, rl, cb.next)) continue;  // four more zeros
         k = static_cast<int>(decode(mq, cb, kCtxUni) << 1);
         k |= static_cast<int>(decode(mq, cb, kCtxUni));
         // No neighbour is significant here, so the sign context is 9 with no XOR bit.
