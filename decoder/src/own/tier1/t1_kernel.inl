@@ -122,6 +122,11 @@ struct BlockState {
   int row_stride;        // flags per stripe row: (w + 2) * 4
   const std::uint8_t* zc;
   bool causal;
+  /// Written by the significance propagation pass: the stripe columns that hold samples
+  /// significant before this bit-plane (exactly the refinement pass's work), each as
+  /// (flag column index << 16) | data column index; -1 when not built for this plane.
+  std::uint32_t* columns;
+  int num_columns;
 };
 
 constexpr std::uint64_t lanes(std::uint64_t m) { return m | m << 16 | m << 32 | m << 48; }
@@ -211,14 +216,20 @@ template <bool kRaw, typename Regs>
 [[gnu::noinline]] void sig_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
   const std::int32_t one = 3 << p;
+  std::uint32_t* const list = s.columns;
+  int n = 0;
   for (int st = 0; st < s.stripes; ++st) {
     const std::uint64_t rows = row_mask(s.h - 4 * st);
     std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
     std::int32_t* d = s.data + st * s.w * 4;
-    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+    // Column list entry: flag column index (st * (w + 2) + x) << 16 | data column index.
+    std::uint32_t entry = static_cast<std::uint32_t>(st * (s.w + 2)) << 16 | static_cast<std::uint32_t>(st * s.w);
+    for (int x = 0; x < s.w; ++x, f += 4, d += 4, entry += 0x10001u) {
       // The column stays in a register (exact: only this column's own samples change it
       // while it is coded) and is stored once at the end with the visited marks.
       std::uint64_t col = load_column(f);
+      list[n] = entry;  // kept only where the column has significant samples (no branch)
+      n += (col & kSig4) != 0;
       std::uint64_t cand = spp_candidates(col, rows);
       if (!cand) continue;
       std::uint64_t coded = 0;  // lanes coded in this pass
@@ -251,38 +262,61 @@ template <bool kRaw, typename Regs>
       store_column(f, col | coded << 13);  // kVisit is bit 13 of each lane
     }
   }
+  s.num_columns = n;
   regs = r;
 }
 
-/// Magnitude refinement pass (D.3.3): samples significant before this bit-plane.
+/// One column of the refinement pass: samples significant before this bit-plane and
+/// not coded by its significance propagation pass.
+template <bool kRaw, typename Regs>
+[[gnu::always_inline]] inline void refine_column(std::uint16_t* f, std::int32_t* d, std::uint64_t cand, std::uint64_t col,
+                                                 int p, Regs& r, CtxBlock& cb) {
+  const std::int32_t half = 1 << p;
+  or_column(f, cand << 14);  // kRefined (bit 14) for every lane refined below
+  while (cand) {
+    const int sh = __builtin_ctzll(cand);  // 16 * row
+    cand &= cand - 1;
+    const std::uint32_t fl = static_cast<std::uint32_t>(col >> sh) & 0xFFFF;  // state before this pass
+    std::uint32_t bit;
+    if constexpr (kRaw) {
+      bit = raw_bit(r);
+    } else {
+      // kCtxMr + 2 once refined, else + 1 with a significant neighbour (arithmetic, no branch).
+      const std::uint32_t refined = (fl >> 14) & 1u, busy = (fl & kNeighbours) != 0;
+      const int c = kCtxMr + static_cast<int>(busy + refined * (2 - busy));
+      bit = decode(r, cb, c);
+    }
+    // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
+    d[sh >> 4] += static_cast<std::int32_t>(bit << (p + 1)) - half;  // +half or -half
+  }
+}
+
+/// Magnitude refinement pass (D.3.3): samples significant before this bit-plane. Visits
+/// only the columns the significance propagation pass listed (no scan of empty columns).
 template <bool kRaw, typename Regs>
 [[gnu::noinline]] void refine_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
-  const std::int32_t half = 1 << p;
-  for (int st = 0; st < s.stripes; ++st) {
-    const std::uint64_t rows = row_mask(s.h - 4 * st);
-    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
-    std::int32_t* d = s.data + st * s.w * 4;
-    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+  if (s.num_columns >= 0) {
+    const std::uint32_t* list = s.columns;
+    std::uint16_t* const f0 = s.flags + s.row_stride + 4;
+    for (int i = 0, n = s.num_columns; i < n; ++i) {
+      const std::uint32_t e = list[i];
+      std::uint16_t* f = f0 + 4 * (e >> 16);
+      std::int32_t* d = s.data + 4 * (e & 0xFFFF);
       const std::uint64_t col = load_column(f);
-      std::uint64_t cand = (col >> 12) & ~(col >> 13) & rows;  // significant and not visited
-      if (!cand) continue;
-      or_column(f, cand << 14);  // kRefined (bit 14) for every lane refined below
-      while (cand) {
-        const int k = __builtin_ctzll(cand) >> 4;
-        cand &= cand - 1;
-        const std::uint32_t fl = static_cast<std::uint32_t>(col >> (16 * k)) & 0xFFFF;  // state before this pass
-        std::uint32_t bit;
-        if constexpr (kRaw) {
-          bit = raw_bit(r);
-        } else {
-          // kCtxMr + 2 once refined, else + 1 with a significant neighbour (arithmetic, no branch).
-          const std::uint32_t refined = (fl >> 14) & 1u, busy = (fl & kNeighbours) != 0;
-          const int c = kCtxMr + static_cast<int>(busy + refined * (2 - busy));
-          bit = decode(r, cb, c);
-        }
-        // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
-        d[k] += static_cast<std::int32_t>(bit << (p + 1)) - half;  // +half or -half
+      // Significant samples are all inside the block, so no row mask is needed.
+      const std::uint64_t cand = (col >> 12) & ~(col >> 13) & kLaneBits;
+      refine_column<kRaw>(f, d, cand, col, p, r, cb);
+    }
+    s.num_columns = -1;
+  } else {
+    for (int st = 0; st < s.stripes; ++st) {
+      std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
+      std::int32_t* d = s.data + st * s.w * 4;
+      for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
+        const std::uint64_t col = load_column(f);
+        const std::uint64_t cand = (col >> 12) & ~(col >> 13) & kLaneBits;  // significant, not visited
+        if (cand) refine_column<kRaw>(f, d, cand, col, p, r, cb);
       }
     }
   }
@@ -424,7 +458,7 @@ bool run_passes(const T1Kernel& k) {
   const int w = k.w, h = k.h, numbps = k.numbps;
   const int stripes = (h + 3) / 4;
   const int row_stride = (w + 2) * 4;
-  BlockState s{k.flags, k.data, w, h, stripes, row_stride, kTables.zc[k.zc_table], k.causal};
+  BlockState s{k.flags, k.data, w, h, stripes, row_stride, kTables.zc[k.zc_table], k.causal, k.columns, -1};
   CtxBlock cb;
   std::memcpy(cb.next, kMqNext.data(), sizeof cb.next);
   std::memcpy(cb.zc, kTables.zc[k.zc_table], sizeof cb.zc);
