@@ -110,7 +110,7 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   // Gather the segments into one buffer, each followed by two 0xFF bytes (see mq_decoder.hpp).
   std::size_t total = 0;
   for (Bytes c : cb.chunks) total += c.size();
-  bytes_.resize(total + 2 * cb.segments.size() + 2);
+  bytes_.resize(total + 2 * cb.segments.size() + 4);  // + 4: the MQ refill reads ahead (mq_decoder.hpp)
   seg_offsets_.clear();
   {
     std::size_t chunk = 0, in_chunk = 0, out = 0;

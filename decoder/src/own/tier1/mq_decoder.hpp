@@ -6,9 +6,11 @@
 // C is 64 bits wide so that code bytes are read in bursts (see MqRegisters).
 // Every segment is followed by two 0xFF padding bytes in the caller's buffer: BYTEIN then
 // sees a marker (0xFF followed by a byte > 0x8F) at the end and feeds 1-bits forever,
-// so the hot path needs no end-of-buffer check.
+// so the hot path needs no end-of-buffer check. The buffer must also be readable for two
+// more bytes after that padding (the refill reads four bytes at a time).
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 namespace j2k::decoder::own {
 
@@ -50,6 +52,20 @@ struct MqRegisters {
 /// C.3.4 BYTEIN repeated until more than 32 bits are buffered; `bp` points at the last
 /// byte consumed. After 0xFF, a byte > 0x8F is a marker: stay, feed 1-bits.
 [[gnu::always_inline]] inline void mq_fill(MqRegisters& r) {
+  // Fast path: none of the four bytes from bp is 0xFF, so the next four bytes are plain
+  // 8-bit bytes: append 32 bits at once. Called with ct <= 16 (a decode refills when its
+  // shift, at most 15, exceeds ct; INITDEC with ct = 0), so they fit below the valid bits.
+  std::uint32_t w;
+  std::memcpy(&w, r.bp, sizeof w);
+  const std::uint32_t t = ~w;  // a zero byte here is a 0xFF byte there
+  if (((t - 0x01010101u) & ~t & 0x80808080u) == 0 && r.ct <= 16) [[likely]] {
+    const std::uint8_t* b = r.bp;
+    const std::uint32_t next = std::uint32_t{b[1]} << 24 | std::uint32_t{b[2]} << 16 | std::uint32_t{b[3]} << 8 | b[4];
+    r.c += std::uint64_t{next} << (16 - r.ct);
+    r.ct += 32;
+    r.bp += 4;
+    return;
+  }
   std::uint64_t c = r.c;
   int ct = r.ct;
   const std::uint8_t* bp = r.bp;
@@ -74,7 +90,7 @@ struct MqRegisters {
   r.bp = bp;
 }
 
-/// C.3.5 INITDEC. `data` must be followed by two 0xFF bytes.
+/// C.3.5 INITDEC. `data` must be followed by two 0xFF bytes and two more readable bytes.
 [[gnu::always_inline]] inline void mq_init(MqRegisters& r, const std::uint8_t* data) {
   r.bp = data;
   r.c = std::uint64_t{data[0]} << 48;
