@@ -212,7 +212,7 @@ constexpr std::uint64_t kLaneBits = lanes(1);
 
 /// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
 /// Works from per-column candidate masks, so settled samples cost no branch each.
-template <bool kRaw, typename Regs>
+template <bool kRaw, bool kCausal, typename Regs>
 [[gnu::noinline]] void sig_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
   const std::int32_t one = 3 << p;
@@ -251,7 +251,7 @@ template <bool kRaw, typename Regs>
             const std::uint8_t sc = cb.sc[sign_index(fl)];
             neg = decode(r, cb, sc >> 1) ^ (sc & 1u);
           }
-          set_significant_around(f, k, s.row_stride, neg, s.causal);
+          set_significant_around(f, k, s.row_stride, neg, kCausal);
           col |= kSigMasks.self[k][neg];
           d[k] = one;
           // Only the sample right below can have become a candidate (its N neighbour is
@@ -324,6 +324,7 @@ template <bool kRaw, typename Regs>
 }
 
 /// Cleanup pass (D.3.4) with run-length mode for empty stripe columns.
+template <bool kCausal>
 [[gnu::noinline]] void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, CtxBlock& cb) {
   MqRegisters mq = mqr;
   // The run-length context is used once per empty column, back to back: kept in a
@@ -346,7 +347,7 @@ template <bool kRaw, typename Regs>
         // No neighbour is significant here, so the sign context is 9 with no XOR bit.
         static_assert(kTables.sc[0] == 9 << 1);
         const std::uint32_t neg = decode(mq, cb, 9);
-        set_significant_around(f, k, s.row_stride, neg, s.causal);
+        set_significant_around(f, k, s.row_stride, neg, kCausal);
         col |= kSigMasks.self[k][neg];
         d[k] = one;
         ++k;
@@ -365,7 +366,7 @@ template <bool kRaw, typename Regs>
         if (decode(mq, cb, cb.zc[fl & kNeighbours])) {
           const std::uint8_t sc = cb.sc[sign_index(fl)];
           const std::uint32_t neg = decode(mq, cb, sc >> 1) ^ (sc & 1u);
-          set_significant_around(f, kk, s.row_stride, neg, s.causal);
+          set_significant_around(f, kk, s.row_stride, neg, kCausal);
           col |= kSigMasks.self[kk][neg];
           d[kk] = one;
         }
@@ -487,13 +488,14 @@ bool run_passes(const T1Kernel& k) {
     const int type = (pass + 2) % 3;  // 0 significance, 1 refinement, 2 cleanup
     const bool is_raw = bypass && pass >= 10 && type != 2;
     if (type == 0) {
-      if (is_raw) sig_pass<true>(s, plane, raw, cb);
-      else sig_pass<false>(s, plane, mq, cb);
+      // Templated on the causal flag (rare) so that the common passes test nothing for it.
+      if (is_raw) s.causal ? sig_pass<true, true>(s, plane, raw, cb) : sig_pass<true, false>(s, plane, raw, cb);
+      else s.causal ? sig_pass<false, true>(s, plane, mq, cb) : sig_pass<false, false>(s, plane, mq, cb);
     } else if (type == 1) {
       if (is_raw) refine_pass<true>(s, plane, raw, cb);
       else refine_pass<false>(s, plane, mq, cb);
     } else {
-      cleanup_pass(s, plane, mq, cb);
+      s.causal ? cleanup_pass<true>(s, plane, mq, cb) : cleanup_pass<false>(s, plane, mq, cb);
       if (k.segmentation) {
         // D.5: the four-symbol segmentation marker 1010 ends every cleanup pass.
         std::uint32_t sym = 0;
