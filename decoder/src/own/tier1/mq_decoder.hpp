@@ -127,7 +127,17 @@ struct MqRegisters {
   // Masks rather than ?: so that the compiler cannot turn the selects back into a branch.
   const std::uint64_t keep = std::uint64_t{lps} - 1;  // all ones on the MPS path
   const std::uint32_t na = a ^ ((a ^ qa) & ~static_cast<std::uint32_t>(keep));
-  r.c = c - (q48 & keep);
+  {
+    // C on the MPS path minus Qe, else unchanged: a conditional move (shorter chain than
+    // masking), forced with asm where the compiler might branch.
+    std::uint64_t nc = c - q48;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __asm__("cmp %[q], %[c]\n\tcmovb %[c], %[nc]" : [nc] "+r"(nc) : [c] "r"(c), [q] "r"(q48) : "cc");
+#else
+    nc = c - (q48 & keep);
+#endif
+    r.c = nc;
+  }
   const std::uint32_t slot = flip * 2 + (na >> 31);
   cx = *reinterpret_cast<const std::uint64_t*>(reinterpret_cast<const char*>(next) + (e & 0xFE0) + slot * 8);
   const int n = __builtin_clz(na);  // 0..15: A is non-zero
