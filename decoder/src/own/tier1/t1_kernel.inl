@@ -226,19 +226,18 @@ template <bool kRaw, bool kCausal, typename Regs>
     std::uint32_t entry = static_cast<std::uint32_t>(st * (s.w + 2)) << 16 | static_cast<std::uint32_t>(st * s.w);
     for (int x = 0; x < s.w; ++x, f += 4, d += 4, entry += 0x10001u) {
       // The column stays in a register (exact: only this column's own samples change it
-      // while it is coded) and is stored once at the end with the visited marks.
+      // while it is coded) and is stored once at the end, visited marks included.
       std::uint64_t col = load_column(f);
       list[n] = entry;  // kept only where the column has significant samples (no branch)
       n += (col & kSig4) != 0;
       std::uint64_t cand = spp_candidates(col, rows);
       if (!cand) continue;
-      std::uint64_t coded = 0;  // lanes coded in this pass
       while (cand) {
         const int sh = __builtin_ctzll(cand);  // 16 * row
         const int k = sh >> 4;
         const std::uint64_t lane = cand & (0 - cand);
         cand ^= lane;
-        coded |= lane;
+        col |= lane << 13;  // visited (kVisit is bit 13 of each lane; no other lane reads it)
         const std::uint32_t fl = static_cast<std::uint32_t>(col >> sh) & 0xFFFF;
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
@@ -259,7 +258,7 @@ template <bool kRaw, bool kCausal, typename Regs>
           cand |= (lane << 16) & ~(col >> 12) & rows;
         }
       }
-      store_column(f, col | coded << 13);  // kVisit is bit 13 of each lane
+      store_column(f, col);
     }
   }
   s.num_columns = n;
