@@ -176,7 +176,7 @@ TEST(MqDecoder, SkewedFastPathMatchesFlowchartReference) {
       int cx = rng() % 8 == 0 ? static_cast<int>(rng() % kContexts) : 0;
       unsigned want = ref.decode(ref_ctx[cx]);
       const std::uint32_t a_before = fast.a;
-      unsigned got = (n & 3) ? mq_decode_skewed(fast, fast_ctx[cx], kMqNext.data()) : mq_decode(fast, fast_ctx[cx]);
+      unsigned got = (n & 3) ? mq_decode_skewed(fast, fast_ctx[cx], mq_next_base()) : mq_decode(fast, fast_ctx[cx]);
       fast_hits += (n & 3) && fast.a == a_before - static_cast<std::uint32_t>(fast_ctx[cx] >> 32) ? 1 : 0;
       ++total;
       ASSERT_EQ(got, want) << "trial " << trial << " symbol " << n;

@@ -36,26 +36,28 @@ constexpr QeRow kQe[47] = {
 // Packed state words and their successors (see mq_decoder.hpp).
 namespace {
 constexpr std::uint64_t mq_word(int pair) {
-  return std::uint64_t{kQe[pair / 2].qe} << 48 | static_cast<std::uint64_t>(pair * 32) | static_cast<std::uint64_t>(pair & 1);
+  return std::uint64_t{kQe[pair / 2].qe} << 48 | static_cast<std::uint64_t>(kMqNextOffset + pair * 32) |
+         static_cast<std::uint64_t>(pair & 1);
 }
 }  // namespace
 
+static_assert(kMqNextOffset % 32 == 0 && kMqNextOffset + 93 * 32 <= 0xFE0, "row offsets fit bits 5..11");
 alignas(64) const std::array<std::uint64_t, 94> kMqStates = [] {
   std::array<std::uint64_t, 94> t{};
   for (int pair = 0; pair < 94; ++pair) t[pair] = mq_word(pair);
   return t;
 }();
 
-alignas(64) const std::array<std::uint64_t, 94 * 4> kMqNext = [] {
-  std::array<std::uint64_t, 94 * 4> t{};
+alignas(64) const MqNextTable kMqNextTable = [] {
+  MqNextTable t{};
   for (int i = 0; i < 47; ++i)
     for (int mps = 0; mps < 2; ++mps) {
       const int pair = i * 2 + mps;
       const int lps_mps = kQe[i].sw ? 1 - mps : mps;
-      t[pair * 4 + 0] = mq_word(kQe[i].nmps * 2 + mps);
-      t[pair * 4 + 1] = mq_word(pair);
-      t[pair * 4 + 2] = mq_word(kQe[i].nlps * 2 + lps_mps);
-      t[pair * 4 + 3] = mq_word(kQe[i].nlps * 2 + lps_mps);
+      t.next[pair * 4 + 0] = mq_word(kQe[i].nmps * 2 + mps);
+      t.next[pair * 4 + 1] = mq_word(pair);
+      t.next[pair * 4 + 2] = mq_word(kQe[i].nlps * 2 + lps_mps);
+      t.next[pair * 4 + 3] = mq_word(kQe[i].nlps * 2 + lps_mps);
     }
   return t;
 }();

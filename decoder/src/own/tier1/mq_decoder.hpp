@@ -19,7 +19,9 @@ namespace j2k::decoder::own {
 ///   bits 48..63  Qe, and bits 32..47 zero: word >> 32 is Qe << 16 (compared with A, which
 ///                is kept as A << 16), word & 0xFFFF'0000'0000'0000 is Qe << 48 (compared
 ///                with the 64-bit C);
-///   bits  5..11  pair * 32: the byte offset of the pair's row of 4 successors in kMqNext;
+///   bits  5..11  kMqNextOffset + pair * 32: the byte offset of the pair's row of 4
+///                successors from the start of an MqNextTable (or of any block that has
+///                the successor rows at that offset, like the kernel's context block);
 ///   bit   0      MPS.
 /// After a decode the successor is row[flip * 2 + (A' >> 31)], flip = decision != MPS and
 /// A' the new A << 16 before renormalisation: [0] NMPS (MPS, renormalising), [1] the same
@@ -30,8 +32,15 @@ using MqContext = std::uint64_t;
 
 /// Word of pair `state * 2 + mps`.
 extern const std::array<std::uint64_t, 94> kMqStates;
-/// The successor rows, 4 words per pair (see MqContext).
-extern const std::array<std::uint64_t, 94 * 4> kMqNext;
+/// The successor rows, 4 words per pair (see MqContext), kMqNextOffset bytes into the
+/// table block (the kernel keeps its 24 context words in front of its copy).
+constexpr int kMqNextOffset = 24 * 8;
+struct MqNextTable {
+  std::uint64_t front[kMqNextOffset / 8];
+  std::uint64_t next[94 * 4];
+};
+extern const MqNextTable kMqNextTable;
+[[gnu::always_inline]] inline const std::uint8_t* mq_next_base() { return reinterpret_cast<const std::uint8_t*>(&kMqNextTable); }
 
 constexpr std::uint64_t kMqQeMask = 0xFFFF000000000000ull;
 [[gnu::always_inline]] inline std::uint32_t mq_state_qe(MqContext cx) { return static_cast<std::uint32_t>(cx >> 48); }
@@ -112,9 +121,9 @@ struct MqRegisters {
 /// shift by the number of leading zeros of A (0 when A >= 0x8000). The only branch is the
 /// refill, taken once every few bytes. The caller still branches on the symbol, but that
 /// is one data-dependent branch per symbol instead of two or three.
-/// `next` is kMqNext or a copy of it (the kernel keeps one next to its contexts so that
-/// both are addressed from one base register).
-[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx, const std::uint64_t* next) {
+/// `base` is mq_next_base() or a block with a copy of the successor rows at kMqNextOffset
+/// (the kernel keeps its contexts in front of them, so one base register addresses both).
+[[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx, const std::uint8_t* base) {
   const std::uint64_t e = cx;
   const std::uint32_t qa = static_cast<std::uint32_t>(e >> 32);  // Qe << 16
   const std::uint64_t q48 = e & kMqQeMask;
@@ -139,7 +148,7 @@ struct MqRegisters {
     r.c = nc;
   }
   const std::uint32_t slot = flip * 2 + (na >> 31);
-  cx = *reinterpret_cast<const std::uint64_t*>(reinterpret_cast<const char*>(next) + (e & 0xFE0) + slot * 8);
+  std::memcpy(&cx, base + (e & 0xFE0) + slot * 8, sizeof cx);
   const int n = __builtin_clz(na);  // 0..15: A is non-zero
   if (n > r.ct) [[unlikely]] mq_fill(r);
   r.a = na << n;
@@ -152,7 +161,7 @@ struct MqRegisters {
 /// renormalisation (C >= Qe and A - Qe >= 0x8000) is two subtractions. For contexts that
 /// sit in low-Qe states for long runs (run-length mode in empty areas), where the branch
 /// is well predicted.
-[[gnu::always_inline]] inline std::uint32_t mq_decode_skewed(MqRegisters& r, MqContext& cx, const std::uint64_t* next) {
+[[gnu::always_inline]] inline std::uint32_t mq_decode_skewed(MqRegisters& r, MqContext& cx, const std::uint8_t* base) {
   const std::uint64_t e = cx;
   const std::uint32_t a = r.a - static_cast<std::uint32_t>(e >> 32);
   const std::uint64_t q48 = e & kMqQeMask;
@@ -161,11 +170,11 @@ struct MqRegisters {
     r.c -= q48;
     return mq_state_mps(e);
   }
-  return mq_decode(r, cx, next);
+  return mq_decode(r, cx, base);
 }
 
 [[gnu::always_inline]] inline std::uint32_t mq_decode(MqRegisters& r, MqContext& cx) {
-  return mq_decode(r, cx, kMqNext.data());
+  return mq_decode(r, cx, mq_next_base());
 }
 
 /// Raw (bypass) bits (D.6): MSB first; after 0xFF the next byte has 7 bits. Same padding.

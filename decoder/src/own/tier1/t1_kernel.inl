@@ -5,6 +5,7 @@
 // linkage or lives in J2K_T1_NS, so the two copies never share out-of-line code.
 #include <algorithm>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -99,8 +100,14 @@ struct alignas(64) CtxBlock {
   std::uint8_t sc[256];
 };
 
+static_assert(offsetof(CtxBlock, next) == kMqNextOffset, "the successor rows sit where the state words point");
+
+[[gnu::always_inline]] inline const std::uint8_t* next_base(const CtxBlock& cb) {
+  return reinterpret_cast<const std::uint8_t*>(&cb);
+}
+
 [[gnu::always_inline]] inline std::uint32_t decode(MqRegisters& r, CtxBlock& cb, int i) {
-  return mq_decode(r, cb.cx[i], cb.next);
+  return mq_decode(r, cb.cx[i], next_base(cb));
 }
 
 void reset_contexts(MqContext* ctx) {
@@ -340,7 +347,7 @@ template <bool kCausal>
       std::uint64_t col = load_column(f);
       int k = 0;
       if (full && (col & kCleanupBusy4) == 0) {
-        if (!mq_decode_skewed(mq, rl, cb.next)) continue;  // four more zeros
+        if (!mq_decode_skewed(mq, rl, next_base(cb))) continue;  // four more zeros
         k = static_cast<int>(decode(mq, cb, kCtxUni) << 1);
         k |= static_cast<int>(decode(mq, cb, kCtxUni));
         // No neighbour is significant here, so the sign context is 9 with no XOR bit.
@@ -460,7 +467,7 @@ bool run_passes(const T1Kernel& k) {
   const int row_stride = (w + 2) * 4;
   BlockState s{k.flags, k.data, w, h, stripes, row_stride, kTables.zc[k.zc_table], k.causal, k.columns, -1};
   CtxBlock cb;
-  std::memcpy(cb.next, kMqNext.data(), sizeof cb.next);
+  std::memcpy(cb.next, kMqNextTable.next, sizeof cb.next);
   std::memcpy(cb.zc, kTables.zc[k.zc_table], sizeof cb.zc);
   std::memcpy(cb.sc, kTables.sc, sizeof cb.sc);
   MqContext* ctx = cb.cx;
