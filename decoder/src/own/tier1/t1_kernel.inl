@@ -357,9 +357,6 @@ template <bool kCausal>
         col |= kSigMasks.self[k][neg];
         d[k] = one;
         ++k;
-      } else if ((col & kSig4) == kSig4) {
-        store_column(f, col & ~kVisit4);  // all four already significant: nothing to code
-        continue;
       }
       // Samples neither significant nor visited, from row k on; coding one cannot change
       // another's membership, so the mask is computed once.
