@@ -33,17 +33,31 @@ constexpr QeRow kQe[47] = {
 };
 }  // namespace
 
-// The transitions point into the table itself (taking the addresses of its elements
-// during its own initialisation is fine).
-const std::array<MqState, 94> kMqStates = [] {
-  std::array<MqState, 94> t{};
+// Packed state words and their successors (see mq_decoder.hpp).
+namespace {
+constexpr std::uint64_t mq_word(int pair) {
+  return std::uint64_t{kQe[pair / 2].qe} << 48 | static_cast<std::uint64_t>(kMqNextOffset + pair * 32) |
+         static_cast<std::uint64_t>(pair & 1);
+}
+}  // namespace
+
+static_assert(kMqNextOffset % 32 == 0 && kMqNextOffset + 93 * 32 <= 0xFE0, "row offsets fit bits 5..11");
+alignas(64) const std::array<std::uint64_t, 94> kMqStates = [] {
+  std::array<std::uint64_t, 94> t{};
+  for (int pair = 0; pair < 94; ++pair) t[pair] = mq_word(pair);
+  return t;
+}();
+
+alignas(64) const MqNextTable kMqNextTable = [] {
+  MqNextTable t{};
   for (int i = 0; i < 47; ++i)
     for (int mps = 0; mps < 2; ++mps) {
-      int lps_mps = kQe[i].sw ? 1 - mps : mps;
-      t[i * 2 + mps] = {std::uint64_t{kQe[i].qe} << 48,
-                        kQe[i].qe,
-                        static_cast<std::uint32_t>(mps),
-                        {&kMqStates[i * 2 + mps], &kMqStates[kQe[i].nmps * 2 + mps], &kMqStates[kQe[i].nlps * 2 + lps_mps]}};
+      const int pair = i * 2 + mps;
+      const int lps_mps = kQe[i].sw ? 1 - mps : mps;
+      t.next[pair * 4 + 0] = mq_word(kQe[i].nmps * 2 + mps);
+      t.next[pair * 4 + 1] = mq_word(pair);
+      t.next[pair * 4 + 2] = mq_word(kQe[i].nlps * 2 + lps_mps);
+      t.next[pair * 4 + 3] = mq_word(kQe[i].nlps * 2 + lps_mps);
     }
   return t;
 }();
@@ -98,7 +112,7 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   // Gather the segments into one buffer, each followed by two 0xFF bytes (see mq_decoder.hpp).
   std::size_t total = 0;
   for (Bytes c : cb.chunks) total += c.size();
-  bytes_.resize(total + 2 * cb.segments.size() + 2);
+  bytes_.resize(total + 2 * cb.segments.size() + 4);  // + 4: the MQ refill reads ahead (mq_decoder.hpp)
   seg_offsets_.clear();
   {
     std::size_t chunk = 0, in_chunk = 0, out = 0;
@@ -127,11 +141,13 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   // Not cleared: a magnitude is written when its sample becomes significant, and only
   // significant samples are read (refinement, write-out).
   if (data_.size() < static_cast<std::size_t>(stripes) * w * 4) data_.resize(static_cast<std::size_t>(stripes) * w * 4);
+  if (columns_.size() < static_cast<std::size_t>(stripes) * w) columns_.resize(static_cast<std::size_t>(stripes) * w);
   segs_.clear();
   for (std::size_t i = 0; i < cb.segments.size(); ++i)
     segs_.push_back({seg_offsets_[i], static_cast<int>(cb.segments[i].passes)});
   const T1Kernel kernel{flags_.data(),
                         data_.data(),
+                        columns_.data(),
                         w,
                         h,
                         job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0,
