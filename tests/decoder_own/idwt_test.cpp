@@ -2,6 +2,7 @@
 // one-line reference twins, on odd sizes and odd origins (15444-1 F.3.7 edge cases).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <utility>
 #include <vector>
@@ -78,6 +79,32 @@ TEST(Idwt, NineSevenMatchesLineReference) {
       own::idwt97_level(got.data(), g.w, r, schedule, strip);
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_EQ(got[i], want[i]) << g.w << "x" << g.h << " at " << i << " strip " << strip;
+    }
+  }
+}
+
+// The last level of a picture: rows go straight to the int32 output (through a ring of rows
+// with the fused schedule, from the strips with the split one), rounded to nearest even.
+TEST(Idwt, EmittedRowsMatchRoundedReference) {
+  std::mt19937 rng(13);
+  for (const Geometry& g : kGeometries) {
+    Rect r{g.x0, g.y0, g.x0 + g.w, g.y0 + g.h};
+    std::vector<float> buf(static_cast<std::size_t>(g.w) * g.h);
+    for (auto& v : buf) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) * 0.37f;
+    auto want = reference(buf, g.w, g.h, r, own::idwt97_line_reference);
+    std::vector<std::int32_t> ibuf(buf.size());
+    for (auto& v : ibuf) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
+    auto iwant = reference(ibuf, g.w, g.h, r, own::idwt53_line_reference);
+    for (auto schedule : {own::IdwtSchedule::fused, own::IdwtSchedule::split}) {
+      std::vector<std::int32_t> got(buf.size(), 12345), igot(buf.size(), 12345);
+      auto copy = buf;
+      own::idwt97_level(copy.data(), g.w, r, schedule, 16, got.data());
+      auto icopy = ibuf;
+      own::idwt53_level(icopy.data(), g.w, r, schedule, 16, igot.data());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], static_cast<std::int32_t>(std::nearbyint(want[i]))) << g.w << "x" << g.h << " at " << i;
+        ASSERT_EQ(igot[i], iwant[i]) << g.w << "x" << g.h << " at " << i;
+      }
     }
   }
 }

@@ -68,10 +68,11 @@ struct Job {
   }
 };
 
-/// Per-thread row scratch of the level kernels (2 * (w + 8) samples).
+/// Per-thread row scratch of the level kernels (2 * (w + 8) samples and a ring of 8 rows).
 void* row_scratch(int w) {
   thread_local RawBuffer buf;
-  return buf.get((2 * static_cast<std::size_t>(std::max(w, 0)) + 16) * 4);
+  const std::size_t n = static_cast<std::size_t>(std::max(w, 0));
+  return buf.get((2 * (n + 8) + 8 * (n + 16)) * 4);
 }
 
 Status plan_job(const ComponentCoefficients& cc, Job& job) {
@@ -124,8 +125,10 @@ void run_task(const IdwtKernels& k, const Job& job, const ReconstructScratch::Ta
       const IdwtLevel lv = job.level(t.level);
       const IdwtEmit* e = t.level == job.dl ? emit : nullptr;
       void* sc = row_scratch(lv.w);
-      if (job.is_float) k.level97(lv, static_cast<float*>(job.out(t.level)), lv.w, static_cast<float*>(sc), e);
-      else k.level53(lv, static_cast<std::int32_t*>(job.out(t.level)), lv.w, static_cast<std::int32_t*>(sc), e);
+      // The last level's output is not kept when it goes straight into the picture.
+      void* out = e ? nullptr : job.out(t.level);
+      if (job.is_float) k.level97(lv, static_cast<float*>(out), lv.w, static_cast<float*>(sc), e);
+      else k.level53(lv, static_cast<std::int32_t*>(out), lv.w, static_cast<std::int32_t*>(sc), e);
       break;
     }
     case kRows: {

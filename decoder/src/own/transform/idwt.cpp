@@ -79,7 +79,7 @@ void synth97(float* x, int n, int s) {
 }
 
 template <typename T>
-void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip) {
+void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted) {
   const int w = res.width(), h = res.height();
   if (w <= 0 || h <= 0) return;
   const int sx = res.x0 & 1, sy = res.y0 & 1;
@@ -92,11 +92,20 @@ void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule sched
     return IdwtSource{in.data() + static_cast<std::ptrdiff_t>(y0) * w + x0, w, 1.0f, false};
   };
   IdwtLevel lv{src(0, 0), src(nlx, 0), src(0, nly), src(nlx, nly), w, h, sx, sy};
-  std::vector<T> scratch(2 * (static_cast<std::size_t>(w) + 8));
+  std::vector<T> scratch(2 * (static_cast<std::size_t>(w) + 8) + 8 * (static_cast<std::size_t>(w) + 16));
   const IdwtKernels& k = idwt_kernels();
+  IdwtEmit em;
+  em.dst = emitted;
+  em.dst_stride = w;
+  em.x1 = w;
+  em.y_hi = h;
+  em.lo = -(1 << 30);
+  em.hi = 1 << 30;
+  const IdwtEmit* e = emitted ? &em : nullptr;
   if (schedule == IdwtSchedule::fused) {
-    if constexpr (std::is_same_v<T, float>) k.level97(lv, buf, stride, scratch.data(), nullptr);
-    else k.level53(lv, buf, stride, scratch.data(), nullptr);
+    T* out = emitted ? nullptr : buf;
+    if constexpr (std::is_same_v<T, float>) k.level97(lv, out, stride, scratch.data(), e);
+    else k.level53(lv, out, stride, scratch.data(), e);
     return;
   }
   // Rows in two uneven halves, then column strips (as the pool would run them).
@@ -107,8 +116,8 @@ void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule sched
   }
   for (int x0 = 0; x0 < w; x0 += strip) {
     const int cnt = std::min(strip, w - x0);
-    if constexpr (std::is_same_v<T, float>) k.cols97(lv, buf, stride, x0, cnt, nullptr);
-    else k.cols53(lv, buf, stride, x0, cnt, nullptr);
+    if constexpr (std::is_same_v<T, float>) k.cols97(lv, buf, stride, x0, cnt, e);
+    else k.cols53(lv, buf, stride, x0, cnt, e);
   }
 }
 
@@ -129,11 +138,12 @@ const IdwtKernels& idwt_kernels() {
   return base;
 }
 
-void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip) {
-  level_deinterleaved(buf, stride, res, schedule, strip);
+void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip,
+                  std::int32_t* emitted) {
+  level_deinterleaved(buf, stride, res, schedule, strip, emitted);
 }
-void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip) {
-  level_deinterleaved(buf, stride, res, schedule, strip);
+void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted) {
+  level_deinterleaved(buf, stride, res, schedule, strip, emitted);
 }
 
 void idwt53_line_reference(std::int32_t* x, int n, int i0) {

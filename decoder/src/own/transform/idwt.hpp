@@ -32,8 +32,13 @@ enum class IdwtSchedule { fused, split };
 /// Test entry points: synthesise resolution `res` (rectangle on its own grid) in place on a
 /// buffer in the 2D_DEINTERLEAVE layout (low band top-left, high bands beside and below);
 /// `buf` has row stride `stride`.
-void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64);
-void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64);
+/// With `emitted` (w x h int32): the finished rows are also stored there (rounded, shift 0,
+/// clamp to +-2^30), and with the fused schedule the output is then not kept in `buf` at all
+/// (the rows pass through the kernel's ring, as for a picture's last level).
+void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64,
+                  std::int32_t* emitted = nullptr);
+void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64,
+                  std::int32_t* emitted = nullptr);
 
 /// The plain single-line twins used by tests: synthesise n interleaved samples starting
 /// at absolute coordinate i0 (x[t] for t in [0, n), even i0 + t = low-pass).

@@ -59,7 +59,8 @@ struct ColourRow {
   void cols97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int x0, int cnt, const IdwtEmit* emit);   \
   void cols53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int x0, int cnt,                    \
               const IdwtEmit* emit);                                                                             \
-  /* Both passes, one row at a time (the rows of the lifting window stay in cache). */                           \
+  /* Both passes, one row at a time (the rows of the lifting window stay in cache). out == nullptr: output   */ \
+  /* rows only pass through a ring of 8 rows in scratch (2 * (w + 8) + 8 * (w + 16) elements) to `emit`.    */ \
   void level97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, float* scratch, const IdwtEmit* emit);   \
   void level53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, std::int32_t* scratch,            \
                const IdwtEmit* emit);                                                                            \

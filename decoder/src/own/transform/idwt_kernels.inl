@@ -114,14 +114,14 @@ inline void store_row(const std::int32_t* src, std::int32_t* dst, int n, const I
 }
 
 /// Row t (columns [x0, x0 + cnt)) of a finished level into the picture.
+/// `src` points at column x0 of row t.
 template <typename T>
-inline void emit_row(const IdwtEmit& e, const T* out, std::ptrdiff_t os, int t, int x0, int cnt) {
+inline void emit_row(const IdwtEmit& e, const T* src, int t, int x0, int cnt) {
   if (t < e.y_lo || t >= e.y_hi) return;
   const int xa = x0 > e.x0 ? x0 : e.x0;
   const int xb = x0 + cnt < e.x1 ? x0 + cnt : e.x1;
   if (xa >= xb) return;
-  store_row(out + static_cast<std::ptrdiff_t>(t) * os + xa,
-            e.dst + static_cast<std::ptrdiff_t>(t + e.dy) * e.dst_stride + xa + e.dx, xb - xa, e);
+  store_row(src + (xa - x0), e.dst + static_cast<std::ptrdiff_t>(t + e.dy) * e.dst_stride + xa + e.dx, xb - xa, e);
 }
 
 struct Lift53 {
@@ -290,15 +290,14 @@ void hrow(const IdwtLevel& lv, int y, typename F::T* __restrict dst, typename F:
 
 /// VER_SR over columns [x0, x0 + cnt) of the level's n rows, in place, streaming: at step m
 /// row m is produced (produce(m)), then lifting step j is applied to row m - 1 - j, whose
-/// neighbours are then exactly at step j - 1; row m - kSteps is final and is emitted.
-/// Symmetric extension (F.3.7) by mirroring the neighbour index.
-template <typename F, typename Produce>
-void vstream(typename F::T* out, std::ptrdiff_t os, int n, int s, int x0, int cnt, Produce&& produce,
-             const IdwtEmit* emit) {
-  auto row = [&](int t) { return out + static_cast<std::ptrdiff_t>(t) * os + x0; };
+/// neighbours are then exactly at step j - 1; row m - kSteps is final and is emitted. Only
+/// rows m - kSteps - 1 .. m are touched at step m, so `row(t)` may map rows onto a ring of
+/// kSteps + 2 or more rows. Symmetric extension (F.3.7) by mirroring the neighbour index.
+template <typename F, typename Row, typename Produce>
+void vstream(Row&& row, int n, int s, int x0, int cnt, Produce&& produce, const IdwtEmit* emit) {
   if (n == 1) {
     produce(0);
-    if (emit) emit_row(*emit, out, os, 0, x0, cnt);
+    if (emit) emit_row(*emit, row(0), 0, x0, cnt);
     return;
   }
   constexpr int J = F::kSteps;
@@ -311,9 +310,11 @@ void vstream(typename F::T* out, std::ptrdiff_t os, int n, int s, int x0, int cn
       const int b = t + 1 < n ? t + 1 : t - 1;
       F::vstep(j, row(t), row(a), row(b), cnt);
     }
-    if (emit && m >= J) emit_row(*emit, out, os, m - J, x0, cnt);
+    if (emit && m >= J) emit_row(*emit, row(m - J), m - J, x0, cnt);
   }
 }
+
+constexpr int kRing = 8;  // rows of the lifting window when the level's output is not kept
 
 template <typename F>
 void level_rows(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int y0, int y1, typename F::T* scratch) {
@@ -323,15 +324,25 @@ void level_rows(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int 
 template <typename F>
 void level_cols(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int x0, int cnt, const IdwtEmit* emit) {
   if (lv.w <= 0 || lv.h <= 0 || cnt <= 0) return;
-  vstream<F>(out, os, lv.h, lv.sy, x0, cnt, [](int) {}, emit);
+  vstream<F>([&](int t) { return out + static_cast<std::ptrdiff_t>(t) * os + x0; }, lv.h, lv.sy, x0, cnt, [](int) {},
+             emit);
 }
+/// Both passes row by row. out == nullptr: the level's output is not kept, its rows live
+/// in a ring in `scratch` (after the row pass's 2 * (w + 8)) until emitted.
 template <typename F>
 void level_fused(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, typename F::T* scratch,
                  const IdwtEmit* emit) {
+  using T = typename F::T;
   if (lv.w <= 0 || lv.h <= 0) return;
-  vstream<F>(
-      out, os, lv.h, lv.sy, 0, lv.w,
-      [&](int m) { hrow<F>(lv, m, out + static_cast<std::ptrdiff_t>(m) * os, scratch); }, emit);
+  if (out) {
+    auto row = [&](int t) { return out + static_cast<std::ptrdiff_t>(t) * os; };
+    vstream<F>(row, lv.h, lv.sy, 0, lv.w, [&](int m) { hrow<F>(lv, m, row(m), scratch); }, emit);
+  } else {
+    T* ring = scratch + 2 * (static_cast<std::ptrdiff_t>(lv.w) + 8);
+    const std::ptrdiff_t rs = (static_cast<std::ptrdiff_t>(lv.w) + 15) & ~std::ptrdiff_t{15};
+    auto row = [&](int t) { return ring + static_cast<std::ptrdiff_t>(t % kRing) * rs; };
+    vstream<F>(row, lv.h, lv.sy, 0, lv.w, [&](int m) { hrow<F>(lv, m, row(m), scratch); }, emit);
+  }
 }
 
 }  // namespace
@@ -358,15 +369,17 @@ void level53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, std
 }
 void copy97(const IdwtSource& src, int w, int y0, int y1, float* out, std::ptrdiff_t ostride, const IdwtEmit* emit) {
   for (int y = y0; y < y1; ++y) {
-    load_row(src, y, w, 1.0f, out + static_cast<std::ptrdiff_t>(y) * ostride);
-    if (emit) emit_row(*emit, out, ostride, y, 0, w);
+    float* o = out + static_cast<std::ptrdiff_t>(y) * ostride;
+    load_row(src, y, w, 1.0f, o);
+    if (emit) emit_row(*emit, o, y, 0, w);
   }
 }
 void copy53(const IdwtSource& src, int w, int y0, int y1, std::int32_t* out, std::ptrdiff_t ostride,
             const IdwtEmit* emit) {
   for (int y = y0; y < y1; ++y) {
-    load_row(src, y, w, out + static_cast<std::ptrdiff_t>(y) * ostride);
-    if (emit) emit_row(*emit, out, ostride, y, 0, w);
+    std::int32_t* o = out + static_cast<std::ptrdiff_t>(y) * ostride;
+    load_row(src, y, w, o);
+    if (emit) emit_row(*emit, o, y, 0, w);
   }
 }
 void ict_store(const ColourRow& row, int n) {
