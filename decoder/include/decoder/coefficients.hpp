@@ -81,7 +81,8 @@ struct ReconstructTimes {
 };
 
 /// CPU reconstruction: dequantise, inverse DWT, inverse MCT, DC shift and clamp.
-/// `threads` > 1 spreads the work over that many threads.
+/// `threads` > 1 spreads the work over that many threads (a pool kept per calling thread).
+/// The result does not depend on `threads`.
 Result<PlanarImage> reconstruct(const CoefficientFrame& frame, int threads = 1, ReconstructTimes* times = nullptr);
 
 }  // namespace j2k::decoder

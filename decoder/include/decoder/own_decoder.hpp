@@ -13,7 +13,9 @@
 namespace j2k::decoder {
 
 /// Parses the codestream and runs tier-2 and tier-1, stopping before dequantisation.
-/// `stats` (optional) receives the tier-2/tier-1 times and damage counters.
+/// `stats` (optional) receives the tier-2/tier-1 times and damage counters. The thread pool
+/// is kept per calling thread between calls (sized by options.threads); the frame's
+/// buffers are fresh every time (CoefficientDecoder below recycles them).
 Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options,
                                              const DecodeLimits& limits = {}, DecodeStats* stats = nullptr);
 

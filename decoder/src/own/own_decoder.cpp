@@ -201,7 +201,10 @@ class OwnDecoder final : public Decoder {
 
 Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options, const DecodeLimits& limits,
                                              DecodeStats* stats) {
-  own::Engine engine;
+  // The pool and the tier-1 scratch are kept per calling thread, so a caller decoding frame
+  // after frame does not start and stop its threads each time (CoefficientDecoder also keeps
+  // the frames' buffers).
+  thread_local own::Engine engine;
   DecodeStats local;
   return own::run_to_coefficients(engine, codestream, options, limits, stats ? *stats : local);
 }

@@ -375,9 +375,12 @@ Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool*
 }  // namespace own
 
 Result<PlanarImage> reconstruct(const CoefficientFrame& frame, int threads, ReconstructTimes* times) {
-  std::unique_ptr<own::ThreadPool> pool;
-  if (threads > 1) pool = std::make_unique<own::ThreadPool>(threads);
-  return own::reconstruct_frame(frame, pool.get(), times);
+  // The pool is kept per calling thread between calls (CoefficientDecoder::reconstruct
+  // also keeps the work buffers and reuses the output).
+  thread_local std::unique_ptr<own::ThreadPool> pool;
+  threads = std::clamp(threads, 1, 256);
+  if (threads > 1 && (!pool || pool->size() != threads)) pool = std::make_unique<own::ThreadPool>(threads);
+  return own::reconstruct_frame(frame, threads > 1 ? pool.get() : nullptr, times);
 }
 
 }  // namespace j2k::decoder
