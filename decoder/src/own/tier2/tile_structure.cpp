@@ -160,8 +160,9 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
         }
       }
     }
-    // Not cleared: tier-1 writes or zeroes every code-block (run_to_coefficients), so a
-    // recycled buffer is neither filled twice nor faulted in again.
+    // Not cleared (a DefaultInitAllocator vector): tier-1 writes or zeroes every code-block
+    // (run_to_coefficients), so the buffer is neither filled twice nor, when recycled,
+    // faulted in again.
     cc.data.resize(data_size);
   }
   return {};
