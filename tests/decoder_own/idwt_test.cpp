@@ -58,7 +58,8 @@ TEST(Idwt, FiveThreeMatchesLineReferenceExactly) {
     for (auto& v : buf) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
     auto want = reference(buf, g.w, g.h, r, own::idwt53_line_reference);
     for (auto [schedule, strip] : {std::pair{own::IdwtSchedule::fused, 0}, std::pair{own::IdwtSchedule::split, 64},
-                                   std::pair{own::IdwtSchedule::split, 8}, std::pair{own::IdwtSchedule::split, 3}}) {
+                                   std::pair{own::IdwtSchedule::split, 8}, std::pair{own::IdwtSchedule::split, 3},
+                                   std::pair{own::IdwtSchedule::split, 1}}) {
       auto got = buf;
       own::idwt53_level(got.data(), g.w, r, schedule, strip);
       EXPECT_EQ(got, want) << g.x0 << "," << g.y0 << " " << g.w << "x" << g.h << " strip " << strip;
@@ -74,7 +75,8 @@ TEST(Idwt, NineSevenMatchesLineReference) {
     for (auto& v : buf) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) * 0.37f;
     auto want = reference(buf, g.w, g.h, r, own::idwt97_line_reference);
     for (auto [schedule, strip] : {std::pair{own::IdwtSchedule::fused, 0}, std::pair{own::IdwtSchedule::split, 64},
-                                   std::pair{own::IdwtSchedule::split, 8}, std::pair{own::IdwtSchedule::split, 3}}) {
+                                   std::pair{own::IdwtSchedule::split, 8}, std::pair{own::IdwtSchedule::split, 3},
+                                   std::pair{own::IdwtSchedule::split, 1}}) {
       auto got = buf;
       own::idwt97_level(got.data(), g.w, r, schedule, strip);
       for (std::size_t i = 0; i < got.size(); ++i)

@@ -4,9 +4,10 @@
 // Dequantisation is fused into the first use of each coefficient (the row pass of its
 // level reads the subband in place), the DC shift / clamp / store into the last level's
 // output (components without a component transform), and the component transform into
-// one pass that writes the picture. Work is spread over the thread pool either by
-// tile-component (each one all its levels in one go, when that balances) or, per level,
-// by rows and then column strips.
+// one pass that writes the picture. Each level runs row by row through a small ring of
+// rows (both lifting passes while the rows are in cache). Work is spread over the thread
+// pool either by tile-component (each one all its levels in one go, when that balances) or,
+// per level, by bands of rows.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -105,10 +106,9 @@ Status plan_job(const ComponentCoefficients& cc, Job& job) {
   return {};
 }
 
-enum TaskKind : std::uint8_t { kCopyRows, kFusedLevel, kRows, kCols, kWholeJob };
+enum TaskKind : std::uint8_t { kCopyRows, kBand, kWholeJob };
 
-constexpr int kRowsPerTask = 16;
-constexpr int kStrip = 64;                   // columns per vertical task
+constexpr int kRowsPerTask = 16;             // rows per task of the copy and colour passes
 constexpr std::size_t kSmallLevel = 32768;  // samples: below this a level is one task
 
 void run_task(const IdwtKernels& k, const Job& job, const ReconstructScratch::Task& t) {
@@ -121,28 +121,14 @@ void run_task(const IdwtKernels& k, const Job& job, const ReconstructScratch::Ta
       else k.copy53(src, r0.width(), t.i0, t.i1, static_cast<std::int32_t*>(job.a), r0.width(), emit);
       break;
     }
-    case kFusedLevel: {
+    case kBand: {
       const IdwtLevel lv = job.level(t.level);
       const IdwtEmit* e = t.level == job.dl ? emit : nullptr;
       void* sc = row_scratch(lv.w);
       // The last level's output is not kept when it goes straight into the picture.
       void* out = e ? nullptr : job.out(t.level);
-      if (job.is_float) k.level97(lv, static_cast<float*>(out), lv.w, static_cast<float*>(sc), e);
-      else k.level53(lv, static_cast<std::int32_t*>(out), lv.w, static_cast<std::int32_t*>(sc), e);
-      break;
-    }
-    case kRows: {
-      const IdwtLevel lv = job.level(t.level);
-      void* sc = row_scratch(lv.w);
-      if (job.is_float) k.rows97(lv, static_cast<float*>(job.out(t.level)), lv.w, t.i0, t.i1, static_cast<float*>(sc));
-      else k.rows53(lv, static_cast<std::int32_t*>(job.out(t.level)), lv.w, t.i0, t.i1, static_cast<std::int32_t*>(sc));
-      break;
-    }
-    case kCols: {
-      const IdwtLevel lv = job.level(t.level);
-      const IdwtEmit* e = t.level == job.dl ? emit : nullptr;
-      if (job.is_float) k.cols97(lv, static_cast<float*>(job.out(t.level)), lv.w, t.i0, t.i1 - t.i0, e);
-      else k.cols53(lv, static_cast<std::int32_t*>(job.out(t.level)), lv.w, t.i0, t.i1 - t.i0, e);
+      if (job.is_float) k.band97(lv, static_cast<float*>(out), lv.w, t.i0, t.i1, static_cast<float*>(sc), e);
+      else k.band53(lv, static_cast<std::int32_t*>(out), lv.w, t.i0, t.i1, static_cast<std::int32_t*>(sc), e);
       break;
     }
     case kWholeJob: {
@@ -150,7 +136,7 @@ void run_task(const IdwtKernels& k, const Job& job, const ReconstructScratch::Ta
         run_task(k, job, {t.job, kCopyRows, 0, 0, job.res[0].height()});
         break;
       }
-      for (int r = 1; r <= job.dl; ++r) run_task(k, job, {t.job, kFusedLevel, r, 0, 0});
+      for (int r = 1; r <= job.dl; ++r) run_task(k, job, {t.job, kBand, r, 0, job.res[r].height()});
       break;
     }
     default:
@@ -279,12 +265,16 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
                      [&](const auto& x, const auto& y) { return jobs[x.job].cost() > jobs[y.job].cost(); });
     for_each(pool, tasks.size(), [&](std::size_t i) { run_task(k, jobs[tasks[i].job], tasks[i]); });
   } else {
+    // Level by level, each level in bands of rows (a band recomputes the few rows of
+    // lifting support above and below it: 4 for 9/7, 2 for 5/3).
     int max_dl = 0;
     for (const Job& j : jobs) max_dl = std::max(max_dl, j.dl);
-    std::vector<ReconstructScratch::Task> cols;
     for (int r = 0; r <= max_dl; ++r) {
       tasks.clear();
-      cols.clear();
+      long long rows = 0;
+      for (const Job& j : jobs)
+        if ((r == 0 && j.dl == 0) || (r > 0 && j.dl >= r)) rows += j.res[r].height();
+      const int band = static_cast<int>(std::clamp<long long>(rows / (4LL * threads), 32, 256));
       for (std::size_t ji = 0; ji < jobs.size(); ++ji) {
         const Job& j = jobs[ji];
         const auto id = static_cast<std::uint32_t>(ji);
@@ -298,14 +288,12 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
         const int w = j.res[r].width(), h = j.res[r].height();
         if (w <= 0 || h <= 0) continue;
         if (static_cast<std::size_t>(w) * h <= kSmallLevel) {
-          tasks.push_back({id, kFusedLevel, r, 0, 0});
+          tasks.push_back({id, kBand, r, 0, h});
           continue;
         }
-        for (int y = 0; y < h; y += kRowsPerTask) tasks.push_back({id, kRows, r, y, std::min(h, y + kRowsPerTask)});
-        for (int x = 0; x < w; x += kStrip) cols.push_back({id, kCols, r, x, std::min(w, x + kStrip)});
+        for (int y = 0; y < h; y += band) tasks.push_back({id, kBand, r, y, std::min(h, y + band)});
       }
       for_each(pool, tasks.size(), [&](std::size_t i) { run_task(k, jobs[tasks[i].job], tasks[i]); });
-      for_each(pool, cols.size(), [&](std::size_t i) { run_task(k, jobs[cols[i].job], cols[i]); });
     }
   }
   const double idwt_ms = ms_since(t0);

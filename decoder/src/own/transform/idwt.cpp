@@ -102,22 +102,16 @@ void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule sched
   em.lo = -(1 << 30);
   em.hi = 1 << 30;
   const IdwtEmit* e = emitted ? &em : nullptr;
-  if (schedule == IdwtSchedule::fused) {
-    T* out = emitted ? nullptr : buf;
-    if constexpr (std::is_same_v<T, float>) k.level97(lv, out, stride, scratch.data(), e);
-    else k.level53(lv, out, stride, scratch.data(), e);
-    return;
-  }
-  // Rows in two uneven halves, then column strips (as the pool would run them).
-  const int ym = h / 3;
-  for (auto [y0, y1] : {std::pair{0, ym}, std::pair{ym, h}}) {
-    if constexpr (std::is_same_v<T, float>) k.rows97(lv, buf, stride, y0, y1, scratch.data());
-    else k.rows53(lv, buf, stride, y0, y1, scratch.data());
-  }
-  for (int x0 = 0; x0 < w; x0 += strip) {
-    const int cnt = std::min(strip, w - x0);
-    if constexpr (std::is_same_v<T, float>) k.cols97(lv, buf, stride, x0, cnt, e);
-    else k.cols53(lv, buf, stride, x0, cnt, e);
+  T* out = emitted ? nullptr : buf;
+  const int band = schedule == IdwtSchedule::fused ? h : std::max(strip, 1);
+  // Bands in a scrambled order, as threads would finish them.
+  std::vector<int> starts;
+  for (int y = 0; y < h; y += band) starts.push_back(y);
+  std::reverse(starts.begin(), starts.end());
+  if (starts.size() > 2) std::swap(starts[0], starts[starts.size() / 2]);
+  for (int y0 : starts) {
+    if constexpr (std::is_same_v<T, float>) k.band97(lv, out, stride, y0, std::min(h, y0 + band), scratch.data(), e);
+    else k.band53(lv, out, stride, y0, std::min(h, y0 + band), scratch.data(), e);
   }
 }
 
@@ -126,8 +120,7 @@ void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule sched
 const IdwtKernels& idwt_kernels() {
 #define J2K_IDWT_SET(NS)                                                                                   \
   IdwtKernels {                                                                                            \
-    NS::rows97, NS::rows53, NS::cols97, NS::cols53, NS::level97, NS::level53, NS::copy97, NS::copy53,     \
-        NS::ict_store, NS::rct_store                                                                       \
+    NS::band97, NS::band53, NS::copy97, NS::copy53, NS::ict_store, NS::rct_store                          \
   }
   static const IdwtKernels base = J2K_IDWT_SET(idwt_base);
 #if defined(J2K_T1_HAVE_V3)

@@ -12,12 +12,8 @@ namespace j2k::decoder::own {
 /// The kernel set for this CPU (x86-64-v3 where compiled in and supported, else baseline;
 /// follows the tier-1 variant switch, see t1_kernel.hpp).
 struct IdwtKernels {
-  void (*rows97)(const IdwtLevel&, float*, std::ptrdiff_t, int, int, float*);
-  void (*rows53)(const IdwtLevel&, std::int32_t*, std::ptrdiff_t, int, int, std::int32_t*);
-  void (*cols97)(const IdwtLevel&, float*, std::ptrdiff_t, int, int, const IdwtEmit*);
-  void (*cols53)(const IdwtLevel&, std::int32_t*, std::ptrdiff_t, int, int, const IdwtEmit*);
-  void (*level97)(const IdwtLevel&, float*, std::ptrdiff_t, float*, const IdwtEmit*);
-  void (*level53)(const IdwtLevel&, std::int32_t*, std::ptrdiff_t, std::int32_t*, const IdwtEmit*);
+  void (*band97)(const IdwtLevel&, float*, std::ptrdiff_t, int, int, float*, const IdwtEmit*);
+  void (*band53)(const IdwtLevel&, std::int32_t*, std::ptrdiff_t, int, int, std::int32_t*, const IdwtEmit*);
   void (*copy97)(const IdwtSource&, int, int, int, float*, std::ptrdiff_t, const IdwtEmit*);
   void (*copy53)(const IdwtSource&, int, int, int, std::int32_t*, std::ptrdiff_t, const IdwtEmit*);
   void (*ict_store)(const ColourRow&, int);
@@ -25,16 +21,15 @@ struct IdwtKernels {
 };
 const IdwtKernels& idwt_kernels();
 
-/// How a level is run: both passes one row at a time, or all rows then column strips of
-/// `strip` samples (what the thread pool gets). Same results either way.
+/// How a level is run: all rows in one go, or in bands of `band` rows (as the thread pool
+/// gets them). Same results either way.
 enum class IdwtSchedule { fused, split };
 
 /// Test entry points: synthesise resolution `res` (rectangle on its own grid) in place on a
 /// buffer in the 2D_DEINTERLEAVE layout (low band top-left, high bands beside and below);
 /// `buf` has row stride `stride`.
-/// With `emitted` (w x h int32): the finished rows are also stored there (rounded, shift 0,
-/// clamp to +-2^30), and with the fused schedule the output is then not kept in `buf` at all
-/// (the rows pass through the kernel's ring, as for a picture's last level).
+/// With `emitted` (w x h int32): the finished rows are stored there instead of in `buf`
+/// (rounded, shift 0, clamp to +-2^30), as for a picture's last level.
 void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64,
                   std::int32_t* emitted = nullptr);
 void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64,

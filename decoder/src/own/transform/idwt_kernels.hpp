@@ -51,19 +51,13 @@ struct ColourRow {
 
 #define J2K_IDWT_DECLARE(NS)                                                                                       \
   namespace NS {                                                                                                   \
-  /* Horizontal pass of rows [y0, y1) into out (row stride ostride). scratch: 2 * (w + 8) elements. */           \
-  void rows97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int y0, int y1, float* scratch);          \
-  void rows53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int y0, int y1,                     \
-              std::int32_t* scratch);                                                                            \
-  /* Vertical pass, in place, over columns [x0, x0 + cnt) of all h rows, rows streamed top to bottom. */          \
-  void cols97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int x0, int cnt, const IdwtEmit* emit);   \
-  void cols53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int x0, int cnt,                    \
-              const IdwtEmit* emit);                                                                             \
-  /* Both passes, one row at a time (the rows of the lifting window stay in cache). out == nullptr: output   */ \
-  /* rows only pass through a ring of 8 rows in scratch (2 * (w + 8) + 8 * (w + 16) elements) to `emit`.    */ \
-  void level97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, float* scratch, const IdwtEmit* emit);   \
-  void level53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, std::int32_t* scratch,            \
-               const IdwtEmit* emit);                                                                            \
+  /* Rows [y0, y1) of one level, both passes, row by row through a ring of 8 rows in scratch (which holds   */ \
+  /* 2 * (w + 8) + 8 * (w + 16) elements); finished rows are copied to out (if not null) and emitted (if    */ \
+  /* emit). Bands of one level are independent: the same samples as the whole level at once.              */ \
+  void band97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int y0, int y1, float* scratch,          \
+              const IdwtEmit* emit);                                                                           \
+  void band53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int y0, int y1,                   \
+              std::int32_t* scratch, const IdwtEmit* emit);                                                    \
   /* No synthesis (0 decoded levels): dequantise rows [y0, y1) of src (w wide) into out, emit. */             \
   void copy97(const IdwtSource& src, int w, int y0, int y1, float* out, std::ptrdiff_t ostride,                  \
               const IdwtEmit* emit);                                                                             \

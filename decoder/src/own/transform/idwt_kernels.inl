@@ -288,84 +288,76 @@ void hrow(const IdwtLevel& lv, int y, typename F::T* __restrict dst, typename F:
   }
 }
 
-/// VER_SR over columns [x0, x0 + cnt) of the level's n rows, in place, streaming: at step m
-/// row m is produced (produce(m)), then lifting step j is applied to row m - 1 - j, whose
-/// neighbours are then exactly at step j - 1; row m - kSteps is final and is emitted. Only
-/// rows m - kSteps - 1 .. m are touched at step m, so `row(t)` may map rows onto a ring of
-/// kSteps + 2 or more rows. Symmetric extension (F.3.7) by mirroring the neighbour index.
-template <typename F, typename Row, typename Produce>
-void vstream(Row&& row, int n, int s, int x0, int cnt, Produce&& produce, const IdwtEmit* emit) {
+/// VER_SR (after HOR_SR, row by row) for the rows [y0, y1) of a level of n rows, streaming:
+/// at step m row m is produced (produce(m): HOR_SR + the row's scaling), then lifting step j
+/// is applied to row m - 1 - j, whose neighbours are then exactly at step j - 1; row m - J
+/// (J = kSteps) is final and goes to finish(row). Only rows m - J - 1 .. m are touched at
+/// step m, so rows live in a ring of 8.
+///
+/// A band [y0, y1) inside the level starts producing at y0 - J and stops at y1 - 1 + J: the
+/// final value of row r depends on rows r - k, r + k at step J - k only (k <= J), all inside
+/// that window; a step whose neighbour lies outside the window (not at the level's edge,
+/// where F.3.7 mirrors it) is skipped, which only leaves rows outside the dependency cone of
+/// [y0, y1) unfinished. So bands give the same samples as one pass over the whole level, and
+/// neighbouring bands need nothing from each other.
+template <typename F, typename Row, typename Produce, typename Finish>
+void vstream(Row&& row, int n, int s, int y0, int y1, int cnt, Produce&& produce, Finish&& finish) {
   if (n == 1) {
     produce(0);
-    if (emit) emit_row(*emit, row(0), 0, x0, cnt);
+    finish(0);
     return;
   }
   constexpr int J = F::kSteps;
-  for (int m = 0; m < n + J; ++m) {
-    if (m < n) produce(m);
+  const int p0 = y0 - J > 0 ? y0 - J : 0;            // first row produced
+  const int p1 = y1 + J < n ? y1 + J : n;            // one past the last row produced
+  for (int m = p0; m < p1 + J; ++m) {
+    if (m < p1) produce(m);
     for (int j = 0; j < J; ++j) {
       const int t = m - 1 - j;
-      if (t < 0 || t >= n || ((t + s + j) & 1)) continue;  // even j: low rows, odd j: high rows
+      if (t < p0 || t >= p1 || ((t + s + j) & 1)) continue;  // even j: low rows, odd j: high rows
       const int a = t > 0 ? t - 1 : t + 1;
       const int b = t + 1 < n ? t + 1 : t - 1;
+      if (a < p0 || b >= p1) continue;  // outside the window: t is not needed at this step
       F::vstep(j, row(t), row(a), row(b), cnt);
     }
-    if (emit && m >= J) emit_row(*emit, row(m - J), m - J, x0, cnt);
+    const int f = m - J;
+    if (f >= y0 && f < y1) finish(f);
   }
 }
 
-constexpr int kRing = 8;  // rows of the lifting window when the level's output is not kept
+constexpr int kRing = 8;  // rows of the lifting window (J + 2 = 6 are live at a time)
 
+/// Rows [y0, y1) of a level: HOR_SR and VER_SR through the ring; each finished row is copied
+/// to `out` (when not null) and emitted (when `emit`).
 template <typename F>
-void level_rows(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int y0, int y1, typename F::T* scratch) {
-  if (lv.w <= 0 || lv.h <= 0) return;
-  for (int y = y0; y < y1; ++y) hrow<F>(lv, y, out + static_cast<std::ptrdiff_t>(y) * os, scratch);
-}
-template <typename F>
-void level_cols(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int x0, int cnt, const IdwtEmit* emit) {
-  if (lv.w <= 0 || lv.h <= 0 || cnt <= 0) return;
-  vstream<F>([&](int t) { return out + static_cast<std::ptrdiff_t>(t) * os + x0; }, lv.h, lv.sy, x0, cnt, [](int) {},
-             emit);
-}
-/// Both passes row by row. out == nullptr: the level's output is not kept, its rows live
-/// in a ring in `scratch` (after the row pass's 2 * (w + 8)) until emitted.
-template <typename F>
-void level_fused(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, typename F::T* scratch,
-                 const IdwtEmit* emit) {
+void level_band(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int y0, int y1, typename F::T* scratch,
+                const IdwtEmit* emit) {
   using T = typename F::T;
   if (lv.w <= 0 || lv.h <= 0) return;
-  if (out) {
-    auto row = [&](int t) { return out + static_cast<std::ptrdiff_t>(t) * os; };
-    vstream<F>(row, lv.h, lv.sy, 0, lv.w, [&](int m) { hrow<F>(lv, m, row(m), scratch); }, emit);
-  } else {
-    T* ring = scratch + 2 * (static_cast<std::ptrdiff_t>(lv.w) + 8);
-    const std::ptrdiff_t rs = (static_cast<std::ptrdiff_t>(lv.w) + 15) & ~std::ptrdiff_t{15};
-    auto row = [&](int t) { return ring + static_cast<std::ptrdiff_t>(t % kRing) * rs; };
-    vstream<F>(row, lv.h, lv.sy, 0, lv.w, [&](int m) { hrow<F>(lv, m, row(m), scratch); }, emit);
-  }
+  y0 = y0 < 0 ? 0 : y0;
+  y1 = y1 > lv.h ? lv.h : y1;
+  if (y0 >= y1) return;
+  T* ring = scratch + 2 * (static_cast<std::ptrdiff_t>(lv.w) + 8);
+  const std::ptrdiff_t rs = (static_cast<std::ptrdiff_t>(lv.w) + 15) & ~std::ptrdiff_t{15};
+  auto row = [&](int t) { return ring + static_cast<std::ptrdiff_t>(t % kRing) * rs; };
+  vstream<F>(
+      row, lv.h, lv.sy, y0, y1, lv.w, [&](int m) { hrow<F>(lv, m, row(m), scratch); },
+      [&](int t) {
+        if (out) __builtin_memcpy(out + static_cast<std::ptrdiff_t>(t) * os, row(t), sizeof(T) * static_cast<std::size_t>(lv.w));
+        if (emit) emit_row(*emit, row(t), t, 0, lv.w);
+      });
 }
 
 }  // namespace
 
 namespace J2K_IDWT_NS {
-void rows97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int y0, int y1, float* scratch) {
-  level_rows<Lift97>(lv, out, ostride, y0, y1, scratch);
+void band97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int y0, int y1, float* scratch,
+            const IdwtEmit* emit) {
+  level_band<Lift97>(lv, out, ostride, y0, y1, scratch, emit);
 }
-void rows53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int y0, int y1, std::int32_t* scratch) {
-  level_rows<Lift53>(lv, out, ostride, y0, y1, scratch);
-}
-void cols97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int x0, int cnt, const IdwtEmit* emit) {
-  level_cols<Lift97>(lv, out, ostride, x0, cnt, emit);
-}
-void cols53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int x0, int cnt, const IdwtEmit* emit) {
-  level_cols<Lift53>(lv, out, ostride, x0, cnt, emit);
-}
-void level97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, float* scratch, const IdwtEmit* emit) {
-  level_fused<Lift97>(lv, out, ostride, scratch, emit);
-}
-void level53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, std::int32_t* scratch,
-             const IdwtEmit* emit) {
-  level_fused<Lift53>(lv, out, ostride, scratch, emit);
+void band53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int y0, int y1, std::int32_t* scratch,
+            const IdwtEmit* emit) {
+  level_band<Lift53>(lv, out, ostride, y0, y1, scratch, emit);
 }
 void copy97(const IdwtSource& src, int w, int y0, int y1, float* out, std::ptrdiff_t ostride, const IdwtEmit* emit) {
   for (int y = y0; y < y1; ++y) {
