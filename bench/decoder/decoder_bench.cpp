@@ -93,7 +93,7 @@ void BM_Idwt97Level1080(benchmark::State& state) {
   for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>((i * 2654435761u) % 1024) - 512.0f;
   Rect res{0, 0, 1920, 1080};
   for (auto _ : state) {
-    own::idwt97_level(buf.data(), 1920, res, nullptr);
+    own::idwt97_level(buf.data(), 1920, res, own::IdwtSchedule::fused);
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * buf.size()));
@@ -105,7 +105,7 @@ void BM_Idwt53Level1080(benchmark::State& state) {
   for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<std::int32_t>((i * 2654435761u) % 1024) - 512;
   Rect res{0, 0, 1920, 1080};
   for (auto _ : state) {
-    own::idwt53_level(buf.data(), 1920, res, nullptr);
+    own::idwt53_level(buf.data(), 1920, res, own::IdwtSchedule::fused);
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * buf.size()));

@@ -10,6 +10,7 @@
 #include "corpus.hpp"
 #include "tier1/t1_kernel.hpp"
 #include "decoder/decoder.hpp"
+#include "decoder/own_decoder.hpp"
 
 using namespace j2k;
 using namespace j2k::decoder;
@@ -216,6 +217,42 @@ TEST_P(Corpus, Tier1KernelVariantsAgree) {
     ASSERT_EQ(base.ok(), v3.ok());
     if (base.ok()) {
       EXPECT_TRUE(within(*base, *v3, 0)) << (stream == &cut ? "cut stream" : "whole stream");
+    }
+  }
+}
+
+/// The picture must not depend on the thread count (1, 2, 3, 8: whole tile-components per
+/// thread, or rows and column strips per level), nor on what the decoder decoded before:
+/// one decoder and one output image, reused, decode the whole stream and then a cut copy
+/// (whose missing code-blocks must come out zero although the recycled buffers held the
+/// whole stream's coefficients), at reduce 0 and 1; CoefficientDecoder with recycled frames
+/// too.
+TEST_P(Corpus, SamePictureWithAnyThreadCountAndReusedBuffers) {
+  const CorpusCase& c = GetParam();
+  const Encoded& e = encoded(c);
+  ASSERT_FALSE(e.codestream.empty());
+  const std::vector<std::uint8_t> cut(e.codestream.begin(), e.codestream.begin() + e.codestream.size() * 3 / 5);
+  auto reused = make_decoder(Backend::own);
+  ASSERT_TRUE(reused.ok());
+  decoder::CoefficientDecoder coefficients;
+  PlanarImage out, out2;
+  for (int reduce : {0, 1}) {
+    if (reduce > levels_of(c)) continue;
+    for (const auto* stream : {&e.codestream, &cut}) {
+      auto want = (*make_decoder(Backend::own))->decode(*stream, DecodeOptions{reduce, 0, 1, false});
+      if (!want.ok()) continue;  // a cut main header
+      for (int threads : {1, 2, 3, 8}) {
+        const DecodeOptions o{reduce, 0, threads, false};
+        ASSERT_TRUE((*reused)->decode_into(*stream, o, out).ok());
+        EXPECT_TRUE(within(out, *want, 0)) << "threads " << threads << " reduce " << reduce
+                                           << (stream == &cut ? " cut" : " whole");
+        auto frame = coefficients.decode(*stream, o);
+        ASSERT_TRUE(frame.ok());
+        ASSERT_TRUE(coefficients.reconstruct(*frame, out2).ok());
+        coefficients.recycle(std::move(*frame));
+        EXPECT_TRUE(within(out2, *want, 0)) << "CoefficientDecoder, threads " << threads << " reduce " << reduce
+                                            << (stream == &cut ? " cut" : " whole");
+      }
     }
   }
 }

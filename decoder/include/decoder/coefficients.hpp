@@ -7,6 +7,10 @@
 // shift need. `reconstruct()` is the CPU implementation of those stages; a GPU stage
 // can take the same frame instead.
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/planar_image.hpp"
@@ -44,13 +48,36 @@ struct SubbandCoefficients {
   std::size_t offset = 0;
 };
 
+/// An allocator whose value-initialisation is default-initialisation: resize() of a vector
+/// of int32 leaves the new elements unwritten (tier-1 writes every coefficient anyway), so a
+/// fresh frame's buffers are not zero-filled by one thread before tier-1 writes them again.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  using value_type = T;
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct ComponentCoefficients {
   Rect rect;               ///< tile-component at full resolution (B-12)
   int levels = 0;          ///< decomposition levels in the codestream (NL)
   int decoded_levels = 0;  ///< levels to synthesise (NL minus `reduce`)
   Wavelet wavelet = Wavelet::reversible_5_3;
   std::vector<SubbandCoefficients> subbands;  ///< LL first, then HL, LH, HH per resolution
-  std::vector<std::int32_t> data;
+  std::vector<std::int32_t, DefaultInitAllocator<std::int32_t>> data;
 };
 
 struct TileCoefficients {
@@ -81,7 +108,8 @@ struct ReconstructTimes {
 };
 
 /// CPU reconstruction: dequantise, inverse DWT, inverse MCT, DC shift and clamp.
-/// `threads` > 1 spreads the work over that many threads.
+/// `threads` > 1 spreads the work over that many threads (a pool kept per calling thread).
+/// The result does not depend on `threads`.
 Result<PlanarImage> reconstruct(const CoefficientFrame& frame, int threads = 1, ReconstructTimes* times = nullptr);
 
 }  // namespace j2k::decoder

@@ -48,6 +48,15 @@ class Decoder {
   virtual Backend backend() const noexcept = 0;
   /// Decodes one codestream (raw J2K, or a JP2 file whose codestream box is used).
   virtual Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) = 0;
+  /// Same as decode(), into `out`: a backend may reuse the memory of `out`'s planes (the own
+  /// backend does when the sizes match: no allocation, no zero fill, no page faults per
+  /// frame). On error `out` is unspecified.
+  virtual Status decode_into(Bytes codestream, const DecodeOptions& options, PlanarImage& out) {
+    auto image = decode(codestream, options);
+    if (!image) return image.error();
+    out = std::move(*image);
+    return {};
+  }
   /// Statistics of the last `decode` call.
   virtual DecodeStats last_stats() const { return {}; }
 };

@@ -7,12 +7,49 @@
 #include "decoder/coefficients.hpp"
 #include "decoder/decoder.hpp"
 
+/// Feature macro for code that also builds against older trees (bench/decoder/recon_bench.cpp).
+#define J2K_DECODER_HAS_COEFFICIENT_DECODER 1
+
 namespace j2k::decoder {
 
 /// Parses the codestream and runs tier-2 and tier-1, stopping before dequantisation.
-/// `stats` (optional) receives the tier-2/tier-1 times and damage counters.
+/// `stats` (optional) receives the tier-2/tier-1 times and damage counters. The thread pool
+/// is kept per calling thread between calls (sized by options.threads); the frame's
+/// buffers are fresh every time (CoefficientDecoder below recycles them).
 Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options,
                                              const DecodeLimits& limits = {}, DecodeStats* stats = nullptr);
+
+/// Tier-2 + tier-1 for a stream of frames, with a thread pool and buffers that live as
+/// long as the object (decode_coefficients() builds and tears down both for every call).
+/// One frame at a time per object (not thread-safe); use one per decoding thread.
+///
+///   CoefficientDecoder dec(limits);
+///   auto frame = dec.decode(bytes, options, &stats);   // options.threads sizes the pool
+///   ... reconstruct on the GPU, or dec.reconstruct(*frame, image) on the CPU ...
+///   dec.recycle(std::move(*frame));                     // optional: next frame reuses its buffers
+class CoefficientDecoder {
+ public:
+  explicit CoefficientDecoder(const DecodeLimits& limits = {});
+  ~CoefficientDecoder();
+  CoefficientDecoder(CoefficientDecoder&&) noexcept;
+  CoefficientDecoder& operator=(CoefficientDecoder&&) noexcept;
+
+  /// Same result as decode_coefficients(); the pool is (re)built only when options.threads
+  /// changes.
+  Result<CoefficientFrame> decode(Bytes codestream, const DecodeOptions& options, DecodeStats* stats = nullptr);
+  /// Gives a frame's coefficient buffers back for the next decode() (saves allocating,
+  /// zero-filling and page-faulting ~4 bytes per sample per frame).
+  void recycle(CoefficientFrame&& frame);
+  /// CPU reconstruction (same result as reconstruct()) on this object's pool, into `out`,
+  /// whose planes are reused when their sizes match.
+  Status reconstruct(const CoefficientFrame& frame, PlanarImage& out, ReconstructTimes* times = nullptr);
+  /// Threads of the last decode() (the pool's size).
+  int threads() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The own backend as a Decoder. It keeps its worker threads and frame buffers between
 /// calls; one Decoder decodes one frame at a time (use one per thread for more).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 
 #include "codestream/codestream.hpp"
 #include "reconstruct_internal.hpp"
@@ -114,7 +115,6 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
           if (band.subband_index < 0) continue;
           const SubbandCoefficients& sb = cc.subbands[band.subband_index];
           for (CodeBlock& cb : pb.blocks) {
-            if (cb.passes == 0) continue;
             CodeBlockJob job;
             job.block = &cb;
             job.orientation = band.orientation;
@@ -133,15 +133,31 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   }
   stats.tier2_ms = ms_since(t0);
   stats.damaged_packets = counters.damaged_packets;
-  stats.codeblocks = jobs.size();
+  stats.codeblocks = static_cast<std::uint64_t>(
+      std::count_if(jobs.begin(), jobs.end(), [](const CodeBlockJob& j) { return j.block->passes > 0; }));
 
   // Tier-1, biggest code-blocks first so no thread is left with a large one at the end.
   t0 = std::chrono::steady_clock::now();
   std::stable_sort(jobs.begin(), jobs.end(), [](const CodeBlockJob& a, const CodeBlockJob& b) { return a.bytes > b.bytes; });
   engine.ensure(options.threads);
   std::atomic<std::uint64_t> damaged{0};
+  // The coefficient buffers are recycled without clearing (build_tile), so every block is
+  // written here: tier-1 writes a decoded block whole; blocks it leaves alone (nothing
+  // coded, no magnitude bit-planes, damaged) are zeroed.
   engine.pool->parallel_for(jobs.size(), [&](std::size_t i, int slot) {
-    if (!engine.scratch[static_cast<std::size_t>(slot)].decode(jobs[i])) damaged.fetch_add(1, std::memory_order_relaxed);
+    const CodeBlockJob& job = jobs[i];
+    const CodeBlock& cb = *job.block;
+    const int w = cb.rect.width(), h = cb.rect.height();
+    if (w <= 0 || h <= 0) return;
+    const bool coded = cb.passes > 0 && !cb.segments.empty() && job.magnitude_bits - cb.zero_bitplanes > 0;
+    bool ok = true;
+    if (coded) {
+      ok = engine.scratch[static_cast<std::size_t>(slot)].decode(job);
+      if (!ok) damaged.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!coded || !ok)
+      for (int y = 0; y < h; ++y)
+        std::memset(job.out + static_cast<std::ptrdiff_t>(y) * job.stride, 0, sizeof(std::int32_t) * static_cast<std::size_t>(w));
   });
   stats.tier1_ms = ms_since(t0);
   frame.damaged_codeblocks = damaged.load();
@@ -157,15 +173,20 @@ class OwnDecoder final : public Decoder {
   Backend backend() const noexcept override { return Backend::own; }
 
   Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) override {
+    PlanarImage image;
+    if (Status st = decode_into(codestream, options, image); !st) return st.error();
+    return image;
+  }
+  Status decode_into(Bytes codestream, const DecodeOptions& options, PlanarImage& out) override {
     stats_ = {};
     auto frame = run_to_coefficients(engine_, codestream, options, limits_, stats_);
     if (!frame) return frame.error();
     ReconstructTimes times;
-    auto image = reconstruct_frame(*frame, engine_.pool.get(), &times, &engine_.reconstruct);
+    Status st = reconstruct_into(*frame, engine_.pool.get(), &times, &engine_.reconstruct, out);
     engine_.spare_tiles = std::move(frame->tiles);
     stats_.idwt_ms = times.idwt_ms;
     stats_.colour_ms = times.colour_ms;
-    return image;
+    return st;
   }
   DecodeStats last_stats() const override { return stats_; }
 
@@ -180,10 +201,44 @@ class OwnDecoder final : public Decoder {
 
 Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options, const DecodeLimits& limits,
                                              DecodeStats* stats) {
-  own::Engine engine;
+  // The pool and the tier-1 scratch are kept per calling thread, so a caller decoding frame
+  // after frame does not start and stop its threads each time (CoefficientDecoder also keeps
+  // the frames' buffers).
+  thread_local own::Engine engine;
   DecodeStats local;
   return own::run_to_coefficients(engine, codestream, options, limits, stats ? *stats : local);
 }
+
+struct CoefficientDecoder::Impl {
+  DecodeLimits limits;
+  own::Engine engine;
+  int threads = 1;
+};
+
+CoefficientDecoder::CoefficientDecoder(const DecodeLimits& limits) : impl_(std::make_unique<Impl>()) {
+  impl_->limits = limits;
+}
+CoefficientDecoder::~CoefficientDecoder() = default;
+CoefficientDecoder::CoefficientDecoder(CoefficientDecoder&&) noexcept = default;
+CoefficientDecoder& CoefficientDecoder::operator=(CoefficientDecoder&&) noexcept = default;
+
+Result<CoefficientFrame> CoefficientDecoder::decode(Bytes codestream, const DecodeOptions& options, DecodeStats* stats) {
+  DecodeStats local;
+  impl_->threads = std::clamp(options.threads, 1, 256);
+  return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local);
+}
+
+void CoefficientDecoder::recycle(CoefficientFrame&& frame) {
+  if (frame.tiles.size() >= impl_->engine.spare_tiles.size()) impl_->engine.spare_tiles = std::move(frame.tiles);
+  frame = {};
+}
+
+Status CoefficientDecoder::reconstruct(const CoefficientFrame& frame, PlanarImage& out, ReconstructTimes* times) {
+  impl_->engine.ensure(impl_->threads);
+  return own::reconstruct_into(frame, impl_->engine.pool.get(), times, &impl_->engine.reconstruct, out);
+}
+
+int CoefficientDecoder::threads() const noexcept { return impl_->threads; }
 
 std::unique_ptr<Decoder> make_own_decoder(const DecodeLimits& limits) {
   return std::make_unique<own::OwnDecoder>(limits);

@@ -160,7 +160,10 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
         }
       }
     }
-    cc.data.assign(data_size, 0);
+    // Not cleared (a DefaultInitAllocator vector): tier-1 writes or zeroes every code-block
+    // (run_to_coefficients), so the buffer is neither filled twice nor, when recycled,
+    // faulted in again.
+    cc.data.resize(data_size);
   }
   return {};
 }

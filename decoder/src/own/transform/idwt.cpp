@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #define J2K_IDWT_NS idwt_base
@@ -77,61 +78,65 @@ void synth97(float* x, int n, int s) {
   step(1 - s, kAlpha);
 }
 
-struct Int53 {
-  using T = std::int32_t;
-};
-struct Float97 {
-  using T = float;
-};
-
-template <typename F>
-void idwt_level(typename F::T* buf, int stride, const Rect& res, ThreadPool* pool) {
-  using T = typename F::T;
+template <typename T>
+void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted) {
   const int w = res.width(), h = res.height();
   if (w <= 0 || h <= 0) return;
   const int sx = res.x0 & 1, sy = res.y0 & 1;
-  // F.3.2 2D_SR: HOR_SR on every row, then VER_SR on every column.
-  constexpr int kRowsPerTask = 32;
-  const int row_tasks = (h + kRowsPerTask - 1) / kRowsPerTask;
-  const bool v3 = use_simd_kernels();
-  auto rows = [&](std::size_t task, int) {
-    thread_local std::vector<T> lo, hi;
-    lo.resize(static_cast<std::size_t>(w) + 4);
-    hi.resize(static_cast<std::size_t>(w) + 4);
-    const int y0 = static_cast<int>(task) * kRowsPerTask;
-    const int y1 = std::min(h, y0 + kRowsPerTask);
-    if constexpr (std::is_same_v<T, float>) (v3 ? idwt_v3::rows97 : idwt_base::rows97)(buf, stride, w, y0, y1, sx, lo.data(), hi.data());
-    else (v3 ? idwt_v3::rows53 : idwt_base::rows53)(buf, stride, w, y0, y1, sx, lo.data(), hi.data());
+  const int nlx = (w + 1 - sx) / 2, nly = (h + 1 - sy) / 2;
+  std::vector<T> in(static_cast<std::size_t>(w) * h);
+  for (int y = 0; y < h; ++y)
+    std::copy(buf + static_cast<std::ptrdiff_t>(y) * stride, buf + static_cast<std::ptrdiff_t>(y) * stride + w,
+              in.begin() + static_cast<std::ptrdiff_t>(y) * w);
+  auto src = [&](int x0, int y0) {
+    return IdwtSource{in.data() + static_cast<std::ptrdiff_t>(y0) * w + x0, w, 1.0f, false};
   };
-  // Strips narrow enough that a strip of all rows stays in the L2 cache.
-  constexpr int kStrip = 64;
-  const int col_tasks = (w + kStrip - 1) / kStrip;
-  auto cols = [&](std::size_t task, int) {
-    thread_local std::vector<T*> ptrs;
-    thread_local std::vector<T> tmp;
-    const int x0 = static_cast<int>(task) * kStrip;
-    const int cnt = std::min(kStrip, w - x0);
-    ptrs.resize(static_cast<std::size_t>(h) + 4);
-    tmp.resize(static_cast<std::size_t>(h) * cnt);
-    if constexpr (std::is_same_v<T, float>) (v3 ? idwt_v3::cols97 : idwt_base::cols97)(buf, stride, h, sy, x0, cnt, ptrs.data(), tmp.data());
-    else (v3 ? idwt_v3::cols53 : idwt_base::cols53)(buf, stride, h, sy, x0, cnt, ptrs.data(), tmp.data());
-  };
-  if (pool) {
-    pool->parallel_for(static_cast<std::size_t>(row_tasks), rows);
-    pool->parallel_for(static_cast<std::size_t>(col_tasks), cols);
-  } else {
-    for (int i = 0; i < row_tasks; ++i) rows(static_cast<std::size_t>(i), 0);
-    for (int i = 0; i < col_tasks; ++i) cols(static_cast<std::size_t>(i), 0);
+  IdwtLevel lv{src(0, 0), src(nlx, 0), src(0, nly), src(nlx, nly), w, h, sx, sy};
+  std::vector<T> scratch(2 * (static_cast<std::size_t>(w) + 8) + 8 * (static_cast<std::size_t>(w) + 16));
+  const IdwtKernels& k = idwt_kernels();
+  IdwtEmit em;
+  em.dst = emitted;
+  em.dst_stride = w;
+  em.x1 = w;
+  em.y_hi = h;
+  em.lo = -(1 << 30);
+  em.hi = 1 << 30;
+  const IdwtEmit* e = emitted ? &em : nullptr;
+  T* out = emitted ? nullptr : buf;
+  const int band = schedule == IdwtSchedule::fused ? h : std::max(strip, 1);
+  // Bands in a scrambled order, as threads would finish them.
+  std::vector<int> starts;
+  for (int y = 0; y < h; y += band) starts.push_back(y);
+  std::reverse(starts.begin(), starts.end());
+  if (starts.size() > 2) std::swap(starts[0], starts[starts.size() / 2]);
+  for (int y0 : starts) {
+    if constexpr (std::is_same_v<T, float>) k.band97(lv, out, stride, y0, std::min(h, y0 + band), scratch.data(), e);
+    else k.band53(lv, out, stride, y0, std::min(h, y0 + band), scratch.data(), e);
   }
 }
 
 }  // namespace
 
-void idwt53_level(std::int32_t* buf, int stride, const Rect& res, ThreadPool* pool) {
-  idwt_level<Int53>(buf, stride, res, pool);
+const IdwtKernels& idwt_kernels() {
+#define J2K_IDWT_SET(NS)                                                                                   \
+  IdwtKernels {                                                                                            \
+    NS::band97, NS::band53, NS::copy97, NS::copy53, NS::ict_store, NS::rct_store                          \
+  }
+  static const IdwtKernels base = J2K_IDWT_SET(idwt_base);
+#if defined(J2K_T1_HAVE_V3)
+  static const IdwtKernels v3 = J2K_IDWT_SET(idwt_v3);
+  if (use_simd_kernels()) return v3;
+#endif
+#undef J2K_IDWT_SET
+  return base;
 }
-void idwt97_level(float* buf, int stride, const Rect& res, ThreadPool* pool) {
-  idwt_level<Float97>(buf, stride, res, pool);
+
+void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip,
+                  std::int32_t* emitted) {
+  level_deinterleaved(buf, stride, res, schedule, strip, emitted);
+}
+void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted) {
+  level_deinterleaved(buf, stride, res, schedule, strip, emitted);
 }
 
 void idwt53_line_reference(std::int32_t* x, int n, int i0) {

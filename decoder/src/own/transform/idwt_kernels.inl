@@ -1,13 +1,27 @@
-// The IDWT's inner kernels (one row; one strip of columns), compiled twice: baseline
-// (idwt.cpp, J2K_IDWT_NS = idwt_base) and x86-64-v3 (idwt_v3.cpp, AVX2 8-wide lifting,
-// -ffp-contract=off so the float results are the same bit for bit). Everything here is
-// internal or in J2K_IDWT_NS, and no std:: template is instantiated, so the two copies
+// The reconstruction kernels (one synthesis level, row by row or in column strips; the
+// colour transform and the store into the picture), compiled twice: baseline (idwt.cpp,
+// J2K_IDWT_NS = idwt_base) and x86-64-v3 (idwt_v3.cpp, AVX2 8-wide, -ffp-contract=off so
+// the float results are the same bit for bit). Everything here is internal or in
+// J2K_IDWT_NS, and no std:: template or inline function is instantiated, so the two copies
 // share no out-of-line code.
+//
+// Every sample goes through exactly the operations of the plain twins (synth53/synth97 in
+// idwt.cpp, applied as HOR_SR on every row then VER_SR on every column): dequantisation
+// q * (step / 2), the K scaling of the rows, then of the columns, and the lifting steps in
+// order; only the order in which samples are visited differs, so results do not depend on
+// the schedule (one row at a time, column strips, thread count).
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "transform/idwt_kernels.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #ifndef J2K_IDWT_NS
 #error "define J2K_IDWT_NS before including idwt_kernels.inl"
@@ -22,26 +36,113 @@ constexpr float kBeta = -0.052980118572961f;
 constexpr float kGamma = 0.882911075530934f;
 constexpr float kDelta = 0.443506852043971f;
 constexpr float kK = 1.230174104914001f;
+constexpr float kInvK = 1.0f / kK;
 
-inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+/// Reversible dequantisation: sign(v) * (|v| >> 1), clamped so that corrupt magnitudes
+/// cannot overflow the lifting sums (real ones stay below 2^(precision + 2) for 5/3).
+inline std::int32_t dequant53(std::int32_t s) {
+  constexpr std::int32_t kMax = 1 << 26;
+  const std::uint32_t m = static_cast<std::uint32_t>(s >> 31);
+  const std::uint32_t a = ((static_cast<std::uint32_t>(s) ^ m) - m) >> 1;
+  const std::int32_t v = static_cast<std::int32_t>((a ^ m) - m);
+  return v < -kMax ? -kMax : v > kMax ? kMax : v;
+}
 
-// The fast path lifts the low (L) and high (H) halves as separate contiguous arrays, so
-// every lifting step is a plain vectorisable loop. Equivalent index rules (F.3.8 in terms of
-// the halves, s = parity of i0):  even step  L[k] op= f(H[k-1+s], H[k+s]),
-// odd step  H[k] op= g(L[k-s], L[k+1-s]);  the symmetric extension becomes H[-1] = H[0],
-// H[nh] = H[nh-1], L[-1] = L[0], L[nl] = L[nl-1] (tests compare it with synth53/synth97).
+/// n samples of row `row` of `src` into dst, multiplied by k (9/7; k = 1 leaves them as
+/// dequantised).
+inline void load_row(const IdwtSource& src, int row, int n, float k, float* __restrict dst) {
+  if (src.quantised) {
+    const std::int32_t* p = static_cast<const std::int32_t*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
+    const float sc = src.scale;
+    for (int i = 0; i < n; ++i) dst[i] = (static_cast<float>(p[i]) * sc) * k;
+  } else {
+    const float* p = static_cast<const float*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
+    for (int i = 0; i < n; ++i) dst[i] = p[i] * k;
+  }
+}
+inline void load_row(const IdwtSource& src, int row, int n, std::int32_t* __restrict dst) {
+  const std::int32_t* p = static_cast<const std::int32_t*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
+  if (src.quantised)
+    for (int i = 0; i < n; ++i) dst[i] = dequant53(p[i]);
+  else
+    __builtin_memcpy(dst, p, sizeof(std::int32_t) * static_cast<std::size_t>(n));
+}
+
+// Float → int32 with DC shift, clamp (NaN becomes lo) and rounding to nearest even.
+inline void store_float(const float* src, std::int32_t* dst, int n, std::int32_t shift, std::int32_t lo,
+                        std::int32_t hi) {
+  const float fshift = static_cast<float>(shift), flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+  int x = 0;
+#if defined(__AVX2__)
+  {
+    const __m256 vs = _mm256_set1_ps(fshift), vlo = _mm256_set1_ps(flo), vhi = _mm256_set1_ps(fhi);
+    for (; x + 8 <= n; x += 8) {
+      __m256 v = _mm256_add_ps(_mm256_loadu_ps(src + x), vs);
+      v = _mm256_min_ps(_mm256_max_ps(v, vlo), vhi);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + x), _mm256_cvtps_epi32(v));
+    }
+  }
+#endif
+#if defined(__SSE2__)
+  {
+    const __m128 vs = _mm_set1_ps(fshift), vlo = _mm_set1_ps(flo), vhi = _mm_set1_ps(fhi);
+    for (; x + 4 <= n; x += 4) {
+      __m128 v = _mm_add_ps(_mm_loadu_ps(src + x), vs);
+      v = _mm_min_ps(_mm_max_ps(v, vlo), vhi);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), _mm_cvtps_epi32(v));
+    }
+  }
+#endif
+  for (; x < n; ++x) {
+    float v = src[x] + fshift;
+    v = v >= flo ? (v <= fhi ? v : fhi) : flo;
+    dst[x] = static_cast<std::int32_t>(__builtin_nearbyintf(v));
+  }
+}
+inline void store_int(const std::int32_t* src, std::int32_t* dst, int n, std::int32_t shift, std::int32_t lo,
+                      std::int32_t hi) {
+  for (int x = 0; x < n; ++x) {
+    const std::int64_t v = static_cast<std::int64_t>(src[x]) + shift;
+    dst[x] = static_cast<std::int32_t>(v < lo ? lo : v > hi ? hi : v);
+  }
+}
+inline void store_row(const float* src, std::int32_t* dst, int n, const IdwtEmit& e) {
+  store_float(src, dst, n, e.shift, e.lo, e.hi);
+}
+inline void store_row(const std::int32_t* src, std::int32_t* dst, int n, const IdwtEmit& e) {
+  store_int(src, dst, n, e.shift, e.lo, e.hi);
+}
+
+/// Row t (columns [x0, x0 + cnt)) of a finished level into the picture.
+/// `src` points at column x0 of row t.
+template <typename T>
+inline void emit_row(const IdwtEmit& e, const T* src, int t, int x0, int cnt) {
+  if (t < e.y_lo || t >= e.y_hi) return;
+  const int xa = x0 > e.x0 ? x0 : e.x0;
+  const int xb = x0 + cnt < e.x1 ? x0 + cnt : e.x1;
+  if (xa >= xb) return;
+  store_row(src + (xa - x0), e.dst + static_cast<std::ptrdiff_t>(t + e.dy) * e.dst_stride + xa + e.dx, xb - xa, e);
+}
 
 struct Lift53 {
   using T = std::int32_t;
-  static void scale(T*, T*, int, int) {}
+  static constexpr int kSteps = 2;
   template <typename Step>
   static void steps(Step&& step) {
     step(true, [](T l, T a, T b) { return l - ((a + b + 2) >> 2); });
     step(false, [](T h, T a, T b) { return h + ((a + b) >> 1); });
   }
+  /// Step j of the vertical lifting on one row piece: r = op_j(r, a, b).
+  static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
+    if (j == 0)
+      for (int x = 0; x < cnt; ++x) r[x] = r[x] - ((a[x] + b[x] + 2) >> 2);
+    else
+      for (int x = 0; x < cnt; ++x) r[x] = r[x] + ((a[x] + b[x]) >> 1);
+  }
 };
 struct Lift97 {
   using T = float;
+  static constexpr int kSteps = 4;
   template <typename Step>
   static void steps(Step&& step) {
     step(true, [](T l, T a, T b) { return l - kDelta * (a + b); });
@@ -49,24 +150,104 @@ struct Lift97 {
     step(true, [](T l, T a, T b) { return l - kBeta * (a + b); });
     step(false, [](T h, T a, T b) { return h - kAlpha * (a + b); });
   }
+  static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
+    const float c = j == 0 ? kDelta : j == 1 ? kGamma : j == 2 ? kBeta : kAlpha;
+    for (int x = 0; x < cnt; ++x) r[x] = r[x] - c * (a[x] + b[x]);
+  }
 };
 
-/// One row: halves copied into padded scratch, lifted, interleaved back.
+/// dst[2i] = a[i] * f, dst[2i + 1] = b[i] * f for i < n.
+inline void zip(float* __restrict dst, const float* a, const float* b, int n, float f) {
+  int i = 0;
+#if defined(__AVX2__)
+  const __m256 vf = _mm256_set1_ps(f);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 va = _mm256_mul_ps(_mm256_loadu_ps(a + i), vf), vb = _mm256_mul_ps(_mm256_loadu_ps(b + i), vf);
+    const __m256 lo = _mm256_unpacklo_ps(va, vb), hi = _mm256_unpackhi_ps(va, vb);
+    _mm256_storeu_ps(dst + 2 * i, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(dst + 2 * i + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+  }
+#elif defined(__SSE2__)
+  const __m128 vf = _mm_set1_ps(f);
+  for (; i + 4 <= n; i += 4) {
+    const __m128 va = _mm_mul_ps(_mm_loadu_ps(a + i), vf), vb = _mm_mul_ps(_mm_loadu_ps(b + i), vf);
+    _mm_storeu_ps(dst + 2 * i, _mm_unpacklo_ps(va, vb));
+    _mm_storeu_ps(dst + 2 * i + 4, _mm_unpackhi_ps(va, vb));
+  }
+#endif
+  for (; i < n; ++i) {
+    dst[2 * i] = a[i] * f;
+    dst[2 * i + 1] = b[i] * f;
+  }
+}
+inline void zip(std::int32_t* __restrict dst, const std::int32_t* a, const std::int32_t* b, int n) {
+  int i = 0;
+#if defined(__AVX2__)
+  for (; i + 8 <= n; i += 8) {
+    const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
+    const __m256i lo = _mm256_unpacklo_epi32(va, vb), hi = _mm256_unpackhi_epi32(va, vb);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+#elif defined(__SSE2__)
+  for (; i + 4 <= n; i += 4) {
+    const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
+    const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm_unpacklo_epi32(va, vb));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i + 4), _mm_unpackhi_epi32(va, vb));
+  }
+#endif
+  for (; i < n; ++i) {
+    dst[2 * i] = a[i];
+    dst[2 * i + 1] = b[i];
+  }
+}
+
+/// HOR_SR of level row y into dst (w samples), followed by the row's vertical scaling
+/// (K for low rows, 1/K for high rows; a lone row at an odd coordinate is halved instead).
+/// The low half comes from the LL (low rows) or LH (high rows) input, the high half from HL
+/// or HH. `scratch` holds 2 * (w + 8) samples.
 template <typename F>
-void synth_row(typename F::T* row, int n, int s, typename F::T* lo, typename F::T* hi) {
+void hrow(const IdwtLevel& lv, int y, typename F::T* __restrict dst, typename F::T* scratch) {
   using T = typename F::T;
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  const bool low = ((y ^ lv.sy) & 1) == 0;
+  const int k = low ? (y - lv.sy) >> 1 : (y - 1 + lv.sy) >> 1;
+  const IdwtSource& sl = low ? lv.ll : lv.lh;
+  const IdwtSource& sh = low ? lv.hl : lv.hh;
+  const int n = lv.w, s = lv.sx;
+  // Vertical factor of this row (F.3.8: applied by VER_SR after HOR_SR; same product).
+  const bool lone = lv.h == 1;
+  const float vf = lone ? (lv.sy ? 0.5f : 1.0f) : (low ? kK : kInvK);
+  const bool halve = lone && lv.sy;  // 5/3
   if (n == 1) {
-    if (s) row[0] = std::is_same_v<T, float> ? static_cast<T>(row[0] * 0.5f) : static_cast<T>(row[0] / 2);
+    T v;
+    if (s) {
+      if constexpr (kFloat) {
+        load_row(sh, k, 1, 1.0f, &v);
+        v = v * 0.5f;
+      } else {
+        load_row(sh, k, 1, &v);
+        v = v / 2;
+      }
+    } else {
+      if constexpr (kFloat) load_row(sl, k, 1, 1.0f, &v);
+      else load_row(sl, k, 1, &v);
+    }
+    if constexpr (kFloat) dst[0] = v * vf;
+    else dst[0] = halve ? v / 2 : v;
     return;
   }
   const int nl = (n + 1 - s) / 2, nh = n - nl;
-  T* L = lo + 1;
-  T* H = hi + 1;
-  std::memcpy(L, row, sizeof(T) * nl);
-  std::memcpy(H, row + nl, sizeof(T) * nh);
-  if constexpr (std::is_same_v<T, float>) {
-    for (int k = 0; k < nl; ++k) L[k] *= kK;
-    for (int k = 0; k < nh; ++k) H[k] *= 1.0f / kK;
+  T* L = scratch + 4;
+  T* H = scratch + n + 12;
+  if constexpr (kFloat) {
+    load_row(sl, k, nl, kK, L);
+    load_row(sh, k, nh, kInvK, H);
+  } else {
+    load_row(sl, k, nl, L);
+    load_row(sh, k, nh, H);
   }
   F::steps([&](bool even, auto op) {
     if (even) {
@@ -74,83 +255,163 @@ void synth_row(typename F::T* row, int n, int s, typename F::T* lo, typename F::
       H[nh] = H[nh - 1];
       const T* a = H - 1 + s;
       const T* b = H + s;
-      for (int k = 0; k < nl; ++k) L[k] = op(L[k], a[k], b[k]);
+      for (int i = 0; i < nl; ++i) L[i] = op(L[i], a[i], b[i]);
     } else {
       L[-1] = L[0];
       L[nl] = L[nl - 1];
       const T* a = L - s;
       const T* b = L + 1 - s;
-      for (int k = 0; k < nh; ++k) H[k] = op(H[k], a[k], b[k]);
+      for (int i = 0; i < nh; ++i) H[i] = op(H[i], a[i], b[i]);
     }
   });
-  for (int k = 0; k < nl; ++k) row[2 * k + s] = L[k];
-  for (int k = 0; k < nh; ++k) row[2 * k + 1 - s] = H[k];
+  // Interleave: low-pass at even absolute coordinates.
+  if constexpr (kFloat) {
+    if (s == 0) {
+      zip(dst, L, H, nh, vf);
+      if (nl > nh) dst[2 * nh] = L[nh] * vf;
+    } else {
+      dst[0] = H[0] * vf;
+      zip(dst + 1, L, H + 1, nh - 1, vf);
+      if (nl > nh - 1) dst[2 * nl - 1] = L[nl - 1] * vf;
+    }
+  } else {
+    if (s == 0) {
+      zip(dst, L, H, nh);
+      if (nl > nh) dst[2 * nh] = L[nh];
+    } else {
+      dst[0] = H[0];
+      zip(dst + 1, L, H + 1, nh - 1);
+      if (nl > nh - 1) dst[2 * nl - 1] = L[nl - 1];
+    }
+    if (halve)
+      for (int i = 0; i < n; ++i) dst[i] = dst[i] / 2;
+  }
 }
 
-/// A strip of columns [x0, x0 + cnt): rows are lifted in place through row pointers (the
-/// extension is pointer clamping), then put in interleaved order through `tmp`.
-template <typename F>
-void synth_columns(typename F::T* buf, int stride, int n, int s, int x0, int cnt, typename F::T** ptrs,
-                   typename F::T* tmp) {
-  using T = typename F::T;
+/// VER_SR (after HOR_SR, row by row) for the rows [y0, y1) of a level of n rows, streaming:
+/// at step m row m is produced (produce(m): HOR_SR + the row's scaling), then lifting step j
+/// is applied to row m - 1 - j, whose neighbours are then exactly at step j - 1; row m - J
+/// (J = kSteps) is final and goes to finish(row). Only rows m - J - 1 .. m are touched at
+/// step m, so rows live in a ring of 8.
+///
+/// A band [y0, y1) inside the level starts producing at y0 - J and stops at y1 - 1 + J: the
+/// final value of row r depends on rows r - k, r + k at step J - k only (k <= J), all inside
+/// that window; a step whose neighbour lies outside the window (not at the level's edge,
+/// where F.3.7 mirrors it) is skipped, which only leaves rows outside the dependency cone of
+/// [y0, y1) unfinished. So bands give the same samples as one pass over the whole level, and
+/// neighbouring bands need nothing from each other.
+template <typename F, typename Row, typename Produce, typename Finish>
+void vstream(Row&& row, int n, int s, int y0, int y1, int cnt, Produce&& produce, Finish&& finish) {
   if (n == 1) {
-    if (s)
-      for (int x = 0; x < cnt; ++x) {
-        T& v = buf[x0 + x];
-        v = std::is_same_v<T, float> ? static_cast<T>(v * 0.5f) : static_cast<T>(v / 2);
-      }
+    produce(0);
+    finish(0);
     return;
   }
-  const int nl = (n + 1 - s) / 2, nh = n - nl;
-  T** L = ptrs + 1;  // nl + nh + 4 entries
-  T** H = L + nl + 2;
-  for (int k = -1; k <= nl; ++k) L[k] = buf + static_cast<std::ptrdiff_t>(clampi(k, 0, nl - 1)) * stride + x0;
-  for (int k = -1; k <= nh; ++k) H[k] = buf + static_cast<std::ptrdiff_t>(nl + clampi(k, 0, nh - 1)) * stride + x0;
-  if constexpr (std::is_same_v<T, float>) {
-    for (int k = 0; k < nl; ++k)
-      for (int x = 0; x < cnt; ++x) L[k][x] *= kK;
-    for (int k = 0; k < nh; ++k)
-      for (int x = 0; x < cnt; ++x) H[k][x] *= 1.0f / kK;
-  }
-  F::steps([&](bool even, auto op) {
-    if (even) {
-      for (int k = 0; k < nl; ++k) {
-        T* __restrict l = L[k];
-        const T* a = H[k - 1 + s];
-        const T* b = H[k + s];
-        for (int x = 0; x < cnt; ++x) l[x] = op(l[x], a[x], b[x]);
-      }
-    } else {
-      for (int k = 0; k < nh; ++k) {
-        T* __restrict h = H[k];
-        const T* a = L[k - s];
-        const T* b = L[k + 1 - s];
-        for (int x = 0; x < cnt; ++x) h[x] = op(h[x], a[x], b[x]);
-      }
+  constexpr int J = F::kSteps;
+  const int p0 = y0 - J > 0 ? y0 - J : 0;            // first row produced
+  const int p1 = y1 + J < n ? y1 + J : n;            // one past the last row produced
+  for (int m = p0; m < p1 + J; ++m) {
+    if (m < p1) produce(m);
+    for (int j = 0; j < J; ++j) {
+      const int t = m - 1 - j;
+      if (t < p0 || t >= p1 || ((t + s + j) & 1)) continue;  // even j: low rows, odd j: high rows
+      const int a = t > 0 ? t - 1 : t + 1;
+      const int b = t + 1 < n ? t + 1 : t - 1;
+      if (a < p0 || b >= p1) continue;  // outside the window: t is not needed at this step
+      F::vstep(j, row(t), row(a), row(b), cnt);
     }
-  });
-  for (int k = 0; k < nl; ++k) std::memcpy(tmp + static_cast<std::size_t>(2 * k + s) * cnt, L[k], sizeof(T) * cnt);
-  for (int k = 0; k < nh; ++k)
-    std::memcpy(tmp + static_cast<std::size_t>(2 * k + 1 - s) * cnt, H[k], sizeof(T) * cnt);
-  for (int t = 0; t < n; ++t)
-    std::memcpy(buf + static_cast<std::ptrdiff_t>(t) * stride + x0, tmp + static_cast<std::size_t>(t) * cnt,
-                sizeof(T) * cnt);
+    const int f = m - J;
+    if (f >= y0 && f < y1) finish(f);
+  }
+}
+
+constexpr int kRing = 8;  // rows of the lifting window (J + 2 = 6 are live at a time)
+
+/// Rows [y0, y1) of a level: HOR_SR and VER_SR through the ring; each finished row is copied
+/// to `out` (when not null) and emitted (when `emit`).
+template <typename F>
+void level_band(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int y0, int y1, typename F::T* scratch,
+                const IdwtEmit* emit) {
+  using T = typename F::T;
+  if (lv.w <= 0 || lv.h <= 0) return;
+  y0 = y0 < 0 ? 0 : y0;
+  y1 = y1 > lv.h ? lv.h : y1;
+  if (y0 >= y1) return;
+  T* ring = scratch + 2 * (static_cast<std::ptrdiff_t>(lv.w) + 8);
+  const std::ptrdiff_t rs = (static_cast<std::ptrdiff_t>(lv.w) + 15) & ~std::ptrdiff_t{15};
+  auto row = [&](int t) { return ring + static_cast<std::ptrdiff_t>(t % kRing) * rs; };
+  vstream<F>(
+      row, lv.h, lv.sy, y0, y1, lv.w, [&](int m) { hrow<F>(lv, m, row(m), scratch); },
+      [&](int t) {
+        if (out) __builtin_memcpy(out + static_cast<std::ptrdiff_t>(t) * os, row(t), sizeof(T) * static_cast<std::size_t>(lv.w));
+        if (emit) emit_row(*emit, row(t), t, 0, lv.w);
+      });
 }
 
 }  // namespace
 
 namespace J2K_IDWT_NS {
-void rows53(std::int32_t* buf, int stride, int w, int y0, int y1, int s, std::int32_t* lo, std::int32_t* hi) {
-  for (int y = y0; y < y1; ++y) synth_row<Lift53>(buf + static_cast<std::ptrdiff_t>(y) * stride, w, s, lo, hi);
+void band97(const IdwtLevel& lv, float* out, std::ptrdiff_t ostride, int y0, int y1, float* scratch,
+            const IdwtEmit* emit) {
+  level_band<Lift97>(lv, out, ostride, y0, y1, scratch, emit);
 }
-void rows97(float* buf, int stride, int w, int y0, int y1, int s, float* lo, float* hi) {
-  for (int y = y0; y < y1; ++y) synth_row<Lift97>(buf + static_cast<std::ptrdiff_t>(y) * stride, w, s, lo, hi);
+void band53(const IdwtLevel& lv, std::int32_t* out, std::ptrdiff_t ostride, int y0, int y1, std::int32_t* scratch,
+            const IdwtEmit* emit) {
+  level_band<Lift53>(lv, out, ostride, y0, y1, scratch, emit);
 }
-void cols53(std::int32_t* buf, int stride, int h, int s, int x0, int cnt, std::int32_t** ptrs, std::int32_t* tmp) {
-  synth_columns<Lift53>(buf, stride, h, s, x0, cnt, ptrs, tmp);
+void copy97(const IdwtSource& src, int w, int y0, int y1, float* out, std::ptrdiff_t ostride, const IdwtEmit* emit) {
+  for (int y = y0; y < y1; ++y) {
+    float* o = out + static_cast<std::ptrdiff_t>(y) * ostride;
+    load_row(src, y, w, 1.0f, o);
+    if (emit) emit_row(*emit, o, y, 0, w);
+  }
 }
-void cols97(float* buf, int stride, int h, int s, int x0, int cnt, float** ptrs, float* tmp) {
-  synth_columns<Lift97>(buf, stride, h, s, x0, cnt, ptrs, tmp);
+void copy53(const IdwtSource& src, int w, int y0, int y1, std::int32_t* out, std::ptrdiff_t ostride,
+            const IdwtEmit* emit) {
+  for (int y = y0; y < y1; ++y) {
+    std::int32_t* o = out + static_cast<std::ptrdiff_t>(y) * ostride;
+    load_row(src, y, w, o);
+    if (emit) emit_row(*emit, o, y, 0, w);
+  }
+}
+void ict_store(const ColourRow& row, int n) {
+  constexpr int kBlock = 256;
+  alignas(32) float r[kBlock], g[kBlock], b[kBlock];
+  const float* py = static_cast<const float*>(row.in[0]);
+  const float* pu = static_cast<const float*>(row.in[1]);
+  const float* pv = static_cast<const float*>(row.in[2]);
+  for (int x0 = 0; x0 < n; x0 += kBlock) {
+    const int m = n - x0 < kBlock ? n - x0 : kBlock;
+    for (int i = 0; i < m; ++i) {  // G-8..G-10 (ICT inverse)
+      const float Y = py[x0 + i], U = pu[x0 + i], V = pv[x0 + i];
+      r[i] = Y + 1.402f * V;
+      g[i] = Y - 0.34413f * U - 0.71414f * V;
+      b[i] = Y + 1.772f * U;
+    }
+    store_float(r, row.out[0] + x0, m, row.shift[0], row.lo[0], row.hi[0]);
+    store_float(g, row.out[1] + x0, m, row.shift[1], row.lo[1], row.hi[1]);
+    store_float(b, row.out[2] + x0, m, row.shift[2], row.lo[2], row.hi[2]);
+  }
+}
+void rct_store(const ColourRow& row, int n) {
+  constexpr int kBlock = 256;
+  alignas(32) std::int32_t r[kBlock], g[kBlock], b[kBlock];
+  const std::int32_t* py = static_cast<const std::int32_t*>(row.in[0]);
+  const std::int32_t* pu = static_cast<const std::int32_t*>(row.in[1]);
+  const std::int32_t* pv = static_cast<const std::int32_t*>(row.in[2]);
+  for (int x0 = 0; x0 < n; x0 += kBlock) {
+    const int m = n - x0 < kBlock ? n - x0 : kBlock;
+    for (int i = 0; i < m; ++i) {  // G-6 (RCT inverse)
+      const std::int32_t Y = py[x0 + i], U = pu[x0 + i], V = pv[x0 + i];
+      const std::int32_t gg = Y - ((U + V) >> 2);
+      r[i] = V + gg;
+      g[i] = gg;
+      b[i] = U + gg;
+    }
+    store_int(r, row.out[0] + x0, m, row.shift[0], row.lo[0], row.hi[0]);
+    store_int(g, row.out[1] + x0, m, row.shift[1], row.lo[1], row.hi[1]);
+    store_int(b, row.out[2] + x0, m, row.shift[2], row.lo[2], row.hi[2]);
+  }
 }
 }  // namespace J2K_IDWT_NS
 }  // namespace j2k::decoder::own
