@@ -15,7 +15,7 @@ namespace {
 class CudaBackend final : public CudaDecoder {
  public:
   CudaBackend(const CudaDecoderOptions& options, std::unique_ptr<CudaReconstructor> rec)
-      : options_(options), rec_(std::move(rec)) {}
+      : options_(options), rec_(std::move(rec)), coefficients_(options.limits) {}
 
   bool gpu_active() const noexcept override { return active_; }
   decoder::DecodeStats last_stats() const override { return stats_; }
@@ -53,8 +53,16 @@ class CudaBackend final : public CudaDecoder {
   Result<PlanarImage> run(Bytes codestream, const decoder::DecodeOptions& options, const ReconstructRequest& req) {
     stats_ = {};
     times_ = {};
-    auto frame = decoder::decode_coefficients(codestream, options, options_.limits, &stats_);
+    // One CoefficientDecoder per backend: its thread pool and coefficient buffers live
+    // across frames (the reconstruction below is complete when it returns, so the frame's
+    // buffers go back to it right after).
+    auto frame = coefficients_.decode(codestream, options, &stats_);
     if (!frame) return frame.error();
+    struct Recycle {
+      decoder::CoefficientDecoder& to;
+      decoder::CoefficientFrame& frame;
+      ~Recycle() { to.recycle(std::move(frame)); }
+    } recycle{coefficients_, *frame};
     if (active_) {
       auto img = rec_->reconstruct(*frame, req, &times_);
       if (img) {
@@ -68,8 +76,8 @@ class CudaBackend final : public CudaDecoder {
       last_error_ = img.error().message;
     }
     decoder::ReconstructTimes rt;
-    auto img = decoder::reconstruct(*frame, options.threads, &rt);
-    if (!img) return img.error();
+    PlanarImage img;
+    if (auto st = coefficients_.reconstruct(*frame, img, &rt); !st) return st.error();
     stats_.idwt_ms = rt.idwt_ms;
     stats_.colour_ms = rt.colour_ms;
     if (req.target || req.pbo)
@@ -80,6 +88,7 @@ class CudaBackend final : public CudaDecoder {
 
   CudaDecoderOptions options_;
   std::unique_ptr<CudaReconstructor> rec_;
+  decoder::CoefficientDecoder coefficients_;  // tier-2 + tier-1; used by one thread at a time
   bool active_ = true;
   std::string last_error_;
   decoder::DecodeStats stats_;
