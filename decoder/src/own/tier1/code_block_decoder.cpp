@@ -141,7 +141,9 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   // Not cleared: a magnitude is written when its sample becomes significant, and only
   // significant samples are read (refinement, write-out).
   if (data_.size() < static_cast<std::size_t>(stripes) * w * 4) data_.resize(static_cast<std::size_t>(stripes) * w * 4);
-  if (columns_.size() < static_cast<std::size_t>(stripes) * w) columns_.resize(static_cast<std::size_t>(stripes) * w);
+  // The refinement list: one entry per sample, and room for a 16-byte store at its end.
+  if (columns_.size() < static_cast<std::size_t>(stripes) * w * 4 + 4)
+    columns_.resize(static_cast<std::size_t>(stripes) * w * 4 + 4);
   segs_.clear();
   for (std::size_t i = 0; i < cb.segments.size(); ++i)
     segs_.push_back({seg_offsets_[i], static_cast<int>(cb.segments[i].passes)});

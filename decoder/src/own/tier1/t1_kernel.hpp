@@ -14,7 +14,7 @@ struct T1Segment {
 struct T1Kernel {
   std::uint16_t* flags;  ///< (stripes + 2) x (w + 2) x 4, zeroed
   std::int32_t* data;    ///< stripes x w x 4, need not be cleared
-  std::uint32_t* columns;  ///< stripes x w scratch entries (the refinement pass's column list)
+  std::uint32_t* columns;  ///< stripes x w x 4 + 4 scratch entries (the refinement pass's sample list)
   int w, h;
   int zc_table;          ///< 0 LL/LH, 1 HL, 2 HH
   int numbps;

@@ -129,9 +129,12 @@ struct BlockState {
   int row_stride;        // flags per stripe row: (w + 2) * 4
   const std::uint8_t* zc;
   bool causal;
-  /// Written by the significance propagation pass: the stripe columns that hold samples
-  /// significant before this bit-plane (exactly the refinement pass's work), each as
-  /// (flag column index << 16) | data column index; -1 when not built for this plane.
+  /// Written by the significance propagation pass: the samples significant before this
+  /// bit-plane (exactly the refinement pass's work) in scan order, each as
+  /// (flag index << 16) | data index (indices of 16-bit flags from the first column of
+  /// stripe row 1, and of magnitudes); -1 when not built for this plane. The pass
+  /// stores four entries per column (the unused ones are overwritten), so the buffer has
+  /// room for 4 * stripes * w + 4.
   std::uint32_t* columns;
   int num_columns;
 };
@@ -217,6 +220,40 @@ constexpr std::uint64_t kLaneBits = lanes(1);
   return any & ~sig & rows;
 }
 
+/// Per mask of significant lanes (4 bits), the lanes' entry offsets k * 0x10001 packed
+/// in ascending order (see BlockState::columns), and their number.
+struct LaneLists {
+  alignas(16) std::uint32_t lanes[16][4];
+  std::uint8_t count[16];
+};
+constexpr LaneLists make_lane_lists() {
+  LaneLists l{};
+  for (int m = 0; m < 16; ++m) {
+    int n = 0;
+    for (int k = 0; k < 4; ++k)
+      if (m >> k & 1) l.lanes[m][n++] = static_cast<std::uint32_t>(k) * 0x10001u;
+    l.count[m] = static_cast<std::uint8_t>(n);
+  }
+  return l;
+}
+constexpr LaneLists kLaneLists = make_lane_lists();
+
+/// Appends the significant samples of a column (lane bits of `col`) to the refinement list.
+[[gnu::always_inline]] inline int append_significant(std::uint32_t* list, int n, std::uint32_t entry4,
+                                                     std::uint64_t col) {
+  // The lane bits 0, 16, 32, 48 gathered into bits 48..51 (no two products overlap).
+  const std::uint64_t sig = (col >> 12) & kLaneBits;
+  const auto m = static_cast<unsigned>((sig * (1ull << 48 | 1ull << 33 | 1ull << 18 | 1ull << 3)) >> 48);
+#if defined(__SSE2__)
+  const __m128i v = _mm_add_epi32(_mm_set1_epi32(static_cast<int>(entry4)),
+                                  _mm_load_si128(reinterpret_cast<const __m128i*>(kLaneLists.lanes[m])));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(list + n), v);
+#else
+  for (int i = 0; i < 4; ++i) list[n + i] = entry4 + kLaneLists.lanes[m][i];
+#endif
+  return n + kLaneLists.count[m];
+}
+
 /// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
 /// Works from per-column candidate masks, so settled samples cost no branch each.
 template <bool kRaw, bool kCausal, typename Regs>
@@ -235,8 +272,8 @@ template <bool kRaw, bool kCausal, typename Regs>
       // The column stays in a register (exact: only this column's own samples change it
       // while it is coded) and is stored once at the end, visited marks included.
       std::uint64_t col = load_column(f);
-      list[n] = entry;  // kept only where the column has significant samples (no branch)
-      n += (col & kSig4) != 0;
+      // Its significant samples, before any changes below: the refinement pass's work.
+      n = append_significant(list, n, entry * 4, col);
       std::uint64_t cand = spp_candidates(col, rows);
       if (!cand) continue;
       while (cand) {
@@ -303,16 +340,24 @@ template <bool kRaw, typename Regs>
 [[gnu::noinline]] void refine_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
   if (s.num_columns >= 0) {
+    // One loop over samples (no loop per column, whose exit is hard to predict).
     const std::uint32_t* list = s.columns;
     std::uint16_t* const f0 = s.flags + s.row_stride + 4;
+    const std::int32_t half = 1 << p;
     for (int i = 0, n = s.num_columns; i < n; ++i) {
       const std::uint32_t e = list[i];
-      std::uint16_t* f = f0 + 4 * (e >> 16);
-      std::int32_t* d = s.data + 4 * (e & 0xFFFF);
-      const std::uint64_t col = load_column(f);
-      // Significant samples are all inside the block, so no row mask is needed.
-      const std::uint64_t cand = (col >> 12) & ~(col >> 13) & kLaneBits;
-      refine_column<kRaw>(f, d, cand, col, p, r, cb);
+      std::uint16_t* const f = f0 + (e >> 16);
+      const std::uint32_t fl = *f;
+      *f = static_cast<std::uint16_t>(fl | kRefined);
+      std::uint32_t bit;
+      if constexpr (kRaw) {
+        bit = raw_bit(r);
+      } else {
+        const std::uint32_t refined = (fl >> 14) & 1u, busy = (fl & kNeighbours) != 0;
+        const int c = kCtxMr + static_cast<int>(busy + refined * (2 - busy));
+        bit = decode(r, cb, c);
+      }
+      s.data[e & 0xFFFF] += static_cast<std::int32_t>(bit << (p + 1)) - half;
     }
     s.num_columns = -1;
   } else {
