@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "corpus.hpp"
 #include "tier1/t1_kernel.hpp"
@@ -197,6 +198,33 @@ TEST_P(Corpus, DecodesLikeTheSourceOrOpenJpeg) {
 
 INSTANTIATE_TEST_SUITE_P(Own, Corpus, ::testing::ValuesIn(corpus()),
                          [](const auto& param_info) { return param_info.param.name; });
+
+/// read_geometry (SOC + SIZ only) announces exactly the picture that decoding produces.
+TEST_P(Corpus, ReadGeometryMatchesTheDecodedPicture) {
+  const Encoded& e = encoded(GetParam());
+  ASSERT_FALSE(e.codestream.empty());
+  auto shape = decoder::read_geometry(e.codestream);
+  ASSERT_TRUE(shape.ok()) << shape.error().message;
+  auto own = make_decoder(Backend::own);
+  ASSERT_TRUE(own.ok());
+  auto img = (*own)->decode(e.codestream, {});
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_EQ(shape->width, img->width);
+  EXPECT_EQ(shape->height, img->height);
+  ASSERT_EQ(shape->planes.size(), img->planes.size());
+  for (std::size_t i = 0; i < img->planes.size(); ++i) {
+    const Plane& a = shape->planes[i];
+    const Plane& b = img->planes[i];
+    EXPECT_EQ(std::tie(a.width, a.height, a.dx, a.dy, a.precision, a.is_signed),
+              std::tie(b.width, b.height, b.dx, b.dy, b.precision, b.is_signed))
+        << "component " << i;
+    EXPECT_TRUE(a.samples.empty());
+  }
+  const std::vector<std::uint8_t> garbage(e.codestream.begin() + 2, e.codestream.end());
+  EXPECT_FALSE(decoder::read_geometry(garbage).ok()) << "no SOC: a clear error";
+  const std::vector<std::uint8_t> cut(e.codestream.begin(), e.codestream.begin() + 30);
+  EXPECT_FALSE(decoder::read_geometry(cut).ok()) << "SIZ cut short";
+}
 
 /// The tier-1 and IDWT kernels are compiled twice (baseline and x86-64-v3, picked at run time): both
 /// copies must give the same picture, on whole streams and on a cut one.

@@ -51,34 +51,6 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
   return ci;
 }
 
-Result<PlanarImage> codestream_shape(Bytes cs) {
-  auto u16 = [&](std::size_t at) { return static_cast<std::uint32_t>(cs[at] << 8 | cs[at + 1]); };
-  auto u32 = [&](std::size_t at) { return u16(at) << 16 | u16(at + 2); };
-  if (cs.size() < 42 || u16(0) != 0xFF4F || u16(2) != 0xFF51)
-    return make_error(ErrorKind::corrupt, "no SOC + SIZ at the start of the codestream");
-  const std::uint32_t lsiz = u16(4), x1 = u32(8), y1 = u32(12), x0 = u32(16), y0 = u32(20), csiz = u16(40);
-  if (csiz == 0 || csiz > 16384 || lsiz != 38 + 3 * csiz || cs.size() < 4 + static_cast<std::size_t>(lsiz) ||
-      x1 <= x0 || y1 <= y0)
-    return make_error(ErrorKind::corrupt, "bad SIZ marker");
-  PlanarImage shape;
-  shape.width = static_cast<int>(std::min<std::uint32_t>(x1 - x0, 1u << 30));
-  shape.height = static_cast<int>(std::min<std::uint32_t>(y1 - y0, 1u << 30));
-  for (std::uint32_t c = 0; c < csiz; ++c) {
-    const std::size_t at = 42 + 3 * static_cast<std::size_t>(c);
-    Plane p;
-    p.precision = (cs[at] & 0x7F) + 1;
-    p.is_signed = (cs[at] & 0x80) != 0;
-    p.dx = cs[at + 1];
-    p.dy = cs[at + 2];
-    if (p.dx == 0 || p.dy == 0) return make_error(ErrorKind::corrupt, "bad SIZ subsampling");
-    auto ceil_div = [](std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; };
-    p.width = static_cast<int>(ceil_div(x1, static_cast<std::uint32_t>(p.dx)) - ceil_div(x0, static_cast<std::uint32_t>(p.dx)));
-    p.height = static_cast<int>(ceil_div(y1, static_cast<std::uint32_t>(p.dy)) - ceil_div(y0, static_cast<std::uint32_t>(p.dy)));
-    shape.planes.push_back(p);
-  }
-  return shape;
-}
-
 ReceivePipeline::ReceivePipeline(const PipelineConfig& config, Sink sink)
     : config_(config), sink_(std::move(sink)), packets_(16384), units_(std::max<std::size_t>(1, config.unit_queue)) {}
 
@@ -312,14 +284,11 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
                                        std::string& why) {
   // Geometry first (the device picture is acquired before decoding). Anything odd here is
   // left to the CPU path, which reports it as it always has (not counted as a fallback).
-  std::vector<Bytes> streams;
+  const auto& streams = unit.codestreams;
   std::vector<PlanarImage> shapes;
-  for (const auto& bytes : unit.codestreams) {
-    auto cs = decoder::locate_codestream(bytes);
-    if (!cs) return false;
-    auto sh = codestream_shape(*cs);
+  for (const auto& bytes : streams) {
+    auto sh = decoder::read_geometry(bytes);
     if (!sh) return false;
-    streams.push_back(*cs);
     shapes.push_back(std::move(sh).value());
   }
   const bool fields = streams.size() == 2;

@@ -68,4 +68,9 @@ Result<std::unique_ptr<Decoder>> make_decoder(Backend backend, const DecodeLimit
 /// if it already is a raw codestream (starts with SOC), returns it unchanged.
 Result<Bytes> locate_codestream(Bytes data);
 
+/// The picture a codestream (or JP2 file) decodes to, from its SOC and SIZ markers only:
+/// size, components, precision, signedness and subsampling, planes sized with no samples.
+/// For callers that must allocate before decoding (e.g. a device picture).
+Result<PlanarImage> read_geometry(Bytes data, const DecodeLimits& limits = {});
+
 }  // namespace j2k::decoder

@@ -104,10 +104,6 @@ Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& se
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
                                     const PlanarImage& image);
 
-/// The image geometry a codestream's SIZ marker announces (planes without samples): size,
-/// components, subsampling, precision. For the GPU path, which needs it before decoding.
-Result<PlanarImage> codestream_shape(Bytes codestream);
-
 class ReceivePipeline {
  public:
   using Sink = std::function<void(DecodedFrame&&)>;

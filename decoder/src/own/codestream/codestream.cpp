@@ -216,7 +216,24 @@ void init_params(HeaderParams& p, std::size_t n) {
   p.roi_shift.resize(n);
 }
 
+/// The SIZ marker segment that must follow SOC (A.4.1), `r` positioned after SOC.
+Status parse_siz_segment(ByteReader& r, Siz& siz, const DecodeLimits& limits) {
+  if (r.u16() != kSIZ) return corrupt("SIZ must follow SOC");
+  std::size_t len = r.u16();
+  if (len < 2 || !r.has(len - 2)) return corrupt("SIZ marker segment is truncated");
+  ByteReader seg(r.bytes(len - 2));
+  return parse_siz(seg, siz, limits);
+}
+
 }  // namespace
+
+Result<Siz> parse_main_siz(Bytes data, const DecodeLimits& limits) {
+  ByteReader r(data);
+  if (r.u16() != kSOC) return corrupt("no SOC marker at the start of the codestream");
+  Siz siz;
+  if (Status st = parse_siz_segment(r, siz, limits); !st) return st.error();
+  return siz;
+}
 
 Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool strict) {
   ByteReader r(data);
@@ -224,13 +241,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
   Codestream cs;
   std::vector<std::pair<int, Bytes>> ppm;  // (Zppm, data)
   // Main header (A.4.1): SIZ first, then any markers until the first SOT.
-  if (r.u16() != kSIZ) return corrupt("SIZ must follow SOC");
-  {
-    std::size_t len = r.u16();
-    if (len < 2 || !r.has(len - 2)) return corrupt("SIZ marker segment is truncated");
-    ByteReader seg(r.bytes(len - 2));
-    if (Status st = parse_siz(seg, cs.siz, limits); !st) return st.error();
-  }
+  if (Status st = parse_siz_segment(r, cs.siz, limits); !st) return st.error();
   const std::size_t ncomp = cs.siz.components.size();
   init_params(cs.main, ncomp);
   cs.tiles.resize(static_cast<std::size_t>(cs.siz.tiles_x) * cs.siz.tiles_y);

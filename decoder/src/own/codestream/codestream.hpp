@@ -111,6 +111,9 @@ struct Codestream {
 /// `data`. In resilient mode a truncated stream keeps what was complete.
 Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool strict);
 
+/// SOC and SIZ only: the picture's geometry without reading the rest of the headers.
+Result<Siz> parse_main_siz(Bytes data, const DecodeLimits& limits);
+
 /// Effective parameters for one tile-component (precedence of A.6: tile COC > tile COD >
 /// main COC > main COD; same for QCC/QCD).
 struct TileComponentParams {
