@@ -281,6 +281,20 @@ struct CudaReconstructor::Impl {
 
 namespace {
 
+/// The colour kernel's output: a picture of `width` x `height` into `target` (RGBA8 or
+/// RGB10_A2, field rows by row0/row_step).
+void set_output(cuda::ColourLaunch& L, const DeviceTarget& target, int width, int height) {
+  L.width = width;
+  L.height = height;
+  L.out = target.data;
+  L.pitch = static_cast<std::int64_t>(target.pitch);
+  L.out_w = target.width;
+  L.out_h = target.height;
+  L.row0 = target.row0;
+  L.row_step = std::max(1, target.row_step);
+  L.rgb10 = target.format == OutputFormat::rgb10a2 ? 1 : 0;
+}
+
 /// The picture geometry that reconstruct() produces (planes sized, samples empty).
 PlanarImage frame_geometry(const CoefficientFrame& frame) {
   PlanarImage img;
@@ -617,15 +631,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
       for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
         L.works[c] = {st[c].src, st[c].stride, st[c].is_float, st[c].shift, st[c].lo, st[c].hi};
     }
-    L.width = geom.planes[0].width;
-    L.height = geom.planes[0].height;
-    L.out = target.data;
-    L.pitch = static_cast<std::int64_t>(target.pitch);
-    L.out_w = target.width;
-    L.out_h = target.height;
-    L.row0 = target.row0;
-    L.row_step = std::max(1, target.row_step);
-    L.rgb10 = target.format == OutputFormat::rgb10a2 ? 1 : 0;
+    set_output(L, target, geom.planes[0].width, geom.planes[0].height);
     const cudaError_t e = cuda::launch_colour(L, slot.stream);
     if (req.pbo)
       if (Status s = req.pbo->unmap(slot.stream); !s) return s.error();
@@ -752,15 +758,7 @@ Status upload_and_convert(const PlanarImage& image, const ColourInterpretation& 
     L.planes[c] = {dst, p.width, p.height, p.dx, p.dy};
     off += p.samples.size();
   }
-  L.width = image.planes[0].width;
-  L.height = image.planes[0].height;
-  L.out = target.data;
-  L.pitch = static_cast<std::int64_t>(target.pitch);
-  L.out_w = target.width;
-  L.out_h = target.height;
-  L.row0 = target.row0;
-  L.row_step = std::max(1, target.row_step);
-  L.rgb10 = target.format == OutputFormat::rgb10a2 ? 1 : 0;
+  set_output(L, target, image.planes[0].width, image.planes[0].height);
   if (e == cudaSuccess) e = cuda::launch_colour(L, stream);
   const cudaError_t f = cudaFreeAsync(d, stream);
   const cudaError_t g = cudaStreamSynchronize(stream);
