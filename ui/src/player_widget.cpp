@@ -68,26 +68,18 @@ PlayerWidget::~PlayerWidget() {
   doneCurrent();
 }
 
-void PlayerWidget::present(std::shared_ptr<const gpu::RgbaImage> picture) {
-  std::shared_ptr<const gpu::DevicePicture> replaced;  // released outside the lock
-  {
-    std::lock_guard lock(mailbox_mutex_);
-    if (pending_ || pending_device_) ++skipped_;
-    pending_ = std::move(picture);
-    replaced = std::move(pending_device_);
-    pending_device_.reset();
-  }
-  QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
-}
+void PlayerWidget::present(std::shared_ptr<const gpu::RgbaImage> picture) { post(std::move(picture), nullptr); }
 
-void PlayerWidget::present_device(std::shared_ptr<const gpu::DevicePicture> picture) {
+void PlayerWidget::present_device(std::shared_ptr<const gpu::DevicePicture> picture) { post(nullptr, std::move(picture)); }
+
+void PlayerWidget::post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_ptr<const gpu::DevicePicture> device) {
   std::shared_ptr<const gpu::DevicePicture> replaced;  // back to its pool, outside the lock
   {
     std::lock_guard lock(mailbox_mutex_);
     if (pending_ || pending_device_) ++skipped_;
     replaced = std::move(pending_device_);
-    pending_device_ = std::move(picture);
-    pending_.reset();
+    pending_ = std::move(host);
+    pending_device_ = std::move(device);
   }
   QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
 }
@@ -110,7 +102,10 @@ std::shared_ptr<const gpu::RgbaImage> PlayerWidget::shown_picture() {
 
 QString PlayerWidget::display_path() const {
   if (frames_shown_ == 0) return {};
-  if (shown_on_device_) return QStringLiteral("GPU: %1, display via %2").arg(gpu_name_, device_path_);
+  if (shown_on_device_)
+    return QStringLiteral("GPU: %1, display via %2")
+        .arg(gpu_name_, device_external_ ? QStringLiteral("CUDA memory → GL (imported, no map)")
+                            : QStringLiteral("CUDA→PBO"));
   QString text = QStringLiteral("CPU display path (host RGBA → PBO)");
   if (device_fallbacks_) text += QStringLiteral(", %1 GPU display fallbacks").arg(device_fallbacks_);
   return text;
@@ -186,7 +181,7 @@ void PlayerWidget::set_texture_size(int w, int h) {
   }
 }
 
-bool PlayerWidget::upload_host(const gpu::RgbaImage& picture) {
+void PlayerWidget::upload_host(const gpu::RgbaImage& picture) {
   // Upload through the pixel unpack buffer: orphan, fill, then copy into the texture.
   const auto bytes = static_cast<GLsizeiptr>(picture.pixels.size());
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl_->pbo);
@@ -195,7 +190,6 @@ bool PlayerWidget::upload_host(const gpu::RgbaImage& picture) {
   set_texture_size(picture.width, picture.height);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, picture.width, picture.height, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-  return true;
 }
 
 bool PlayerWidget::upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture) {
@@ -219,10 +213,10 @@ bool PlayerWidget::upload_device(const std::shared_ptr<const gpu::DevicePicture>
     // into (map, copy, unmap); either way it never visits host memory.
     if (auto st = gl_->presenter->update_texture(picture, gl_->texture); st) {
       const bool external = gl_->presenter->last_path() == gpu::CudaGlPresenter::Path::external_memory;
-      if (!frames_via_device_ || external != (device_path_.startsWith(QStringLiteral("CUDA memory"))))
+      if (!frames_via_device_ || external != device_external_)
         logger("ui")->info("display path: {}", external ? "CUDA memory imported into GL (no per-frame map)"
                                                         : "PBO registered with CUDA (map, copy, unmap)");
-      device_path_ = external ? QStringLiteral("CUDA memory → GL (imported, no map)") : QStringLiteral("CUDA→PBO");
+      device_external_ = external;
       shown_on_device_ = true;
       shown_.reset();  // read back from the texture only if asked (shown_picture)
       ++frames_via_device_;
@@ -242,7 +236,7 @@ bool PlayerWidget::upload_device(const std::shared_ptr<const gpu::DevicePicture>
     if (limit.allow()) logger("ui")->warn("device picture lost: {}", st.error().message);
     return false;
   }
-  if (!upload_host(host)) return false;
+  upload_host(host);
   shown_on_device_ = false;
   shown_ = std::make_shared<gpu::RgbaImage>(std::move(host));
   return true;
@@ -294,7 +288,8 @@ void PlayerWidget::paintGL() {
   }
   next_device.reset();  // on screen (the presenter holds it until GL has read it) or given up
   if (gl_->presenter) gl_->presenter->poll();
-  if (next && next->width > 0 && next->height > 0 && upload_host(*next)) {
+  if (next && next->width > 0 && next->height > 0) {
+    upload_host(*next);
     shown_w_ = next->width;
     shown_h_ = next->height;
     shown_on_device_ = false;

@@ -57,7 +57,9 @@ class PlayerWidget : public QOpenGLWidget {
 
  private:
   void toggle_fullscreen();
-  bool upload_host(const gpu::RgbaImage& picture);
+  void upload_host(const gpu::RgbaImage& picture);
+  /// The one-picture mailbox: the newest picture (host or device) replaces a waiting one.
+  void post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_ptr<const gpu::DevicePicture> device);
   bool upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture);
   void set_texture_size(int w, int h);
   struct Gl;
@@ -77,7 +79,7 @@ class PlayerWidget : public QOpenGLWidget {
   std::uint64_t frames_via_device_ = 0, device_fallbacks_ = 0;
   bool device_failed_ = false;
   QString gpu_name_;
-  QString device_path_;
+  bool device_external_ = false;  // the last device frame came through GL-imported memory (else a mapped PBO)
   bool overlay_visible_ = true;
 };
 
