@@ -141,15 +141,13 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   // Not cleared: a magnitude is written when its sample becomes significant, and only
   // significant samples are read (refinement, write-out).
   if (data_.size() < static_cast<std::size_t>(stripes) * w * 4) data_.resize(static_cast<std::size_t>(stripes) * w * 4);
-  // The refinement list: one entry per sample, and room for a 16-byte store at its end.
-  if (columns_.size() < static_cast<std::size_t>(stripes) * w * 4 + 4)
-    columns_.resize(static_cast<std::size_t>(stripes) * w * 4 + 4);
+  if (masks_.size() < static_cast<std::size_t>(t1_mask_size(w, h))) masks_.resize(t1_mask_size(w, h));
   segs_.clear();
   for (std::size_t i = 0; i < cb.segments.size(); ++i)
     segs_.push_back({seg_offsets_[i], static_cast<int>(cb.segments[i].passes)});
   const T1Kernel kernel{flags_.data(),
                         data_.data(),
-                        columns_.data(),
+                        masks_.data(),
                         w,
                         h,
                         job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0,

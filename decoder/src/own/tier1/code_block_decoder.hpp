@@ -31,7 +31,7 @@ class CodeBlockDecoder {
  private:
   std::vector<std::uint16_t> flags_;
   std::vector<std::int32_t> data_;
-  std::vector<std::uint32_t> columns_;
+  std::vector<std::uint64_t> masks_;
   std::vector<std::uint8_t> bytes_;
   std::vector<std::uint32_t> seg_offsets_;
   std::vector<T1Segment> segs_;

@@ -11,10 +11,18 @@ struct T1Segment {
   int passes;
 };
 
+/// Mask words per stripe (one bit per sample, 16 columns per word).
+constexpr int t1_mask_words(int w) { return (4 * w + 63) / 64; }
+/// Scratch words the kernel needs for a w x h block (T1Kernel::masks).
+constexpr int t1_mask_size(int w, int h) {
+  const int stripes = (h + 3) / 4, words = t1_mask_words(w);
+  return (stripes + 2) * (words + 2) + 2 * stripes * words;
+}
+
 struct T1Kernel {
   std::uint16_t* flags;  ///< (stripes + 2) x (w + 2) x 4, zeroed
   std::int32_t* data;    ///< stripes x w x 4, need not be cleared
-  std::uint32_t* columns;  ///< stripes x w x 4 + 4 scratch entries (the refinement pass's sample list)
+  std::uint64_t* masks;  ///< t1_mask_size(w, h) scratch words
   int w, h;
   int zc_table;          ///< 0 LL/LH, 1 HL, 2 HH
   int numbps;

@@ -36,8 +36,7 @@ constexpr std::uint32_t kSigN = 1u << 0, kSigS = 1u << 1, kSigW = 1u << 2, kSigE
 constexpr std::uint32_t kSigNW = 1u << 4, kSigNE = 1u << 5, kSigSW = 1u << 6, kSigSE = 1u << 7;
 constexpr std::uint32_t kNeighbours = 0xFFu;
 constexpr std::uint32_t kSgnN = 1u << 8, kSgnS = 1u << 9, kSgnW = 1u << 10, kSgnE = 1u << 11;
-constexpr std::uint32_t kSig = 1u << 12, kVisit = 1u << 13, kRefined = 1u << 14, kNeg = 1u << 15;
-static_assert(kVisit == 1u << 13 && kRefined == 1u << 14, "lane masks below shift by these bit numbers");
+constexpr std::uint32_t kSig = 1u << 12, kRefined = 1u << 14, kNeg = 1u << 15;  // bit 13 unused
 
 // Context numbers: 0-8 zero coding, 9-13 sign, 14-16 refinement, 17 run-length, 18 uniform.
 constexpr int kCtxMr = 14, kCtxRl = 17, kCtxUni = 18, kNumCtx = 19;
@@ -119,31 +118,30 @@ void reset_contexts(MqContext* ctx) {
 
 
 // Layout: flags and magnitudes are stored stripe-column-major: the four samples of one
-// column of a stripe (D.2.1 scan order) are adjacent, so one 64-bit load gives the whole
-// column's state and empty columns are skipped with one test. Flags have a one-column
-// border left/right and a one-stripe border above/below.
+// column of a stripe (D.2.1 scan order) are adjacent, so sample k of column x is entry
+// 4x + k of its stripe row, and the scan order of a stripe is the order of its entries.
+// Flags have a one-column border left/right and a one-stripe border above/below.
+//
+// The passes do not walk columns. They work through bit masks over a stripe's entries
+// (one 64-bit word per 16 columns): bit i stands for the sample at entry i. A pass takes
+// the lowest set bit, codes that sample and clears the bit, so the loop's only branches
+// are the coded decisions and the end of a word, and settled or empty columns cost
+// nothing. Which samples are significant is kept as such a mask too (`sig`, beside the
+// flags), so that which samples have a significant neighbour is a few shifts of it and
+// the flags are read only for the samples coded. The significance propagation pass
+// records the samples it coded (`visited`, for the cleanup pass) and those significant
+// before it (`refine`, exactly the refinement pass's work).
 struct BlockState {
   std::uint16_t* flags;  // (stripes + 2) x (w + 2) x 4
   std::int32_t* data;    // stripes x w x 4
   int w, h, stripes;
   int row_stride;        // flags per stripe row: (w + 2) * 4
-  const std::uint8_t* zc;
-  bool causal;
-  /// Written by the significance propagation pass: the samples significant before this
-  /// bit-plane (exactly the refinement pass's work) in scan order, each as
-  /// (flag index << 16) | data index (indices of 16-bit flags from the first column of
-  /// stripe row 1, and of magnitudes); -1 when not built for this plane. The pass
-  /// stores four entries per column (the unused ones are overwritten), so the buffer has
-  /// room for 4 * stripes * w + 4.
-  std::uint32_t* columns;
-  int num_columns;
+  int words;             // mask words per stripe: ceil(4w / 64)
+  std::uint64_t* sig;      // (stripes + 2) x (words + 2): a zero border all round
+  std::uint64_t* refine;   // stripes x words
+  std::uint64_t* visited;  // stripes x words
+  std::uint64_t* sig_row(int st) const { return sig + static_cast<std::ptrdiff_t>(st + 1) * (words + 2) + 1; }
 };
-
-constexpr std::uint64_t lanes(std::uint64_t m) { return m | m << 16 | m << 32 | m << 48; }
-constexpr std::uint64_t kNeighbours4 = lanes(kNeighbours);
-constexpr std::uint64_t kSig4 = lanes(kSig);
-constexpr std::uint64_t kVisit4 = lanes(kVisit);
-constexpr std::uint64_t kCleanupBusy4 = lanes(kSig | kVisit | kNeighbours);
 
 [[gnu::always_inline]] inline std::uint64_t load_column(const std::uint16_t* f) {
   std::uint64_t v;
@@ -176,13 +174,12 @@ constexpr SignificanceMasks make_significance_masks() {
 constexpr SignificanceMasks kSigMasks = make_significance_masks();
 
 /// Marks sample k of the stripe column at `f` significant and tells its 8 neighbours
-/// (D.3.1), with whole-column 64-bit updates (16-bit stores followed by the next column's
-/// 64-bit load would stall store forwarding). In vertically causal mode the stripe above
-/// does not learn about this one (D.7).
-/// set_significant without the sample's own column, for passes that keep that column in
-/// a register and store it once at the end.
-[[gnu::always_inline]] inline void set_significant_around(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
-                                                          bool causal) {
+/// (D.3.1), with whole-column 64-bit updates (a 64-bit load of a column after 16-bit
+/// stores into it would stall store forwarding). In vertically causal mode the stripe
+/// above does not learn about this one (D.7).
+[[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
+                                                   bool causal) {
+  or_column(f, kSigMasks.self[k][neg]);
   or_column(f - 4, kSigMasks.left[k][neg]);
   or_column(f + 4, kSigMasks.right[k][neg]);
   if (k == 0 && !causal) {
@@ -198,91 +195,80 @@ constexpr SignificanceMasks kSigMasks = make_significance_masks();
   }
 }
 
-[[gnu::always_inline]] inline void set_significant(std::uint16_t* f, int k, int row_stride, std::uint32_t neg,
-                                                   bool causal) {
-  or_column(f, kSigMasks.self[k][neg]);
-  set_significant_around(f, k, row_stride, neg, causal);
-}
+/// The samples that gain a significant neighbour, and come later in the scan, when the
+/// sample at entry i (row k = i & 3) becomes significant, as offsets from i: the one
+/// below (+1, same column) and rows k-1..k+1 of the next column (+3..+5).
+constexpr std::uint64_t kLaterNeighbours[4] = {1u << 1 | 1u << 4 | 1u << 5, 1u << 1 | 1u << 3 | 1u << 4 | 1u << 5,
+                                               1u << 1 | 1u << 3 | 1u << 4 | 1u << 5, 1u << 3 | 1u << 4};
 
 // The pass functions below are long on purpose: the MQ registers stay in locals for the
 // whole pass, which is what makes tier-1 fast (decoder-performance.md).
 
-/// Lane k (bit 16k) set for each of the `rows` samples of a column that satisfy a test.
-constexpr std::uint64_t kLaneBits = lanes(1);
-[[gnu::always_inline]] inline std::uint64_t row_mask(int rows) {
-  return rows >= 4 ? kLaneBits : kLaneBits & ((1ull << (16 * rows)) - 1);
+/// The bits of a stripe's mask word `j` that stand for real samples: entries below 4w,
+/// and only the first `rows` rows of each column in a stripe cut by the block's bottom.
+[[gnu::always_inline]] inline std::uint64_t valid_bits(int j, int samples, std::uint64_t row_pattern) {
+  const int left = samples - 64 * j;
+  return left >= 64 ? row_pattern : row_pattern & ((std::uint64_t{1} << left) - 1);
 }
-/// Samples not yet significant that have a significant neighbour (the SPP's candidates).
-[[gnu::always_inline]] inline std::uint64_t spp_candidates(std::uint64_t col, std::uint64_t rows) {
-  // (n + 0xFF) carries into bit 8 exactly when a lane's neighbour byte is non-zero.
-  const std::uint64_t any = (((col & kNeighbours4) + lanes(0xFF)) >> 8) & kLaneBits;
-  const std::uint64_t sig = (col >> 12) & kLaneBits;
-  return any & ~sig & rows;
+[[gnu::always_inline]] inline std::uint64_t row_pattern(int rows) {
+  return rows >= 4 ? ~std::uint64_t{0} : 0x1111111111111111ull * ((1u << rows) - 1);
 }
 
-/// Per mask of significant lanes (4 bits), the lanes' entry offsets k * 0x10001 packed
-/// in ascending order (see BlockState::columns), and their number.
-struct LaneLists {
-  alignas(16) std::uint32_t lanes[16][4];
-  std::uint8_t count[16];
-};
-constexpr LaneLists make_lane_lists() {
-  LaneLists l{};
-  for (int m = 0; m < 16; ++m) {
-    int n = 0;
-    for (int k = 0; k < 4; ++k)
-      if (m >> k & 1) l.lanes[m][n++] = static_cast<std::uint32_t>(k) * 0x10001u;
-    l.count[m] = static_cast<std::uint8_t>(n);
-  }
-  return l;
-}
-constexpr LaneLists kLaneLists = make_lane_lists();
+constexpr std::uint64_t kRow0 = 0x1111111111111111ull, kRow3 = 0x8888888888888888ull;
 
-/// Appends the significant samples of a column (lane bits of `col`) to the refinement list.
-[[gnu::always_inline]] inline int append_significant(std::uint32_t* list, int n, std::uint32_t entry4,
-                                                     std::uint64_t col) {
-  // The lane bits 0, 16, 32, 48 gathered into bits 48..51 (no two products overlap).
-  const std::uint64_t sig = (col >> 12) & kLaneBits;
-  const auto m = static_cast<unsigned>((sig * (1ull << 48 | 1ull << 33 | 1ull << 18 | 1ull << 3)) >> 48);
-#if defined(__SSE2__)
-  const __m128i v = _mm_add_epi32(_mm_set1_epi32(static_cast<int>(entry4)),
-                                  _mm_load_si128(reinterpret_cast<const __m128i*>(kLaneLists.lanes[m])));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(list + n), v);
-#else
-  for (int i = 0; i < 4; ++i) list[n + i] = entry4 + kLaneLists.lanes[m][i];
-#endif
-  return n + kLaneLists.count[m];
+/// A mask word spread to the rows above and below within each column.
+[[gnu::always_inline]] inline std::uint64_t column_spread(std::uint64_t m) {
+  return m | ((m << 1) & ~kRow0) | ((m >> 1) & ~kRow3);
+}
+/// A mask word spread to the columns left and right; `prev` and `next` are the words
+/// before and after it (their last and first columns border this word's).
+[[gnu::always_inline]] inline std::uint64_t row_spread(std::uint64_t m, std::uint64_t prev, std::uint64_t next) {
+  return m | (m << 4) | (prev >> 60) | (m >> 4) | (next << 60);
+}
+
+/// The samples of word j of a stripe (row `sig`, see BlockState::sig_row) that are
+/// significant or have a significant one among their 8 neighbours: the row's own
+/// significance spread both ways, the last row of the stripe above spread along its row,
+/// and (unless vertically causal, D.7) the first row of the stripe below.
+template <bool kCausal>
+[[gnu::always_inline]] inline std::uint64_t near_significant(const std::uint64_t* sig, int words, int j) {
+  const std::uint64_t* const above = sig - (words + 2);
+  const std::uint64_t* const below = sig + (words + 2);
+  std::uint64_t m = row_spread(column_spread(sig[j]), column_spread(sig[j - 1]), column_spread(sig[j + 1]));
+  m |= row_spread((above[j] >> 3) & kRow0, (above[j - 1] >> 3) & kRow0, (above[j + 1] >> 3) & kRow0);
+  if constexpr (!kCausal)
+    m |= row_spread((below[j] << 3) & kRow3, (below[j - 1] << 3) & kRow3, (below[j + 1] << 3) & kRow3);
+  return m;
 }
 
 /// Significance propagation pass (D.3.1); kRaw: bypass mode raw bits (D.6).
-/// Works from per-column candidate masks, so settled samples cost no branch each.
 template <bool kRaw, bool kCausal, typename Regs>
 [[gnu::noinline]] void sig_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
   const std::int32_t one = 3 << p;
-  std::uint32_t* const list = s.columns;
-  int n = 0;
+  const int words = s.words, samples = 4 * s.w, row_stride = s.row_stride;
   for (int st = 0; st < s.stripes; ++st) {
-    const std::uint64_t rows = row_mask(s.h - 4 * st);
-    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
-    std::int32_t* d = s.data + st * s.w * 4;
-    // Column list entry: flag column index (st * (w + 2) + x) << 16 | data column index.
-    std::uint32_t entry = static_cast<std::uint32_t>(st * (s.w + 2)) << 16 | static_cast<std::uint32_t>(st * s.w);
-    for (int x = 0; x < s.w; ++x, f += 4, d += 4, entry += 0x10001u) {
-      // The column stays in a register (exact: only this column's own samples change it
-      // while it is coded) and is stored once at the end, visited marks included.
-      std::uint64_t col = load_column(f);
-      // Its significant samples, before any changes below: the refinement pass's work.
-      n = append_significant(list, n, entry * 4, col);
-      std::uint64_t cand = spp_candidates(col, rows);
-      if (!cand) continue;
+    const std::uint64_t rows = row_pattern(s.h - 4 * st);
+    std::uint16_t* const f_row = s.flags + (st + 1) * row_stride + 4;
+    std::int32_t* const d_row = s.data + st * s.w * 4;
+    std::uint64_t* const sig_row = s.sig_row(st);
+    std::uint64_t* const refine = s.refine + st * words;
+    std::uint64_t* const visited = s.visited + st * words;
+    std::uint64_t carry = 0;  // candidates that the previous word's samples handed on
+    for (int j = 0; j < words; ++j) {
+      const std::uint64_t sig = sig_row[j];
+      refine[j] = sig;
+      // Candidates: insignificant samples with a significant neighbour. None of them can
+      // become significant before it is reached, so `open` stays exact through the word.
+      const std::uint64_t open = ~sig & valid_bits(j, samples, rows);
+      std::uint64_t cand = (near_significant<kCausal>(sig_row, words, j) | carry) & open;
+      std::uint64_t coded = cand, became = 0;
+      carry = 0;
       while (cand) {
-        const int sh = __builtin_ctzll(cand);  // 16 * row
-        const int k = sh >> 4;
-        const std::uint64_t lane = cand & (0 - cand);
-        cand ^= lane;
-        col |= lane << 13;  // visited (kVisit is bit 13 of each lane; no other lane reads it)
-        const std::uint32_t fl = static_cast<std::uint32_t>(col >> sh) & 0xFFFF;
+        const int b = __builtin_ctzll(cand);
+        cand &= cand - 1;
+        const int i = 64 * j + b;
+        const std::uint32_t fl = f_row[i];
         std::uint32_t bit;
         if constexpr (kRaw) bit = raw_bit(r);
         else bit = decode(r, cb, cb.zc[fl & kNeighbours]);
@@ -294,87 +280,63 @@ template <bool kRaw, bool kCausal, typename Regs>
             const std::uint8_t sc = cb.sc[sign_index(fl)];
             neg = decode(r, cb, sc >> 1) ^ (sc & 1u);
           }
-          set_significant_around(f, k, s.row_stride, neg, kCausal);
-          col |= kSigMasks.self[k][neg];
-          d[k] = one;
-          // Only the sample right below can have become a candidate (its N neighbour is
-          // now significant), unless it is significant already.
-          cand |= (lane << 16) & ~(col >> 12) & rows;
+          const int k = i & 3;
+          set_significant(f_row + (i - k), k, row_stride, neg, kCausal);
+          d_row[i] = one;
+          became |= std::uint64_t{1} << b;
+          // The later samples around it are candidates now (bits past 63 go to the next word).
+          const std::uint64_t later = kLaterNeighbours[k];
+          const std::uint64_t added = (later << b) & open;
+          cand |= added;
+          coded |= added;
+          if (b > 58) carry |= later >> (64 - b);
         }
       }
-      store_column(f, col);
+      sig_row[j] = sig | became;
+      visited[j] = coded;
     }
   }
-  s.num_columns = n;
   regs = r;
 }
 
-/// One column of the refinement pass: samples significant before this bit-plane and
-/// not coded by its significance propagation pass.
-template <bool kRaw, typename Regs>
-[[gnu::always_inline]] inline void refine_column(std::uint16_t* f, std::int32_t* d, std::uint64_t cand, std::uint64_t col,
-                                                 int p, Regs& r, CtxBlock& cb) {
-  const std::int32_t half = 1 << p;
-  or_column(f, cand << 14);  // kRefined (bit 14) for every lane refined below
-  while (cand) {
-    const int sh = __builtin_ctzll(cand);  // 16 * row
-    cand &= cand - 1;
-    const std::uint32_t fl = static_cast<std::uint32_t>(col >> sh) & 0xFFFF;  // state before this pass
-    std::uint32_t bit;
-    if constexpr (kRaw) {
-      bit = raw_bit(r);
-    } else {
-      // kCtxMr + 2 once refined, else + 1 with a significant neighbour (arithmetic, no branch).
-      const std::uint32_t refined = (fl >> 14) & 1u, busy = (fl & kNeighbours) != 0;
-      const int c = kCtxMr + static_cast<int>(busy + refined * (2 - busy));
-      bit = decode(r, cb, c);
-    }
-    // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
-    d[sh >> 4] += static_cast<std::int32_t>(bit << (p + 1)) - half;  // +half or -half
-  }
-}
-
-/// Magnitude refinement pass (D.3.3): samples significant before this bit-plane. Visits
-/// only the columns the significance propagation pass listed (no scan of empty columns).
+/// Magnitude refinement pass (D.3.3): the samples the significance propagation pass of
+/// this bit-plane found significant before it.
 template <bool kRaw, typename Regs>
 [[gnu::noinline]] void refine_pass(BlockState& s, int p, Regs& regs, CtxBlock& cb) {
   Regs r = regs;
-  if (s.num_columns >= 0) {
-    // One loop over samples (no loop per column, whose exit is hard to predict).
-    const std::uint32_t* list = s.columns;
-    std::uint16_t* const f0 = s.flags + s.row_stride + 4;
-    const std::int32_t half = 1 << p;
-    for (int i = 0, n = s.num_columns; i < n; ++i) {
-      const std::uint32_t e = list[i];
-      std::uint16_t* const f = f0 + (e >> 16);
-      const std::uint32_t fl = *f;
-      *f = static_cast<std::uint16_t>(fl | kRefined);
-      std::uint32_t bit;
-      if constexpr (kRaw) {
-        bit = raw_bit(r);
-      } else {
-        const std::uint32_t refined = (fl >> 14) & 1u, busy = (fl & kNeighbours) != 0;
-        const int c = kCtxMr + static_cast<int>(busy + refined * (2 - busy));
-        bit = decode(r, cb, c);
-      }
-      s.data[e & 0xFFFF] += static_cast<std::int32_t>(bit << (p + 1)) - half;
-    }
-    s.num_columns = -1;
-  } else {
-    for (int st = 0; st < s.stripes; ++st) {
-      std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
-      std::int32_t* d = s.data + st * s.w * 4;
-      for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-        const std::uint64_t col = load_column(f);
-        const std::uint64_t cand = (col >> 12) & ~(col >> 13) & kLaneBits;  // significant, not visited
-        if (cand) refine_column<kRaw>(f, d, cand, col, p, r, cb);
+  const std::int32_t half = 1 << p;
+  const int words = s.words;
+  for (int st = 0; st < s.stripes; ++st) {
+    std::uint16_t* const f_row = s.flags + (st + 1) * s.row_stride + 4;
+    std::int32_t* const d_row = s.data + st * s.w * 4;
+    const std::uint64_t* const refine = s.refine + st * words;
+    for (int j = 0; j < words; ++j) {
+      std::uint64_t todo = refine[j];
+      while (todo) {
+        const int i = 64 * j + __builtin_ctzll(todo);
+        todo &= todo - 1;
+        std::uint16_t* const f = f_row + i;
+        const std::uint32_t fl = *f;
+        *f = static_cast<std::uint16_t>(fl | kRefined);
+        std::uint32_t bit;
+        if constexpr (kRaw) {
+          bit = raw_bit(r);
+        } else {
+          // kCtxMr + 2 once refined, else + 1 with a significant neighbour (arithmetic, no branch).
+          const std::uint32_t refined = (fl >> 14) & 1u, near = (fl & kNeighbours) != 0;
+          const int c = kCtxMr + static_cast<int>(near + refined * (2 - near));
+          bit = decode(r, cb, c);
+        }
+        // The previous plane's midpoint bit sits where this plane's bit goes: add or remove half.
+        d_row[i] += static_cast<std::int32_t>(bit << (p + 1)) - half;  // +half or -half
       }
     }
   }
   regs = r;
 }
 
-/// Cleanup pass (D.3.4) with run-length mode for empty stripe columns.
+/// Cleanup pass (D.3.4): the samples neither significant nor coded by this bit-plane's
+/// significance propagation pass, with run-length mode for empty stripe columns.
 template <bool kCausal>
 [[gnu::noinline]] void cleanup_pass(BlockState& s, int p, MqRegisters& mqr, CtxBlock& cb) {
   MqRegisters mq = mqr;
@@ -382,44 +344,64 @@ template <bool kCausal>
   // register, its state word does not go through a store and a reload per symbol.
   MqContext rl = cb.cx[kCtxRl];
   const std::int32_t one = 3 << p;
+  const int words = s.words, samples = 4 * s.w, row_stride = s.row_stride;
   for (int st = 0; st < s.stripes; ++st) {
     const bool full = s.h - 4 * st >= 4;
-    const std::uint64_t rows = row_mask(s.h - 4 * st);
-    std::uint16_t* f = s.flags + (st + 1) * s.row_stride + 4;
-    std::int32_t* d = s.data + st * s.w * 4;
-    for (int x = 0; x < s.w; ++x, f += 4, d += 4) {
-      // The column is kept in a register and stored once (see sig_pass).
-      std::uint64_t col = load_column(f);
-      int k = 0;
-      if (full && (col & kCleanupBusy4) == 0) {
-        if (!mq_decode_skewed(mq, rl, next_base(cb))) continue;  // four more zeros
-        k = static_cast<int>(decode(mq, cb, kCtxUni) << 1);
-        k |= static_cast<int>(decode(mq, cb, kCtxUni));
-        // No neighbour is significant here, so the sign context is 9 with no XOR bit.
-        static_assert(kTables.sc[0] == 9 << 1);
-        const std::uint32_t neg = decode(mq, cb, 9);
-        set_significant_around(f, k, s.row_stride, neg, kCausal);
-        col |= kSigMasks.self[k][neg];
-        d[k] = one;
-        ++k;
+    const std::uint64_t rows = row_pattern(s.h - 4 * st);
+    std::uint16_t* const f_row = s.flags + (st + 1) * row_stride + 4;
+    std::int32_t* const d_row = s.data + st * s.w * 4;
+    std::uint64_t* const sig_row = s.sig_row(st);
+    const std::uint64_t* const visited = s.visited + st * words;
+    std::uint64_t blocked = 0;  // 1: the next word's first column gained a significant neighbour
+    for (int j = 0; j < words; ++j) {
+      const std::uint64_t sig = sig_row[j];
+      // Coding one sample cannot change another's membership: the mask is exact.
+      std::uint64_t todo = ~(sig | visited[j]) & valid_bits(j, samples, rows);
+      // Run-length columns (bit 4x): all four samples to be coded here and nothing
+      // significant around them. A column loses that when a sample of the column before
+      // it becomes significant (below).
+      std::uint64_t run = 0;
+      if (full) {
+        const std::uint64_t near = near_significant<kCausal>(sig_row, words, j);
+        run = todo & (todo >> 1) & (todo >> 2) & (todo >> 3) & ~(near | near >> 1 | near >> 2 | near >> 3) & kRow0 &
+              ~blocked;
       }
-      // Samples neither significant nor visited, from row k on; coding one cannot change
-      // another's membership, so the mask is computed once.
-      std::uint64_t cand = k >= 4 ? 0 : ~((col >> 12) | (col >> 13)) & rows & ~((1ull << (16 * k)) - 1);
-      while (cand) {
-        const int sh = __builtin_ctzll(cand);  // 16 * row
-        const int kk = sh >> 4;
-        cand &= cand - 1;
-        const std::uint32_t fl = static_cast<std::uint32_t>(col >> sh) & 0xFFFF;
-        if (decode(mq, cb, cb.zc[fl & kNeighbours])) {
+      blocked = 0;
+      std::uint64_t became = 0;
+      while (todo) {
+        const int b = __builtin_ctzll(todo);
+        const int i = 64 * j + b;
+        std::uint16_t* const f = f_row + i;
+        int k = i & 3;
+        if ((run >> b) & 1) {
+          todo &= ~(std::uint64_t{0xF} << b);
+          if (!mq_decode_skewed(mq, rl, next_base(cb))) continue;  // four more zeros
+          k = static_cast<int>(decode(mq, cb, kCtxUni) << 1);
+          k |= static_cast<int>(decode(mq, cb, kCtxUni));
+          // No neighbour is significant here, so the sign context is 9 with no XOR bit.
+          static_assert(kTables.sc[0] == 9 << 1);
+          const std::uint32_t neg = decode(mq, cb, 9);
+          set_significant(f, k, row_stride, neg, kCausal);
+          d_row[i + k] = one;
+          became |= std::uint64_t{1} << (b + k);
+          // The rows below it are coded one by one.
+          todo |= (std::uint64_t{0xE} << (b + k)) & (std::uint64_t{0xF} << b);
+        } else {
+          todo &= todo - 1;
+          const std::uint32_t fl = *f;
+          if (!decode(mq, cb, cb.zc[fl & kNeighbours])) continue;
           const std::uint8_t sc = cb.sc[sign_index(fl)];
           const std::uint32_t neg = decode(mq, cb, sc >> 1) ^ (sc & 1u);
-          set_significant_around(f, kk, s.row_stride, neg, kCausal);
-          col |= kSigMasks.self[kk][neg];
-          d[kk] = one;
+          set_significant(f - k, k, row_stride, neg, kCausal);
+          d_row[i] = one;
+          became |= std::uint64_t{1} << b;
         }
+        // The next column has a significant neighbour now.
+        const int next = (b & ~3) + 4;
+        if (next < 64) run &= ~(std::uint64_t{1} << next);
+        else blocked = 1;
       }
-      store_column(f, col & ~kVisit4);
+      sig_row[j] = sig | became;
     }
   }
   cb.cx[kCtxRl] = rl;
@@ -507,7 +489,13 @@ bool run_passes(const T1Kernel& k) {
   const int w = k.w, h = k.h, numbps = k.numbps;
   const int stripes = (h + 3) / 4;
   const int row_stride = (w + 2) * 4;
-  BlockState s{k.flags, k.data, w, h, stripes, row_stride, kTables.zc[k.zc_table], k.causal, k.columns, -1};
+  const int words = t1_mask_words(w);
+  const std::size_t sig_words = static_cast<std::size_t>(stripes + 2) * (words + 2);
+  BlockState s{k.flags, k.data, w, h, stripes, row_stride, words,
+               k.masks, k.masks + sig_words, k.masks + sig_words + static_cast<std::size_t>(stripes) * words};
+  // Nothing is significant yet, and the first cleanup pass codes every sample.
+  std::memset(s.sig, 0, sizeof(std::uint64_t) * sig_words);
+  std::memset(s.visited, 0, sizeof(std::uint64_t) * static_cast<std::size_t>(stripes) * words);
   CtxBlock cb;
   std::memcpy(cb.next, kMqNextTable.next, sizeof cb.next);
   std::memcpy(cb.zc, kTables.zc[k.zc_table], sizeof cb.zc);
@@ -537,13 +525,13 @@ bool run_passes(const T1Kernel& k) {
     const bool is_raw = bypass && pass >= 10 && type != 2;
     if (type == 0) {
       // Templated on the causal flag (rare) so that the common passes test nothing for it.
-      if (is_raw) s.causal ? sig_pass<true, true>(s, plane, raw, cb) : sig_pass<true, false>(s, plane, raw, cb);
-      else s.causal ? sig_pass<false, true>(s, plane, mq, cb) : sig_pass<false, false>(s, plane, mq, cb);
+      if (is_raw) k.causal ? sig_pass<true, true>(s, plane, raw, cb) : sig_pass<true, false>(s, plane, raw, cb);
+      else k.causal ? sig_pass<false, true>(s, plane, mq, cb) : sig_pass<false, false>(s, plane, mq, cb);
     } else if (type == 1) {
       if (is_raw) refine_pass<true>(s, plane, raw, cb);
       else refine_pass<false>(s, plane, mq, cb);
     } else {
-      s.causal ? cleanup_pass<true>(s, plane, mq, cb) : cleanup_pass<false>(s, plane, mq, cb);
+      k.causal ? cleanup_pass<true>(s, plane, mq, cb) : cleanup_pass<false>(s, plane, mq, cb);
       if (k.segmentation) {
         // D.5: the four-symbol segmentation marker 1010 ends every cleanup pass.
         std::uint32_t sym = 0;
