@@ -69,6 +69,24 @@ inline void load_row(const IdwtSource& src, int row, int n, std::int32_t* __rest
 }
 
 // Float → int32 with DC shift, clamp (NaN becomes lo) and rounding to nearest even.
+inline std::int32_t store_one(float v, float fshift, float flo, float fhi) {
+  v = v + fshift;
+  v = v >= flo ? (v <= fhi ? v : fhi) : flo;
+  return static_cast<std::int32_t>(__builtin_nearbyintf(v));
+}
+
+// Rows at least this long are written with streaming (non-temporal) stores: a picture row
+// is written once and not read again here, so fetching its lines into the cache first (the
+// read for ownership of an ordinary store) only costs memory bandwidth. Callers that
+// stream must end with stream_fence() before other threads may read the picture.
+constexpr int kStreamMin = 256;
+
+inline void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 inline void store_float(const float* src, std::int32_t* dst, int n, std::int32_t shift, std::int32_t lo,
                         std::int32_t hi) {
   const float fshift = static_cast<float>(shift), flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
@@ -76,28 +94,34 @@ inline void store_float(const float* src, std::int32_t* dst, int n, std::int32_t
 #if defined(__AVX2__)
   {
     const __m256 vs = _mm256_set1_ps(fshift), vlo = _mm256_set1_ps(flo), vhi = _mm256_set1_ps(fhi);
-    for (; x + 8 <= n; x += 8) {
-      __m256 v = _mm256_add_ps(_mm256_loadu_ps(src + x), vs);
+    auto cvt = [&](int i) {
+      __m256 v = _mm256_add_ps(_mm256_loadu_ps(src + i), vs);
       v = _mm256_min_ps(_mm256_max_ps(v, vlo), vhi);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + x), _mm256_cvtps_epi32(v));
+      return _mm256_cvtps_epi32(v);
+    };
+    if (n >= kStreamMin) {  // head up to a 32-byte boundary of dst, then streaming stores
+      for (; (reinterpret_cast<std::uintptr_t>(dst + x) & 31) != 0; ++x) dst[x] = store_one(src[x], fshift, flo, fhi);
+      for (; x + 8 <= n; x += 8) _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + x), cvt(x));
     }
+    for (; x + 8 <= n; x += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + x), cvt(x));
   }
 #endif
 #if defined(__SSE2__)
   {
     const __m128 vs = _mm_set1_ps(fshift), vlo = _mm_set1_ps(flo), vhi = _mm_set1_ps(fhi);
-    for (; x + 4 <= n; x += 4) {
-      __m128 v = _mm_add_ps(_mm_loadu_ps(src + x), vs);
+    auto cvt = [&](int i) {
+      __m128 v = _mm_add_ps(_mm_loadu_ps(src + i), vs);
       v = _mm_min_ps(_mm_max_ps(v, vlo), vhi);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), _mm_cvtps_epi32(v));
+      return _mm_cvtps_epi32(v);
+    };
+    if (n - x >= kStreamMin) {
+      for (; (reinterpret_cast<std::uintptr_t>(dst + x) & 15) != 0; ++x) dst[x] = store_one(src[x], fshift, flo, fhi);
+      for (; x + 4 <= n; x += 4) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + x), cvt(x));
     }
+    for (; x + 4 <= n; x += 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), cvt(x));
   }
 #endif
-  for (; x < n; ++x) {
-    float v = src[x] + fshift;
-    v = v >= flo ? (v <= fhi ? v : fhi) : flo;
-    dst[x] = static_cast<std::int32_t>(__builtin_nearbyintf(v));
-  }
+  for (; x < n; ++x) dst[x] = store_one(src[x], fshift, flo, fhi);
 }
 inline void store_int(const std::int32_t* src, std::int32_t* dst, int n, std::int32_t shift, std::int32_t lo,
                       std::int32_t hi) {
@@ -124,6 +148,104 @@ inline void emit_row(const IdwtEmit& e, const T* src, int t, int x0, int cnt) {
   store_row(src + (xa - x0), e.dst + static_cast<std::ptrdiff_t>(t + e.dy) * e.dst_stride + xa + e.dx, xb - xa, e);
 }
 
+// A register of samples for the fused lifting kernels, which are written once over it: 8
+// lanes (AVX2), 4 (SSE2), or 1 (plain C++, which also does the tails). Each operation is
+// the one the plain twins do on every lane, so the lane count does not change results.
+struct Plain {
+  static constexpr int N = 1;
+  using F = float;
+  using I = std::int32_t;
+  static F load(const float* p) { return *p; }
+  static I load(const std::int32_t* p) { return *p; }
+  static void store(float* p, F v) { *p = v; }
+  static void store(std::int32_t* p, I v) { *p = v; }
+  static F set(float c) { return c; }
+  /// 9/7 step: r - c * (a + b).
+  static F lift(F r, F a, F b, F c) { return r - c * (a + b); }
+  /// 5/3 steps (F-5, F-6).
+  static I lift_low(I l, I a, I b) { return l - ((a + b + 2) >> 2); }
+  static I lift_high(I h, I a, I b) { return h + ((a + b) >> 1); }
+};
+#if defined(__AVX2__)
+struct Wide {
+  static constexpr int N = 8;
+  using F = __m256;
+  using I = __m256i;
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static I load(const std::int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static void store(std::int32_t* p, I v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static F set(float c) { return _mm256_set1_ps(c); }
+  static F lift(F r, F a, F b, F c) { return _mm256_sub_ps(r, _mm256_mul_ps(c, _mm256_add_ps(a, b))); }
+  static I lift_low(I l, I a, I b) {
+    return _mm256_sub_epi32(l, _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_set1_epi32(2)), 2));
+  }
+  static I lift_high(I h, I a, I b) { return _mm256_add_epi32(h, _mm256_srai_epi32(_mm256_add_epi32(a, b), 1)); }
+};
+#elif defined(__SSE2__)
+struct Wide {
+  static constexpr int N = 4;
+  using F = __m128;
+  using I = __m128i;
+  static F load(const float* p) { return _mm_loadu_ps(p); }
+  static I load(const std::int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  static void store(float* p, F v) { _mm_storeu_ps(p, v); }
+  static void store(std::int32_t* p, I v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+  static F set(float c) { return _mm_set1_ps(c); }
+  static F lift(F r, F a, F b, F c) { return _mm_sub_ps(r, _mm_mul_ps(c, _mm_add_ps(a, b))); }
+  static I lift_low(I l, I a, I b) {
+    return _mm_sub_epi32(l, _mm_srai_epi32(_mm_add_epi32(_mm_add_epi32(a, b), _mm_set1_epi32(2)), 2));
+  }
+  static I lift_high(I h, I a, I b) { return _mm_add_epi32(h, _mm_srai_epi32(_mm_add_epi32(a, b), 1)); }
+};
+#else
+using Wide = Plain;
+#endif
+
+/// All four vertical 9/7 steps of one streaming step (see vstream) in one pass over the
+/// columns [x, cnt): r[i] is level row m - i (i = 0..5), step j updates row m - 1 - j from
+/// rows m - 2 - j and m - j (the latter just updated by step j - 1). Each row is loaded and
+/// stored once instead of once per step it takes part in. Returns where it stopped (a
+/// multiple of the lane count).
+template <typename V>
+int vfused97(float* const* r, int x, int cnt) {
+  float* __restrict r1 = r[1];
+  float* __restrict r2 = r[2];
+  float* __restrict r3 = r[3];
+  float* __restrict r4 = r[4];
+  const float* r0 = r[0];
+  const float* r5 = r[5];
+  const auto d = V::set(kDelta), g = V::set(kGamma), b = V::set(kBeta), a = V::set(kAlpha);
+  for (; x + V::N <= cnt; x += V::N) {
+    const auto v0 = V::load(r0 + x), v5 = V::load(r5 + x);
+    const auto v1 = V::lift(V::load(r1 + x), V::load(r2 + x), v0, d);
+    const auto v2 = V::lift(V::load(r2 + x), V::load(r3 + x), v1, g);
+    const auto v3 = V::lift(V::load(r3 + x), V::load(r4 + x), v2, b);
+    const auto v4 = V::lift(V::load(r4 + x), v5, v3, a);
+    V::store(r1 + x, v1);
+    V::store(r2 + x, v2);
+    V::store(r3 + x, v3);
+    V::store(r4 + x, v4);
+  }
+  return x;
+}
+
+/// The same for 5/3: r[i] is row m - i (i = 0..3), step 0 on row m - 1, step 1 on m - 2.
+template <typename V>
+int vfused53(std::int32_t* const* r, int x, int cnt) {
+  std::int32_t* __restrict r1 = r[1];
+  std::int32_t* __restrict r2 = r[2];
+  const std::int32_t* r0 = r[0];
+  const std::int32_t* r3 = r[3];
+  for (; x + V::N <= cnt; x += V::N) {
+    const auto v1 = V::lift_low(V::load(r1 + x), V::load(r2 + x), V::load(r0 + x));
+    const auto v2 = V::lift_high(V::load(r2 + x), V::load(r3 + x), v1);
+    V::store(r1 + x, v1);
+    V::store(r2 + x, v2);
+  }
+  return x;
+}
+
 struct Lift53 {
   using T = std::int32_t;
   static constexpr int kSteps = 2;
@@ -133,6 +255,8 @@ struct Lift53 {
     step(false, [](T h, T a, T b) { return h + ((a + b) >> 1); });
   }
   /// Step j of the vertical lifting on one row piece: r = op_j(r, a, b).
+  /// All steps of one streaming step at once, rows r[i] = m - i (vfused53).
+  static void vfused(T* const* r, int cnt) { vfused53<Plain>(r, vfused53<Wide>(r, 0, cnt), cnt); }
   static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
     if (j == 0)
       for (int x = 0; x < cnt; ++x) r[x] = r[x] - ((a[x] + b[x] + 2) >> 2);
@@ -150,6 +274,7 @@ struct Lift97 {
     step(true, [](T l, T a, T b) { return l - kBeta * (a + b); });
     step(false, [](T h, T a, T b) { return h - kAlpha * (a + b); });
   }
+  static void vfused(T* const* r, int cnt) { vfused97<Plain>(r, vfused97<Wide>(r, 0, cnt), cnt); }
   static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
     const float c = j == 0 ? kDelta : j == 1 ? kGamma : j == 2 ? kBeta : kAlpha;
     for (int x = 0; x < cnt; ++x) r[x] = r[x] - c * (a[x] + b[x]);
@@ -312,6 +437,13 @@ void vstream(Row&& row, int n, int s, int y0, int y1, int cnt, Produce&& produce
   const int p1 = y1 + J < n ? y1 + J : n;            // one past the last row produced
   for (int m = p0; m < p1 + J; ++m) {
     if (m < p1) produce(m);
+    // Steps happen at every other m only (the parity test below does not depend on j).
+    // Inside the window, away from the level's edges, all J of them in one pass.
+    if (((m - 1 + s) & 1) == 0 && m - 1 - J >= p0 && m < p1) {
+      typename F::T* r[J + 2];
+      for (int i = 0; i < J + 2; ++i) r[i] = row(m - i);
+      F::vfused(r, cnt);
+    } else
     for (int j = 0; j < J; ++j) {
       const int t = m - 1 - j;
       if (t < p0 || t >= p1 || ((t + s + j) & 1)) continue;  // even j: low rows, odd j: high rows
@@ -346,6 +478,7 @@ void level_band(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int 
         if (out) __builtin_memcpy(out + static_cast<std::ptrdiff_t>(t) * os, row(t), sizeof(T) * static_cast<std::size_t>(lv.w));
         if (emit) emit_row(*emit, row(t), t, 0, lv.w);
       });
+  if (emit) stream_fence();
 }
 
 }  // namespace
@@ -365,6 +498,7 @@ void copy97(const IdwtSource& src, int w, int y0, int y1, float* out, std::ptrdi
     load_row(src, y, w, 1.0f, o);
     if (emit) emit_row(*emit, o, y, 0, w);
   }
+  if (emit) stream_fence();
 }
 void copy53(const IdwtSource& src, int w, int y0, int y1, std::int32_t* out, std::ptrdiff_t ostride,
             const IdwtEmit* emit) {
@@ -392,6 +526,7 @@ void ict_store(const ColourRow& row, int n) {
     store_float(g, row.out[1] + x0, m, row.shift[1], row.lo[1], row.hi[1]);
     store_float(b, row.out[2] + x0, m, row.shift[2], row.lo[2], row.hi[2]);
   }
+  stream_fence();
 }
 void rct_store(const ColourRow& row, int n) {
   constexpr int kBlock = 256;
