@@ -48,18 +48,158 @@ inline std::int32_t dequant53(std::int32_t s) {
   return v < -kMax ? -kMax : v > kMax ? kMax : v;
 }
 
-/// n samples of row `row` of `src` into dst, multiplied by k (9/7; k = 1 leaves them as
-/// dequantised).
-inline void load_row(const IdwtSource& src, int row, int n, float k, float* __restrict dst) {
-  if (src.quantised) {
-    const std::int32_t* p = static_cast<const std::int32_t*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
-    const float sc = src.scale;
-    for (int i = 0; i < n; ++i) dst[i] = (static_cast<float>(p[i]) * sc) * k;
-  } else {
-    const float* p = static_cast<const float*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
-    for (int i = 0; i < n; ++i) dst[i] = p[i] * k;
+// A register of samples for the fused lifting kernels, which are written once over it: 8
+// lanes (AVX2), 4 (SSE2), or 1 (plain C++, which also does the tails). Each operation is
+// the one the plain twins do on every lane, so the lane count does not change results.
+struct Plain {
+  static constexpr int N = 1;
+  using F = float;
+  using I = std::int32_t;
+  static F load(const float* p) { return *p; }
+  static I load(const std::int32_t* p) { return *p; }
+  static void store(float* p, F v) { *p = v; }
+  static void store(std::int32_t* p, I v) { *p = v; }
+  static F set(float c) { return c; }
+  static F mul(F a, F b) { return a * b; }
+  static F cvt(I v) { return static_cast<float>(v); }
+  /// d[0 .. 2N) = lo[0], hi[0], lo[1], hi[1], ...
+  static void store_pairs(float* d, F lo, F hi) {
+    d[0] = lo;
+    d[1] = hi;
   }
+  /// 9/7 step: r - c * (a + b).
+  static F lift(F r, F a, F b, F c) { return r - c * (a + b); }
+  /// 5/3 steps (F-5, F-6).
+  static I lift_low(I l, I a, I b) { return l - ((a + b + 2) >> 2); }
+  static I lift_high(I h, I a, I b) { return h + ((a + b) >> 1); }
+};
+#if defined(__AVX2__)
+struct Wide {
+  static constexpr int N = 8;
+  using F = __m256;
+  using I = __m256i;
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static I load(const std::int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static void store(std::int32_t* p, I v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static F set(float c) { return _mm256_set1_ps(c); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
+  static void store_pairs(float* d, F lo, F hi) {
+    const F a = _mm256_unpacklo_ps(lo, hi), b = _mm256_unpackhi_ps(lo, hi);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(a, b, 0x20));
+    _mm256_storeu_ps(d + 8, _mm256_permute2f128_ps(a, b, 0x31));
+  }
+  static F lift(F r, F a, F b, F c) { return _mm256_sub_ps(r, _mm256_mul_ps(c, _mm256_add_ps(a, b))); }
+  static I lift_low(I l, I a, I b) {
+    return _mm256_sub_epi32(l, _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_set1_epi32(2)), 2));
+  }
+  static I lift_high(I h, I a, I b) { return _mm256_add_epi32(h, _mm256_srai_epi32(_mm256_add_epi32(a, b), 1)); }
+};
+#elif defined(__SSE2__)
+struct Wide {
+  static constexpr int N = 4;
+  using F = __m128;
+  using I = __m128i;
+  static F load(const float* p) { return _mm_loadu_ps(p); }
+  static I load(const std::int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  static void store(float* p, F v) { _mm_storeu_ps(p, v); }
+  static void store(std::int32_t* p, I v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+  static F set(float c) { return _mm_set1_ps(c); }
+  static F mul(F a, F b) { return _mm_mul_ps(a, b); }
+  static F cvt(I v) { return _mm_cvtepi32_ps(v); }
+  static void store_pairs(float* d, F lo, F hi) {
+    _mm_storeu_ps(d, _mm_unpacklo_ps(lo, hi));
+    _mm_storeu_ps(d + 4, _mm_unpackhi_ps(lo, hi));
+  }
+  static F lift(F r, F a, F b, F c) { return _mm_sub_ps(r, _mm_mul_ps(c, _mm_add_ps(a, b))); }
+  static I lift_low(I l, I a, I b) {
+    return _mm_sub_epi32(l, _mm_srai_epi32(_mm_add_epi32(_mm_add_epi32(a, b), _mm_set1_epi32(2)), 2));
+  }
+  static I lift_high(I h, I a, I b) { return _mm_add_epi32(h, _mm_srai_epi32(_mm_add_epi32(a, b), 1)); }
+};
+#else
+using Wide = Plain;
+#endif
+
+/// Columns [i, n) of row `row` of a 9/7 input, as level samples times k (q * (step / 2) * k
+/// for quantised coefficients, x * k for the previous level's output), handed to
+/// put(x, lanes) V::N at a time; returns where it stopped. With `ahead`, the same columns
+/// of the source's next row are prefetched on the way: the inputs are read once, from
+/// memory, and that row is loaded two level rows later.
+template <typename V, typename Put>
+int load_span(const IdwtSource& src, int row, int i, int n, float k, bool ahead, Put&& put) {
+  constexpr int kLine = 16;  // samples per 64-byte cache line
+  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(row) * src.stride, pre = ahead ? src.stride : 0;
+  const auto vk = V::set(k);
+  auto run = [&](const auto* p, auto&& one) {
+    for (; i + kLine <= n; i += kLine) {
+      __builtin_prefetch(p + pre + i);
+      for (int x = i; x < i + kLine; x += V::N) one(x);
+    }
+    for (; i + V::N <= n; i += V::N) one(i);
+  };
+  if (src.quantised) {
+    const std::int32_t* p = static_cast<const std::int32_t*>(src.data) + at;
+    const auto sc = V::set(src.scale);
+    run(p, [&](int x) { put(x, V::mul(V::mul(V::cvt(V::load(p + x)), sc), vk)); });
+  } else {
+    const float* p = static_cast<const float*>(src.data) + at;
+    run(p, [&](int x) { put(x, V::mul(V::load(p + x), vk)); });
+  }
+  return i;
 }
+
+/// n samples of row `row` of `src` into dst, multiplied by k (9/7; k = 1 leaves them as
+/// dequantised); see load_span for `ahead`.
+inline void load_row(const IdwtSource& src, int row, int n, float k, float* __restrict dst, bool ahead = false) {
+  auto body = [&](auto lanes, int i) {
+    using V = decltype(lanes);
+    return load_span<V>(src, row, i, n, k, ahead, [&](int x, auto v) { V::store(dst + x, v); });
+  };
+  body(Plain{}, body(Wide{}, 0));
+}
+
+/// load_row followed by a lifting step on the loaded samples in the same pass:
+/// dst[i] = v - c * (a[i] + b[i]).
+inline void load_lift(const IdwtSource& src, int row, int n, float k, bool ahead, float* __restrict dst,
+                      const float* a, const float* b, float c) {
+  auto body = [&](auto lanes, int i) {
+    using V = decltype(lanes);
+    const auto vc = V::set(c);
+    return load_span<V>(src, row, i, n, k, ahead,
+                        [&](int x, auto v) { V::store(dst + x, V::lift(v, V::load(a + x), V::load(b + x), vc)); });
+  };
+  body(Plain{}, body(Wide{}, 0));
+}
+
+/// One lifting step on a row half: r[i] = r[i] - c * (a[i] + b[i]), i < n.
+inline void lift_row(float* __restrict r, const float* a, const float* b, float c, int n) {
+  auto body = [&](auto lanes, int i) {
+    using V = decltype(lanes);
+    const auto vc = V::set(c);
+    for (; i + V::N <= n; i += V::N) V::store(r + i, V::lift(V::load(r + i), V::load(a + i), V::load(b + i), vc));
+    return i;
+  };
+  body(Plain{}, body(Wide{}, 0));
+}
+
+/// The last lifting step on the high half, interleaved with the low half on the way out:
+/// h'[i] = h[i] - c * (l[i] + l[i + 1]), dst[2i] = l[i] * f, dst[2i + 1] = h'[i] * f, i < n.
+inline void lift_zip(float* __restrict dst, const float* l, const float* h, float c, float f, int n) {
+  auto body = [&](auto lanes, int i) {
+    using V = decltype(lanes);
+    const auto vc = V::set(c), vf = V::set(f);
+    for (; i + V::N <= n; i += V::N) {
+      const auto lo = V::load(l + i);
+      const auto hi = V::lift(V::load(h + i), lo, V::load(l + i + 1), vc);
+      V::store_pairs(dst + 2 * i, V::mul(lo, vf), V::mul(hi, vf));
+    }
+    return i;
+  };
+  body(Plain{}, body(Wide{}, 0));
+}
+
 inline void load_row(const IdwtSource& src, int row, int n, std::int32_t* __restrict dst) {
   const std::int32_t* p = static_cast<const std::int32_t*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
   if (src.quantised)
@@ -148,60 +288,6 @@ inline void emit_row(const IdwtEmit& e, const T* src, int t, int x0, int cnt) {
   store_row(src + (xa - x0), e.dst + static_cast<std::ptrdiff_t>(t + e.dy) * e.dst_stride + xa + e.dx, xb - xa, e);
 }
 
-// A register of samples for the fused lifting kernels, which are written once over it: 8
-// lanes (AVX2), 4 (SSE2), or 1 (plain C++, which also does the tails). Each operation is
-// the one the plain twins do on every lane, so the lane count does not change results.
-struct Plain {
-  static constexpr int N = 1;
-  using F = float;
-  using I = std::int32_t;
-  static F load(const float* p) { return *p; }
-  static I load(const std::int32_t* p) { return *p; }
-  static void store(float* p, F v) { *p = v; }
-  static void store(std::int32_t* p, I v) { *p = v; }
-  static F set(float c) { return c; }
-  /// 9/7 step: r - c * (a + b).
-  static F lift(F r, F a, F b, F c) { return r - c * (a + b); }
-  /// 5/3 steps (F-5, F-6).
-  static I lift_low(I l, I a, I b) { return l - ((a + b + 2) >> 2); }
-  static I lift_high(I h, I a, I b) { return h + ((a + b) >> 1); }
-};
-#if defined(__AVX2__)
-struct Wide {
-  static constexpr int N = 8;
-  using F = __m256;
-  using I = __m256i;
-  static F load(const float* p) { return _mm256_loadu_ps(p); }
-  static I load(const std::int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
-  static void store(std::int32_t* p, I v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  static F set(float c) { return _mm256_set1_ps(c); }
-  static F lift(F r, F a, F b, F c) { return _mm256_sub_ps(r, _mm256_mul_ps(c, _mm256_add_ps(a, b))); }
-  static I lift_low(I l, I a, I b) {
-    return _mm256_sub_epi32(l, _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_set1_epi32(2)), 2));
-  }
-  static I lift_high(I h, I a, I b) { return _mm256_add_epi32(h, _mm256_srai_epi32(_mm256_add_epi32(a, b), 1)); }
-};
-#elif defined(__SSE2__)
-struct Wide {
-  static constexpr int N = 4;
-  using F = __m128;
-  using I = __m128i;
-  static F load(const float* p) { return _mm_loadu_ps(p); }
-  static I load(const std::int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
-  static void store(float* p, F v) { _mm_storeu_ps(p, v); }
-  static void store(std::int32_t* p, I v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
-  static F set(float c) { return _mm_set1_ps(c); }
-  static F lift(F r, F a, F b, F c) { return _mm_sub_ps(r, _mm_mul_ps(c, _mm_add_ps(a, b))); }
-  static I lift_low(I l, I a, I b) {
-    return _mm_sub_epi32(l, _mm_srai_epi32(_mm_add_epi32(_mm_add_epi32(a, b), _mm_set1_epi32(2)), 2));
-  }
-  static I lift_high(I h, I a, I b) { return _mm_add_epi32(h, _mm_srai_epi32(_mm_add_epi32(a, b), 1)); }
-};
-#else
-using Wide = Plain;
-#endif
-
 /// All four vertical 9/7 steps of one streaming step (see vstream) in one pass over the
 /// columns [x, cnt): r[i] is level row m - i (i = 0..5), step j updates row m - 1 - j from
 /// rows m - 2 - j and m - j (the latter just updated by step j - 1). Each row is loaded and
@@ -267,13 +353,6 @@ struct Lift53 {
 struct Lift97 {
   using T = float;
   static constexpr int kSteps = 4;
-  template <typename Step>
-  static void steps(Step&& step) {
-    step(true, [](T l, T a, T b) { return l - kDelta * (a + b); });
-    step(false, [](T h, T a, T b) { return h - kGamma * (a + b); });
-    step(true, [](T l, T a, T b) { return l - kBeta * (a + b); });
-    step(false, [](T h, T a, T b) { return h - kAlpha * (a + b); });
-  }
   static void vfused(T* const* r, int cnt) { vfused97<Plain>(r, vfused97<Wide>(r, 0, cnt), cnt); }
   static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
     const float c = j == 0 ? kDelta : j == 1 ? kGamma : j == 2 ? kBeta : kAlpha;
@@ -281,30 +360,7 @@ struct Lift97 {
   }
 };
 
-/// dst[2i] = a[i] * f, dst[2i + 1] = b[i] * f for i < n.
-inline void zip(float* __restrict dst, const float* a, const float* b, int n, float f) {
-  int i = 0;
-#if defined(__AVX2__)
-  const __m256 vf = _mm256_set1_ps(f);
-  for (; i + 8 <= n; i += 8) {
-    const __m256 va = _mm256_mul_ps(_mm256_loadu_ps(a + i), vf), vb = _mm256_mul_ps(_mm256_loadu_ps(b + i), vf);
-    const __m256 lo = _mm256_unpacklo_ps(va, vb), hi = _mm256_unpackhi_ps(va, vb);
-    _mm256_storeu_ps(dst + 2 * i, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_storeu_ps(dst + 2 * i + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
-  }
-#elif defined(__SSE2__)
-  const __m128 vf = _mm_set1_ps(f);
-  for (; i + 4 <= n; i += 4) {
-    const __m128 va = _mm_mul_ps(_mm_loadu_ps(a + i), vf), vb = _mm_mul_ps(_mm_loadu_ps(b + i), vf);
-    _mm_storeu_ps(dst + 2 * i, _mm_unpacklo_ps(va, vb));
-    _mm_storeu_ps(dst + 2 * i + 4, _mm_unpackhi_ps(va, vb));
-  }
-#endif
-  for (; i < n; ++i) {
-    dst[2 * i] = a[i] * f;
-    dst[2 * i + 1] = b[i] * f;
-  }
-}
+/// dst[2i] = a[i], dst[2i + 1] = b[i] for i < n.
 inline void zip(std::int32_t* __restrict dst, const std::int32_t* a, const std::int32_t* b, int n) {
   int i = 0;
 #if defined(__AVX2__)
@@ -329,52 +385,48 @@ inline void zip(std::int32_t* __restrict dst, const std::int32_t* a, const std::
   }
 }
 
-/// HOR_SR of level row y into dst (w samples), followed by the row's vertical scaling
-/// (K for low rows, 1/K for high rows; a lone row at an odd coordinate is halved instead).
-/// The low half comes from the LL (low rows) or LH (high rows) input, the high half from HL
-/// or HH. `scratch` holds 2 * (w + 8) samples.
-template <typename F>
-void hrow(const IdwtLevel& lv, int y, typename F::T* __restrict dst, typename F::T* scratch) {
-  using T = typename F::T;
-  constexpr bool kFloat = std::is_same_v<T, float>;
+/// Which row of which inputs level row y comes from: the low half from LL (low rows) or LH
+/// (high rows), the high half from HL or HH; `ahead` when the inputs have a next row (to
+/// prefetch).
+struct RowInputs {
+  bool low;
+  int k;
+  const IdwtSource* sl;
+  const IdwtSource* sh;
+  bool ahead;
+};
+inline RowInputs row_inputs(const IdwtLevel& lv, int y) {
   const bool low = ((y ^ lv.sy) & 1) == 0;
   const int k = low ? (y - lv.sy) >> 1 : (y - 1 + lv.sy) >> 1;
-  const IdwtSource& sl = low ? lv.ll : lv.lh;
-  const IdwtSource& sh = low ? lv.hl : lv.hh;
+  const int low_rows = (lv.h + 1 - lv.sy) / 2;
+  const int rows = low ? low_rows : lv.h - low_rows;
+  return {low, k, low ? &lv.ll : &lv.lh, low ? &lv.hl : &lv.hh, k + 1 < rows};
+}
+
+/// HOR_SR of 5/3 level row y into dst (w samples); a lone row at an odd coordinate is
+/// halved (VER_SR of one sample). `scratch` holds 2 * (w + 8) samples.
+void hrow53(const IdwtLevel& lv, int y, std::int32_t* __restrict dst, std::int32_t* scratch) {
+  using T = std::int32_t;
+  const RowInputs in = row_inputs(lv, y);
   const int n = lv.w, s = lv.sx;
-  // Vertical factor of this row (F.3.8: applied by VER_SR after HOR_SR; same product).
-  const bool lone = lv.h == 1;
-  const float vf = lone ? (lv.sy ? 0.5f : 1.0f) : (low ? kK : kInvK);
-  const bool halve = lone && lv.sy;  // 5/3
+  const bool halve = lv.h == 1 && lv.sy;
   if (n == 1) {
     T v;
     if (s) {
-      if constexpr (kFloat) {
-        load_row(sh, k, 1, 1.0f, &v);
-        v = v * 0.5f;
-      } else {
-        load_row(sh, k, 1, &v);
-        v = v / 2;
-      }
+      load_row(*in.sh, in.k, 1, &v);
+      v = v / 2;
     } else {
-      if constexpr (kFloat) load_row(sl, k, 1, 1.0f, &v);
-      else load_row(sl, k, 1, &v);
+      load_row(*in.sl, in.k, 1, &v);
     }
-    if constexpr (kFloat) dst[0] = v * vf;
-    else dst[0] = halve ? v / 2 : v;
+    dst[0] = halve ? v / 2 : v;
     return;
   }
   const int nl = (n + 1 - s) / 2, nh = n - nl;
   T* L = scratch + 4;
   T* H = scratch + n + 12;
-  if constexpr (kFloat) {
-    load_row(sl, k, nl, kK, L);
-    load_row(sh, k, nh, kInvK, H);
-  } else {
-    load_row(sl, k, nl, L);
-    load_row(sh, k, nh, H);
-  }
-  F::steps([&](bool even, auto op) {
+  load_row(*in.sl, in.k, nl, L);
+  load_row(*in.sh, in.k, nh, H);
+  Lift53::steps([&](bool even, auto op) {
     if (even) {
       H[-1] = H[0];
       H[nh] = H[nh - 1];
@@ -390,28 +442,70 @@ void hrow(const IdwtLevel& lv, int y, typename F::T* __restrict dst, typename F:
     }
   });
   // Interleave: low-pass at even absolute coordinates.
-  if constexpr (kFloat) {
-    if (s == 0) {
-      zip(dst, L, H, nh, vf);
-      if (nl > nh) dst[2 * nh] = L[nh] * vf;
-    } else {
-      dst[0] = H[0] * vf;
-      zip(dst + 1, L, H + 1, nh - 1, vf);
-      if (nl > nh - 1) dst[2 * nl - 1] = L[nl - 1] * vf;
-    }
+  if (s == 0) {
+    zip(dst, L, H, nh);
+    if (nl > nh) dst[2 * nh] = L[nh];
   } else {
-    if (s == 0) {
-      zip(dst, L, H, nh);
-      if (nl > nh) dst[2 * nh] = L[nh];
-    } else {
-      dst[0] = H[0];
-      zip(dst + 1, L, H + 1, nh - 1);
-      if (nl > nh - 1) dst[2 * nl - 1] = L[nl - 1];
-    }
-    if (halve)
-      for (int i = 0; i < n; ++i) dst[i] = dst[i] / 2;
+    dst[0] = H[0];
+    zip(dst + 1, L, H + 1, nh - 1);
+    if (nl > nh - 1) dst[2 * nl - 1] = L[nl - 1];
   }
+  if (halve)
+    for (int i = 0; i < n; ++i) dst[i] = dst[i] / 2;
 }
+
+/// F.3.7 periodic symmetric extension of a row half by one sample: x[-1] = x[0] and
+/// x[n] = x[n - 1] (the half's neighbours mirrored across the row's ends).
+inline void extend_half(float* x, int n) {
+  x[-1] = x[0];
+  x[n] = x[n - 1];
+}
+
+/// HOR_SR of 9/7 level row y into dst (w samples), followed by the row's vertical scaling
+/// (K for low rows, 1/K for high rows; a lone row at an odd coordinate is halved instead).
+/// The steps of Lift97 in order, in four passes over the halves: the high half loaded
+/// (dequantised, times 1/K); the low half loaded (times K) and lifted by the first step;
+/// the second and third steps; the fourth step while interleaving (times the vertical
+/// factor). `scratch` holds 2 * (w + 8) samples.
+void hrow97(const IdwtLevel& lv, int y, float* __restrict dst, float* scratch) {
+  const RowInputs in = row_inputs(lv, y);
+  const int n = lv.w, s = lv.sx;
+  // Vertical factor of this row (F.3.8: applied by VER_SR after HOR_SR; same product).
+  const bool lone = lv.h == 1;
+  const float vf = lone ? (lv.sy ? 0.5f : 1.0f) : (in.low ? kK : kInvK);
+  if (n == 1) {
+    float v;
+    if (s) {
+      load_row(*in.sh, in.k, 1, 1.0f, &v);
+      v = v * 0.5f;
+    } else {
+      load_row(*in.sl, in.k, 1, 1.0f, &v);
+    }
+    dst[0] = v * vf;
+    return;
+  }
+  const int nl = (n + 1 - s) / 2, nh = n - nl;
+  float* L = scratch + 4;
+  float* H = scratch + n + 12;
+  load_row(*in.sh, in.k, nh, kInvK, H, in.ahead);
+  extend_half(H, nh);
+  load_lift(*in.sl, in.k, nl, kK, in.ahead, L, H - 1 + s, H + s, kDelta);
+  extend_half(L, nl);
+  lift_row(H, L - s, L + 1 - s, kGamma, nh);
+  extend_half(H, nh);
+  lift_row(L, H - 1 + s, H + s, kBeta, nl);
+  extend_half(L, nl);
+  // Last step (high half: H[t] from L[t - s], L[t + 1 - s]) and interleave, low-pass at
+  // even absolute coordinates: with s = 1 the row starts with H[0], then pairs L[i], H[i + 1].
+  if (s) dst[0] = (H[0] - kAlpha * (L[-1] + L[0])) * vf;
+  const int pairs = nh - s;
+  lift_zip(dst + s, L, H + s, kAlpha, vf, pairs);
+  if (nl > pairs) dst[s + 2 * pairs] = L[pairs] * vf;
+}
+
+/// HOR_SR of level row y (hrow53 / hrow97).
+inline void hrow(const IdwtLevel& lv, int y, std::int32_t* dst, std::int32_t* scratch) { hrow53(lv, y, dst, scratch); }
+inline void hrow(const IdwtLevel& lv, int y, float* dst, float* scratch) { hrow97(lv, y, dst, scratch); }
 
 /// VER_SR (after HOR_SR, row by row) for the rows [y0, y1) of a level of n rows, streaming:
 /// at step m row m is produced (produce(m): HOR_SR + the row's scaling), then lifting step j
@@ -473,7 +567,7 @@ void level_band(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int 
   const std::ptrdiff_t rs = (static_cast<std::ptrdiff_t>(lv.w) + 15) & ~std::ptrdiff_t{15};
   auto row = [&](int t) { return ring + static_cast<std::ptrdiff_t>(t % kRing) * rs; };
   vstream<F>(
-      row, lv.h, lv.sy, y0, y1, lv.w, [&](int m) { hrow<F>(lv, m, row(m), scratch); },
+      row, lv.h, lv.sy, y0, y1, lv.w, [&](int m) { hrow(lv, m, row(m), scratch); },
       [&](int t) {
         if (out) __builtin_memcpy(out + static_cast<std::ptrdiff_t>(t) * os, row(t), sizeof(T) * static_cast<std::size_t>(lv.w));
         if (emit) emit_row(*emit, row(t), t, 0, lv.w);
