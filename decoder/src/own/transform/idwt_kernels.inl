@@ -291,16 +291,19 @@ inline void emit_row(const IdwtEmit& e, const T* src, int t, int x0, int cnt) {
 /// All four vertical 9/7 steps of one streaming step (see vstream) in one pass over the
 /// columns [x, cnt): r[i] is level row m - i (i = 0..5), step j updates row m - 1 - j from
 /// rows m - 2 - j and m - j (the latter just updated by step j - 1). Each row is loaded and
-/// stored once instead of once per step it takes part in. Returns where it stopped (a
-/// multiple of the lane count).
-template <typename V>
-int vfused97(float* const* r, int x, int cnt) {
+/// stored once instead of once per step it takes part in. Rows m - 3 and m - 4 are final
+/// after it; with kOut they are also stored to o[0] and o[1] (the level's output), and row
+/// m - 4, not needed again, only there. Returns where it stopped.
+template <typename V, bool kOut>
+int vfused97(float* const* r, float* const* o, int x, int cnt) {
   float* __restrict r1 = r[1];
   float* __restrict r2 = r[2];
   float* __restrict r3 = r[3];
   float* __restrict r4 = r[4];
   const float* r0 = r[0];
   const float* r5 = r[5];
+  float* __restrict o3 = kOut ? o[0] : nullptr;
+  float* __restrict o4 = kOut ? o[1] : nullptr;
   const auto d = V::set(kDelta), g = V::set(kGamma), b = V::set(kBeta), a = V::set(kAlpha);
   for (; x + V::N <= cnt; x += V::N) {
     const auto v0 = V::load(r0 + x), v5 = V::load(r5 + x);
@@ -311,26 +314,56 @@ int vfused97(float* const* r, int x, int cnt) {
     V::store(r1 + x, v1);
     V::store(r2 + x, v2);
     V::store(r3 + x, v3);
-    V::store(r4 + x, v4);
+    if constexpr (kOut) {
+      V::store(o3 + x, v3);
+      V::store(o4 + x, v4);
+    } else {
+      V::store(r4 + x, v4);
+    }
   }
   return x;
 }
 
-/// The same for 5/3: r[i] is row m - i (i = 0..3), step 0 on row m - 1, step 1 on m - 2.
-template <typename V>
-int vfused53(std::int32_t* const* r, int x, int cnt) {
+/// The same for 5/3: r[i] is row m - i (i = 0..3), step 0 on row m - 1, step 1 on m - 2;
+/// rows m - 1 and m - 2 are final after it (o[0], o[1]).
+template <typename V, bool kOut>
+int vfused53(std::int32_t* const* r, std::int32_t* const* o, int x, int cnt) {
   std::int32_t* __restrict r1 = r[1];
   std::int32_t* __restrict r2 = r[2];
   const std::int32_t* r0 = r[0];
   const std::int32_t* r3 = r[3];
+  std::int32_t* __restrict o1 = kOut ? o[0] : nullptr;
+  std::int32_t* __restrict o2 = kOut ? o[1] : nullptr;
   for (; x + V::N <= cnt; x += V::N) {
     const auto v1 = V::lift_low(V::load(r1 + x), V::load(r2 + x), V::load(r0 + x));
     const auto v2 = V::lift_high(V::load(r2 + x), V::load(r3 + x), v1);
     V::store(r1 + x, v1);
-    V::store(r2 + x, v2);
+    if constexpr (kOut) {
+      V::store(o1 + x, v1);
+      V::store(o2 + x, v2);
+    } else {
+      V::store(r2 + x, v2);
+    }
   }
   return x;
 }
+
+/// Runs kernel K<lanes, kOut> over [0, cnt): wide lanes, then the plain tail.
+template <template <typename, bool> class K, typename T>
+void over_lanes(T* const* r, T* const* o, int cnt) {
+  if (o) K<Plain, true>::run(r, o, K<Wide, true>::run(r, o, 0, cnt), cnt);
+  else K<Plain, false>::run(r, o, K<Wide, false>::run(r, o, 0, cnt), cnt);
+}
+template <typename V, bool kOut>
+struct VFused97 {
+  static int run(float* const* r, float* const* o, int x, int cnt) { return vfused97<V, kOut>(r, o, x, cnt); }
+};
+template <typename V, bool kOut>
+struct VFused53 {
+  static int run(std::int32_t* const* r, std::int32_t* const* o, int x, int cnt) {
+    return vfused53<V, kOut>(r, o, x, cnt);
+  }
+};
 
 struct Lift53 {
   using T = std::int32_t;
@@ -340,9 +373,10 @@ struct Lift53 {
     step(true, [](T l, T a, T b) { return l - ((a + b + 2) >> 2); });
     step(false, [](T h, T a, T b) { return h + ((a + b) >> 1); });
   }
+  /// All steps of one streaming step at once (vfused53); o: null or the output rows of the
+  /// two rows it finishes.
+  static void vfused(T* const* r, T* const* o, int cnt) { over_lanes<VFused53>(r, o, cnt); }
   /// Step j of the vertical lifting on one row piece: r = op_j(r, a, b).
-  /// All steps of one streaming step at once, rows r[i] = m - i (vfused53).
-  static void vfused(T* const* r, int cnt) { vfused53<Plain>(r, vfused53<Wide>(r, 0, cnt), cnt); }
   static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
     if (j == 0)
       for (int x = 0; x < cnt; ++x) r[x] = r[x] - ((a[x] + b[x] + 2) >> 2);
@@ -353,7 +387,7 @@ struct Lift53 {
 struct Lift97 {
   using T = float;
   static constexpr int kSteps = 4;
-  static void vfused(T* const* r, int cnt) { vfused97<Plain>(r, vfused97<Wide>(r, 0, cnt), cnt); }
+  static void vfused(T* const* r, T* const* o, int cnt) { over_lanes<VFused97>(r, o, cnt); }
   static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
     const float c = j == 0 ? kDelta : j == 1 ? kGamma : j == 2 ? kBeta : kAlpha;
     for (int x = 0; x < cnt; ++x) r[x] = r[x] - c * (a[x] + b[x]);
@@ -507,11 +541,30 @@ void hrow97(const IdwtLevel& lv, int y, float* __restrict dst, float* scratch) {
 inline void hrow(const IdwtLevel& lv, int y, std::int32_t* dst, std::int32_t* scratch) { hrow53(lv, y, dst, scratch); }
 inline void hrow(const IdwtLevel& lv, int y, float* dst, float* scratch) { hrow97(lv, y, dst, scratch); }
 
+/// The steps of streaming step m one at a time (vstream), at the level's edges (F.3.7
+/// mirrors the missing neighbour) and the band window's (steps without a neighbour skipped).
+template <typename F, typename Row>
+void vsteps_one_by_one(Row&& row, int n, int s, int p0, int p1, int m, int cnt) {
+  for (int j = 0; j < F::kSteps; ++j) {
+    const int t = m - 1 - j;
+    if (t < p0 || t >= p1 || ((t + s + j) & 1)) continue;  // even j: low rows, odd j: high rows
+    const int a = t > 0 ? t - 1 : t + 1;
+    const int b = t + 1 < n ? t + 1 : t - 1;
+    if (a < p0 || b >= p1) continue;  // outside the window: t is not needed at this step
+    F::vstep(j, row(t), row(a), row(b), cnt);
+  }
+}
+
 /// VER_SR (after HOR_SR, row by row) for the rows [y0, y1) of a level of n rows, streaming:
 /// at step m row m is produced (produce(m): HOR_SR + the row's scaling), then lifting step j
 /// is applied to row m - 1 - j, whose neighbours are then exactly at step j - 1; row m - J
-/// (J = kSteps) is final and goes to finish(row). Only rows m - J - 1 .. m are touched at
-/// step m, so rows live in a ring of 8.
+/// (J = kSteps) is final and goes to finish(row, stored). Only rows m - J - 1 .. m are
+/// touched at step m, so rows live in a ring of 8.
+///
+/// The parity of row m - 1 - j for step j does not depend on j: all J steps happen at every
+/// other m, none in between. Away from the edges they run fused in one pass (F::vfused),
+/// which finishes rows m - J + 1 and m - J; where target(t) gives their output rows, the
+/// pass stores them there itself and finish is told so (`stored`).
 ///
 /// A band [y0, y1) inside the level starts producing at y0 - J and stops at y1 - 1 + J: the
 /// final value of row r depends on rows r - k, r + k at step J - k only (k <= J), all inside
@@ -519,42 +572,42 @@ inline void hrow(const IdwtLevel& lv, int y, float* dst, float* scratch) { hrow9
 /// where F.3.7 mirrors it) is skipped, which only leaves rows outside the dependency cone of
 /// [y0, y1) unfinished. So bands give the same samples as one pass over the whole level, and
 /// neighbouring bands need nothing from each other.
-template <typename F, typename Row, typename Produce, typename Finish>
-void vstream(Row&& row, int n, int s, int y0, int y1, int cnt, Produce&& produce, Finish&& finish) {
+template <typename F, typename Row, typename Produce, typename Target, typename Finish>
+void vstream(Row&& row, int n, int s, int y0, int y1, int cnt, Produce&& produce, Target&& target,
+             Finish&& finish) {
+  using T = typename F::T;
   if (n == 1) {
     produce(0);
-    finish(0);
+    finish(0, false);
     return;
   }
   constexpr int J = F::kSteps;
   const int p0 = y0 - J > 0 ? y0 - J : 0;            // first row produced
   const int p1 = y1 + J < n ? y1 + J : n;            // one past the last row produced
+  bool stored = false;  // whether the last pass stored the rows it finished
   for (int m = p0; m < p1 + J; ++m) {
     if (m < p1) produce(m);
-    // Steps happen at every other m only (the parity test below does not depend on j).
-    // Inside the window, away from the level's edges, all J of them in one pass.
-    if (((m - 1 + s) & 1) == 0 && m - 1 - J >= p0 && m < p1) {
-      typename F::T* r[J + 2];
-      for (int i = 0; i < J + 2; ++i) r[i] = row(m - i);
-      F::vfused(r, cnt);
-    } else
-    for (int j = 0; j < J; ++j) {
-      const int t = m - 1 - j;
-      if (t < p0 || t >= p1 || ((t + s + j) & 1)) continue;  // even j: low rows, odd j: high rows
-      const int a = t > 0 ? t - 1 : t + 1;
-      const int b = t + 1 < n ? t + 1 : t - 1;
-      if (a < p0 || b >= p1) continue;  // outside the window: t is not needed at this step
-      F::vstep(j, row(t), row(a), row(b), cnt);
+    if (((m - 1 + s) & 1) == 0) {
+      if (m - 1 - J >= p0 && m < p1) {  // all J steps, none at an edge
+        T* r[J + 2];
+        for (int i = 0; i < J + 2; ++i) r[i] = row(m - i);
+        T* o[2] = {target(m - J + 1), target(m - J)};
+        stored = o[0] && o[1];
+        F::vfused(r, stored ? o : nullptr, cnt);
+      } else {
+        vsteps_one_by_one<F>(row, n, s, p0, p1, m, cnt);
+        stored = false;
+      }
     }
     const int f = m - J;
-    if (f >= y0 && f < y1) finish(f);
+    if (f >= y0 && f < y1) finish(f, stored);
   }
 }
 
 constexpr int kRing = 8;  // rows of the lifting window (J + 2 = 6 are live at a time)
 
-/// Rows [y0, y1) of a level: HOR_SR and VER_SR through the ring; each finished row is copied
-/// to `out` (when not null) and emitted (when `emit`).
+/// Rows [y0, y1) of a level: HOR_SR and VER_SR through the ring; each finished row goes to
+/// `out` (when not null) and is emitted (when `emit`).
 template <typename F>
 void level_band(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int y0, int y1, typename F::T* scratch,
                 const IdwtEmit* emit) {
@@ -566,10 +619,15 @@ void level_band(const IdwtLevel& lv, typename F::T* out, std::ptrdiff_t os, int 
   T* ring = scratch + 2 * (static_cast<std::ptrdiff_t>(lv.w) + 8);
   const std::ptrdiff_t rs = (static_cast<std::ptrdiff_t>(lv.w) + 15) & ~std::ptrdiff_t{15};
   auto row = [&](int t) { return ring + static_cast<std::ptrdiff_t>(t % kRing) * rs; };
+  // Without emission the fused passes store finished rows of the band straight into `out`.
+  auto target = [&](int t) -> T* {
+    return out && !emit && t >= y0 && t < y1 ? out + static_cast<std::ptrdiff_t>(t) * os : nullptr;
+  };
   vstream<F>(
-      row, lv.h, lv.sy, y0, y1, lv.w, [&](int m) { hrow(lv, m, row(m), scratch); },
-      [&](int t) {
-        if (out) __builtin_memcpy(out + static_cast<std::ptrdiff_t>(t) * os, row(t), sizeof(T) * static_cast<std::size_t>(lv.w));
+      row, lv.h, lv.sy, y0, y1, lv.w, [&](int m) { hrow(lv, m, row(m), scratch); }, target,
+      [&](int t, bool stored) {
+        if (out && !stored)
+          __builtin_memcpy(out + static_cast<std::ptrdiff_t>(t) * os, row(t), sizeof(T) * static_cast<std::size_t>(lv.w));
         if (emit) emit_row(*emit, row(t), t, 0, lv.w);
       });
   if (emit) stream_fence();
