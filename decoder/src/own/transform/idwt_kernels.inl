@@ -10,6 +10,7 @@
 // q * (step / 2), the K scaling of the rows, then of the columns, and the lifting steps in
 // order; only the order in which samples are visited differs, so results do not depend on
 // the schedule (one row at a time, column strips, thread count).
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -200,8 +201,14 @@ inline void lift_zip(float* __restrict dst, const float* l, const float* h, floa
   body(Plain{}, body(Wide{}, 0));
 }
 
-inline void load_row(const IdwtSource& src, int row, int n, std::int32_t* __restrict dst) {
+/// n samples of row `row` of a 5/3 input into dst (dequantised where quantised); with
+/// `ahead`, the next row's lines are prefetched first (see load_span; a separate loop, so
+/// that the copy loop stays simple enough to be vectorised).
+inline void load_row(const IdwtSource& src, int row, int n, std::int32_t* __restrict dst, bool ahead = false) {
+  constexpr int kLine = 16;  // samples per 64-byte cache line
   const std::int32_t* p = static_cast<const std::int32_t*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
+  if (ahead)
+    for (int i = 0; i < n; i += kLine) __builtin_prefetch(p + src.stride + i);
   if (src.quantised)
     for (int i = 0; i < n; ++i) dst[i] = dequant53(p[i]);
   else
@@ -263,12 +270,34 @@ inline void store_float(const float* src, std::int32_t* dst, int n, std::int32_t
 #endif
   for (; x < n; ++x) dst[x] = store_one(src[x], fshift, flo, fhi);
 }
+inline std::int32_t store_one(std::int32_t v, std::int32_t shift, std::int32_t lo, std::int32_t hi) {
+  const std::int64_t w = static_cast<std::int64_t>(v) + shift;
+  return static_cast<std::int32_t>(w < lo ? lo : w > hi ? hi : w);
+}
 inline void store_int(const std::int32_t* src, std::int32_t* dst, int n, std::int32_t shift, std::int32_t lo,
                       std::int32_t hi) {
-  for (int x = 0; x < n; ++x) {
-    const std::int64_t v = static_cast<std::int64_t>(src[x]) + shift;
-    dst[x] = static_cast<std::int32_t>(v < lo ? lo : v > hi ? hi : v);
+  int x = 0;
+#if defined(__AVX2__)
+  if (lo <= hi) {
+    // clamp(v + shift, lo, hi) = clamp(v, lo - shift, hi - shift) + shift, the bounds cut to
+    // int32 (v never passes a bound beyond them), so no sum can overflow.
+    constexpr std::int64_t kMin = INT32_MIN, kMax = INT32_MAX;
+    const std::int64_t blo = std::int64_t{lo} - shift, bhi = std::int64_t{hi} - shift;
+    const __m256i vlo = _mm256_set1_epi32(static_cast<std::int32_t>(blo < kMin ? kMin : blo));
+    const __m256i vhi = _mm256_set1_epi32(static_cast<std::int32_t>(bhi > kMax ? kMax : bhi));
+    const __m256i vs = _mm256_set1_epi32(shift);
+    auto one = [&](int i) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+      return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(v, vlo), vhi), vs);
+    };
+    if (n >= kStreamMin) {  // as store_float: streaming stores from a 32-byte boundary
+      for (; (reinterpret_cast<std::uintptr_t>(dst + x) & 31) != 0; ++x) dst[x] = store_one(src[x], shift, lo, hi);
+      for (; x + 8 <= n; x += 8) _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + x), one(x));
+    }
+    for (; x + 8 <= n; x += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + x), one(x));
   }
+#endif
+  for (; x < n; ++x) dst[x] = store_one(src[x], shift, lo, hi);
 }
 inline void store_row(const float* src, std::int32_t* dst, int n, const IdwtEmit& e) {
   store_float(src, dst, n, e.shift, e.lo, e.hi);
@@ -458,8 +487,8 @@ void hrow53(const IdwtLevel& lv, int y, std::int32_t* __restrict dst, std::int32
   const int nl = (n + 1 - s) / 2, nh = n - nl;
   T* L = scratch + 4;
   T* H = scratch + n + 12;
-  load_row(*in.sl, in.k, nl, L);
-  load_row(*in.sh, in.k, nh, H);
+  load_row(*in.sl, in.k, nl, L, in.ahead);
+  load_row(*in.sh, in.k, nh, H, in.ahead);
   Lift53::steps([&](bool even, auto op) {
     if (even) {
       H[-1] = H[0];
@@ -659,6 +688,7 @@ void copy53(const IdwtSource& src, int w, int y0, int y1, std::int32_t* out, std
     load_row(src, y, w, o);
     if (emit) emit_row(*emit, o, y, 0, w);
   }
+  if (emit) stream_fence();
 }
 void ict_store(const ColourRow& row, int n) {
   constexpr int kBlock = 256;
@@ -699,6 +729,7 @@ void rct_store(const ColourRow& row, int n) {
     store_int(g, row.out[1] + x0, m, row.shift[1], row.lo[1], row.hi[1]);
     store_int(b, row.out[2] + x0, m, row.shift[2], row.lo[2], row.hi[2]);
   }
+  stream_fence();
 }
 }  // namespace J2K_IDWT_NS
 }  // namespace j2k::decoder::own
