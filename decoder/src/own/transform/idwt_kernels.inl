@@ -9,11 +9,16 @@
 // idwt.cpp, applied as HOR_SR on every row then VER_SR on every column): dequantisation
 // q * (step / 2), the K scaling of the rows, then of the columns, and the lifting steps in
 // order; only the order in which samples are visited differs, so results do not depend on
-// the schedule (one row at a time, column strips, thread count).
-#include <climits>
+// the schedule (one row at a time, bands of rows, thread count). Several steps may share
+// one pass over a row (load and first lifting step, last step and interleave, the vertical
+// steps of one streaming step), but each sample still gets the same operations in the same
+// order; the fused loops are written once over a register of lanes (Wide: AVX2 or SSE2;
+// Plain for the tails), each lane doing what the plain twins do.
+//
+// Picture rows are written with streaming stores (written once, not read here); every entry
+// point that may stream ends with stream_fence() so other threads see the picture.
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "transform/idwt_kernels.hpp"
 
@@ -377,23 +382,6 @@ int vfused53(std::int32_t* const* r, std::int32_t* const* o, int x, int cnt) {
   return x;
 }
 
-/// Runs kernel K<lanes, kOut> over [0, cnt): wide lanes, then the plain tail.
-template <template <typename, bool> class K, typename T>
-void over_lanes(T* const* r, T* const* o, int cnt) {
-  if (o) K<Plain, true>::run(r, o, K<Wide, true>::run(r, o, 0, cnt), cnt);
-  else K<Plain, false>::run(r, o, K<Wide, false>::run(r, o, 0, cnt), cnt);
-}
-template <typename V, bool kOut>
-struct VFused97 {
-  static int run(float* const* r, float* const* o, int x, int cnt) { return vfused97<V, kOut>(r, o, x, cnt); }
-};
-template <typename V, bool kOut>
-struct VFused53 {
-  static int run(std::int32_t* const* r, std::int32_t* const* o, int x, int cnt) {
-    return vfused53<V, kOut>(r, o, x, cnt);
-  }
-};
-
 struct Lift53 {
   using T = std::int32_t;
   static constexpr int kSteps = 2;
@@ -404,7 +392,10 @@ struct Lift53 {
   }
   /// All steps of one streaming step at once (vfused53); o: null or the output rows of the
   /// two rows it finishes.
-  static void vfused(T* const* r, T* const* o, int cnt) { over_lanes<VFused53>(r, o, cnt); }
+  static void vfused(T* const* r, T* const* o, int cnt) {
+    if (o) vfused53<Plain, true>(r, o, vfused53<Wide, true>(r, o, 0, cnt), cnt);
+    else vfused53<Plain, false>(r, o, vfused53<Wide, false>(r, o, 0, cnt), cnt);
+  }
   /// Step j of the vertical lifting on one row piece: r = op_j(r, a, b).
   static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
     if (j == 0)
@@ -416,7 +407,11 @@ struct Lift53 {
 struct Lift97 {
   using T = float;
   static constexpr int kSteps = 4;
-  static void vfused(T* const* r, T* const* o, int cnt) { over_lanes<VFused97>(r, o, cnt); }
+  /// As Lift53::vfused (vfused97).
+  static void vfused(T* const* r, T* const* o, int cnt) {
+    if (o) vfused97<Plain, true>(r, o, vfused97<Wide, true>(r, o, 0, cnt), cnt);
+    else vfused97<Plain, false>(r, o, vfused97<Wide, false>(r, o, 0, cnt), cnt);
+  }
   static void vstep(int j, T* __restrict r, const T* a, const T* b, int cnt) {
     const float c = j == 0 ? kDelta : j == 1 ? kGamma : j == 2 ? kBeta : kAlpha;
     for (int x = 0; x < cnt; ++x) r[x] = r[x] - c * (a[x] + b[x]);
