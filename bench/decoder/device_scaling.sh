@@ -37,7 +37,7 @@ for f in lossy_1080_422_10bit lossless_1080_rgb8; do
       # Grok's "decompress time" (-v; it includes writing the raw output file), best of 5.
       best=$(for i in 1 2 3 4 5; do
         LD_LIBRARY_PATH="$D/grklib:$D/opjlib" "$D/grk_decompress" -i "$in" -o /tmp/device_scaling_grk.raw -H "$t" -v 2>&1 |
-          grep -i "decompress time" | grep -oE '[0-9]+(\.[0-9]+)?' | head -1
+          grep -oiE "decompress time: [0-9]+(\.[0-9]+)?" | grep -oE '[0-9]+(\.[0-9]+)?$' | head -1
       done | sort -g | head -1)
       echo "grk_decompress -H $t: best decompress time ${best:-?} ms"
     done
