@@ -10,6 +10,9 @@
 #include "tier1/mq_decoder.hpp"
 #include "tier1/t1_kernel.hpp"
 #include <atomic>
+#if defined(J2K_T1_HAVE_V3)
+#include <cpuid.h>
+#endif
 
 namespace j2k::decoder::own {
 
@@ -74,8 +77,13 @@ std::atomic<int> g_t1_variant{0};
 #if defined(J2K_T1_HAVE_V3)
 bool cpu_has_v3() {
   __builtin_cpu_init();
+  // MOVBE (CPUID 1, ECX bit 22) and LZCNT (CPUID 0x80000001, ECX bit 5) are read with
+  // cpuid: clang does not know them as __builtin_cpu_supports names.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool movbe = __get_cpuid(1, &a, &b, &c, &d) && (c >> 22 & 1u);
+  const bool lzcnt = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c >> 5 & 1u);
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-         __builtin_cpu_supports("fma") && __builtin_cpu_supports("movbe") && __builtin_cpu_supports("abm");
+         __builtin_cpu_supports("fma") && movbe && lzcnt;
 }
 #endif
 }  // namespace
