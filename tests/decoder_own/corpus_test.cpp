@@ -33,6 +33,10 @@ const std::vector<CorpusCase>& corpus() {
       {"cb16", Source::rgb8, 161, 107, "-b 16,16", true},
       {"cb128x32", Source::rgb8, 161, 107, "-b 128,32", true},
       {"cb4x4", Source::rgb8, 45, 37, "-b 4,4", true},
+      // Wide code-blocks (tier-1 works through 64-bit masks of 16 columns: many words per
+      // stripe, carries between words), a cut last stripe, and vertically causal contexts.
+      {"cb1024x4", Source::rgb8, 1100, 23, "-b 1024,4 -n 1", true},
+      {"cb512x8_causal", Source::rgb8, 700, 37, "-b 512,8 -n 2 -M 8", true},
       {"precincts", Source::rgb8, 161, 107, "-c [64,64],[32,32],[16,16] -b 16,16", true},
       {"tiles", Source::rgb8, 160, 96, "-t 64,48", true},
       {"tiles_nondividing_parts", Source::rgb8, 161, 107, "-t 50,37 -TP R", true},
@@ -78,6 +82,7 @@ const std::vector<CorpusCase>& corpus() {
       {"lossy_offset_levels3", Source::rgb8, 161, 107, "-I -d 5,3 -n 4 -r 10", false},
       {"lossy_rgba8", Source::rgba8, 96, 64, "-I -r 10", false},
       {"lossy_levels0", Source::grey8, 123, 77, "-I -n 1 -r 8", false},
+      {"lossy_cb256x16_causal", Source::rgb8, 600, 50, "-I -b 256,16 -n 2 -M 8 -r 8", false},
       {"lossy_roi", Source::rgb8, 161, 107, "-I -r 10 -ROI c=0,U=4", false},
       {"lossy_grk_rgb8", Source::rgb8, 192, 108, "-I -r 12", false, Encoder::grk},
   };
