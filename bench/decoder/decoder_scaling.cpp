@@ -21,15 +21,12 @@
 
 #include "decoder/decoder.hpp"
 #include "decoder/own_decoder.hpp"
+#include "common/bench_stats.hpp"
 
 using namespace j2k;
+using j2k::bench::median;
 
 namespace {
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 double cpu_s() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);

@@ -18,6 +18,7 @@
 
 #include "core/planar_image.hpp"
 #include "decoder/decoder.hpp"
+#include "common/bench_stats.hpp"
 
 namespace {
 
@@ -37,15 +38,11 @@ std::uint64_t read_counter(int fd) {
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace j2k;
+  using j2k::bench::median;
   if (argc < 2) {
     std::fprintf(stderr, "usage: t1_bench FILE [runs] [own|openjpeg]\n");
     return 2;

@@ -27,16 +27,13 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "common/bench_stats.hpp"
 
 using namespace j2k;
+using j2k::bench::median;
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 std::vector<std::uint8_t> read_file(const char* p) {
   std::ifstream in(p, std::ios::binary);
