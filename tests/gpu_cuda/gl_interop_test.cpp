@@ -124,15 +124,30 @@ std::filesystem::path corpus_file(const char* name) {
   return std::filesystem::path(e ? e : J2K_GPU_CORPUS_DIR) / name;
 }
 
+/// The bytes of the first of `names` that the GPU corpus holds; empty when it has none.
+std::vector<std::uint8_t> read_corpus(std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const auto path = corpus_file(name); std::filesystem::exists(path)) return read_file(path);
+  return {};
+}
+
+/// The tests below need a CUDA device and a headless OpenGL context; they skip without.
+/// The context lives as long as the test (created before its body, destroyed after).
+class CudaGl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
+    if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+  }
+
+  HeadlessGl gl;  ///< the context and the GL entry points the tests call
+};
+
 }  // namespace
 
-TEST(CudaGl, PboHandOffEqualsTheCpuPicture) {
-  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
-  HeadlessGl gl;
-  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
-  const auto path = corpus_file("1919x1081_422_10_97.j2k");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
-  const auto bytes = read_file(path);
+TEST_F(CudaGl, PboHandOffEqualsTheCpuPicture) {
+  const auto bytes = read_corpus({"1919x1081_422_10_97.j2k"});
+  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
   decoder::DecodeOptions opt;
   opt.threads = 8;
   auto frame = decoder::decode_coefficients(bytes, opt);
@@ -264,13 +279,9 @@ double median(std::vector<double> v) {
 // thread copies it into its CUDA-registered PBO (map, device->PBO copy, unmap) and updates
 // the texture from the PBO. Read back from the texture, it equals the CPU picture; also
 // for two field pictures woven into one frame.
-TEST(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
-  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
-  HeadlessGl gl;
-  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
-  const auto path = corpus_file("1919x1081_422_10_97.j2k");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
-  const auto bytes = read_file(path);
+TEST_F(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
+  const auto bytes = read_corpus({"1919x1081_422_10_97.j2k"});
+  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
   decoder::DecodeOptions opt;
   opt.threads = 8;
   auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
@@ -347,14 +358,9 @@ TEST(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
 // reconstructor's stream). Hand-off: map + device->PBO copy + unmap (CUDA events on the
 // presenter's stream) and glTexSubImage2D from the PBO (GL timer query); also the host
 // wall time of the whole hand-off until glFinish returns. Median of 100 after 20 warm-up.
-TEST(CudaGl, HandOffTiming1080) {
-  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
-  HeadlessGl gl;
-  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
-  auto path = corpus_file("bench/photo_1080_422_10_97.j2k");
-  if (!std::filesystem::exists(path)) path = corpus_file("1919x1081_422_10_97.j2k");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
-  const auto bytes = read_file(path);
+TEST_F(CudaGl, HandOffTiming1080) {
+  const auto bytes = read_corpus({"bench/photo_1080_422_10_97.j2k", "1919x1081_422_10_97.j2k"});
+  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
   decoder::DecodeOptions opt;
   opt.threads = 8;
   auto frame = decoder::decode_coefficients(bytes, opt);
@@ -471,14 +477,9 @@ TEST(CudaGl, HandOffTiming1080) {
 // PBO). Read back from the texture: equal to the CPU picture. Then timing at 1080: the
 // GPU time of the hand-off (CUDA events on the presenter's stream + GL timer), the decode
 // side into the same pooled pictures, sequential and with the next decode in flight.
-TEST(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
-  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
-  HeadlessGl gl;
-  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
-  auto path = corpus_file("bench/photo_1080_422_10_97.j2k");
-  if (!std::filesystem::exists(path)) path = corpus_file("1919x1081_422_10_97.j2k");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
-  const auto bytes = read_file(path);
+TEST_F(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
+  const auto bytes = read_corpus({"bench/photo_1080_422_10_97.j2k", "1919x1081_422_10_97.j2k"});
+  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
   decoder::DecodeOptions opt;
   opt.threads = 8;
   auto frame = decoder::decode_coefficients(bytes, opt);
@@ -606,10 +607,7 @@ TEST(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
 // the texture (today's path, after the upload), and straight from a buffer (a buffer
 // texture over a PBO in device memory, bilinear in the shader): that would drop the 8 MB
 // glTexSubImage2D altogether. GL timer, median of 100.
-TEST(CudaGl, DrawFromTextureVersusFromBuffer1080) {
-  if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")";
-  HeadlessGl gl;
-  if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
+TEST_F(CudaGl, DrawFromTextureVersusFromBuffer1080) {
   auto f = [](const char* n) { return eglGetProcAddress(n); };
   auto create_shader = reinterpret_cast<GLuint (*)(GLenum)>(f("glCreateShader"));
   auto shader_source = reinterpret_cast<void (*)(GLuint, GLsizei, const char* const*, const GLint*)>(f("glShaderSource"));
