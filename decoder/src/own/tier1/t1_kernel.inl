@@ -223,11 +223,12 @@ constexpr std::uint64_t kLaterNeighbours[4] = {1u << 1 | 1u << 4 | 1u << 5, 1u <
 // The pass functions below are long on purpose: the MQ registers stay in locals for the
 // whole pass, which is what makes tier-1 fast (decoder-performance.md).
 
-/// The bits of a stripe's mask word `j` that stand for real samples: entries below 4w,
-/// and only the first `rows` rows of each column in a stripe cut by the block's bottom.
-[[gnu::always_inline]] inline std::uint64_t valid_bits(int j, int samples, std::uint64_t row_pattern) {
+/// The bits of a stripe's mask word `j` that stand for real samples: entries below 4w
+/// (`samples`), and of each column the rows in `rows` (row_pattern: all four, or fewer in a
+/// stripe cut by the block's bottom).
+[[gnu::always_inline]] inline std::uint64_t valid_bits(int j, int samples, std::uint64_t rows) {
   const int left = samples - 64 * j;
-  return left >= 64 ? row_pattern : row_pattern & ((std::uint64_t{1} << left) - 1);
+  return left >= 64 ? rows : rows & ((std::uint64_t{1} << left) - 1);
 }
 [[gnu::always_inline]] inline std::uint64_t row_pattern(int rows) {
   return rows >= 4 ? ~std::uint64_t{0} : 0x1111111111111111ull * ((1u << rows) - 1);
