@@ -52,8 +52,15 @@ struct Contribution {
 
 class PacketReader {
  public:
-  PacketReader(Tile& tile, Bytes body, Bytes headers, bool packed, const Tier2Options& opt, Tier2Counters& counters)
-      : tile_(tile), body_(body), headers_(packed ? headers : body), packed_(packed), opt_(opt), counters_(counters) {}
+  PacketReader(Tile& tile, Bytes body, Bytes headers, bool packed, const Tier2Options& opt, Tier2Counters& counters,
+               MemoryBudget& budget)
+      : tile_(tile),
+        body_(body),
+        headers_(packed ? headers : body),
+        packed_(packed),
+        opt_(opt),
+        counters_(counters),
+        budget_(budget) {}
 
   /// Reads one packet. Returns false when the tile's data is used up or damaged.
   Status read(int c, int r, int prec, int layer, bool& stop) {
@@ -79,23 +86,26 @@ class PacketReader {
     if (br.bit()) {  // non-empty packet
       for (int b = 0; b < res.num_bands; ++b) {
         PrecinctBand& pb = res.precincts[static_cast<std::size_t>(prec) * res.num_bands + b];
-        const Band& band = res.bands[b];
+        if (pb.cb_cols <= 0 || pb.cb_rows <= 0) continue;
+        if (!pb.coded)
+          if (Status st = materialize_code_blocks(pb, res.xcb, res.ycb, budget_); !st) return st;
+        PrecinctCodeBlocks& pcb = *pb.coded;
         for (int j = 0; j < pb.cb_rows; ++j) {
           for (int i = 0; i < pb.cb_cols; ++i) {
-            CodeBlock& cb = pb.blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
+            CodeBlock& cb = pcb.blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
             bool included;
             bool first_time = !cb.included;
-            if (first_time) included = pb.inclusion.decode(br, i, j, layer + 1);  // B.10.4
+            if (first_time) included = pcb.inclusion.decode(br, i, j, layer + 1);  // B.10.4
             else included = br.bit() != 0;
             if (br.failed()) return damaged(stop, "packet header");
             if (!included) continue;
             if (first_time) {
               // B.10.5: missing most significant bit-planes, decoded to its exact value.
               int t = 1;
-              while (!pb.zero_bitplanes.decode(br, i, j, t)) {
+              while (!pcb.zero_bitplanes.decode(br, i, j, t)) {
                 if (br.failed() || ++t > 80) return damaged(stop, "zero bit-plane tag tree");
               }
-              cb.zero_bitplanes = pb.zero_bitplanes.value(i, j);
+              cb.zero_bitplanes = pcb.zero_bitplanes.value(i, j);
               cb.included = true;
             }
             int passes = read_pass_count(br);
@@ -125,7 +135,6 @@ class PacketReader {
             }
             if (br.failed()) return damaged(stop, "segment lengths");
             if (done > 255) return damaged(stop, "too many coding passes");  // D.1: at most 3*Mb-2 passes, Mb <= 74 with ROI
-            (void)band;
             contributions_.push_back(con);
           }
         }
@@ -184,6 +193,7 @@ class PacketReader {
   bool packed_;
   const Tier2Options& opt_;
   Tier2Counters& counters_;
+  MemoryBudget& budget_;
   std::size_t body_pos_ = 0;
   std::size_t header_pos_ = 0;
   std::vector<Contribution> contributions_;
@@ -335,8 +345,8 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
 }  // namespace
 
 Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
-                           const Tier2Options& options, Tier2Counters& counters) {
-  PacketReader reader(tile, body, packed_headers, headers_packed, options, counters);
+                           const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget) {
+  PacketReader reader(tile, body, packed_headers, headers_packed, options, counters, budget);
   std::vector<ProgressionChange> changes = tile.params.poc;
   int max_res = 0;
   for (auto& tc : tile.components) max_res = std::max(max_res, static_cast<int>(tc.resolutions.size()));
