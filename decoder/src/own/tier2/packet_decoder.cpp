@@ -204,8 +204,10 @@ long long checked_shift(long long v, int s) { return s >= 40 ? (1LL << 40) : v <
 
 /// Walks one progression (B.12.1) calling `visit(c, r, precinct, layer)` for each packet
 /// not read yet. Position-driven orders follow B.12.1.3–B.12.1.5 literally.
+/// `steps` is the walk's work budget (positions and precinct visits); a header whose
+/// progression would visit far more positions than the data has packets is refused.
 template <typename Visit>
-Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
+Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& visit) {
   const int ncomp = static_cast<int>(tile.components.size());
   const int cs = std::clamp(pc.comp_start, 0, ncomp), ce = std::clamp(pc.comp_end, 0, ncomp);
   int max_res = 0;
@@ -214,7 +216,13 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
   const int le = pc.layer_end;
   bool stop = false;
 
+  auto over_budget = [&]() -> Status {
+    return make_error(ErrorKind::limit,
+                      fmt::format("tile {}: the progression visits far more precinct positions than the data has packets",
+                                  tile.index));
+  };
   auto packet_layers = [&](int c, int r, int prec, int l0, int l1) -> Status {
+    if (--steps < 0) return over_budget();
     Resolution& res = tile.components[c].resolutions[r];
     // Layers of one precinct come in order; start at the first one not read yet.
     for (int l = std::max(l0, res.next_layer[prec]); l < l1 && !stop; ++l) {
@@ -262,20 +270,27 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
     default: break;
   }
 
-  // Position-driven orders: step over the reference grid by the smallest precinct.
+  // Position-driven orders: step over the reference grid by the smallest precinct of the
+  // components and resolutions the loop at hand visits (B.12.1.3-B.12.1.5: only positions
+  // that start a precinct of one of them yield packets). Stepping by the smallest precinct
+  // of the whole tile instead would, in RPCL, walk the finest grid for every resolution.
   long long xstep = 0, ystep = 0;
-  for (int c = cs; c < ce; ++c) {
-    TileComponent& tc = tile.components[c];
-    const int nl = static_cast<int>(tc.resolutions.size()) - 1;
-    for (int r = rs; r < std::min(re, nl + 1); ++r) {
-      const Resolution& res = tc.resolutions[r];
-      long long sx = checked_shift(tile.components[c].dx, res.ppx + nl - r);
-      long long sy = checked_shift(tile.components[c].dy, res.ppy + nl - r);
-      xstep = xstep == 0 ? sx : std::min(xstep, sx);
-      ystep = ystep == 0 ? sy : std::min(ystep, sy);
+  auto set_steps = [&](int c0, int c1, int r0, int r1) {
+    xstep = ystep = 0;
+    for (int c = c0; c < c1; ++c) {
+      TileComponent& tc = tile.components[c];
+      const int nl = static_cast<int>(tc.resolutions.size()) - 1;
+      for (int r = r0; r < std::min(r1, nl + 1); ++r) {
+        const Resolution& res = tc.resolutions[r];
+        if (res.prec_cols == 0 || res.prec_rows == 0) continue;
+        long long sx = checked_shift(tile.components[c].dx, res.ppx + nl - r);
+        long long sy = checked_shift(tile.components[c].dy, res.ppy + nl - r);
+        xstep = xstep == 0 ? sx : std::min(xstep, sx);
+        ystep = ystep == 0 ? sy : std::min(ystep, sy);
+      }
     }
-  }
-  if (xstep == 0 || ystep == 0) return {};
+    return xstep > 0 && ystep > 0;
+  };
   const Rect tr = tile.rect;
   auto precinct_at = [&](int c, int r, long long x, long long y) -> int {
     TileComponent& tc = tile.components[c];
@@ -300,8 +315,10 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
   };
   auto for_positions = [&](auto&& body) -> Status {
     for (long long y = tr.y0; y < tr.y1 && !stop; y += ystep - (y % ystep))
-      for (long long x = tr.x0; x < tr.x1 && !stop; x += xstep - (x % xstep))
+      for (long long x = tr.x0; x < tr.x1 && !stop; x += xstep - (x % xstep)) {
+        if (--steps < 0) return over_budget();
         if (Status st = body(x, y); !st) return st;
+      }
     return {};
   };
   // The layers of the precinct of component c, resolution r at reference-grid position (x, y), if any.
@@ -312,6 +329,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
   switch (pc.order) {
     case ProgressionOrder::RPCL:
       for (int r = rs; r < re && !stop; ++r) {
+        if (!set_steps(cs, ce, r, r + 1)) continue;
         Status st = for_positions([&](long long x, long long y) -> Status {
           for (int c = cs; c < ce && !stop; ++c)
             if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
@@ -321,6 +339,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
       }
       return {};
     case ProgressionOrder::PCRL:
+      if (!set_steps(cs, ce, rs, re)) return {};
       return for_positions([&](long long x, long long y) -> Status {
         for (int c = cs; c < ce && !stop; ++c)
           for (int r = rs; r < re && !stop; ++r)
@@ -330,6 +349,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
     case ProgressionOrder::CPRL:
       for (int c = cs; c < ce && !stop; ++c) {
         // B.12.1.5: the steps come from this component alone.
+        if (!set_steps(c, c + 1, rs, re)) continue;
         Status st = for_positions([&](long long x, long long y) -> Status {
           for (int r = rs; r < re && !stop; ++r)
             if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
@@ -367,9 +387,13 @@ Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool he
     stop = s;
     return st;
   };
+  // Work budget of the progression walks: every packet costs at least one byte, so a
+  // walk that visits many more positions than the tile has bytes is following a hostile
+  // header (1x1 precincts on a large tile, thousands of empty components) rather than data.
+  long long steps = (1LL << 26) + 1024LL * static_cast<long long>(body.size() + packed_headers.size());
   for (ProgressionChange pc : changes) {
     pc.layer_end = std::min(pc.layer_end, layers);
-    if (Status st = walk(tile, pc, visit); !st) return st;
+    if (Status st = walk(tile, pc, steps, visit); !st) return st;
     if (stop) break;
   }
   return {};
