@@ -134,7 +134,14 @@ int main(int argc, char** argv) {
   app.add_option("--threads", opt.threads, "threads used inside one decode")->check(CLI::Range(1, 256));
   app.add_flag("--strict", opt.strict, "fail on any damage instead of decoding what is intact");
   app.add_option("--bench", bench, "decode K times and print speed and time per stage")->check(CLI::NonNegativeNumber);
+  j2k::decoder::DecodeLimits limits;
+  long long max_memory_mib = limits.max_memory >> 20;
+  app.add_option("--max-memory", max_memory_mib,
+                 "MiB one decode may allocate; a codestream that needs more is refused before allocating")
+      ->check(CLI::Range(16LL, 1LL << 30))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  limits.max_memory = max_memory_mib << 20;
 
   std::ifstream f(input, std::ios::binary);
   std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -145,9 +152,9 @@ int main(int argc, char** argv) {
   }
   if (backend_name == "cuda") gpu_mode = j2k::gpu::GpuMode::on;
   // The GPU backend lives in gpu/ (decoder/ knows nothing of GPUs): choose it here.
-  auto dec = backend_name == "openjpeg" ? j2k::decoder::make_decoder(j2k::decoder::Backend::openjpeg)
-             : *gpu_mode == j2k::gpu::GpuMode::off ? j2k::decoder::make_decoder(j2k::decoder::Backend::own)
-                                                   : j2k::gpu::make_cuda_decoder({*gpu_mode});
+  auto dec = backend_name == "openjpeg" ? j2k::decoder::make_decoder(j2k::decoder::Backend::openjpeg, limits)
+             : *gpu_mode == j2k::gpu::GpuMode::off ? j2k::decoder::make_decoder(j2k::decoder::Backend::own, limits)
+                                                   : j2k::gpu::make_cuda_decoder({*gpu_mode, 0, limits});
   if (!dec) {
     fmt::print(stderr, "j2kdecode: {}\n", dec.error().message);
     return 2;

@@ -178,7 +178,11 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   // Write out with signs. Magnitudes were written only where a sample became significant
   // (data_ is not cleared between blocks), so the significance flag selects them.
   // H.1 (ROI maxshift): magnitudes >= 2^s belong to the region and were scaled up by the
-  // encoder; scale them back down.
+  // encoder; scale them back down. data_ holds twice the magnitude (the midpoint bit below),
+  // hence the threshold 2^(s+1). OpenJPEG (and Grok's decoder) compare their doubled values
+  // with 2^s, i.e. the magnitude with 2^(s-1): one bit-plane lower than H.1. It only shows
+  // on streams whose background reaches bit-plane s-1, such as Grok's, which carry the RGN
+  // marker with unshifted coefficients (tests/decoder_own/corpus_test.cpp, *_grk_roi_*).
   const int roi = job.roi_shift;
   if (roi) {
     const std::int32_t roi_threshold = roi + 1 < 31 ? (1 << (roi + 1)) : INT32_MAX;

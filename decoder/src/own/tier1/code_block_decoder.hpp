@@ -20,6 +20,7 @@ struct CodeBlockJob {
   std::int32_t* out = nullptr;
   int stride = 0;
   std::uint32_t bytes = 0;  ///< for scheduling (largest first)
+  Rect zero_rect;           ///< when `block` is null: a precinct without data, zeroed at `out`
 };
 
 /// Per-thread scratch, reused from block to block so the hot data stays in cache.
