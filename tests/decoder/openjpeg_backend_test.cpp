@@ -72,16 +72,3 @@ TEST(OpenJpegBackend, GarbageAndTruncationGiveErrorsNotCrashes) {
     EXPECT_FALSE((*dec)->decode(part, strict).ok()) << cut;
   }
 }
-
-TEST(LocateCodestream, FindsJp2cBoxAndRejectsOthers) {
-  std::vector<std::uint8_t> jp2 = {0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A,
-                                   0, 0, 0, 12, 'j', 'p', '2', 'c', 0xFF, 0x4F, 0xFF, 0xD9};
-  auto cs = locate_codestream(jp2);
-  ASSERT_TRUE(cs.ok());
-  EXPECT_EQ(cs->size(), 4u);
-  EXPECT_EQ((*cs)[1], 0x4F);
-  jp2[15] = 200;  // box longer than the file
-  EXPECT_FALSE(locate_codestream(jp2).ok());
-  std::vector<std::uint8_t> junk = {1, 2, 3};
-  EXPECT_FALSE(locate_codestream(junk).ok());
-}

@@ -12,6 +12,7 @@
 #include "tier1/t1_kernel.hpp"
 #include "decoder/decoder.hpp"
 #include "decoder/own_decoder.hpp"
+#include "syntax/locate.hpp"
 
 using namespace j2k;
 using namespace j2k::decoder;
@@ -234,7 +235,7 @@ INSTANTIATE_TEST_SUITE_P(Own, Corpus, ::testing::ValuesIn(corpus()),
 TEST_P(Corpus, ReadGeometryMatchesTheDecodedPicture) {
   const Encoded& e = encoded(GetParam());
   ASSERT_FALSE(e.codestream.empty());
-  auto shape = decoder::read_geometry(e.codestream);
+  auto shape = syntax::read_geometry(e.codestream);
   ASSERT_TRUE(shape.ok()) << shape.error().message;
   auto own = make_decoder(Backend::own);
   ASSERT_TRUE(own.ok());
@@ -252,9 +253,9 @@ TEST_P(Corpus, ReadGeometryMatchesTheDecodedPicture) {
     EXPECT_TRUE(a.samples.empty());
   }
   const std::vector<std::uint8_t> garbage(e.codestream.begin() + 2, e.codestream.end());
-  EXPECT_FALSE(decoder::read_geometry(garbage).ok()) << "no SOC: a clear error";
+  EXPECT_FALSE(syntax::read_geometry(garbage).ok()) << "no SOC: a clear error";
   const std::vector<std::uint8_t> cut(e.codestream.begin(), e.codestream.begin() + 30);
-  EXPECT_FALSE(decoder::read_geometry(cut).ok()) << "SIZ cut short";
+  EXPECT_FALSE(syntax::read_geometry(cut).ok()) << "SIZ cut short";
 }
 
 /// The tier-1 and IDWT kernels are compiled twice (baseline and x86-64-v3, picked at run time): both

@@ -7,6 +7,7 @@
 #include "gpu/device_picture.hpp"
 #include "net/pcap_replay.hpp"
 #include "net/udp_receiver.hpp"
+#include "syntax/locate.hpp"
 
 namespace j2k::pipeline {
 
@@ -234,7 +235,7 @@ void ReceivePipeline::decode_loop() {
       // A frame, or two fields decoded one after the other and woven into a frame.
       std::vector<PlanarImage> pictures;
       for (const auto& bytes : unit->codestreams) {
-        auto cs = decoder::locate_codestream(bytes);
+        auto cs = syntax::locate_codestream(bytes);
         if (!cs) { f.error = cs.error().message; break; }
         auto img = dec->decode(*cs, options);
         if (!img) { f.error = img.error().message; break; }
@@ -287,7 +288,7 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
   const auto& streams = unit.codestreams;
   std::vector<PlanarImage> shapes;
   for (const auto& bytes : streams) {
-    auto sh = decoder::read_geometry(bytes);
+    auto sh = syntax::read_geometry(bytes);
     if (!sh) return false;
     shapes.push_back(std::move(sh).value());
   }

@@ -73,13 +73,7 @@ class Decoder {
 /// Creates a decoder; an error names the backend and why it is unavailable.
 Result<std::unique_ptr<Decoder>> make_decoder(Backend backend, const DecodeLimits& limits = {});
 
-/// If `data` is a JP2 file, returns the contents of its contiguous codestream box ('jp2c');
-/// if it already is a raw codestream (starts with SOC), returns it unchanged.
-Result<Bytes> locate_codestream(Bytes data);
-
-/// The picture a codestream (or JP2 file) decodes to, from its SOC and SIZ markers only:
-/// size, components, precision, signedness and subsampling, planes sized with no samples.
-/// For callers that must allocate before decoding (e.g. a device picture).
-Result<PlanarImage> read_geometry(Bytes data, const DecodeLimits& limits = {});
+// Finding the codestream in a JP2 file and reading a picture's geometry from SIZ are codestream
+// syntax: syntax/locate.hpp (locate_codestream, read_geometry).
 
 }  // namespace j2k::decoder

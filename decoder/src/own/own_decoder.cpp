@@ -13,6 +13,7 @@
 
 #include "codestream/codestream.hpp"
 #include "reconstruct_internal.hpp"
+#include "syntax/locate.hpp"
 #include "thread_pool.hpp"
 #include "tier1/code_block_decoder.hpp"
 #include "tier2/packet_decoder.hpp"
@@ -92,7 +93,7 @@ struct Engine {
 Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const DecodeOptions& options,
                                              const DecodeLimits& limits, DecodeStats& stats) {
   auto t0 = std::chrono::steady_clock::now();
-  auto located = locate_codestream(input);
+  auto located = syntax::locate_codestream(input);
   if (!located) return located.error();
   auto parsed = parse_codestream(*located, limits, options.strict);
   if (!parsed) return parsed.error();
@@ -260,27 +261,6 @@ class OwnDecoder final : public Decoder {
 
 }  // namespace
 }  // namespace own
-
-Result<PlanarImage> read_geometry(Bytes data, const DecodeLimits& limits) {
-  auto located = locate_codestream(data);
-  if (!located) return located.error();
-  auto siz = own::parse_main_siz(*located, limits);
-  if (!siz) return siz.error();
-  PlanarImage shape;
-  shape.width = static_cast<int>(siz->x1 - siz->x0);
-  shape.height = static_cast<int>(siz->y1 - siz->y0);
-  for (const own::ComponentSiz& c : siz->components) {
-    Plane p;
-    p.precision = c.precision;
-    p.is_signed = c.is_signed;
-    p.dx = c.dx;
-    p.dy = c.dy;
-    p.width = own::ceil_div(siz->x1, c.dx) - own::ceil_div(siz->x0, c.dx);
-    p.height = own::ceil_div(siz->y1, c.dy) - own::ceil_div(siz->y0, c.dy);
-    shape.planes.push_back(p);
-  }
-  return shape;
-}
 
 Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options, const DecodeLimits& limits,
                                              DecodeStats* stats) {
