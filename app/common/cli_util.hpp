@@ -1,18 +1,31 @@
 #pragma once
 // Small parsers for command-line values shared by the tools.
+#include <fmt/format.h>
+
+#include <charconv>
 #include <cmath>
 #include <optional>
 #include <string>
 
+#include "core/result.hpp"
+
 namespace j2k::cli {
 
-/// "1280x720" → width, height.
-inline std::optional<std::pair<int, int>> parse_size(const std::string& s) {
+/// "1280x720" → width, height, each within [min, max]. The error (for `option`) tells a
+/// value that is not of the form WxH from one that is, but out of range.
+inline Result<std::pair<int, int>> parse_size(const std::string& option, const std::string& s, int min = 16,
+                                              int max = 16384) {
+  const auto x = s.find_first_of("xX");
+  auto number = [](const std::string& part, int& out) {
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+    return !part.empty() && ec == std::errc() && end == part.data() + part.size();
+  };
   int w = 0, h = 0;
-  char x = 0;
-  if (std::sscanf(s.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 16 || h < 16 || w > 16384 ||
-      h > 16384)
-    return std::nullopt;
+  if (x == std::string::npos || !number(s.substr(0, x), w) || !number(s.substr(x + 1), h))
+    return make_error(ErrorKind::corrupt, fmt::format("{} '{}' is not WxH (e.g. 1280x720)", option, s));
+  if (w < min || h < min || w > max || h > max)
+    return make_error(ErrorKind::corrupt,
+                      fmt::format("{} {}x{} is out of range: width and height must be {}..{}", option, w, h, min, max));
   return std::make_pair(w, h);
 }
 

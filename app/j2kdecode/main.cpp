@@ -1,7 +1,6 @@
 // j2kdecode: decode a JPEG 2000 codestream (or JP2 file) with our own decoder or OpenJPEG.
 #include <CLI/CLI.hpp>
 
-#include "gpu/cuda_decoder.hpp"
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -13,6 +12,7 @@
 #include <iterator>
 #include <vector>
 
+#include "common/cli_setup.hpp"
 #include "decoder/decoder.hpp"
 #include "media/image_io.hpp"
 
@@ -108,6 +108,24 @@ Status write_png(const std::string& out, const PlanarImage& img) {
   return media::write_png_rgba(out, rgba.data(), p0.width, p0.height);
 }
 
+/// "1920x1080, 3 components 10-bit unsigned (4:2:2)": what the decoded picture holds.
+std::string img_summary(const PlanarImage& img) {
+  std::string depths;
+  bool same = true;
+  for (const Plane& p : img.planes) same = same && p.precision == img.planes[0].precision && p.is_signed == img.planes[0].is_signed;
+  if (img.planes.empty()) return fmt::format("{}x{}, no components", img.width, img.height);
+  if (same) {
+    depths = fmt::format("{}-bit {}", img.planes[0].precision, img.planes[0].is_signed ? "signed" : "unsigned");
+  } else {
+    for (const Plane& p : img.planes)
+      depths += fmt::format("{}{}-bit{}", depths.empty() ? "" : "/", p.precision, p.is_signed ? " signed" : "");
+  }
+  std::string sizes;
+  for (const Plane& p : img.planes) sizes += fmt::format("{}{}x{}", sizes.empty() ? "" : " ", p.width, p.height);
+  return fmt::format("{}x{}, {} component{} {} (planes {})", img.width, img.height, img.planes.size(),
+                     img.planes.size() == 1 ? "" : "s", depths, sizes);
+}
+
 long peak_rss_kib() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -117,53 +135,56 @@ long peak_rss_kib() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Decode a JPEG 2000 codestream (.j2k/.j2c) or JP2 file.\n"
+  using namespace j2k;
+  CLI::App app{"j2kdecode — decode a JPEG 2000 codestream (.j2k/.j2c) or JP2 file.\n"
                "Output by extension: .pgx (one file per component, <stem>_<c>.pgx), .pgm (first component),\n"
-               ".ppm (3 equal components), .png (8-bit preview), .raw (components in order, big-endian above 8 bits)."};
-  std::string input, output, backend_name = "own";
+               ".ppm (3 equal components), .png (8-bit preview), .raw (components in order, big-endian above 8 bits).\n"
+               "Without -o it prints what it decoded (size, components, bit depth, time) on stdout."};
+  cli::ToolSetup setup(app, "j2kdecode",
+                       "  j2kdecode frame.j2c                      what the codestream holds, decoded\n"
+                       "  j2kdecode frame.j2c -o frame.png --reduce 1\n"
+                       "  j2kdecode frame.j2c --bench 50 --threads 4",
+                       "  0  decoded (and written)\n"
+                       "  1  error: the codestream could not be decoded, or the output not written\n"
+                       "  2  bad arguments (including an input that does not exist or is a directory)");
+  std::string input, output;
   j2k::decoder::DecodeOptions opt;
   int bench = 0;
   app.add_option("input", input, "codestream or JP2 file")->required()->check(CLI::ExistingFile);
   app.add_option("-o,--output", output, "output file (.pgx .pgm .ppm .png .raw)");
-  app.add_option("--reduce", opt.reduce, "discard this many resolution levels")->check(CLI::NonNegativeNumber);
-  app.add_option("--layers", opt.max_layers, "decode only the first N quality layers (0 = all)")->check(CLI::NonNegativeNumber);
-  app.add_option("--backend", backend_name, "own | cuda (own, reconstruction on the GPU) | openjpeg")
-      ->check(CLI::IsMember({"own", "cuda", "openjpeg"}));
-  std::string gpu_text = "off";
-  app.add_option("--gpu", gpu_text, "with --backend own: reconstruction on the GPU (on, off, auto)")->capture_default_str();
+  app.add_option("--reduce", opt.reduce, "discard this many resolution levels")->check(cli::at_least(0));
+  app.add_option("--layers", opt.max_layers, "decode only the first N quality layers (0 = all)")->check(cli::at_least(0));
+  cli::DecoderOptions decoder_options;
+  decoder_options.add_to(app);
   app.add_option("--threads", opt.threads, "threads used inside one decode")->check(CLI::Range(1, 256));
   app.add_flag("--strict", opt.strict, "fail on any damage instead of decoding what is intact");
-  app.add_option("--bench", bench, "decode K times and print speed and time per stage")->check(CLI::NonNegativeNumber);
-  j2k::decoder::DecodeLimits limits;
-  long long max_memory_mib = limits.max_memory >> 20;
+  app.add_option("--bench", bench, "decode K times and print speed and time per stage")->check(cli::at_least(0));
+  long long max_memory_mib = j2k::decoder::DecodeLimits{}.max_memory >> 20;
   app.add_option("--max-memory", max_memory_mib,
                  "MiB one decode may allocate; a codestream that needs more is refused before allocating")
       ->check(CLI::Range(16LL, 1LL << 30))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  limits.max_memory = max_memory_mib << 20;
+  if (auto status = setup.parse(argc, argv)) return *status;
+  auto choice = decoder_options.resolve();
+  if (!choice) return setup.usage_error(choice.error().message);
+  choice->limits.max_memory = max_memory_mib << 20;
 
   std::ifstream f(input, std::ios::binary);
   std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  auto gpu_mode = j2k::gpu::parse_gpu_mode(gpu_text);
-  if (!gpu_mode) {
-    fmt::print(stderr, "j2kdecode: --gpu '{}' is not on, off or auto\n", gpu_text);
-    return 2;
+  if (!f.eof() && f.fail()) {
+    fmt::print(stderr, "j2kdecode: cannot read '{}'\n", input);
+    return cli::exit_error;
   }
-  if (backend_name == "cuda") gpu_mode = j2k::gpu::GpuMode::on;
-  // The GPU backend lives in gpu/ (decoder/ knows nothing of GPUs): choose it here.
-  auto dec = backend_name == "openjpeg" ? j2k::decoder::make_decoder(j2k::decoder::Backend::openjpeg, limits)
-             : *gpu_mode == j2k::gpu::GpuMode::off ? j2k::decoder::make_decoder(j2k::decoder::Backend::own, limits)
-                                                   : j2k::gpu::make_cuda_decoder({*gpu_mode, 0, limits});
-  if (!dec) {
+  auto dec = j2k::app::make_decoder(*choice);
+  if (!dec) {  // e.g. --backend cuda without a usable GPU
     fmt::print(stderr, "j2kdecode: {}\n", dec.error().message);
-    return 2;
+    return cli::exit_error;
   }
   auto t0 = std::chrono::steady_clock::now();
   auto img = (*dec)->decode(data, opt);
   if (!img) {
     fmt::print(stderr, "j2kdecode: {} ({})\n", img.error().message, j2k::to_string(img.error().kind));
-    return 1;
+    return cli::exit_error;
   }
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto st = (*dec)->last_stats();
@@ -183,7 +204,7 @@ int main(int argc, char** argv) {
       best_ms = std::min(best_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
       if (!ok) {
         fmt::print(stderr, "j2kdecode: {}\n", ok.error().message);
-        return 1;
+        return cli::exit_error;
       }
       auto s = (*dec)->last_stats();
       sum.tier2_ms += s.tier2_ms;
@@ -195,15 +216,19 @@ int main(int argc, char** argv) {
     double per = total_ms / bench;
     double mbit = static_cast<double>(data.size()) * 8 / 1e6;
     fmt::print("{}: {} ({} bytes), backend {}, {} thread(s), {} runs\n", input, img->describe(), data.size(),
-               backend_name, opt.threads, bench);
+               choice->describe(), opt.threads, bench);
     fmt::print("  {:.2f} ms/frame mean, {:.2f} best; {:.1f} frames/s, {:.1f} Mbit/s of codestream per core (mean; first decode {:.2f} ms)\n",
                per, best_ms, 1000.0 / per, mbit / (per / 1000.0) / opt.threads, first_ms);
-    if (backend_name != "openjpeg")
+    if (choice->backend != j2k::app::DecoderBackend::openjpeg)
       fmt::print("  stages (ms/frame): tier-2 {:.2f}, tier-1 {:.2f}, IDWT {:.2f}, colour {:.2f}\n", sum.tier2_ms / bench,
                  sum.tier1_ms / bench, sum.idwt_ms / bench, sum.colour_ms / bench);
     fmt::print("  peak RSS {} MiB\n", peak_rss_kib() / 1024);
   }
-  if (output.empty()) return 0;
+  if (output.empty()) {
+    // Nothing to write: say what was decoded, so that the run is not silent.
+    if (bench == 0) fmt::print("{}: {}, decoded in {:.1f} ms ({})\n", input, img_summary(*img), first_ms, choice->describe());
+    return cli::exit_ok;
+  }
   std::string ext = std::filesystem::path(output).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   Status written;
@@ -215,7 +240,7 @@ int main(int argc, char** argv) {
   else written = make_error(ErrorKind::unsupported, fmt::format("unknown output extension '{}'", ext));
   if (!written) {
     fmt::print(stderr, "j2kdecode: {}\n", written.error().message);
-    return 1;
+    return cli::exit_error;
   }
-  return 0;
+  return cli::exit_ok;
 }

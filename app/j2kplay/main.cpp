@@ -7,10 +7,11 @@
 #include <cstdlib>
 #include <optional>
 #include <thread>
+#include <tuple>
 
-#include "../common/cli_util.hpp"
-#include "../common/decoder_options.hpp"
-#include "../common/stop_signal.hpp"
+#include "common/cli_setup.hpp"
+#include "common/cli_util.hpp"
+#include "common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
 #include "media/image_io.hpp"
@@ -31,17 +32,14 @@ bool have_display() {
 
 QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline::StatsSample& before,
                      const j2k::StreamUrl& url, const QString& display_path) {
-  const double dt = std::chrono::duration<double>(now.at - before.at).count();
-  auto rate = [dt](std::uint64_t a, std::uint64_t b) { return dt > 0 ? static_cast<double>(a - b) / dt : 0.0; };
+  const auto r = j2k::pipeline::rates_between(now, before);
   const auto& s = now.stream;
-  const auto frames = s.frames_complete + s.frames_incomplete;
-  const auto frames_before = before.stream.frames_complete + before.stream.frames_incomplete;
+  const std::string format = j2k::pipeline::stream_format(now, url.format);
   std::string text = fmt::format("{}\n{}\n{:.1f} Mbit/s   {:.1f} fps received   {:.1f} fps decoded\n"
-                                 "packets {}  lost {}  late {}  dup {}\njitter {:.2f} ms   incomplete frames {}",
-                                 url.describe(), now.decode.format.empty() ? "waiting for frames…" : now.decode.format,
-                                 rate(s.payload_bytes, before.stream.payload_bytes) * 8e-6, rate(frames, frames_before),
-                                 rate(now.decode.decoded, before.decode.decoded), s.packets_received, s.packets_lost,
-                                 s.packets_late, s.packets_duplicate, s.jitter_ms, s.frames_incomplete);
+                                 "total: packets {}  lost {}  late {}  dup {}\njitter {:.2f} ms   total incomplete frames {}",
+                                 url.describe(), format.empty() ? "waiting for frames…" : format, r.mbit, r.frames,
+                                 r.decoded, s.packets_received, s.packets_lost, s.packets_late, s.packets_duplicate,
+                                 s.jitter_ms, s.frames_incomplete);
   if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
   QString q = QString::fromStdString(text);
@@ -57,53 +55,78 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
 
 int main(int argc, char** argv) {
   using namespace j2k;
-  CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live"};
-  app.footer(
-      "Examples:\n"
-      "  j2kplay --demo                                   built-in test stream on loopback\n"
-      "  j2kplay 'rtp://239.1.1.1:5004?iface=192.168.1.10'\n"
-      "Keys: F or double-click fullscreen, I statistics overlay, Esc/Q quit.\n"
-      "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints statistics.");
-  std::string url_text, screenshot, window_size, log_level = "info";
+  CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live.\n"
+               "Keys: F or double-click fullscreen, I statistics overlay, Esc/Q quit.\n"
+               "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints per-second\n"
+               "statistics on stderr. It waits for the first packet until interrupted; a capture (pcap:)\n"
+               "plays at its own pace (add &timing=fast for as fast as possible) and ends at its end."};
+  cli::ToolSetup setup(app, "j2kplay",
+                       "  j2kplay --demo                                   built-in test stream on loopback\n"
+                       "  j2kplay 'rtp://239.1.1.1:5004?iface=192.168.1.10'\n"
+                       "  j2kplay 'pcap:capture.pcapng?port=5004'",
+                       "  0  played until the end of the capture, --quit-after, a key or Ctrl-C\n"
+                       "  1  error: socket, capture, window, demo sender, screenshot\n"
+                       "  2  bad arguments\n"
+                       "  3  the capture held no packets that match");
+  std::string url_text, screenshot, window_size;
   bool demo = false, fullscreen = false, headless = false, no_overlay = false;
   double quit_after = 0;
   int workers = 0;
-  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR (omit with --demo)");
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR, or pcap:FILE?port=N (omit with --demo)");
   app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
   app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
   app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
   app.add_option("--window-size", window_size, "initial window size WxH (default: the picture's)");
   app.add_flag("--no-overlay", no_overlay, "start with the statistics overlay hidden");
   app.add_option("--screenshot", screenshot, "with --quit-after: save the window as PNG when quitting, and the picture shown as FILE.frame.png");
-  app.add_option("--quit-after", quit_after, "quit S seconds after the first picture appears");
-  cli::DecoderChoice decoder_choice;
-  decoder_choice.add_to(app);
-  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  set_log_level(log_level);
+  app.add_option("--quit-after", quit_after, "quit S seconds after the first picture appears (headless: after start)")
+      ->check(cli::at_least(0));
+  cli::DecoderOptions decoder_options;
+  decoder_options.add_to(app);
+  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)")->check(CLI::Range(0, 256));
+  if (auto status = setup.parse(argc, argv)) return *status;
   auto log = logger("j2kplay");
 
+  // Every argument is checked before anything starts (the demo sender, the window).
   StreamUrl url;
-  if (url_text.empty() && !demo) {
-    log->info("no stream URL given: playing the built-in demo (see --help)");
-    demo = true;
+  if (demo && !url_text.empty())
+    return setup.usage_error(fmt::format("--demo plays the built-in stream: give either --demo or a URL, not both ('{}')", url_text));
+  if (!url_text.empty()) {
+    auto parsed = parse_stream_url(url_text);
+    if (!parsed) return setup.usage_error(parsed.error().message);
+    url = *parsed;
+    if (url.scheme == StreamUrl::Scheme::demo) demo = true;
   }
+  const bool implicit_demo = url_text.empty() && !demo;
+  if (implicit_demo) demo = true;
   if (demo) {
+    url = StreamUrl{};
     url.host = "127.0.0.1";
     url.port = 0;  // any free port; the demo sender is told which
-  } else {
-    auto parsed = parse_stream_url(url_text);
-    if (!parsed) { log->error("{}", parsed.error().message); return 2; }
-    url = *parsed;
-    if (url.scheme == StreamUrl::Scheme::demo) { demo = true; url.host = "127.0.0.1"; url.port = 0; url.scheme = StreamUrl::Scheme::rtp; }
   }
-  auto choice = decoder_choice.resolve();
-  if (!choice) { log->error("{}", choice.error().message); return 2; }
+  auto choice = decoder_options.resolve();
+  if (!choice) return setup.usage_error(choice.error().message);
+  int win_w = 1280, win_h = 720;
+  if (!window_size.empty()) {
+    auto wh = cli::parse_size("--window-size", window_size, 64, 16384);
+    if (!wh) return setup.usage_error(wh.error().message);
+    std::tie(win_w, win_h) = *wh;
+    if (headless) return setup.usage_error("--window-size needs a window: it cannot be combined with --headless");
+  }
+  if (!screenshot.empty()) {
+    if (headless) return setup.usage_error("--screenshot saves the window: it cannot be combined with --headless");
+    if (quit_after <= 0) return setup.usage_error("--screenshot is taken when quitting: give --quit-after S as well");
+  }
   if (!headless && !have_display()) {
+    if (!screenshot.empty()) {
+      log->error("--screenshot needs a display, and none was found ($DISPLAY/$WAYLAND_DISPLAY unset)");
+      return cli::exit_error;
+    }
     log->info("no display found ($DISPLAY/$WAYLAND_DISPLAY unset): running headless with statistics");
     headless = true;
   }
+  const bool capture = url.scheme == StreamUrl::Scheme::pcap;
+  if (implicit_demo) log->info("no stream URL given: playing the built-in demo (see --help)");
 
   // The QApplication comes first, before any helper thread: Qt takes the thread that first
   // touches it as its main thread, and the demo sender and decoders use Qt for image I/O.
@@ -117,8 +140,9 @@ int main(int argc, char** argv) {
 
   pipeline::PipelineConfig config;
   config.url = url;
-  config.backend = choice->first;
-  config.gpu = choice->second;
+  config.decoder = *choice;
+  // A player shows a capture at the pace it was recorded, unless asked for speed (timing=fast).
+  config.capture_timing = capture && !(url.query.count("timing") && url.query.at("timing") == "fast");
   config.decode_workers = workers;
   config.make_rgba = !headless;
   std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread
@@ -131,7 +155,7 @@ int main(int argc, char** argv) {
     }
   };
   auto opened = pipeline::ReceivePipeline::open(config, sink);
-  if (!opened) { log->error("{}", opened.error().message); return 1; }
+  if (!opened) { log->error("{}", opened.error().message); return cli::exit_error; }
   auto& pipe = *opened.value();
   if (demo) url.port = pipe.port();
 
@@ -144,31 +168,54 @@ int main(int argc, char** argv) {
   }
   cli::install_stop_signals();
 
+  if (!capture && !demo) log->info("waiting for packets on {} (until interrupted)", url.describe());
+
+  // The end of a capture: said once, and the status (3 when nothing in it matched).
+  auto capture_ended = [&]() -> std::optional<int> {
+    if (!capture || !pipe.input_finished()) return std::nullopt;
+    if (pipe.receiver_counters().datagrams.load() == 0) {
+      log->error("no packets: {} holds no UDP datagrams that match", url.describe());
+      return cli::exit_no_packets;
+    }
+    log->info("end of capture: {} frames complete, {} incomplete", pipe.stream().frames_complete,
+              pipe.stream().frames_incomplete);
+    return cli::exit_ok;
+  };
+
   if (headless) {
     pipe.start();
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     auto before = pipeline::StatsSample::take(pipe);
     auto last = started;
+    int status = cli::exit_ok;
     while (!cli::stop_requested().load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       const auto now = Clock::now();
       if (quit_after > 0 && now - started >= std::chrono::duration<double>(quit_after)) break;
       if (demo_sender && !demo_sender->error().empty()) break;
+      if (auto ended = capture_ended()) {
+        status = *ended;
+        break;
+      }
+      const auto first = pipe.first_packet_time();
+      if (!first) continue;  // no statistics lines before the first packet
       if (now - last >= std::chrono::seconds(1)) {
         auto sample = pipeline::StatsSample::take(pipe);
-        fmt::print("{}\n", pipeline::per_second_line(sample, before, std::chrono::duration<double>(now - started).count()));
-        std::fflush(stdout);
+        fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, std::chrono::duration<double>(now - *first).count()));
         before = sample;
         last = now;
       }
     }
-    pipe.stop(false);
+    pipe.stop(capture);  // a capture's last frames are decoded before the summary
     auto s = pipeline::StatsSample::take(pipe);
-    fmt::print("frames decoded {}, packets received {}, lost {}\n", s.decode.decoded, s.stream.packets_received,
-               s.stream.packets_lost);
-    if (demo_sender && !demo_sender->error().empty()) return 1;
-    return 0;
+    log->info("frames decoded {}, packets received {}, lost {}", s.decode.decoded, s.stream.packets_received,
+              s.stream.packets_lost);
+    if (demo_sender && !demo_sender->error().empty()) {
+      log->error("demo failed: {}", demo_sender->error());
+      return cli::exit_error;
+    }
+    return status;
   }
 
   QApplication& qt = *qt_app;
@@ -176,13 +223,6 @@ int main(int argc, char** argv) {
   widget = &player;
   player.setWindowTitle(QString::fromStdString("j2kplay — " + url.describe()));
   player.set_overlay_visible(!no_overlay);
-  int win_w = 1280, win_h = 720;
-  if (!window_size.empty()) {
-    auto wh = cli::parse_size(window_size);
-    if (!wh) { log->error("--window-size '{}' is not WxH", window_size); return 2; }
-    win_w = wh->first;
-    win_h = wh->second;
-  }
   player.resize(win_w, win_h);
   if (fullscreen) player.showFullScreen();
   else player.show();
@@ -190,6 +230,7 @@ int main(int argc, char** argv) {
 
   // Statistics for the overlay, once a second, read on the GUI thread.
   auto before = std::make_shared<pipeline::StatsSample>(pipeline::StatsSample::take(pipe));
+  std::optional<int> capture_status;
   QTimer stats_timer;
   QObject::connect(&stats_timer, &QTimer::timeout, [&] {
     auto now = pipeline::StatsSample::take(pipe);
@@ -198,6 +239,9 @@ int main(int argc, char** argv) {
     if (player.device_display_failed() && now.decode.device_display) pipe.set_device_display(false);
     *before = now;
     if (cli::stop_requested().load()) qt.quit();
+    if (!capture_status) {
+      if ((capture_status = capture_ended())) qt.exit(*capture_status);
+    }
     if (demo_sender && !demo_sender->error().empty()) {
       log->error("demo failed: {}", demo_sender->error());
       qt.exit(1);
@@ -217,7 +261,7 @@ int main(int argc, char** argv) {
     auto shown = player.shown_picture();
     if (!grab.save(QString::fromStdString(screenshot), "PNG")) {
       log->error("screenshot: cannot write '{}'", screenshot);
-      rc_screenshot = 1;
+      rc_screenshot = cli::exit_error;
       return;
     }
     if (shown) (void)media::write_png_rgba(screenshot + ".frame.png", shown->pixels.data(), shown->width, shown->height);
@@ -229,7 +273,7 @@ int main(int argc, char** argv) {
     if (!first_shown) {
       if (now - launched > std::chrono::duration<double>(quit_after + 60)) {
         log->error("no picture was shown in {:.0f} s", quit_after + 60);
-        rc_screenshot = 1;
+        rc_screenshot = cli::exit_error;
         qt.quit();
       }
       return;

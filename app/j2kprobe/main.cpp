@@ -7,8 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "../common/decoder_options.hpp"
-#include "../common/stop_signal.hpp"
+#include "common/bottleneck.hpp"
+#include "common/cli_setup.hpp"
+#include "common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
 #include "gpu/colour.hpp"
@@ -20,30 +21,37 @@
 int main(int argc, char** argv) {
   using namespace j2k;
   using Clock = std::chrono::steady_clock;
-  CLI::App app{"j2kprobe — receive, check and decode a JPEG 2000 stream without a window"};
-  app.footer(
-      "Examples:\n"
-      "  j2kprobe 'rtp://239.1.1.1:5004?iface=127.0.0.1' --duration 20 --json\n"
-      "  j2kprobe rtp://0.0.0.0:5004 --frames 100 --dump /tmp/frames\n"
-      "Exit status: 0 ok, 1 error, 2 bad arguments, 3 no packets arrived.");
-  std::string url_text, dump_dir, checksums_file, incomplete = "drop", log_level = "info";
+  CLI::App app{"j2kprobe — receive, check and decode a JPEG 2000 stream without a window.\n"
+               "Per-second statistics and messages go to stderr; stdout holds only the --json summary."};
+  cli::ToolSetup setup(app, "j2kprobe",
+                       "  j2kprobe 'rtp://239.1.1.1:5004?iface=127.0.0.1' --duration 20 --json\n"
+                       "  j2kprobe rtp://0.0.0.0:5004 --frames 100 --dump /tmp/frames\n"
+                       "  j2kprobe 'pcap:capture.pcapng?port=5004' --json",
+                       "  0  the stream was received (and decoded)\n"
+                       "  1  error: socket, file, capture, output\n"
+                       "  2  bad arguments\n"
+                       "  3  no packets arrived within --wait (or the capture held none that matched)");
+  std::string url_text, dump_dir, checksums_file, incomplete = "drop";
   long long max_frames = 0;
-  double duration = 0, timeout = 3;
+  double duration = 0, timeout = 3, wait = 30;
   bool json = false, no_decode = false, quiet = false;
   int workers = 0, threads = 1;
   app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371], or pcap:FILE?port=N[&timing=capture]")->required();
-  app.add_option("--frames", max_frames, "stop after N frames");
-  app.add_option("--duration", duration, "stop after S seconds of reception");
-  app.add_option("--timeout", timeout, "give up when no packet arrives for S seconds")->capture_default_str();
+  app.add_option("--frames", max_frames, "stop after N frames")->check(cli::at_least(0));
+  app.add_option("--duration", duration, "stop after S seconds of reception")->check(cli::at_least(0));
+  app.add_option("--wait", wait, "wait up to S seconds for the first packet (a sender may still be encoding)")
+      ->check(cli::more_than(0))->capture_default_str();
+  app.add_option("--timeout", timeout, "once a stream was seen: stop when no packet arrives for S seconds")
+      ->check(cli::more_than(0))->capture_default_str();
   app.add_flag("--json", json, "print a JSON summary on stdout at the end");
   app.add_option("--dump", dump_dir, "write each codestream (.j2c) and decoded frame (.png) here");
   std::string raw_file;
   app.add_option("--dump-raw", raw_file, "append every decoded frame's planes to FILE (8-bit, or 16-bit LE samples)");
   app.add_option("--checksums", checksums_file, "write the checksum of every decoded frame (JSON)");
-  cli::DecoderChoice decoder_choice;
-  decoder_choice.add_to(app);
-  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
-  app.add_option("--threads", threads, "threads inside one frame's decode")->capture_default_str();
+  cli::DecoderOptions decoder_options;
+  decoder_options.add_to(app);
+  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)")->check(CLI::Range(0, 256));
+  app.add_option("--threads", threads, "threads inside one frame's decode")->check(CLI::Range(1, 256))->capture_default_str();
   app.add_flag("--no-decode", no_decode, "receive and reassemble only");
   unsigned reorder_packets = 64;
   double reorder_ms = 20;
@@ -56,25 +64,23 @@ int main(int argc, char** argv) {
   app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
       ->check(CLI::IsMember({"drop", "decode"}))->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no per-second lines");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  set_log_level(log_level);
+  if (auto status = setup.parse(argc, argv)) return *status;
   auto log = logger("j2kprobe");
 
   auto url = parse_stream_url(url_text);
-  if (!url) { log->error("{}", url.error().message); return 2; }
-  auto choice = decoder_choice.resolve();
-  if (!choice) { log->error("{}", choice.error().message); return 2; }
+  if (!url) return setup.usage_error(url.error().message);
+  if (url->scheme == StreamUrl::Scheme::demo) return setup.usage_error("demo:// is played by j2kplay --demo");
+  auto choice = decoder_options.resolve();
+  if (!choice) return setup.usage_error(choice.error().message);
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);
-    if (ec) { log->error("cannot create --dump directory '{}': {}", dump_dir, ec.message()); return 2; }
+    if (ec) { log->error("cannot create --dump directory '{}': {}", dump_dir, ec.message()); return cli::exit_error; }
   }
 
   pipeline::PipelineConfig config;
   config.url = *url;
-  config.backend = choice->first;
-  config.gpu = choice->second;
+  config.decoder = *choice;
   config.decode = !no_decode;
   config.decode_workers = workers;
   config.threads_per_decode = threads;
@@ -91,7 +97,7 @@ int main(int argc, char** argv) {
   std::ofstream raw_out;
   if (!raw_file.empty()) {
     raw_out.open(raw_file, std::ios::binary | std::ios::trunc);
-    if (!raw_out) { log->error("cannot write --dump-raw file '{}'", raw_file); return 2; }
+    if (!raw_out) { log->error("cannot write --dump-raw file '{}'", raw_file); return cli::exit_error; }
   }
   std::vector<std::uint8_t> raw_bytes;
   auto sink = [&](pipeline::DecodedFrame&& f) {
@@ -121,35 +127,45 @@ int main(int argc, char** argv) {
   };
 
   auto opened = pipeline::ReceivePipeline::open(config, sink);
-  if (!opened) { log->error("{}", opened.error().message); return 1; }
+  if (!opened) { log->error("{}", opened.error().message); return cli::exit_error; }
   auto& pipe = *opened.value();
   cli::install_stop_signals();
   pipe.start();
+  if (url->scheme != StreamUrl::Scheme::pcap)
+    log->info("waiting up to {:.0f} s for the first packet on {} (--wait)", wait, url->describe());
 
   const auto started = Clock::now();
   auto before = pipeline::StatsSample::take(pipe);
   auto last_line = started;
   std::uint64_t last_datagrams = 0;
-  auto last_activity = started;
-  int exit_code = 0;
+  std::optional<Clock::time_point> last_packet;  // when the datagram count last grew (50 ms resolution)
+  int exit_code = cli::exit_ok;
   while (!cli::stop_requested().load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const auto now = Clock::now();
     const auto rc = pipe.receiver_counters().datagrams.load();
-    if (rc != last_datagrams) { last_datagrams = rc; last_activity = now; }
-    const double since_activity = std::chrono::duration<double>(now - last_activity).count();
-    if (since_activity > timeout) {
-      if (rc == 0) {
-        log->error("no packets on {} after {:.0f} s — is the sender running, is the interface right?",
-                   url->describe(), timeout);
-        exit_code = 3;
+    if (rc != last_datagrams) { last_datagrams = rc; last_packet = now; }
+    if (pipe.input_finished()) {
+      if (rc == 0) {  // the replay said which UDP ports the capture holds
+        log->error("no packets: {} holds no UDP datagrams that match", url->describe());
+        exit_code = cli::exit_no_packets;
       } else {
-        log->info("stream stopped: no packets for {:.0f} s", timeout);
+        log->info("end of capture");
       }
       break;
     }
-    if (pipe.input_finished()) {
-      log->info("end of capture");
+    // Two waits: for the first packet (a sender may still be encoding), then for silence.
+    if (!last_packet) {
+      if (now - started > std::chrono::duration<double>(wait)) {
+        log->error("no packets on {} after {:.0f} s — is the sender running, is the interface right?",
+                   url->describe(), wait);
+        exit_code = cli::exit_no_packets;
+        break;
+      }
+      continue;  // no statistics lines before the first packet
+    }
+    if (now - *last_packet > std::chrono::duration<double>(timeout)) {
+      log->info("stream stopped: no packets for {:.0f} s", timeout);
       break;
     }
     const auto first = pipe.first_packet_time();
@@ -165,7 +181,9 @@ int main(int argc, char** argv) {
   }
   pipe.stop(true);
   const auto first = pipe.first_packet_time();
-  const double elapsed = first ? std::chrono::duration<double>(Clock::now() - *first).count() : 0.0;
+  // Reception time: first to last packet (the silence before --timeout ended it is not the stream's).
+  const double elapsed =
+      first && last_packet ? std::max(0.0, std::chrono::duration<double>(*last_packet - *first).count()) : 0.0;
   auto final_sample = pipeline::StatsSample::take(pipe);
   auto summary = pipeline::summary_json(final_sample, elapsed);
   const auto& d = final_sample.decode;
@@ -188,9 +206,8 @@ int main(int argc, char** argv) {
   } else if (d.dropped_queue_full) {
     bottleneck = "decoder";
     const int n_workers = workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    log->warn("decoding is the bottleneck: {:.1f} frames/s per worker x {} workers < the stream's {:.2f} fps; "
-              "{} whole frames were dropped before decoding (try --backend own, or fewer bits/pixels)",
-              decode_fps, n_workers, summary["stream"]["fps"].get<double>(), d.dropped_queue_full);
+    log->warn("{}", cli::decoder_behind_message(decode_fps, n_workers, summary["stream"]["fps"].get<double>(),
+                                                d.dropped_queue_full, *choice));
   }
   summary["bottleneck"] = bottleneck;
   if (json) fmt::print("{}\n", summary.dump(2));

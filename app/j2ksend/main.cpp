@@ -5,8 +5,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "../common/cli_util.hpp"
-#include "../common/stop_signal.hpp"
+#include "common/cli_setup.hpp"
+#include "common/cli_util.hpp"
+#include "common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
 #include "packetizer/mxf_file.hpp"
@@ -16,14 +17,17 @@
 
 int main(int argc, char** argv) {
   using namespace j2k;
-  CLI::App app{"j2ksend — send test video as MXF-wrapped JPEG 2000 over RTP (RFC 6597)"};
-  app.footer(
-      "Examples:\n"
-      "  j2ksend --to 'rtp://239.1.1.1:5004?iface=127.0.0.1' --size 1280x720 --fps 50 --bitrate 40M --duration 20\n"
-      "  j2ksend --to rtp://127.0.0.1:5004 --pattern --lossless --frames 100\n"
-      "Encoded frames are cached (see --cache-dir), so the second run starts at once.");
+  CLI::App app{"j2ksend — send test video as MXF-wrapped JPEG 2000 over RTP (RFC 6597).\n"
+               "Encoded frames are cached (see --cache-dir), so the second run starts at once.\n"
+               "Messages go to stderr; stdout holds the final \"sent …\" line."};
+  cli::ToolSetup setup(app, "j2ksend",
+                       "  j2ksend --to 'rtp://239.1.1.1:5004?iface=127.0.0.1' --size 1280x720 --fps 50 --bitrate 40M --duration 20\n"
+                       "  j2ksend --to rtp://127.0.0.1:5004 --pattern --lossless --frames 100",
+                       "  0  every frame was sent\n"
+                       "  1  error: encoding, sending\n"
+                       "  2  bad arguments, or an --image/--mxf input that does not exist or cannot be read");
   std::string to = "rtp://239.1.1.1:5004?iface=127.0.0.1";
-  std::string size = "1280x720", fps = "50", bitrate = "40M", image, chroma = "422", manifest, log_level = "info";
+  std::string size = "1280x720", fps = "50", bitrate = "40M", image, chroma = "422", manifest;
   std::string cache_dir = sender::default_cache_dir();
   int bits = 8, loop_frames = 0, threads = 0, resolutions = 6, codeblock = 64;
   long long frames = -1;
@@ -42,10 +46,11 @@ int main(int argc, char** argv) {
   std::string mxf_file;
   app.add_option("--mxf", mxf_file, "stream the frames of an existing MXF file (JPEG 2000, e.g. written by FFmpeg)")
       ->excludes(image_opt)->excludes(pattern_opt);
-  auto* frames_opt = app.add_option("--frames", frames, "number of frames to send");
-  app.add_option("--duration", duration, "seconds to send")->excludes(frames_opt);
+  auto* frames_opt = app.add_option("--frames", frames, "number of frames to send")->check(cli::at_least(0));
+  app.add_option("--duration", duration, "seconds to send")->check(cli::at_least(0))->excludes(frames_opt);
   app.add_flag("--loop", loop, "send until interrupted (Ctrl-C)");
-  app.add_option("--loop-frames", loop_frames, "distinct frames encoded ahead and repeated (default: 2 s worth)");
+  app.add_option("--loop-frames", loop_frames, "distinct frames encoded ahead and repeated (default: 2 s worth)")
+      ->check(CLI::Range(0, 100000));
   std::string interlaced;
   bool dual = false;
   app.add_option("--interlaced", interlaced, "code each frame as two fields: I1 (a KLV per field) or I2 (both in one KLV); "
@@ -60,7 +65,7 @@ int main(int argc, char** argv) {
   app.add_option("--mtu", mtu, "maximum RTP payload bytes")->check(CLI::Range(200, 8900))->capture_default_str();
   app.add_option("--resolutions", resolutions, "wavelet resolutions (levels + 1)")->check(CLI::Range(1, 10))->capture_default_str();
   app.add_option("--codeblock", codeblock, "code-block size")->check(CLI::IsMember({16, 32, 64}))->capture_default_str();
-  app.add_option("--threads", threads, "encoder threads (0 = all cores)");
+  app.add_option("--threads", threads, "encoder threads (0 = all cores)")->check(CLI::Range(0, 256));
   app.add_option("--cache-dir", cache_dir, "where encoded loops are kept")->capture_default_str();
   app.add_flag("--no-cache", no_cache, "always encode, never read or write the cache");
   app.add_option("--manifest", manifest, "write JSON with the checksum of every frame sent");
@@ -74,30 +79,31 @@ int main(int argc, char** argv) {
   impair->add_option("--jitter", imp.jitter_ms, "uniform extra delay per packet, ms")->check(CLI::Range(0.0, 1000.0));
   impair->add_option("--corrupt", imp.corrupt, "probability that a payload byte is changed")->check(CLI::Range(0.0, 1.0));
   impair->add_option("--seed", imp.seed, "random seed for the impairments")->capture_default_str();
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  set_log_level(log_level);
+  if (auto status = setup.parse(argc, argv)) return *status;
   auto log = logger("j2ksend");
 
   auto url = parse_stream_url(to);
-  if (!url) { log->error("{}", url.error().message); return 2; }
-  if (url->scheme != StreamUrl::Scheme::rtp) { log->error("--to must be an rtp:// or udp:// URL"); return 2; }
-  auto wh = cli::parse_size(size);
-  if (!wh) { log->error("--size '{}' is not WxH (e.g. 1280x720)", size); return 2; }
+  if (!url) return setup.usage_error(url.error().message);
+  if (url->scheme != StreamUrl::Scheme::rtp) return setup.usage_error("--to must be an rtp:// or udp:// URL");
+  auto wh = cli::parse_size("--size", size);
+  if (!wh) return setup.usage_error(wh.error().message);
   auto rate = cli::parse_fps(fps);
-  if (!rate) { log->error("--fps '{}' is not a frame rate (e.g. 50 or 30000/1001)", fps); return 2; }
+  if (!rate) return setup.usage_error(fmt::format("--fps '{}' is not a frame rate (e.g. 50 or 30000/1001)", fps));
   auto bps = cli::parse_bitrate(bitrate);
-  if (!bps) { log->error("--bitrate '{}' is not a rate (e.g. 40M)", bitrate); return 2; }
+  if (!bps) return setup.usage_error(fmt::format("--bitrate '{}' is not a rate (e.g. 40M)", bitrate));
+  if (dual && payload_format == "rfc5371")
+    return setup.usage_error("--dual-codestream needs --format mxf (RFC 5371 carries one codestream per field)");
+  if (!mxf_file.empty() && payload_format == "rfc5371") return setup.usage_error("--mxf streams MXF KLVs: use --format mxf");
 
   sender::PictureFormat format{wh->first, wh->second, bits, chroma == "422" ? 2 : 1};
   std::vector<sender::EncodedFrame> mxf_frames;
   std::vector<std::vector<std::uint8_t>> mxf_header;
   if (!mxf_file.empty()) {
     std::ifstream in(mxf_file, std::ios::binary);
-    if (!in) { log->error("cannot read MXF file '{}'", mxf_file); return 2; }
+    if (!in) { log->error("cannot read MXF file '{}'", mxf_file); return cli::exit_usage; }
     std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto contents = packetizer::read_mxf(bytes);
-    if (!contents) { log->error("{}: {}", mxf_file, contents.error().message); return 2; }
+    if (!contents) { log->error("{}: {}", mxf_file, contents.error().message); return cli::exit_usage; }
     log->info("{}: {} frames{}", mxf_file, contents->packages.size(),
               contents->descriptor ? ", " + contents->descriptor->describe() : std::string(", no picture descriptor"));
     if (contents->descriptor && contents->descriptor->frame_rate() > 0 && app.count("--fps") == 0) {
@@ -118,7 +124,7 @@ int main(int argc, char** argv) {
   } else {
     if (image.empty()) image = std::string(J2K_DEFAULT_MEDIA_DIR) + "/flower.png";
     auto src = sender::make_image_source(image, format);
-    if (!src) { log->error("{} (use --image FILE|DIR or --pattern)", src.error().message); return 2; }
+    if (!src) { log->error("{} (use --image FILE|DIR or --pattern)", src.error().message); return cli::exit_usage; }
     source = std::move(src).value();
   }
   const double fps_value = static_cast<double>(rate->first) / rate->second;
@@ -132,10 +138,9 @@ int main(int argc, char** argv) {
   spec.cache_dir = no_cache ? "" : cache_dir;
   spec.interlaced = !interlaced.empty();
   spec.dual = dual;
-  if (dual && payload_format == "rfc5371") { log->error("--dual-codestream needs --format mxf (RFC 5371 carries one codestream per field)"); return 2; }
   Result<std::vector<sender::EncodedFrame>> encoded = std::move(mxf_frames);
   if (source) encoded = sender::encode_loop(*source, format, spec);
-  if (!encoded) { log->error("{}", encoded.error().message); return 1; }
+  if (!encoded) { log->error("{}", encoded.error().message); return cli::exit_error; }
   if (!mxf_header.empty()) spec.frames = static_cast<int>(encoded->size());
 
   sender::SendConfig sc;
@@ -148,12 +153,11 @@ int main(int argc, char** argv) {
   sc.mxf_stream = payload_format == "mxf-stream";
   sc.interlace = interlaced.empty() ? 0 : (interlaced == "I1" || interlaced == "i1") ? 1 : 2;
   sc.mxf_header = std::move(mxf_header);
-  if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return 2; }
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
   cli::install_stop_signals();
   sender::Sender s(sc, format, std::move(encoded).value());
   auto totals = s.run(cli::stop_requested());
-  if (!totals) { log->error("{}", totals.error().message); return 1; }
+  if (!totals) { log->error("{}", totals.error().message); return cli::exit_error; }
   if (!manifest.empty()) {
     nlohmann::json j;
     j["frames"] = totals->frames;
@@ -177,5 +181,5 @@ int main(int argc, char** argv) {
              "damaged frames {}, send errors {}, late frames {}\n",
              totals->frames, totals->packets, totals->bytes, totals->dropped, totals->duplicated, totals->reordered,
              totals->corrupted, totals->damaged_frames, totals->send_errors, totals->late_frames);
-  return totals->send_errors ? 1 : 0;
+  return totals->send_errors ? cli::exit_error : cli::exit_ok;
 }

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <vector>
 
 namespace j2k {
 
@@ -20,6 +22,48 @@ bool parse_int(const std::string& s, int min, int max, int& out) {
   if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max) return false;
   out = v;
   return true;
+}
+
+/// Edit distance (insertions, deletions, substitutions, transpositions of neighbours), for
+/// "did you mean": a typed key is usually one or two keystrokes from the intended one.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+/// The query keys each scheme understands. Anything else is refused: a mistyped key
+/// (`ifcae=`) silently ignored would join the wrong interface.
+std::vector<std::string> known_keys(StreamUrl::Scheme scheme) {
+  switch (scheme) {
+    case StreamUrl::Scheme::rtp: return {"iface", "source", "format", "ttl", "bind"};
+    case StreamUrl::Scheme::pcap: return {"port", "dst", "timing", "format"};
+    case StreamUrl::Scheme::demo: return {};
+  }
+  return {};
+}
+
+std::string unknown_key_reason(const std::string& key, StreamUrl::Scheme scheme) {
+  const auto keys = known_keys(scheme);
+  std::string why = fmt::format("unknown parameter '{}'", key);
+  const std::string* best = nullptr;
+  std::size_t best_distance = 3;  // suggest only what is at most two edits away
+  for (const auto& k : keys)
+    if (const auto dist = edit_distance(key, k); dist < best_distance) {
+      best_distance = dist;
+      best = &k;
+    }
+  if (best) why += fmt::format(" — did you mean '{}'?", *best);
+  if (keys.empty()) return why + " (this scheme takes none)";
+  std::string list;
+  for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+  return why + fmt::format(" (known: {})", list);
 }
 
 }  // namespace
@@ -73,6 +117,8 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
   }
 
   for (const auto& [key, value] : url.query) {
+    const auto keys = known_keys(url.scheme);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) return bad(text, unknown_key_reason(key, url.scheme));
     if (key == "iface") url.iface = value;
     else if (key == "source") url.source = value;
     else if (key == "format") url.format = value;
@@ -82,6 +128,8 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
       int port = 0;
       if (!parse_int(value, 1, 65535, port)) return bad(text, "port must be 1..65535");
       url.port = static_cast<std::uint16_t>(port);
+    } else if (key == "timing" && value != "capture" && value != "fast") {
+      return bad(text, fmt::format("timing '{}' is not capture or fast", value));
     }
   }
   if (url.format != "mxf" && url.format != "rfc5371")

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <pcap/pcap.h>
 
+#include <map>
+
 #include "core/byte_reader.hpp"
 #include "core/log.hpp"
 
@@ -129,6 +131,10 @@ void PcapReplay::run() {
     if (inet_pton(AF_INET, config_.destination.c_str(), &a) == 1) want_destination = ntohl(a.s_addr);
   }
   std::optional<double> first_capture_time;
+  // UDP destination ports in the capture, to name them when none matched (bounded: a capture
+  // of random traffic could hold every port).
+  constexpr std::size_t kMaxPortsListed = 1024;
+  std::map<std::uint16_t, std::uint64_t> udp_ports;
   const Clock::time_point replay_start = Clock::now();
   pcap_pkthdr* header = nullptr;
   const u_char* data = nullptr;
@@ -140,6 +146,8 @@ void PcapReplay::run() {
     UdpDatagramView udp;
     const auto verdict = parse_captured_frame(impl_->link_type, {data, header->caplen}, udp);
     if (verdict == FrameVerdict::fragment) { capture_.fragments.fetch_add(1, std::memory_order_relaxed); continue; }
+    if (verdict == FrameVerdict::udp && (udp_ports.size() < kMaxPortsListed || udp_ports.count(udp.destination_port)))
+      ++udp_ports[udp.destination_port];
     if (verdict != FrameVerdict::udp || (config_.port && udp.destination_port != config_.port) ||
         (want_destination && udp.destination != want_destination)) {
       capture_.not_udp.fetch_add(1, std::memory_order_relaxed);
@@ -167,6 +175,16 @@ void PcapReplay::run() {
     counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
     counters_.bytes.fetch_add(n, std::memory_order_relaxed);
     if (!out_.push_wait(std::move(p))) break;
+  }
+  if (counters_.datagrams.load(std::memory_order_relaxed) == 0 && running_.load()) {
+    // Nothing matched: say what the capture does hold, so that the right ?port= is one look away.
+    std::string ports;
+    for (const auto& [port, count] : udp_ports)
+      ports += fmt::format("{}{} ({} datagram{})", ports.empty() ? "" : ", ", port, count, count == 1 ? "" : "s");
+    logger("net")->error("{}: no UDP datagrams{}{}; UDP destination ports in the capture: {}", config_.file,
+                         config_.port ? fmt::format(" to port {}", config_.port) : std::string(),
+                         config_.destination.empty() ? std::string() : " for " + config_.destination,
+                         ports.empty() ? std::string("none") : ports);
   }
   finished_.store(true);
 }

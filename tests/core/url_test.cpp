@@ -38,3 +38,32 @@ TEST(StreamUrl, RejectsMalformedWithHelpfulMessage) {
     EXPECT_NE(url.error().message.find("rtp://239.1.1.1:5004"), std::string::npos) << url.error().message;
   }
 }
+
+// Issue 10 item 2: a mistyped parameter was ignored and the default interface joined.
+TEST(StreamUrl, UnknownParameterIsRefusedWithASuggestion) {
+  auto typo = parse_stream_url("rtp://239.1.1.1:5004?ifcae=127.0.0.1");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("unknown parameter 'ifcae'"), std::string::npos) << typo.error().message;
+  EXPECT_NE(typo.error().message.find("did you mean 'iface'?"), std::string::npos) << typo.error().message;
+  // Far from every known key: no guess, but the list of keys.
+  auto stranger = parse_stream_url("rtp://239.1.1.1:5004?colour=blue");
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_EQ(stranger.error().message.find("did you mean"), std::string::npos) << stranger.error().message;
+  EXPECT_NE(stranger.error().message.find("known: iface, source, format, ttl, bind"), std::string::npos)
+      << stranger.error().message;
+  // Keys of another scheme are refused too: a port in an rtp:// query is not the port.
+  auto wrong_scheme = parse_stream_url("rtp://239.1.1.1:5004?port=5006");
+  ASSERT_FALSE(wrong_scheme.ok());
+  auto pcap_typo = parse_stream_url("pcap:c.pcap?prot=5004");
+  ASSERT_FALSE(pcap_typo.ok());
+  EXPECT_NE(pcap_typo.error().message.find("did you mean 'port'?"), std::string::npos) << pcap_typo.error().message;
+  auto timing = parse_stream_url("pcap:c.pcap?port=5004&timing=slow");
+  ASSERT_FALSE(timing.ok());
+  EXPECT_NE(timing.error().message.find("timing 'slow' is not capture or fast"), std::string::npos);
+}
+
+TEST(StreamUrl, EveryDocumentedParameterIsAccepted) {
+  EXPECT_TRUE(parse_stream_url("rtp://239.1.1.1:5004?iface=127.0.0.1&source=10.0.0.5&format=rfc5371&ttl=4&bind=10.0.0.1").ok());
+  EXPECT_TRUE(parse_stream_url("pcap:c.pcap?port=5004&dst=239.1.1.1&timing=capture&format=mxf").ok());
+  EXPECT_TRUE(parse_stream_url("pcap:c.pcap?port=5004&timing=fast").ok());
+}

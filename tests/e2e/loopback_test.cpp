@@ -58,7 +58,8 @@ TEST(Loopback, LossyRealPhotographStreamAt50fps) {
   auto summary = json::parse(probe.out);
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["frames"]["complete"], 100);
-  EXPECT_EQ(summary["stream"]["format"], "640x360 4:2:2 8-bit");
+  EXPECT_EQ(summary["stream"]["format"], "640x360 4:2:2 8-bit, progressive, MXF (RFC 6597)");  // issue 10 item 12
+  EXPECT_EQ(summary["stream"]["picture"], "640x360 4:2:2 8-bit");
   EXPECT_NEAR(summary["stream"]["fps"].get<double>(), 50.0, 0.01);
   // Decoding may fall behind on a loaded 2-core machine; what is not decoded is accounted for.
   const auto& f = summary["frames"];
@@ -82,7 +83,7 @@ TEST(BadInput, WrongUrlIsAUsageErrorWithExample) {
 }
 
 TEST(BadInput, NoSenderTimesOutWithAHint) {
-  auto r = run(bin("j2kprobe") + " 'rtp://239.10.20.3:5008?iface=127.0.0.1' --timeout 1", "nosender");
+  auto r = run(bin("j2kprobe") + " 'rtp://239.10.20.3:5008?iface=127.0.0.1' --wait 1", "nosender");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("no packets on 239.10.20.3:5008 via 127.0.0.1 after 1 s"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is the sender running"), std::string::npos) << r.err;
@@ -185,8 +186,8 @@ TEST(Loopback, Interlaced1080DualCodestreamLosslessEveryFrameIdentical) {
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["frames"]["complete"], 100);
   EXPECT_EQ(summary["frames"]["merged_luma_chroma"], 100);
-  EXPECT_EQ(summary["stream"]["format"], "1920x1080 4:2:2 10-bit");
-  EXPECT_EQ(summary["stream"]["descriptor"]["frame_layout"], 1);
+  EXPECT_EQ(summary["stream"]["format"], "1920x1080 4:2:2 10-bit, separate fields, MXF (RFC 6597)");
+  EXPECT_EQ(summary["stream"]["descriptor"]["frame_layout"], "separate fields");  // named, not the raw code
   EXPECT_EQ(summary["stream"]["descriptor"]["stored_height"], 540);
   ASSERT_EQ(decoded.size(), 100u);
   for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(decoded[i]["checksum"], sent["sent"][i]["checksum"]) << i;

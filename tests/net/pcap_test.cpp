@@ -162,3 +162,84 @@ TEST(PcapReplayProbe, MissingOrBogusFileIsAClearError) {
   auto r2 = test::run(test::bin("j2kprobe") + " 'pcap:bogus.pcap?port=5004'", "bogus");
   EXPECT_EQ(r2.exit_code, 1);
 }
+
+// Issue 10 item 9: a port the capture does not hold gave 0 packets and status 0.
+TEST(PcapReplayProbe, PortNotInTheCaptureIsStatusThreeAndTheCapturesPortsAreListed) {
+  Stream s = make_stream(3);
+  write_pcap("ports.pcap", s, 5004);  // also holds some datagrams to 5005
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:ports.pcap?port=9999' --json", "ports.probe");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("no UDP datagrams to port 9999"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(fmt::format("UDP destination ports in the capture: 5004 ({} datagrams), 5005 (", s.packets.size())),
+            std::string::npos)
+      << r.err;
+}
+
+// Issue 10 item 6: in a fast replay the rate was over the replay's wall time (669 Mbit/s
+// with --no-decode, 4.48 with decoding). It is over the stream's own time: 12 frames whose
+// RTP timestamps step 3600 (25 fps) are 0.48 s of stream, however fast they are replayed.
+TEST(PcapReplayProbe, BitrateIsOverTheStreamsOwnTimeInAFastReplay) {
+  Stream s = make_stream(12);
+  write_pcap("rate.pcap", s, 5004);
+  double payload = 0;
+  for (const auto& p : s.packets) payload += static_cast<double>(p.size() - 12);  // RTP header: 12 bytes
+  const double expected = payload * 8e-6 / 0.48;
+  for (const std::string extra : {"", " --no-decode"}) {
+    auto r = test::run(test::bin("j2kprobe") + " 'pcap:rate.pcap?port=5004' --json" + extra, "rate.probe");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto summary = nlohmann::json::parse(r.out);
+    EXPECT_NEAR(summary["stream"]["stream_duration_s"].get<double>(), 0.48, 1e-6) << extra;
+    EXPECT_NEAR(summary["stream"]["bitrate_mbps"].get<double>(), expected, expected * 1e-6) << extra;
+  }
+}
+
+// Issue 10 item 9 and 12: j2kplay played a capture, never said it ended and printed zero lines
+// forever; its headless statistics went to stdout.
+TEST(PcapReplayPlayer, CaptureEndsWithAMessageAndStatusAndStatisticsOnStderr) {
+  if (!J2K_HAVE_PLAYER) GTEST_SKIP() << "built without the player";
+  Stream s = make_stream(6);
+  write_pcap("play.pcap", s, 5004);
+  const std::string player = "env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + test::bin("j2kplay");
+  auto r = test::run(player + " 'pcap:play.pcap?port=5004'", "play.capture");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("end of capture: 6 frames complete, 0 incomplete"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at capture timing"), std::string::npos) << r.err;  // the capture's own pace by default
+  EXPECT_EQ(r.out, "") << "statistics are diagnostics: stderr";
+  auto fast = test::run(player + " 'pcap:play.pcap?port=5004&timing=fast'", "play.fast");
+  EXPECT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.err.find("as fast as possible"), std::string::npos) << fast.err;
+  auto none = test::run(player + " 'pcap:play.pcap?port=9999'", "play.noport");
+  EXPECT_EQ(none.exit_code, 3) << none.err;
+  EXPECT_NE(none.err.find("UDP destination ports in the capture: 5004"), std::string::npos) << none.err;
+}
+
+// Issue 10 item 12: a unit the depacketizer finds unusable (no codestream in its picture
+// element) was counted in frames.unusable and again in frames.decode_failed.
+TEST(PcapReplayProbe, UnusableFramesAreCountedOnceInTheirOwnCounter) {
+  Stream s;
+  depacketizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
+  depacketizer::MxfPictureParams mp;
+  mp.width = 96; mp.height = 64; mp.depth = 10;
+  decoder::EncodeParams ep;
+  ep.lossless = true;
+  for (int f = 0; f < 6; ++f) {
+    auto cs = decoder::encode_openjpeg(test::photo_ycbcr(96, 64, 10, 2, 600, 400), ep);
+    ASSERT_TRUE(cs.ok());
+    const auto ts = static_cast<std::uint32_t>(f * 3600);
+    if (f == 0) {
+      packetizer.packetize(depacketizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
+      packetizer.packetize(depacketizer::mxf_cdci_descriptor(mp), ts, s.packets);
+    }
+    std::vector<std::uint8_t> element = *cs;
+    if (f % 2 == 1) element.assign(300, 0x55);  // frames 1, 3, 5: bytes that hold no codestream
+    packetizer.packetize(depacketizer::mxf_picture_element(element), ts, s.packets);
+  }
+  write_pcap("unusable.pcap", s, 5004);
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:unusable.pcap?port=5004' --json", "unusable.probe");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto frames = nlohmann::json::parse(r.out)["frames"];
+  EXPECT_EQ(frames["complete"], 6);
+  EXPECT_EQ(frames["unusable"], 3);
+  EXPECT_EQ(frames["decoded"], 3);
+  EXPECT_EQ(frames["decode_failed"], 0);
+}

@@ -135,8 +135,8 @@ void ReceivePipeline::start() {
                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!config_.decode) workers = 0;
   // The GPU display path: display pictures stay in a bounded pool of device buffers.
-  if (workers > 0 && config_.make_rgba && config_.device_display && config_.backend == decoder::Backend::own &&
-      config_.gpu != gpu::GpuMode::off && gpu::cuda_available()) {
+  if (workers > 0 && config_.make_rgba && config_.device_display && config_.decoder.may_use_gpu() &&
+      gpu::cuda_available()) {
     const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 6;
     if (auto pool = gpu::DevicePicturePool::create(capacity)) {
       pool_ = std::move(pool).value();
@@ -185,14 +185,13 @@ void ReceivePipeline::decode_loop() {
   std::unique_ptr<decoder::Decoder> dec;
   gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
   if (pool_) {
-    if (auto typed = gpu::make_cuda_decoder_typed({config_.gpu})) {
+    if (auto typed = app::make_gpu_decoder(config_.decoder)) {
       cuda = typed->get();
       dec = std::move(typed).value();
     }
   }
   if (!dec) {
-    auto made = config_.backend == decoder::Backend::own ? gpu::make_cuda_decoder({config_.gpu})
-                                                        : decoder::make_decoder(config_.backend);
+    auto made = app::make_decoder(config_.decoder);
     if (!made) {
       log->error("{}", made.error().message);
       return;
@@ -268,10 +267,10 @@ void ReceivePipeline::decode_loop() {
         width_ = geometry.width;
         height_ = geometry.height;
         format_ = geometry.describe();
-        log->info("decoding {} with the {} backend{}", format_, decoder::to_string(config_.backend),
+        log->info("decoding {} with the {} backend{}", format_, config_.decoder.describe(),
                   f.device_rgba ? ", display picture on the GPU" : "");
       }
-    } else {
+    } else if (unit->problem.empty()) {  // unusable units are counted (and logged) once, by the depacketizer
       failed_.fetch_add(1, std::memory_order_relaxed);
       if (error_log.allow()) log->warn("frame {} not decoded: {}", f.index, f.error);
     }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/planar_image.hpp"
+#include "common/decoder_choice.hpp"
 #include "core/url.hpp"
 #include "decoder/decoder.hpp"
 #include "gpu/colour.hpp"
@@ -54,10 +55,8 @@ enum class IncompletePolicy { drop, decode };
 
 struct PipelineConfig {
   StreamUrl url;
-  decoder::Backend backend = decoder::Backend::own;
-  /// For the own decoder: reconstruction on the GPU (on), on the CPU (off), or on the GPU
-  /// when one is usable (automatic). OpenJPEG always runs on the CPU.
-  gpu::GpuMode gpu = gpu::GpuMode::automatic;
+  /// Which decoder the workers build (common/decoder_choice.hpp: the one factory).
+  app::DecoderChoice decoder;
   bool decode = true;              ///< false: receive and reassemble only (capacity tests)
   int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
   int threads_per_decode = 1;      ///< threads inside one decode

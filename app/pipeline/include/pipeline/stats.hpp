@@ -22,10 +22,30 @@ struct StatsSample {
   static StatsSample take(const ReceivePipeline& pipeline);
 };
 
-/// "t=3s  pkts 10842/s  lost 0  frames 50/s (0 incomplete)  35.2 Mbit/s  decoded 50/s  1280x720 4:2:2 8-bit  jitter 0.12 ms"
+/// Rates between two samples, per second of the time between them (the per-second line and
+/// the player's overlay both show these).
+struct Rates {
+  double packets = 0, frames = 0, mbit = 0, decoded = 0;
+};
+Rates rates_between(const StatsSample& now, const StatsSample& before);
+
+/// SMPTE ST 377-1 FrameLayout by name ("progressive", "separate fields", …); "" when absent.
+std::string frame_layout_name(int layout);
+
+/// "1280x720 4:2:2 10-bit, separate fields, MXF (RFC 6597)": the decoded picture, the
+/// descriptor's frame layout (when there is one) and the payload format; "" before any frame.
+std::string stream_format(const StatsSample& s, const std::string& payload_format);
+
+/// Seconds of stream the counters cover, on the stream's own clock: units over the frame rate
+/// measured from RTP timestamps; `elapsed_s` (first to last packet) when no rate is known.
+double stream_seconds(const StatsSample& s, double elapsed_s);
+
+/// "t=   3s  pkts 10842/s  frames 50.0/s  35.2 Mbit/s  decoded 50.0/s  1280x720 4:2:2 8-bit  jitter 0.12 ms
+///  total: lost 0, incomplete 0" — rates marked "/s", counts since the start after "total:".
 std::string per_second_line(const StatsSample& now, const StatsSample& before, double elapsed_s);
 
-/// The final summary (j2kprobe --json). `elapsed_s` is the receive duration.
-nlohmann::json summary_json(const StatsSample& s, double elapsed_s);
+/// The final summary (j2kprobe --json). `elapsed_s` is the receive duration (first to last
+/// packet); `payload_format` the URL's (mxf, rfc5371).
+nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::string& payload_format = "");
 
 }  // namespace j2k::pipeline

@@ -1,0 +1,75 @@
+#include "common/decoder_choice.hpp"
+
+#include <fmt/format.h>
+
+#include "gpu/cuda_decoder.hpp"
+
+namespace j2k::app {
+
+std::optional<DecoderBackend> parse_decoder_backend(const std::string& text) {
+  if (text == "own") return DecoderBackend::own;
+  if (text == "cuda") return DecoderBackend::cuda;
+  if (text == "openjpeg") return DecoderBackend::openjpeg;
+  return std::nullopt;
+}
+
+const char* to_string(DecoderBackend backend) noexcept {
+  switch (backend) {
+    case DecoderBackend::own: return "own";
+    case DecoderBackend::cuda: return "cuda";
+    case DecoderBackend::openjpeg: return "openjpeg";
+  }
+  return "?";
+}
+
+gpu::GpuMode DecoderChoice::effective_gpu() const noexcept {
+  switch (backend) {
+    case DecoderBackend::cuda: return gpu::GpuMode::on;
+    case DecoderBackend::openjpeg: return gpu::GpuMode::off;
+    case DecoderBackend::own: break;
+  }
+  return gpu;
+}
+
+std::string DecoderChoice::describe() const {
+  if (backend != DecoderBackend::own) return to_string(backend);
+  return fmt::format("own (GPU {})", gpu::to_string(gpu));
+}
+
+Status DecoderChoice::validate() const {
+  if (backend == DecoderBackend::cuda && gpu == gpu::GpuMode::off)
+    return make_error(ErrorKind::corrupt, "--backend cuda reconstructs on the GPU: it cannot be combined with --gpu off");
+  if (backend == DecoderBackend::openjpeg && gpu == gpu::GpuMode::on)
+    return make_error(ErrorKind::corrupt, "--backend openjpeg runs on the CPU: it cannot be combined with --gpu on");
+  return {};
+}
+
+Result<DecoderChoice> parse_decoder_choice(const std::string& backend, const std::string& gpu) {
+  DecoderChoice c;
+  auto b = parse_decoder_backend(backend);
+  if (!b) return make_error(ErrorKind::corrupt, fmt::format("--backend '{}' is not own, cuda or openjpeg", backend));
+  auto g = gpu::parse_gpu_mode(gpu);
+  if (!g) return make_error(ErrorKind::corrupt, fmt::format("--gpu '{}' is not on, off or auto", gpu));
+  c.backend = *b;
+  c.gpu = *g;
+  if (auto ok = c.validate(); !ok) return ok.error();
+  return c;
+}
+
+Result<std::unique_ptr<decoder::Decoder>> make_decoder(const DecoderChoice& choice) {
+  if (auto ok = choice.validate(); !ok) return ok.error();
+  if (choice.backend == DecoderBackend::openjpeg) return decoder::make_decoder(decoder::Backend::openjpeg, choice.limits);
+  // The own decoder: the CUDA decoder wraps it and reconstructs on the CPU when the mode is
+  // off, or when it is auto and no GPU is usable. (decoder/ knows nothing of GPUs.)
+  if (choice.effective_gpu() == gpu::GpuMode::off) return decoder::make_decoder(decoder::Backend::own, choice.limits);
+  return gpu::make_cuda_decoder({choice.effective_gpu(), 0, choice.limits});
+}
+
+Result<std::unique_ptr<gpu::CudaDecoder>> make_gpu_decoder(const DecoderChoice& choice) {
+  if (auto ok = choice.validate(); !ok) return ok.error();
+  if (!choice.may_use_gpu())
+    return make_error(ErrorKind::unsupported, fmt::format("the {} decoder does not use the GPU", choice.describe()));
+  return gpu::make_cuda_decoder_typed({choice.effective_gpu(), 0, choice.limits});
+}
+
+}  // namespace j2k::app

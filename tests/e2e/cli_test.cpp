@@ -1,0 +1,198 @@
+// What the tools say to a user (issue 10): exit statuses, --version, arguments refused with a
+// one-line reason, waiting for a sender, labelled statistics, what goes to stdout and stderr.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "process.hpp"
+
+using namespace j2k;
+using j2k::test::bin;
+using j2k::test::run;
+using nlohmann::json;
+
+namespace {
+
+const std::string kCache = std::string(" --cache-dir ") + J2K_TEST_CACHE_DIR;
+// j2kplay without a display runs headless: these tests never open a window.
+const std::string kNoDisplay = "env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM ";
+
+std::vector<std::string> tools() {
+  std::vector<std::string> t{"j2kprobe", "j2kdecode", "j2ksend"};
+  if (J2K_HAVE_PLAYER) t.push_back("j2kplay");
+  return t;
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+// Item 1: --version everywhere; CLI11's own statuses (105, 106, 109) are now 2.
+TEST(ExitStatus, EveryToolHasVersionAndAnswersArgumentErrorsWithTwo) {
+  for (const auto& tool : tools()) {
+    auto v = run(bin(tool) + " --version", tool + ".version");
+    EXPECT_EQ(v.exit_code, 0) << tool << v.err;
+    EXPECT_TRUE(has(v.out, tool + " 0.")) << v.out;
+    EXPECT_TRUE(has(v.out, "Qt ")) << v.out;
+    EXPECT_TRUE(has(v.out, "OpenJPEG ")) << v.out;
+    EXPECT_TRUE(has(v.out, "CUDA")) << v.out;
+
+    // (With the required argument present: a missing one is reported first.)
+    const std::string required = tool == "j2kprobe" ? " rtp://239.1.1.1:5004" : tool == "j2kdecode" ? " /dev/null" : "";
+    auto unknown = run(bin(tool) + required + " --no-such-option", tool + ".unknown");
+    EXPECT_EQ(unknown.exit_code, 2) << tool;
+    EXPECT_TRUE(has(unknown.err, "--no-such-option")) << unknown.err;
+
+    auto help = run(bin(tool) + " --help", tool + ".help");
+    EXPECT_EQ(help.exit_code, 0) << tool;
+    EXPECT_TRUE(has(help.out, "Exit status:\n  0  ")) << help.out;
+    EXPECT_TRUE(has(help.out, "  2  bad arguments")) << help.out;
+  }
+  auto no_url = run(bin("j2kprobe"), "probe.nourl");
+  EXPECT_EQ(no_url.exit_code, 2);
+  EXPECT_TRUE(has(no_url.err, "url is required")) << no_url.err;
+  auto missing = run(bin("j2kdecode") + " /nonexistent.j2c", "decode.missing");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(has(missing.err, "does not exist")) << missing.err;
+  auto directory = run(bin("j2kdecode") + " /tmp", "decode.directory");
+  EXPECT_EQ(directory.exit_code, 2);
+  EXPECT_TRUE(has(directory.err, "directory")) << directory.err;
+}
+
+// Item 2: each accepted silently before; now an error with a one-line reason, status 2.
+TEST(BadArguments, RefusedWithAOneLineReason) {
+  struct Case {
+    std::string command, reason;
+  };
+  std::vector<Case> cases{
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004?iface=127.0.0.1' --log-level bogus", "--log-level: bogus not in"},
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004?ifcae=127.0.0.1'", "did you mean 'iface'?"},
+      {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004?ifcae=127.0.0.1'", "did you mean 'iface'?"},
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --backend cuda --gpu off", "cannot be combined with --gpu off"},
+      {bin("j2kdecode") + " /dev/null --backend openjpeg --gpu on", "cannot be combined with --gpu on"},
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --timeout 0", "--timeout: 0 must be more than 0"},
+  };
+  if (J2K_HAVE_PLAYER) {
+    cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --quit-after -1", "--quit-after: -1 must be at least 0"});
+    cases.push_back({kNoDisplay + bin("j2kplay") + " --demo rtp://239.1.1.1:5004", "give either --demo or a URL"});
+    cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --headless --screenshot shot.png --quit-after 1",
+                     "--screenshot saves the window: it cannot be combined with --headless"});
+  }
+  int i = 0;
+  for (const auto& c : cases) {
+    auto r = run(c.command, "badarg" + std::to_string(i++));
+    EXPECT_EQ(r.exit_code, 2) << c.command << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, c.reason)) << c.command << "\n" << r.err;
+    // One line, and nothing started (no demo sender, no receiver).
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.command << "\n" << r.err;
+  }
+}
+
+// Item 3: a size of the right form but out of range says so, before anything starts.
+TEST(Messages, OutOfRangeSizesAreNotCalledMalformed) {
+  auto send = run(bin("j2ksend") + " --size 13x7", "size.range");
+  EXPECT_EQ(send.exit_code, 2);
+  EXPECT_TRUE(has(send.err, "--size 13x7 is out of range")) << send.err;
+  EXPECT_FALSE(has(send.err, "is not WxH")) << send.err;
+  if (!J2K_HAVE_PLAYER) GTEST_SKIP() << "built without the player";
+  // A window size is checked before the demo sender starts (no "demo: sending" line).
+  auto play = run("QT_QPA_PLATFORM=offscreen " + bin("j2kplay") + " --demo --window-size 100000x5", "window.range");
+  EXPECT_EQ(play.exit_code, 2);
+  EXPECT_TRUE(has(play.err, "--window-size 100000x5 is out of range")) << play.err;
+  EXPECT_FALSE(has(play.err, "demo: sending")) << play.err;
+}
+
+// Item 10: the first packet may come later than --timeout (a sender still encoding); the
+// silence timeout applies only once a stream was seen. And item 12: no statistics lines
+// before the first packet; every periodic line labels its totals.
+TEST(Waiting, FirstPacketLaterThanTheTimeoutIsStillReceived) {
+  const std::string url = "'rtp://239.10.30.1:5020?iface=127.0.0.1'";
+  test::CommandResult probe;
+  std::thread rx([&] { probe = run(bin("j2kprobe") + " " + url + " --json --timeout 1 --wait 60", "late.probe"); });
+  // The condition under test: the receiver has been waiting longer than --timeout when the
+  // first packet comes. (Waiting for its "waiting" line first makes the interval real.)
+  for (int i = 0; i < 600 && !has(test::slurp("late.probe.err"), "waiting up to 60 s"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto tx = run(bin("j2ksend") + " --to " + url + " --size 160x96 --fps 25 --pattern --lossless --frames 50" + kCache,
+                "late.send");
+  rx.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto summary = json::parse(probe.out);
+  EXPECT_EQ(summary["frames"]["complete"], 50);
+  EXPECT_TRUE(has(probe.err, "stream stopped: no packets for 1 s")) << probe.err;
+  // Statistics lines: none before the first packet (so none at "t=   0s" while waiting), and
+  // totals after "total:".
+  std::regex line_re("t=\\s*\\d+s  pkts .*/s  frames .*/s .* total: lost \\d+, incomplete \\d+");
+  std::size_t lines = 0;
+  std::istringstream err(probe.err);
+  for (std::string line; std::getline(err, line);)
+    if (line.rfind("t=", 0) == 0) {
+      ++lines;
+      EXPECT_TRUE(std::regex_search(line, line_re)) << line;
+    }
+  EXPECT_LE(lines, 4u) << probe.err;  // 2 s of stream, not the 1.5 s of waiting before it
+  // Item 6: the rate is over the stream's own time, not the wait nor the closing silence:
+  // 50 frames at 25 fps are 2 s of stream.
+  EXPECT_NEAR(summary["stream"]["stream_duration_s"].get<double>(), 2.0, 0.01);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(tx.out, m, std::regex("(\\d+) packets, (\\d+) bytes"))) << tx.out;
+  // The sender's bytes include the 12-byte RTP header of each packet; the receiver counts payload.
+  const double payload = std::stod(m[2]) - 12.0 * std::stod(m[1]);
+  EXPECT_NEAR(summary["stream"]["bitrate_mbps"].get<double>(), payload * 8e-6 / 2.0, payload * 8e-6 / 2.0 * 0.01);
+}
+
+TEST(Waiting, NoFirstPacketWithinWaitIsStatusThreeWithoutStatisticsLines) {
+  auto r = run(bin("j2kprobe") + " 'rtp://239.10.30.2:5022?iface=127.0.0.1' --wait 1 --timeout 10", "nowait");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(has(r.err, "after 1 s")) << r.err;
+  EXPECT_FALSE(has(r.err, "t=")) << r.err;
+}
+
+// Item 12: j2kdecode without -o says what it decoded.
+TEST(Decode, WithoutOutputSaysWhatItDecoded) {
+  auto r = run(bin("j2kdecode") + " " + J2K_SOURCE_DIR + "/fuzz/decoder/corpus/seed_422.j2k", "decode.noout");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("seed_422.j2k: \\d+x\\d+, \\d components? \\d+-bit .*decoded in [0-9.]+ ms")))
+      << r.out;
+}
+
+// "The README's CLI sections match --help": every option a tool's --help lists is named in
+// that tool's README section (or, for the common ones, in "Every tool").
+TEST(Readme, EveryOptionInTheHelpIsInTheToolsSection) {
+  const std::string readme = test::slurp(std::string(J2K_SOURCE_DIR) + "/README.md");
+  auto section = [&](const std::string& heading) {
+    const auto start = readme.find("\n### " + heading);
+    if (start == std::string::npos) return std::string();
+    const auto end = readme.find("\n#", start + 1);
+    return readme.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  };
+  const std::string common = section("Every tool");
+  ASSERT_FALSE(common.empty());
+  EXPECT_TRUE(has(common, "| 2 | bad arguments")) << "the README's exit status table";
+  for (const auto& tool : tools()) {
+    const std::string own = section("`" + tool);
+    ASSERT_FALSE(own.empty()) << tool;
+    auto help = run(bin(tool) + " --help", tool + ".readme");
+    std::istringstream lines(help.out);
+    std::size_t options = 0;
+    for (std::string line; std::getline(lines, line);) {
+      const auto first = line.find_first_not_of(' ');
+      if (first == std::string::npos || first == 0 || line[first] != '-') continue;  // option lines only
+      const std::string names = line.substr(first, line.find(' ', first) - first);
+      static const std::regex option_name("--[a-z][a-z0-9-]*");
+      for (std::sregex_iterator it(names.begin(), names.end(), option_name), end; it != end; ++it) {
+        ++options;
+        const std::regex named("`" + it->str() + "[` =]");  // written as `--opt`, `--opt VALUE` or `--opt=…`
+        EXPECT_TRUE(std::regex_search(own, named) || std::regex_search(common, named))
+            << tool << " " << it->str() << " is in --help but not in the README";
+      }
+    }
+    EXPECT_GT(options, 3u) << help.out;
+  }
+}
