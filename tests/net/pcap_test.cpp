@@ -223,7 +223,7 @@ TEST(PcapReplayProbe, UnusableFramesAreCountedOnceInTheirOwnCounter) {
   decoder::EncodeParams ep;
   ep.lossless = true;
   for (int f = 0; f < 6; ++f) {
-    auto cs = decoder::encode_openjpeg(test::photo_ycbcr(96, 64, 10, 2, 600, 400), ep);
+    auto cs = packetizer::encode_openjpeg(test::photo_ycbcr(96, 64, 10, 2, 600, 400), ep);
     ASSERT_TRUE(cs.ok());
     const auto ts = static_cast<std::uint32_t>(f * 3600);
     if (f == 0) {
