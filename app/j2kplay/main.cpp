@@ -134,6 +134,9 @@ int main(int argc, char** argv) {
   if (!opened) { log->error("{}", opened.error().message); return 1; }
   auto& pipe = *opened.value();
   if (demo) url.port = pipe.port();
+  // The decoders are made here, before the demo sender starts encoding: one that cannot be
+  // made (--backend cuda without a usable GPU) is an error at once.
+  if (auto st = pipe.start(); !st) { log->error("{}", st.error().message); return 1; }
 
   std::unique_ptr<sender::DemoSender> demo_sender;
   if (demo) {
@@ -145,7 +148,6 @@ int main(int argc, char** argv) {
   cli::install_stop_signals();
 
   if (headless) {
-    pipe.start();
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     auto before = pipeline::StatsSample::take(pipe);
@@ -186,7 +188,6 @@ int main(int argc, char** argv) {
   player.resize(win_w, win_h);
   if (fullscreen) player.showFullScreen();
   else player.show();
-  pipe.start();
 
   // Statistics for the overlay, once a second, read on the GUI thread.
   auto before = std::make_shared<pipeline::StatsSample>(pipeline::StatsSample::take(pipe));

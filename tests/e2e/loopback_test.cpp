@@ -90,9 +90,8 @@ TEST(BadInput, NoSenderTimesOutWithAHint) {
 
 TEST(BadInput, GarbageDatagramsAreCountedAndSurvived) {
   const std::string url = "'rtp://239.10.20.4:5010?iface=127.0.0.1'";
-  test::CommandResult probe;
-  std::thread rx([&] { probe = run(bin("j2kprobe") + " " + url + " --json --duration 2 --timeout 5", "garbage.probe"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  test::BackgroundReceiver rx(bin("j2kprobe") + " " + url + " --json --duration 2 --timeout 5", "garbage.probe");
+  ASSERT_TRUE(rx.wait_listening());
   auto tx = net::UdpSender::open({"239.10.20.4", 5010, "127.0.0.1", 1, 8 << 20, ""});
   ASSERT_TRUE(tx.ok()) << tx.error().message;
   std::mt19937 rng(1234);
@@ -109,7 +108,7 @@ TEST(BadInput, GarbageDatagramsAreCountedAndSurvived) {
     ++sent;
     if (sent % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  rx.join();
+  const auto probe = rx.join();
   ASSERT_EQ(probe.exit_code, 0) << probe.err;
   auto summary = json::parse(probe.out);
   EXPECT_GT(summary["packets"]["malformed"].get<int>() + summary["packets"]["foreign_ssrc"].get<int>(), 100);
@@ -238,19 +237,15 @@ TEST(Loopback, SourceSpecificMulticastAcceptsOnlyTheNamedSender) {
   // The sender sends from 127.0.0.2 (loopback owns 127/8); a receiver joined for that source
   // gets the stream, one joined for another source gets nothing.
   const std::string group = "239.10.20.9:5022";
-  j2k::test::CommandResult right, wrong;
-  std::thread a([&] {
-    right = run(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.2' --json --timeout 30 --frames 20", "ssm.right");
-  });
-  std::thread b([&] {
-    wrong = run(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.3' --json --timeout 4", "ssm.wrong");
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  j2k::test::BackgroundReceiver a(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.2' --json --timeout 30 --frames 20", "ssm.right");
+  j2k::test::BackgroundReceiver b(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.3' --json --timeout 4", "ssm.wrong");
+  ASSERT_TRUE(a.wait_listening());
+  ASSERT_TRUE(b.wait_listening());
   auto tx = run(bin("j2ksend") + " --to 'rtp://" + group + "?iface=127.0.0.1&bind=127.0.0.2' --pattern --size 160x90 --fps 25 "
                     "--loop-frames 5 --frames 20" + kCache,
                 "ssm.send");
-  a.join();
-  b.join();
+  const auto right = a.join();
+  const auto wrong = b.join();
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
   ASSERT_EQ(right.exit_code, 0) << right.err;
   EXPECT_EQ(json::parse(right.out)["frames"]["complete"], 20);

@@ -25,6 +25,9 @@ struct StatsSample {
 /// "t=3s  pkts 10842/s  lost 0  frames 50/s (0 incomplete)  35.2 Mbit/s  decoded 50/s  1280x720 4:2:2 8-bit  jitter 0.12 ms"
 std::string per_second_line(const StatsSample& now, const StatsSample& before, double elapsed_s);
 
+/// {"count", "p50", "p95", "p99"} of a latency histogram, in ms.
+nlohmann::json latency_json(const LatencyHistogram& h);
+
 /// The final summary (j2kprobe --json). `elapsed_s` is the receive duration.
 nlohmann::json summary_json(const StatsSample& s, double elapsed_s);
 
