@@ -44,6 +44,14 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
                                  s.packets_late, s.packets_duplicate, s.jitter_ms, s.frames_incomplete);
   if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
+  // Real time: how much decoding is simplified to keep up, and what that costs in delay.
+  if (now.decode.degrade_level > 0)
+    text += fmt::format("\ndegraded: decoding at 1/{} resolution ({} frames so far)", 1 << now.decode.degrade_level,
+                        now.decode.degraded);
+  else if (now.decode.degraded)
+    text += fmt::format("\nfull resolution again ({} frames were degraded)", now.decode.degraded);
+  const auto lat = j2k::pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
+  if (lat.count) text += fmt::format("\nlatency receive→decoded p50 {:.0f} ms  p95 {:.0f} ms  p99 {:.0f} ms", lat.p50, lat.p95, lat.p99);
   QString q = QString::fromStdString(text);
   // How pictures reach the screen: "GPU: H200, display via CUDA→PBO" or the CPU path.
   if (!display_path.isEmpty()) q += "\n" + display_path;
@@ -79,6 +87,9 @@ int main(int argc, char** argv) {
   cli::DecoderChoice decoder_choice;
   decoder_choice.add_to(app);
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)");
+  std::string degrade = "auto";
+  app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")
+      ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   set_log_level(log_level);
@@ -120,6 +131,7 @@ int main(int argc, char** argv) {
   config.backend = choice->first;
   config.gpu = choice->second;
   config.decode_workers = workers;
+  config.degrade = degrade == "auto";
   config.make_rgba = !headless;
   std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread
   std::atomic<std::uint64_t> frames_seen{0};
@@ -167,8 +179,11 @@ int main(int argc, char** argv) {
     }
     pipe.stop(false);
     auto s = pipeline::StatsSample::take(pipe);
-    fmt::print("frames decoded {}, packets received {}, lost {}\n", s.decode.decoded, s.stream.packets_received,
-               s.stream.packets_lost);
+    const auto lat = pipeline::LatencyFigures::of(s.decode.receive_to_decoded);
+    fmt::print("frames decoded {} ({} degraded), packets received {}, lost {}, latency receive->decoded p50/p95/p99 "
+               "{:.0f}/{:.0f}/{:.0f} ms\n",
+               s.decode.decoded, s.decode.degraded, s.stream.packets_received, s.stream.packets_lost, lat.p50, lat.p95,
+               lat.p99);
     if (demo_sender && !demo_sender->error().empty()) return 1;
     return 0;
   }

@@ -12,19 +12,28 @@ namespace j2k::pipeline {
 
 using Clock = std::chrono::steady_clock;
 
-Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top) {
+Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bool first_is_top, PlanarImage& frame) {
   if (first.planes.size() != second.planes.size() || first.width != second.width)
     return make_error(ErrorKind::corrupt, "the two fields differ in size or components");
   const PlanarImage& top = first_is_top ? first : second;
   const PlanarImage& bottom = first_is_top ? second : first;
-  PlanarImage frame = top;
+  frame.width = top.width;
   frame.height = top.height + bottom.height;
+  frame.colour = top.colour;
+  frame.full_range = top.full_range;
+  frame.planes.resize(top.planes.size());
   for (std::size_t c = 0; c < frame.planes.size(); ++c) {
     const Plane& t = top.planes[c];
     const Plane& b = bottom.planes[c];
     if (t.width != b.width || b.height > t.height || t.height - b.height > 1)
       return make_error(ErrorKind::corrupt, fmt::format("fields differ in component {} geometry", c));
     Plane& p = frame.planes[c];
+    // The geometry and sample format of the field; the frame's own sample memory is reused.
+    p.width = t.width;
+    p.dx = t.dx;
+    p.dy = t.dy;
+    p.precision = t.precision;
+    p.is_signed = t.is_signed;
     p.height = t.height + b.height;
     p.samples.resize(static_cast<std::size_t>(p.width) * p.height);
     // Top field on even lines, bottom field on odd lines.
@@ -34,6 +43,12 @@ Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& se
                   &p.samples[static_cast<std::size_t>(y) * p.width]);
     }
   }
+  return {};
+}
+
+Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top) {
+  PlanarImage frame;
+  if (auto st = weave_fields_into(first, second, first_is_top, frame); !st) return st.error();
   return frame;
 }
 
@@ -297,6 +312,22 @@ void ReceivePipeline::depacketize_loop() {
   if (drain_.load() || !stopping_flush_) session_->flush();
 }
 
+PlanarImage ReceivePipeline::take_spare() {
+  std::lock_guard lock(spare_mutex_);
+  if (spare_.empty()) return {};
+  PlanarImage img = std::move(spare_.back());
+  spare_.pop_back();
+  return img;
+}
+
+void ReceivePipeline::give_back(PlanarImage&& image) {
+  if (image.planes.empty()) return;
+  std::lock_guard lock(spare_mutex_);
+  // Enough for every worker and a few in flight; the rest is freed.
+  if (spare_.size() < workers_.size() + 2) spare_.push_back(std::move(image));
+  image = {};
+}
+
 Clock::duration ReceivePipeline::budget() const {
   if (config_.latency_budget.count() > 0) return config_.latency_budget;
   const auto floor = std::max<Clock::duration>(std::chrono::milliseconds(100), 4 * interval_);
@@ -317,9 +348,11 @@ void ReceivePipeline::deliver_loop() {
       continue;
     }
     sink_(std::move(r->frame));
+    give_back(std::move(r->frame.image));  // what the sink left in the frame is reused
     ++next_delivery_;
     for (auto it = waiting_.find(next_delivery_); it != waiting_.end(); it = waiting_.find(next_delivery_)) {
       sink_(std::move(it->second));
+      give_back(std::move(it->second.image));
       waiting_.erase(it);
       ++next_delivery_;
     }
@@ -382,21 +415,25 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
     else
       log->debug("frame {}: {}; CPU display path", f.index, why);
   }
-  // A frame, or two fields decoded one after the other and woven into a frame.
+  // A frame, or two fields decoded one after the other and woven into a frame. Memory is
+  // reused across frames: fields decode into the worker's own pictures, frames into
+  // pictures the delivery thread gave back after the sink (no allocation, no page faults
+  // per frame once the sizes are stable, as in j2kdecode --bench).
+  const bool fields = unit.codestreams.size() == 2;
+  f.image = take_spare();
   for (;;) {
-    std::vector<PlanarImage> pictures;
     f.error.clear();
     bool too_deep = false;
-    for (const auto& bytes : unit.codestreams) {
-      auto cs = decoder::locate_codestream(bytes);
+    for (std::size_t i = 0; i < unit.codestreams.size(); ++i) {
+      auto cs = decoder::locate_codestream(unit.codestreams[i]);
       if (!cs) { f.error = cs.error().message; break; }
-      auto img = worker.decoder->decode(*cs, options);
-      if (!img) {
-        f.error = img.error().message;
-        too_deep = options.reduce > 0 && img.error().kind == ErrorKind::unsupported;
+      PlanarImage& into = fields ? worker.fields[i] : f.image;
+      auto st = worker.decoder->decode_into(*cs, options, into);
+      if (!st) {
+        f.error = st.error().message;
+        too_deep = options.reduce > 0 && st.error().kind == ErrorKind::unsupported;
         break;
       }
-      pictures.push_back(std::move(img).value());
     }
     if (too_deep) {
       // Fewer decomposition levels than the degradation asked to skip: never ask for more.
@@ -406,15 +443,13 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
       --options.reduce;
       continue;
     }
-    if (f.error.empty() && pictures.size() == 2) {
-      auto woven = weave_fields(pictures[0], pictures[1], unit.first_field_is_top);
-      if (woven) f.image = std::move(woven).value();
-      else f.error = woven.error().message;
-    } else if (f.error.empty()) {
-      f.image = std::move(pictures[0]);
+    if (f.error.empty() && fields) {
+      if (auto st = weave_fields_into(worker.fields[0], worker.fields[1], unit.first_field_is_top, f.image); !st)
+        f.error = st.error().message;
     }
     break;
   }
+  if (!f.error.empty()) give_back(std::move(f.image));
   f.reduce = options.reduce;
   f.decoded = f.error.empty();
 }

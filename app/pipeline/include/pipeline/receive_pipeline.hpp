@@ -141,6 +141,8 @@ struct DecodeSnapshot {
 
 /// Interleaves two field pictures into a frame: the top field's lines go to even rows.
 Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top);
+/// The same into `frame`, reusing its sample memory.
+Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bool first_is_top, PlanarImage& frame);
 
 /// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks).
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
@@ -190,6 +192,7 @@ class ReceivePipeline {
   struct Worker {
     std::unique_ptr<decoder::Decoder> decoder;
     gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
+    PlanarImage fields[2];             // a field pair's pictures, reused frame after frame
     std::thread thread;
   };
 
@@ -204,6 +207,8 @@ class ReceivePipeline {
   std::string check_against_descriptor(const depacketizer::CodestreamUnit& unit) const;
   void hand_on(std::uint64_t seq, DecodedFrame&& frame);  // any producer thread
   std::chrono::steady_clock::duration budget() const;     // under sched_mutex_
+  PlanarImage take_spare();                  // a decoded picture's memory, for reuse
+  void give_back(PlanarImage&& image);
   /// The GPU display path for one unit; false (with `fallback_reason`) when the frame must
   /// take the CPU path instead.
   bool decode_on_device(gpu::CudaDecoder& dec, const depacketizer::CodestreamUnit& unit,
@@ -252,6 +257,9 @@ class ReceivePipeline {
   DegradeController degrade_;
   std::chrono::steady_clock::duration interval_{};
   std::atomic<int> level_{0};
+
+  std::mutex spare_mutex_;  // guards spare_
+  std::vector<PlanarImage> spare_;
 
   // In-order delivery (delivery thread only): frames finish out of order across workers.
   std::uint64_t next_delivery_ = 0;
