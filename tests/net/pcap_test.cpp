@@ -136,7 +136,7 @@ TEST(PcapReplayProbe, AFrameFarLargerThanTheDescriptorIsRejectedAndTheRestDecode
   // 512x384. It is refused before decoding (counted), the stream goes on.
   Stream s;
   packetizer::RtpPacketizer packetizer(0xABCD, 96, 100, 1200);
-  depacketizer::MxfPictureParams mp;
+  packetizer::MxfPictureParams mp;
   mp.width = 96; mp.height = 64; mp.depth = 10;
   packetizer::EncodeParams ep;
   ep.lossless = true;
@@ -277,7 +277,7 @@ TEST(PcapReplayPlayer, CaptureEndsWithAMessageAndStatusAndStatisticsOnStderr) {
 TEST(PcapReplayProbe, UnusableFramesAreCountedOnceInTheirOwnCounter) {
   Stream s;
   packetizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
-  depacketizer::MxfPictureParams mp;
+  packetizer::MxfPictureParams mp;
   mp.width = 96; mp.height = 64; mp.depth = 10;
   packetizer::EncodeParams ep;
   ep.lossless = true;

@@ -288,7 +288,7 @@ TEST(ReservedMarkers, InMainAndTilePartHeaderDecodeToTheSamePictureAsWithout) {
     ASSERT_TRUE(parts.ok()) << parts.error().message;
     ASSERT_EQ(parts->size(), 1u);
     EXPECT_EQ((*parts)[0].size(), marked.size());
-    depacketizer::Rfc5371Packetizer packetizer(1, 96, 0);
+    packetizer::Rfc5371Packetizer packetizer(1, 96, 0);
     std::vector<std::vector<std::uint8_t>> packets;
     EXPECT_TRUE(packetizer.packetize(marked, 0, 0, packets).ok());
   }
@@ -355,7 +355,7 @@ TEST(LocateCodestream, OpjCompressJp2FileWorksWhereverACodestreamDoes) {
   EXPECT_TRUE(unit.problem.empty()) << unit.problem;
   ASSERT_EQ(unit.codestreams.size(), 1u);
   EXPECT_EQ(unit.codestreams[0], j2k);
-  depacketizer::Rfc5371Packetizer packetizer(1, 96, 0);
+  packetizer::Rfc5371Packetizer packetizer(1, 96, 0);
   std::vector<std::vector<std::uint8_t>> packets;
   ASSERT_TRUE(packetizer.packetize(jp2, 0, 0, packets).ok());
   std::size_t carried = 0;
