@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "corpus.hpp"
-#include "tier1/t1_kernel.hpp"
+#include "dsp.hpp"
 #include "decoder/decoder.hpp"
 #include "decoder/own_decoder.hpp"
 #include "syntax/locate.hpp"
@@ -258,25 +258,25 @@ TEST_P(Corpus, ReadGeometryMatchesTheDecodedPicture) {
   EXPECT_FALSE(syntax::read_geometry(cut).ok()) << "SIZ cut short";
 }
 
-/// The tier-1 and IDWT kernels are compiled twice (baseline and x86-64-v3, picked at run time): both
-/// copies must give the same picture, on whole streams and on a cut one.
+/// Each CPU-feature kernel set (dsp.hpp) gives the portable kernels' picture exactly, on whole
+/// streams and on a cut one (dsp_check_test.cpp compares the kernels one by one).
 TEST_P(Corpus, Tier1KernelVariantsAgree) {
   const CorpusCase& c = GetParam();
   const Encoded& e = encoded(c);
   ASSERT_FALSE(e.codestream.empty());
-  if (!decoder::own::t1_v3_available()) GTEST_SKIP() << "no x86-64-v3 kernel on this CPU/build";
-  auto own = make_decoder(Backend::own);
-  ASSERT_TRUE(own.ok());
+  if (decoder::own::cpu_flags() == 0) GTEST_SKIP() << "no SIMD kernel set on this CPU/build";
+  auto portable = decoder::own::make_own_decoder_for_cpu(0);
   const std::vector<std::uint8_t> cut(e.codestream.begin(), e.codestream.begin() + e.codestream.size() * 3 / 5);
-  for (const auto* stream : {&e.codestream, &cut}) {
-    decoder::own::set_t1_variant(1);
-    auto base = (*own)->decode(*stream, {});
-    decoder::own::set_t1_variant(2);
-    auto v3 = (*own)->decode(*stream, {});
-    decoder::own::set_t1_variant(0);
-    ASSERT_EQ(base.ok(), v3.ok());
-    if (base.ok()) {
-      EXPECT_TRUE(within(*base, *v3, 0)) << (stream == &cut ? "cut stream" : "whole stream");
+  for (const auto& [flag, name] : decoder::own::kCpuFlagNames) {
+    if (!(decoder::own::cpu_flags() & flag)) continue;
+    auto simd = decoder::own::make_own_decoder_for_cpu(flag);
+    for (const auto* stream : {&e.codestream, &cut}) {
+      auto base = portable->decode(*stream, {});
+      auto fast = simd->decode(*stream, {});
+      ASSERT_EQ(base.ok(), fast.ok()) << name;
+      if (base.ok()) {
+        EXPECT_TRUE(within(*base, *fast, 0)) << name << (stream == &cut ? " cut stream" : " whole stream");
+      }
     }
   }
 }

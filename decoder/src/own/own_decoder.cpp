@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "codestream/codestream.hpp"
+#include "dsp.hpp"
 #include "reconstruct_internal.hpp"
 #include "syntax/locate.hpp"
 #include "thread_pool.hpp"
@@ -76,6 +77,13 @@ auto no_throw(F&& f) -> decltype(f()) {
 
 /// Decoder state that lives across frames: the pool and each thread's tier-1 scratch.
 struct Engine {
+  /// The kernel tables (dsp.hpp): all this CPU has, or a test's mask.
+  explicit Engine(unsigned cpu_mask = kCpuAll) : t1(make_t1_dsp(cpu_mask)), idwt(make_idwt_dsp(cpu_mask)) {}
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  T1Dsp t1;
+  IdwtKernels idwt;
   std::unique_ptr<ThreadPool> pool;
   std::vector<CodeBlockDecoder> scratch;
   ReconstructScratch reconstruct;
@@ -85,7 +93,7 @@ struct Engine {
     threads = std::clamp(threads, 1, 256);
     if (!pool || pool->size() != threads) {
       pool = std::make_unique<ThreadPool>(threads);
-      scratch.assign(static_cast<std::size_t>(threads), {});
+      scratch.assign(static_cast<std::size_t>(threads), CodeBlockDecoder(t1));
     }
   }
 };
@@ -230,7 +238,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
 
 class OwnDecoder final : public Decoder {
  public:
-  explicit OwnDecoder(const DecodeLimits& limits) : limits_(limits) {}
+  explicit OwnDecoder(const DecodeLimits& limits, unsigned cpu_mask = kCpuAll) : limits_(limits), engine_(cpu_mask) {}
   Backend backend() const noexcept override { return Backend::own; }
 
   Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) override {
@@ -244,7 +252,7 @@ class OwnDecoder final : public Decoder {
       auto frame = run_to_coefficients(engine_, codestream, options, limits_, stats_);
       if (!frame) return frame.error();
       ReconstructTimes times;
-      Status st = reconstruct_into(*frame, engine_.pool.get(), &times, &engine_.reconstruct, out);
+      Status st = reconstruct_into(*frame, engine_.pool.get(), &times, &engine_.reconstruct, out, &engine_.idwt);
       engine_.spare_tiles = std::move(frame->tiles);
       stats_.idwt_ms = times.idwt_ms;
       stats_.colour_ms = times.colour_ms;
@@ -300,7 +308,8 @@ void CoefficientDecoder::recycle(CoefficientFrame&& frame) {
 Status CoefficientDecoder::reconstruct(const CoefficientFrame& frame, PlanarImage& out, ReconstructTimes* times) {
   return own::no_throw([&]() -> Status {
     impl_->engine.ensure(impl_->threads);
-    return own::reconstruct_into(frame, impl_->engine.pool.get(), times, &impl_->engine.reconstruct, out);
+    return own::reconstruct_into(frame, impl_->engine.pool.get(), times, &impl_->engine.reconstruct, out,
+                                 &impl_->engine.idwt);
   });
 }
 
@@ -308,6 +317,10 @@ int CoefficientDecoder::threads() const noexcept { return impl_->threads; }
 
 std::unique_ptr<Decoder> make_own_decoder(const DecodeLimits& limits) {
   return std::make_unique<own::OwnDecoder>(limits);
+}
+
+std::unique_ptr<Decoder> own::make_own_decoder_for_cpu(unsigned mask, const DecodeLimits& limits) {
+  return std::make_unique<own::OwnDecoder>(limits, mask);
 }
 
 }  // namespace j2k::decoder
