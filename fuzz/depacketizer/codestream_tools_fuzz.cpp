@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "depacketizer/codestream_tools.hpp"
-#include "depacketizer/mxf_file.hpp"
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/mxf_file.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 #include "syntax/locate.hpp"
 #include "syntax/markers.hpp"
 #include "syntax/parameters.hpp"
@@ -41,7 +41,7 @@ void syntax_walk(Bytes data) {
   auto header = syntax::read_main_header(data);
   if (!header.ok()) return;
   if (header->length > data.size()) __builtin_trap();
-  auto length = j2k::depacketizer::main_header_length(data);  // the packetizer's walk agrees
+  auto length = j2k::packetizer::main_header_length(data);  // the packetizer's walk agrees
   if (!length.ok() || *length != header->length) __builtin_trap();
   auto siz = syntax::read_siz(header->siz.body);
   if (!siz.ok()) return;
@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const j2k::Bytes rest(data + 3, size - 3);
   switch (data[0] % 5) {
     case 0: {
-      auto mxf = read_mxf(rest);
+      auto mxf = j2k::packetizer::read_mxf(rest);
       if (mxf.ok() && mxf->packages.empty()) __builtin_trap();  // success means pictures were found
       break;
     }

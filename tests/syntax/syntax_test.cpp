@@ -7,10 +7,10 @@
 
 #include "corpus.hpp"
 #include "decoder/decoder.hpp"
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "depacketizer/codestream_tools.hpp"
 #include "depacketizer/rtp_session.hpp"
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 #include "syntax/locate.hpp"
 #include "syntax/markers.hpp"
 #include "syntax/parameters.hpp"
@@ -93,7 +93,7 @@ TEST(SyntaxSegments, MainHeaderWalkSkipsReservedMarkersAndRefusesBrokenChains) {
     EXPECT_TRUE(std::ranges::equal(walked->segments[i].body, plain->segments[i].body));
   }
   // The packetizer's walk is the same walk.
-  auto length = depacketizer::main_header_length(marked);
+  auto length = packetizer::main_header_length(marked);
   ASSERT_TRUE(length.ok()) << length.error().message;
   EXPECT_EQ(*length, walked->length);
   // Tile-part header: the reserved marker after SOT is skipped, SOD found.
@@ -288,7 +288,7 @@ TEST(ReservedMarkers, InMainAndTilePartHeaderDecodeToTheSamePictureAsWithout) {
     ASSERT_TRUE(parts.ok()) << parts.error().message;
     ASSERT_EQ(parts->size(), 1u);
     EXPECT_EQ((*parts)[0].size(), marked.size());
-    depacketizer::Rfc5371Packetizer packetizer(1, 96, 0);
+    packetizer::Rfc5371Packetizer packetizer(1, 96, 0);
     std::vector<std::vector<std::uint8_t>> packets;
     EXPECT_TRUE(packetizer.packetize(marked, 0, 0, packets).ok());
   }
@@ -302,12 +302,12 @@ TEST(ReservedMarkers, LumaChromaMergeSkipsThem) {
   chroma.width = chroma.planes[0].width;
   chroma.height = chroma.planes[0].height;
   chroma.colour = ColourCoding::grey;
-  auto cs = decoder::encode_openjpeg(chroma, {});
+  auto cs = packetizer::encode_openjpeg(chroma, {});
   ASSERT_TRUE(cs.ok()) << cs.error().message;
   PlanarImage luma = test::make_source(Source::ycc422_10, 64, 48);
   luma.planes.resize(1);
   luma.colour = ColourCoding::grey;
-  auto ys = decoder::encode_openjpeg(luma, {});
+  auto ys = packetizer::encode_openjpeg(luma, {});
   ASSERT_TRUE(ys.ok()) << ys.error().message;
   auto plain = depacketizer::merge_luma_chroma(*ys, *cs);
   ASSERT_TRUE(plain.ok()) << plain.error().message;
@@ -355,7 +355,7 @@ TEST(LocateCodestream, OpjCompressJp2FileWorksWhereverACodestreamDoes) {
   EXPECT_TRUE(unit.problem.empty()) << unit.problem;
   ASSERT_EQ(unit.codestreams.size(), 1u);
   EXPECT_EQ(unit.codestreams[0], j2k);
-  depacketizer::Rfc5371Packetizer packetizer(1, 96, 0);
+  packetizer::Rfc5371Packetizer packetizer(1, 96, 0);
   std::vector<std::vector<std::uint8_t>> packets;
   ASSERT_TRUE(packetizer.packetize(jp2, 0, 0, packets).ok());
   std::size_t carried = 0;

@@ -1,4 +1,4 @@
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,11 @@
 #include "syntax/locate.hpp"
 #include "syntax/segments.hpp"
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
+
+// The KLV/wire-format vocabulary (keys, BER lengths, payload headers) is the depacketizer's;
+// the sender writes what the receiver reads.
+using namespace j2k::depacketizer;
 
 Result<std::size_t> main_header_length(Bytes cs) {
   // Main header: SOC, SIZ and marker segments until the first SOT (15444-1 A.4.1), walked by the
@@ -55,4 +59,4 @@ Status Rfc5371Packetizer::packetize(Bytes input, std::uint32_t timestamp, int tp
   return {};
 }
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer
