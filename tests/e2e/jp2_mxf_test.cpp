@@ -43,6 +43,7 @@ TEST(FfmpegJp2Mxf, StreamedFileDecodesEveryFrame) {
     ASSERT_NE(bytes.find(std::string("\x00\x00\x00\x0CjP  \r\n\x87\n", 12)), std::string::npos) << "FFmpeg wrote no JP2 frames";
   }
   const int port = 5070;
+  std::filesystem::remove(tag + ".probe.err");  // a previous run's "listening" line must not count
   bool ended = false;
   j2k::test::CommandResult probe;
   std::thread rx([&] {

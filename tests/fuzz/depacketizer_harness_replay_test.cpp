@@ -86,6 +86,21 @@ std::vector<Input> tool_inputs() {
   merge.insert(merge.end(), y.begin(), y.end());
   merge.insert(merge.end(), c.begin(), c.end());
   inputs.push_back(merge);
+  // 3: the syntax unit's walk and readers on a codestream with a reserved marker (FF30, no segment).
+  auto walk_cs = codestream(4);
+  const std::size_t after_siz = 4 + static_cast<std::size_t>(walk_cs[4] << 8 | walk_cs[5]);
+  walk_cs.insert(walk_cs.begin() + static_cast<std::ptrdiff_t>(after_siz), {0xFF, 0x30});
+  Input walk = {3, 0, 0};
+  walk.insert(walk.end(), walk_cs.begin(), walk_cs.end());
+  inputs.push_back(walk);
+  // 4: a JP2 file: signature box, then the codestream box (15444-1 I.5.1, I.5.4).
+  const auto boxed = codestream(5);
+  Input jp2 = {4, 0, 0, 0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A};
+  const std::uint32_t lbox = static_cast<std::uint32_t>(8 + boxed.size());
+  jp2.insert(jp2.end(), {static_cast<std::uint8_t>(lbox >> 24), static_cast<std::uint8_t>(lbox >> 16),
+                         static_cast<std::uint8_t>(lbox >> 8), static_cast<std::uint8_t>(lbox), 'j', 'p', '2', 'c'});
+  jp2.insert(jp2.end(), boxed.begin(), boxed.end());
+  inputs.push_back(jp2);
   return inputs;
 }
 

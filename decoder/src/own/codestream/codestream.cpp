@@ -20,7 +20,10 @@ Status read_siz(const syntax::Segment& seg, Siz& siz, const DecodeLimits& limits
   auto read = syntax::read_siz(seg.body);
   if (!read) return read.error();
   siz = std::move(read).value();
-  if (Status st = syntax::check_limits(siz, {limits.max_pixels, limits.max_components}); !st) return st;
+  syntax::PictureLimits caps;
+  caps.max_pixels = limits.max_pixels;
+  caps.max_components = limits.max_components;
+  if (Status st = syntax::check_limits(siz, caps); !st) return st;
   // Every tile-component gets its own structures: bound their number, not just the pixels.
   const long long tile_components = static_cast<long long>(siz.tiles_x) * siz.tiles_y * static_cast<long long>(siz.components.size());
   if (tile_components > (1LL << 20))
