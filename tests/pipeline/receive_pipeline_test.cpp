@@ -242,6 +242,21 @@ TEST(ReceivePipeline, FrameCutByTheStopIsNotCountedIncomplete) {
   EXPECT_EQ(h.pipe->stream().frames_complete, 2u);
 }
 
+TEST(ReceivePipeline, LastFrameOfAStreamThatWentSilentIsCountedIncomplete) {
+  // Not a cut by the stop: the stream stopped (its last packets lost), then the probe gave up.
+  Harness h;
+  auto c = h.config();
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  h.send(0);
+  h.send_first_packet(1);
+  h.wait_for_frames(1);
+  h.clock.advance(std::chrono::seconds(3));  // --timeout 3: nothing more came
+  h.pipe->stop(true);
+  EXPECT_EQ(h.pipe->stream().frames_incomplete, 1u);
+  EXPECT_EQ(h.got.size(), 2u);
+}
+
 TEST(ReceivePipeline, FrameCutByTheEndOfACaptureIsCountedIncomplete) {
   Harness h;
   auto c = h.config();

@@ -299,14 +299,17 @@ void ReceivePipeline::depacketize_loop() {
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
       first_packet_ns_.store((*packet)->received.time_since_epoch().count());
+    last_packet_ = (*packet)->received;
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     session_->on_datagram((*packet)->bytes(), (*packet)->received);
   }
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
-  // End of a capture: what is pending is the stream's last frame. A stop (Ctrl-C, --duration,
-  // a window closed) cuts the frame in flight short: that frame is not counted incomplete.
-  stopping_flush_ = !receiver_->finished();
+  // End of a capture, or a stream that had gone silent: what is pending is the stream's last
+  // frame, incomplete if it is. A stop while packets were flowing (Ctrl-C, --duration, a
+  // window closed) cuts the frame in flight short: that frame is not counted incomplete.
+  const bool silent = now() - last_packet_ > std::chrono::milliseconds(500);
+  stopping_flush_ = !receiver_->finished() && !silent;
   if (drain_.load() || !stopping_flush_) session_->flush();
 }
 

@@ -232,6 +232,7 @@ class ReceivePipeline {
   std::uint64_t next_seq_ = 0;
   std::uint64_t handed_on_ = 0;
   bool stopping_flush_ = false;  // the final flush of a stop: incomplete units were cut by it
+  std::chrono::steady_clock::time_point last_packet_{};
   StreamClock stream_clock_;
   std::atomic<bool> limit_reached_{false};
   // Units the session counted that are not frames of the stream as received: cut short by
