@@ -3,6 +3,7 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_gl.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/cuda_tier1.hpp"
 #include "gpu/device_picture.hpp"
 
 namespace j2k::gpu {
@@ -12,6 +13,7 @@ Error unavailable() { return make_error(ErrorKind::unsupported, "CUDA: this buil
 }  // namespace
 
 bool cuda_available() noexcept { return false; }
+Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch&, int) { return unavailable(); }
 std::string cuda_describe() { return "this build has no CUDA stage"; }
 
 struct CudaReconstructor::Impl {};

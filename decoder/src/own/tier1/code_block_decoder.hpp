@@ -20,6 +20,8 @@ struct CodeBlockJob {
   std::int32_t* out = nullptr;
   int stride = 0;
   std::uint32_t bytes = 0;  ///< for scheduling (largest first)
+  const std::int32_t* frame_data = nullptr;  ///< the tile-component's data (Tier1Batch offsets)
+  std::uint64_t frame_base = 0;              ///< its first element in the frame's array
 };
 
 /// Per-thread scratch, reused from block to block so the hot data stays in cache.
