@@ -7,12 +7,14 @@
 #include "core/result.hpp"
 #include "decoder/decoder.hpp"
 #include "gpu/cuda.hpp"
+#include "gpu/cuda_tier1.hpp"
 
 namespace j2k::cli {
 
 struct DecoderChoice {
   std::string backend = "own";
   std::string gpu = "auto";
+  std::string tier1 = "cpu";
 
   void add_to(CLI::App& app) {
     app.add_option("--backend", backend, "decoder: own, cuda (own with GPU reconstruction) or openjpeg")
@@ -21,7 +23,12 @@ struct DecoderChoice {
     app.add_option("--gpu", gpu, "own decoder's reconstruction on the GPU: on, off or auto")
         ->check(CLI::IsMember({"on", "off", "auto"}))
         ->capture_default_str();
+    app.add_option("--tier1", tier1, "code-block decoding: cpu, gpu (needs the GPU) or auto (GPU where usable, else CPU)")
+        ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
+        ->capture_default_str();
   }
+  /// --tier1 as a mode (checked by CLI11 already).
+  gpu::Tier1Mode tier1_mode() const { return gpu::parse_tier1_mode(tier1).value_or(gpu::Tier1Mode::cpu); }
 
   /// The backend and GPU mode the options mean ("cuda" is the own decoder with the GPU required).
   Result<std::pair<decoder::Backend, gpu::GpuMode>> resolve() const {

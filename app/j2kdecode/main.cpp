@@ -131,6 +131,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"own", "cuda", "openjpeg"}));
   std::string gpu_text = "off";
   app.add_option("--gpu", gpu_text, "with --backend own: reconstruction on the GPU (on, off, auto)")->capture_default_str();
+  std::string tier1_text = "cpu";
+  app.add_option("--tier1", tier1_text, "with the GPU: code-blocks on the cpu, the gpu, or auto")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
+      ->capture_default_str();
   app.add_option("--threads", opt.threads, "threads used inside one decode")->check(CLI::Range(1, 256));
   app.add_flag("--strict", opt.strict, "fail on any damage instead of decoding what is intact");
   app.add_option("--bench", bench, "decode K times and print speed and time per stage")->check(CLI::NonNegativeNumber);
@@ -147,7 +151,8 @@ int main(int argc, char** argv) {
   // The GPU backend lives in gpu/ (decoder/ knows nothing of GPUs): choose it here.
   auto dec = backend_name == "openjpeg" ? j2k::decoder::make_decoder(j2k::decoder::Backend::openjpeg)
              : *gpu_mode == j2k::gpu::GpuMode::off ? j2k::decoder::make_decoder(j2k::decoder::Backend::own)
-                                                   : j2k::gpu::make_cuda_decoder({*gpu_mode});
+                                                   : j2k::gpu::make_cuda_decoder(
+                                                         {*gpu_mode, 0, {}, *j2k::gpu::parse_tier1_mode(tier1_text)});
   if (!dec) {
     fmt::print(stderr, "j2kdecode: {}\n", dec.error().message);
     return 2;

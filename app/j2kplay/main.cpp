@@ -47,6 +47,7 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
   QString q = QString::fromStdString(text);
   // How pictures reach the screen: "GPU: H200, display via CUDA→PBO" or the CPU path.
   if (!display_path.isEmpty()) q += "\n" + display_path;
+  if (now.decode.tier1_on_gpu) q += QString::fromStdString(fmt::format("\ntier-1 on the GPU: {} frames", now.decode.tier1_on_gpu));
   if (now.decode.display_fallbacks)
     q += QString::fromStdString(fmt::format("\nGPU display fallbacks: {} ({} with every device picture in use)",
                                             now.decode.display_fallbacks, now.decode.device_pool_exhausted));
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
   config.url = url;
   config.backend = choice->first;
   config.gpu = choice->second;
+  config.tier1 = decoder_choice.tier1_mode();
   config.decode_workers = workers;
   config.make_rgba = !headless;
   std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread

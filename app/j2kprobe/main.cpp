@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   config.url = *url;
   config.backend = choice->first;
   config.gpu = choice->second;
+  config.tier1 = decoder_choice.tier1_mode();
   config.decode = !no_decode;
   config.decode_workers = workers;
   config.threads_per_decode = threads;

@@ -1,13 +1,14 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--backend stage|zerocopy|own|cuda|cuda-display] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--backend stage|zerocopy|own|cuda|cuda-display] FILE.j2k...
 //
 // stage: tier-1 once on the CPU, then per frame the GPU part alone (upload of the
 //        coefficients, dequantisation + IDWT, MCT/DC/clamp, chroma upsampling + colour
 //        into a device RGBA8 buffer, as into a mapped PBO), timed with CUDA events;
 //        medians after a warm-up, achieved bandwidth against measured copy bandwidth.
 // zerocopy: the same with CudaReconstructor::Options::zero_copy.
-// cuda-display: the player's path, decode_to_device into a device RGBA buffer.
+// cuda-display: the player's path, decode_to_device into a device RGBA buffer (--tier1 gpu:
+//        code-blocks decoded on the GPU, only tier-2 on the CPU).
 // own / cuda: whole decode (codestream -> picture) with that backend, wall time per frame.
 // Peak RSS of the process is printed last.
 #include <cuda_runtime.h>
@@ -213,8 +214,8 @@ int bench_stage(const char* path, const std::vector<std::uint8_t>& bytes, int fr
 }
 
 /// The player's path: decode straight into a device RGBA buffer (no planar download).
-int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads) {
-  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, gpu::Tier1Mode tier1) {
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1});
   if (!dec) {
     std::fprintf(stderr, "%s\n", dec.error().message.c_str());
     return 1;
@@ -223,7 +224,8 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   opt.threads = threads;
   void* rgba = nullptr;
   gpu::DeviceTarget target;
-  std::vector<double> wall, t1, t2, gpu_ms;
+  std::vector<double> wall, t1, t2, gpu_ms, up_ms, gt1_ms, idwt_ms, colour_ms;
+  std::size_t up_bytes = 0, blocks = 0;
   for (int i = 0; i < frames + 3; ++i) {
     if (!rgba) {  // size from the first frame
       auto frame = decoder::decode_coefficients(bytes, opt);
@@ -243,11 +245,26 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     wall.push_back(ms);
     t1.push_back((*dec)->last_stats().tier1_ms);
     t2.push_back((*dec)->last_stats().tier2_ms);
-    gpu_ms.push_back((*dec)->last_gpu_times().total_ms);
+    const gpu::GpuTimes g = (*dec)->last_gpu_times();
+    gpu_ms.push_back(g.total_ms);
+    up_ms.push_back(g.upload_ms);
+    gt1_ms.push_back(g.tier1_ms);
+    idwt_ms.push_back(g.idwt_ms);
+    colour_ms.push_back(g.store_ms + g.colour_ms);
+    up_bytes = g.upload_bytes;
+    blocks = g.tier1_blocks;
+    if (tier1 == gpu::Tier1Mode::gpu && !(*dec)->last_tier1_on_gpu()) {
+      std::fprintf(stderr, "%s: tier-1 did not run on the GPU\n", path);
+      return 1;
+    }
   }
-  std::printf("%s: backend cuda, display path (RGBA into device memory, no planar copy), %d threads, %d frames: median "
-              "%.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
-              path, threads, frames, median(wall), median(t2), median(t1), median(gpu_ms));
+  std::printf("%s: %zu bytes, backend cuda, display path (RGBA into device memory, no planar copy), tier-1 on the %s, "
+              "%d threads, %d frames: median %.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
+              path, bytes.size(), tier1 == gpu::Tier1Mode::gpu ? "GPU" : "CPU", threads, frames, median(wall), median(t2),
+              median(t1), median(gpu_ms));
+  std::printf("  GPU medians ms: upload %.3f (%.2f MB) | tier-1 %.3f (%zu code-blocks) | dequant+IDWT %.3f | "
+              "store+colour %.3f\n",
+              median(up_ms), up_bytes / 1e6, median(gt1_ms), blocks, median(idwt_ms), median(colour_ms));
   cudaFree(rgba);
   return 0;
 }
@@ -295,12 +312,14 @@ int bench_decode(const char* path, const std::vector<std::uint8_t>& bytes, int f
 int main(int argc, char** argv) {
   int frames = 200, threads = 16;
   std::string backend = "stage";
+  gpu::Tier1Mode tier1 = gpu::Tier1Mode::cpu;
   std::vector<const char*> files;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--frames" && i + 1 < argc) frames = std::atoi(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
+    else if (a == "--tier1" && i + 1 < argc) tier1 = gpu::parse_tier1_mode(argv[++i]).value_or(gpu::Tier1Mode::cpu);
     else files.push_back(argv[i]);
   }
   std::printf("device: %s\n", gpu::cuda_describe().c_str());
@@ -318,7 +337,7 @@ int main(int argc, char** argv) {
     const auto bytes = read_file(f);
     if (backend == "stage" || backend == "zerocopy")
       rc |= bench_stage(f, bytes, frames, threads, d2d, h2d, backend == "zerocopy");
-    else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads);
+    else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads, tier1);
     else rc |= bench_decode(f, bytes, frames, threads, backend == "cuda");
   }
   rusage ru{};

@@ -25,9 +25,9 @@ Result<PlanarImage> CudaReconstructor::collect(int, GpuTimes*) { return unavaila
 Result<PlanarImage> CudaReconstructor::reconstruct(const decoder::CoefficientFrame&, const ReconstructRequest&, GpuTimes*) {
   return unavailable();
 }
-cudaStream_t CudaReconstructor::next_stream() const noexcept { return nullptr; }
 int CudaReconstructor::slots() const noexcept { return 0; }
 std::size_t CudaReconstructor::device_bytes() const noexcept { return 0; }
+void CudaReconstructorTestAccess::set_device(CudaReconstructor&, int) {}
 Status upload_and_convert(const PlanarImage&, const ColourInterpretation&, const DeviceTarget&, cudaStream_t) {
   return unavailable();
 }
@@ -50,7 +50,6 @@ Status CudaGlPresenter::update_texture(std::shared_ptr<const DevicePicture>, uns
 CudaGlPresenter::Path CudaGlPresenter::last_path() const noexcept { return Path::none; }
 void CudaGlPresenter::poll() {}
 Status CudaGlPresenter::copy(const DevicePicture&, unsigned int) { return unavailable(); }
-Status CudaGlPresenter::copy_to_texture(const DevicePicture&, unsigned int) { return unavailable(); }
 void CudaGlPresenter::release() {}
 cudaStream_t CudaGlPresenter::stream() const noexcept { return nullptr; }
 

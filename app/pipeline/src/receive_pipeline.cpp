@@ -184,13 +184,13 @@ void ReceivePipeline::decode_loop() {
   std::unique_ptr<decoder::Decoder> dec;
   gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
   if (pool_) {
-    if (auto typed = gpu::make_cuda_decoder_typed({config_.gpu})) {
+    if (auto typed = gpu::make_cuda_decoder_typed({config_.gpu, 0, {}, config_.tier1})) {
       cuda = typed->get();
       dec = std::move(typed).value();
     }
   }
   if (!dec) {
-    auto made = config_.backend == decoder::Backend::own ? gpu::make_cuda_decoder({config_.gpu})
+    auto made = config_.backend == decoder::Backend::own ? gpu::make_cuda_decoder({config_.gpu, 0, {}, config_.tier1})
                                                         : decoder::make_decoder(config_.backend);
     if (!made) {
       log->error("{}", made.error().message);
@@ -198,6 +198,8 @@ void ReceivePipeline::decode_loop() {
     }
     dec = std::move(made).value();
   }
+  // Which tier-1 ran is reported for any CUDA backend, with or without the display path.
+  const auto* any_cuda = cuda ? cuda : dynamic_cast<const gpu::CudaDecoder*>(dec.get());
   decoder::DecodeOptions options;
   options.threads = config_.threads_per_decode;
   RateLimiter error_log;
@@ -261,6 +263,7 @@ void ReceivePipeline::decode_loop() {
       decoded_.fetch_add(1, std::memory_order_relaxed);
       decode_us_total_.fetch_add(us, std::memory_order_relaxed);
       if (f.device_rgba) on_device_.fetch_add(1, std::memory_order_relaxed);
+      if (any_cuda && any_cuda->last_tier1_on_gpu()) tier1_gpu_.fetch_add(1, std::memory_order_relaxed);
       const PlanarImage& geometry = f.image.empty() ? shape : f.image;
       std::lock_guard lock(format_mutex_);
       if (width_ != geometry.width || height_ != geometry.height) {
@@ -351,6 +354,7 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;
   s.display_on_device = on_device_.load(std::memory_order_relaxed);
   s.display_fallbacks = display_fallbacks_.load(std::memory_order_relaxed);
+  s.tier1_on_gpu = tier1_gpu_.load(std::memory_order_relaxed);
   s.device_pool_exhausted = pool_exhausted_.load(std::memory_order_relaxed);
   s.device_display = pool_ != nullptr && device_display_enabled_.load(std::memory_order_relaxed);
   std::lock_guard lock(format_mutex_);

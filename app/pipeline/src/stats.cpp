@@ -95,6 +95,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s) {
         {"merged_luma_chroma", st.units_merged},
         {"unusable", st.units_unusable},
         {"dropped_decoder_behind", d.dropped_queue_full},
+        {"tier1_on_gpu", d.tier1_on_gpu},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0}}},
       {"stream", stream},
   };
