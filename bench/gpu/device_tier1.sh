@@ -7,9 +7,10 @@ B=corpus/bench
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; nproc
 timeout 240 ./gpu_cuda_tests > $OUT/tests.log 2>&1; echo "tests rc=$?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected|  Actual|Which is|info|differs|block " $OUT/tests.log | head -60
-T="GpuTier1.RandomBlocks*:GpuTier1.Garbage*:GpuSlots.*:GpuTier1Backend.*:Tier1Table.TablesThatLie*"
+# (GpuSlots.AFailedCollect* provokes cudaSetDevice errors on purpose, which memcheck counts: run apart.)
+T="GpuTier1.RandomBlocks*:GpuTier1.Garbage*:GpuSlots.Decoders*:GpuTier1Backend.*:Tier1Table.TablesThatLie*"
 timeout 200 compute-sanitizer --tool memcheck ./gpu_cuda_tests --gtest_filter="$T" > $OUT/memcheck.log 2>&1; echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/memcheck.log
-R="GpuTier1.RandomBlocks*:GpuTier1Backend.Tier1Gpu*:GpuSlots.AFailed*"
+R="GpuTier1.SmallBatch*"
 timeout 150 compute-sanitizer --tool racecheck --racecheck-report all ./gpu_cuda_tests --gtest_filter="$R" > $OUT/racecheck.log 2>&1; echo "racecheck rc=$?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/racecheck.log
 timeout 100 compute-sanitizer --tool synccheck ./gpu_cuda_tests --gtest_filter="$R" > $OUT/synccheck.log 2>&1; echo "synccheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/synccheck.log
 ls -la $B

@@ -251,6 +251,19 @@ TEST(GpuTier1, RandomBlocksOfEveryStyleAndSizeEqualTheCpu) {
   }
 }
 
+TEST(GpuTier1, SmallBatchOfEveryStyle) {
+  // One block per style: small enough for compute-sanitizer's racecheck (the kernel's lanes
+  // share the block's state in shared memory).
+  REQUIRE_CUDA();
+  const Tier1Batch batch = random_batch(31, 1);
+  std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
+  const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
+  auto gpu = gpu::decode_tier1_batch_gpu(batch);
+  ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+  EXPECT_EQ(gpu->damaged, cpu_damaged);
+  EXPECT_EQ(first_difference(cpu, gpu->coefficients), -1);
+}
+
 TEST(GpuTier1, GarbageAndEmptySegmentsNeverFault) {
   REQUIRE_CUDA();
   // All 0xFF, all 0x00, markers everywhere: the same result as the CPU, and no fault.

@@ -98,7 +98,7 @@ struct Slot {
   DeviceBuffer planes;   // int32 component planes
   PinnedBuffer planes_host;
   DeviceBuffer coeffs;      // tier-1 on the GPU: the frame's coefficients (Tier1Batch layout)
-  DeviceBuffer t1_scratch;  // its damaged-block counter (first 256 bytes) and block states
+  DeviceBuffer t1_scratch;  // its damaged-block counter
   PinnedBuffer t1_damaged;  // the counter, copied back with the frame
   bool tier1 = false;
   bool busy = false;
@@ -527,7 +527,7 @@ Status CudaReconstructor::Impl::reserve(Slot& slot, const FramePlan& plan, const
     if (Status st = slot.planes_host.reserve(std::max<std::size_t>(1, planes * 4)); !st) return st;
   if (plan.tier1) {
     if (Status st = slot.coeffs.reserve(std::max<std::size_t>(4, plan.coeff_count * 4)); !st) return st;
-    if (Status st = slot.t1_scratch.reserve(256 + plan.t1.scratch_words * 4); !st) return st;
+    if (Status st = slot.t1_scratch.reserve(256); !st) return st;
     if (Status st = slot.t1_damaged.reserve(sizeof(unsigned)); !st) return st;
   }
   return {};
@@ -702,11 +702,10 @@ Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePl
   if (plan.tier1) {
     auto* counter = reinterpret_cast<unsigned*>(slot.t1_scratch.get());
     auto* coeffs = reinterpret_cast<std::int32_t*>(slot.coeffs.get());
-    // Code-blocks that tier-1 leaves alone are zero; the block states start from zero.
+    // Code-blocks that tier-1 leaves alone are zero.
     J2K_CUDA_TRY(cudaMemsetAsync(coeffs, 0, plan.coeff_count * 4, slot.stream));
-    J2K_CUDA_TRY(cudaMemsetAsync(slot.t1_scratch.get(), 0, 256 + plan.t1.scratch_words * 4, slot.stream));
-    const cuda::T1Launch L = detail::tier1_launch(plan.t1, dev, reinterpret_cast<std::uint32_t*>(slot.t1_scratch.get() + 256),
-                                                  coeffs, counter);
+    J2K_CUDA_TRY(cudaMemsetAsync(counter, 0, sizeof(unsigned), slot.stream));
+    const cuda::T1Launch L = detail::tier1_launch(plan.t1, dev, coeffs, counter);
     J2K_CUDA_TRY(cuda::launch_tier1(L, slot.stream));
   }
   if (Status s = record(slot, ev_tier1); !s) return s;
@@ -821,11 +820,15 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
   Slot& slot = *found;
   // The slot stays busy until its work is known to be finished; on any failure it is
   // drained and freed, so that an error never leaves it taken for good (issue 9 item 13).
+  // The runtime also keeps a failed call as its "last error": take it back, so that a later
+  // launch check does not report this failure again.
   if (const cudaError_t e = cudaSetDevice(options.device); e != cudaSuccess) {
+    (void)cudaGetLastError();
     release(slot);  // a stream carries its device: waiting on it needs no current device
     return cuda::cuda_error(e, "cudaSetDevice(options.device)", __FILE__, __LINE__);
   }
   if (const cudaError_t e = cudaEventSynchronize(slot.ev[ev_done]); e != cudaSuccess) {
+    (void)cudaGetLastError();
     release(slot);
     return cuda::cuda_error(e, "cudaEventSynchronize(slot.ev[ev_done])", __FILE__, __LINE__);
   }

@@ -1,6 +1,7 @@
 // Staging and the synchronous entry point of the GPU tier-1.
 #include "tier1_host.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -39,10 +40,10 @@ Tier1Layout plan_tier1(const decoder::Tier1Batch& batch, std::size_t base) {
   l.count = static_cast<int>(batch.blocks.size());
   l.blocks_off = align_up(base);
   l.segments_off = align_up(l.blocks_off + sizeof(decoder::Tier1Block) * batch.blocks.size());
-  l.offsets_off = align_up(l.segments_off + sizeof(decoder::Tier1Segment) * batch.segments.size());
-  l.bytes_off = align_up(l.offsets_off + sizeof(std::uint32_t) * batch.blocks.size());
+  l.bytes_off = align_up(l.segments_off + sizeof(decoder::Tier1Segment) * batch.segments.size());
   l.end = align_up(l.bytes_off + batch.bytes.size());
-  for (const decoder::Tier1Block& b : batch.blocks) l.scratch_words += cuda::t1_scratch_words(b.width, b.height);
+  for (const decoder::Tier1Block& b : batch.blocks)
+    l.shared_bytes = std::max(l.shared_bytes, cuda::t1_shared_bytes(b.width, b.height));
   return l;
 }
 
@@ -51,24 +52,16 @@ void stage_tier1(const decoder::Tier1Batch& batch, const Tier1Layout& l, std::by
     std::memcpy(area + l.blocks_off, batch.blocks.data(), sizeof(decoder::Tier1Block) * batch.blocks.size());
   if (!batch.segments.empty())
     std::memcpy(area + l.segments_off, batch.segments.data(), sizeof(decoder::Tier1Segment) * batch.segments.size());
-  auto* offsets = reinterpret_cast<std::uint32_t*>(area + l.offsets_off);
-  std::uint32_t words = 0;
-  for (std::size_t i = 0; i < batch.blocks.size(); ++i) {
-    offsets[i] = words;
-    words += cuda::t1_scratch_words(batch.blocks[i].width, batch.blocks[i].height);
-  }
   if (!batch.bytes.empty()) std::memcpy(area + l.bytes_off, batch.bytes.data(), batch.bytes.size());
 }
 
-cuda::T1Launch tier1_launch(const Tier1Layout& l, const std::byte* dev, std::uint32_t* scratch,
-                            std::int32_t* coefficients, unsigned* damaged) {
+cuda::T1Launch tier1_launch(const Tier1Layout& l, const std::byte* dev, std::int32_t* coefficients, unsigned* damaged) {
   cuda::T1Launch L;
   L.blocks = reinterpret_cast<const cuda::T1Block*>(dev + l.blocks_off);
   L.count = l.count;
   L.segments = reinterpret_cast<const cuda::T1Segment*>(dev + l.segments_off);
-  L.scratch_offsets = reinterpret_cast<const std::uint32_t*>(dev + l.offsets_off);
   L.bytes = reinterpret_cast<const std::uint8_t*>(dev + l.bytes_off);
-  L.scratch = scratch;
+  L.shared_bytes = l.shared_bytes;
   L.coefficients = coefficients;
   L.damaged = damaged;
   return L;
@@ -93,9 +86,9 @@ Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, 
   const detail::Tier1Layout l = detail::plan_tier1(batch, 0);
   std::vector<std::byte> host(l.end);
   detail::stage_tier1(batch, l, host.data());
-  // One allocation: tables, damaged counter, scratch, coefficients.
-  const std::size_t counter_off = l.end, scratch_off = counter_off + 256;
-  const std::size_t coeff_off = scratch_off + (l.scratch_words * 4 + 255) / 256 * 256;
+  // One allocation: tables, damaged counter, coefficients.
+  const std::size_t counter_off = l.end;
+  const std::size_t coeff_off = counter_off + 256;
   const std::size_t total = coeff_off + batch.coefficient_count * 4 + 4;
   DeviceAlloc mem;
   J2K_CUDA_TRY(cudaMalloc(&mem.p, total));
@@ -103,8 +96,7 @@ Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, 
   J2K_CUDA_TRY(cudaMemcpy(dev, host.data(), l.end, cudaMemcpyHostToDevice));
   J2K_CUDA_TRY(cudaMemset(dev + counter_off, 0, total - counter_off));
   auto* damaged = reinterpret_cast<unsigned*>(dev + counter_off);
-  const cuda::T1Launch L = detail::tier1_launch(l, dev, reinterpret_cast<std::uint32_t*>(dev + scratch_off),
-                                                reinterpret_cast<std::int32_t*>(dev + coeff_off), damaged);
+  const cuda::T1Launch L = detail::tier1_launch(l, dev, reinterpret_cast<std::int32_t*>(dev + coeff_off), damaged);
   J2K_CUDA_TRY(cuda::launch_tier1(L, nullptr));
   Tier1GpuResult r;
   r.coefficients.resize(batch.coefficient_count);

@@ -5,6 +5,7 @@
 // headers so that nvcc compiles this as plain C++17.
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace j2k::gpu::cuda {
@@ -27,15 +28,18 @@ struct T1Launch {
   int count = 0;
   const T1Segment* segments = nullptr;
   const std::uint8_t* bytes = nullptr;
-  const std::uint32_t* scratch_offsets = nullptr;  ///< per block, words into `scratch`
-  std::uint32_t* scratch = nullptr;                ///< zeroed; (w + 2) * (stripes + 2) words per block
+  std::size_t shared_bytes = 0;                    ///< t1_shared_bytes of the largest block
   std::int32_t* coefficients = nullptr;            ///< zeroed where no block writes
   unsigned* damaged = nullptr;                     ///< += blocks zeroed for a wrong segmentation symbol
 };
 
-/// Scratch words one block needs.
-constexpr std::uint32_t t1_scratch_words(int w, int h) {
+/// State words of one block (stripe columns with a border, see tier1.cu).
+constexpr std::uint32_t t1_state_words(int w, int h) {
   return static_cast<std::uint32_t>(w + 2) * static_cast<std::uint32_t>((h + 3) / 4 + 2);
+}
+/// Shared memory of one block: its state and its magnitudes (at most 28.7 KB: 1024 x 4).
+constexpr std::size_t t1_shared_bytes(int w, int h) {
+  return 4 * (static_cast<std::size_t>(t1_state_words(w, h)) + static_cast<std::size_t>(w) * h);
 }
 
 cudaError_t launch_tier1(const T1Launch& launch, cudaStream_t stream);
