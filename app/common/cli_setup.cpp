@@ -84,8 +84,11 @@ void DecoderOptions::add_to(CLI::App& app) {
   app.add_option("--gpu", gpu_, "own decoder's reconstruction on the GPU: on, off or auto (GPU when usable)")
       ->check(CLI::IsMember({"on", "off", "auto"}))
       ->capture_default_str();
+  app.add_option("--tier1", tier1_, "code-block decoding: cpu, gpu (needs the GPU) or auto (GPU where usable, else CPU)")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
+      ->capture_default_str();
 }
 
-Result<app::DecoderChoice> DecoderOptions::resolve() const { return app::parse_decoder_choice(backend_, gpu_); }
+Result<app::DecoderChoice> DecoderOptions::resolve() const { return app::parse_decoder_choice(backend_, gpu_, tier1_); }
 
 }  // namespace j2k::cli

@@ -47,7 +47,7 @@ class ToolSetup {
 CLI::Validator at_least(double min);   ///< value >= min
 CLI::Validator more_than(double min);  ///< value > min
 
-/// --backend own|cuda|openjpeg and --gpu on|off|auto, into one DecoderChoice.
+/// --backend own|cuda|openjpeg, --gpu on|off|auto and --tier1 cpu|gpu|auto, into one DecoderChoice.
 class DecoderOptions {
  public:
   void add_to(CLI::App& app);
@@ -57,6 +57,7 @@ class DecoderOptions {
  private:
   std::string backend_ = "own";
   std::string gpu_ = "auto";
+  std::string tier1_ = "cpu";
 };
 
 }  // namespace j2k::cli

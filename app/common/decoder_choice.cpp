@@ -32,8 +32,9 @@ gpu::GpuMode DecoderChoice::effective_gpu() const noexcept {
 }
 
 std::string DecoderChoice::describe() const {
-  if (backend != DecoderBackend::own) return to_string(backend);
-  return fmt::format("own (GPU {})", gpu::to_string(gpu));
+  const std::string t1 = tier1 == gpu::Tier1Mode::cpu ? "" : fmt::format(", tier-1 {}", gpu::to_string(tier1));
+  if (backend != DecoderBackend::own) return to_string(backend) + t1;
+  return fmt::format("own (GPU {}{})", gpu::to_string(gpu), t1);
 }
 
 Status DecoderChoice::validate() const {
@@ -41,17 +42,24 @@ Status DecoderChoice::validate() const {
     return make_error(ErrorKind::corrupt, "--backend cuda reconstructs on the GPU: it cannot be combined with --gpu off");
   if (backend == DecoderBackend::openjpeg && gpu == gpu::GpuMode::on)
     return make_error(ErrorKind::corrupt, "--backend openjpeg runs on the CPU: it cannot be combined with --gpu on");
+  if (tier1 == gpu::Tier1Mode::gpu && effective_gpu() == gpu::GpuMode::off)
+    return make_error(ErrorKind::corrupt, backend == DecoderBackend::openjpeg
+                                              ? "--tier1 gpu is our decoder's: it cannot be combined with --backend openjpeg"
+                                              : "--tier1 gpu needs the GPU: it cannot be combined with --gpu off");
   return {};
 }
 
-Result<DecoderChoice> parse_decoder_choice(const std::string& backend, const std::string& gpu) {
+Result<DecoderChoice> parse_decoder_choice(const std::string& backend, const std::string& gpu, const std::string& tier1) {
   DecoderChoice c;
   auto b = parse_decoder_backend(backend);
   if (!b) return make_error(ErrorKind::corrupt, fmt::format("--backend '{}' is not own, cuda or openjpeg", backend));
   auto g = gpu::parse_gpu_mode(gpu);
   if (!g) return make_error(ErrorKind::corrupt, fmt::format("--gpu '{}' is not on, off or auto", gpu));
+  auto t = gpu::parse_tier1_mode(tier1);
+  if (!t) return make_error(ErrorKind::corrupt, fmt::format("--tier1 '{}' is not cpu, gpu or auto", tier1));
   c.backend = *b;
   c.gpu = *g;
+  c.tier1 = *t;
   if (auto ok = c.validate(); !ok) return ok.error();
   return c;
 }
@@ -62,14 +70,14 @@ Result<std::unique_ptr<decoder::Decoder>> make_decoder(const DecoderChoice& choi
   // The own decoder: the CUDA decoder wraps it and reconstructs on the CPU when the mode is
   // off, or when it is auto and no GPU is usable. (decoder/ knows nothing of GPUs.)
   if (choice.effective_gpu() == gpu::GpuMode::off) return decoder::make_decoder(decoder::Backend::own, choice.limits);
-  return gpu::make_cuda_decoder({choice.effective_gpu(), 0, choice.limits});
+  return gpu::make_cuda_decoder({choice.effective_gpu(), 0, choice.limits, choice.tier1});
 }
 
 Result<std::unique_ptr<gpu::CudaDecoder>> make_gpu_decoder(const DecoderChoice& choice) {
   if (auto ok = choice.validate(); !ok) return ok.error();
   if (!choice.may_use_gpu())
     return make_error(ErrorKind::unsupported, fmt::format("the {} decoder does not use the GPU", choice.describe()));
-  return gpu::make_cuda_decoder_typed({choice.effective_gpu(), 0, choice.limits});
+  return gpu::make_cuda_decoder_typed({choice.effective_gpu(), 0, choice.limits, choice.tier1});
 }
 
 }  // namespace j2k::app

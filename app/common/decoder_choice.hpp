@@ -13,6 +13,7 @@
 #include "core/result.hpp"
 #include "decoder/decoder.hpp"
 #include "gpu/cuda.hpp"
+#include "gpu/cuda_tier1.hpp"
 
 namespace j2k::gpu {
 class CudaDecoder;
@@ -29,7 +30,9 @@ struct DecoderChoice {
   DecoderBackend backend = DecoderBackend::own;
   gpu::GpuMode gpu = gpu::GpuMode::automatic;
   decoder::DecodeLimits limits{};
-  // (Further choices, e.g. where tier-1 runs, join here: every tool and the pipeline see them.)
+  /// Where code-blocks are decoded (--tier1): on the CPU, on the GPU (required), or on the
+  /// GPU where usable (auto). The GPU needs the own decoder with the GPU not off.
+  gpu::Tier1Mode tier1 = gpu::Tier1Mode::cpu;
 
   /// The GPU mode the decoder runs with: cuda means on, openjpeg means off.
   gpu::GpuMode effective_gpu() const noexcept;
@@ -41,8 +44,10 @@ struct DecoderChoice {
   Status validate() const;
 };
 
-/// From the command-line words ("own|cuda|openjpeg", "on|off|auto"); the error says which is wrong.
-Result<DecoderChoice> parse_decoder_choice(const std::string& backend, const std::string& gpu);
+/// From the command-line words ("own|cuda|openjpeg", "on|off|auto", "cpu|gpu|auto"); the error
+/// says which is wrong.
+Result<DecoderChoice> parse_decoder_choice(const std::string& backend, const std::string& gpu,
+                                           const std::string& tier1 = "cpu");
 
 /// The one factory: every tool and the receive pipeline build their decoders here.
 Result<std::unique_ptr<decoder::Decoder>> make_decoder(const DecoderChoice& choice);

@@ -1,19 +1,22 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--backend stage|zerocopy|own|cuda|cuda-display] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput] FILE.j2k...
 //
 // stage: tier-1 once on the CPU, then per frame the GPU part alone (upload of the
 //        coefficients, dequantisation + IDWT, MCT/DC/clamp, chroma upsampling + colour
 //        into a device RGBA8 buffer, as into a mapped PBO), timed with CUDA events;
 //        medians after a warm-up, achieved bandwidth against measured copy bandwidth.
 // zerocopy: the same with CudaReconstructor::Options::zero_copy.
-// cuda-display: the player's path, decode_to_device into a device RGBA buffer.
+// cuda-display: the player's path, decode_to_device into a device RGBA buffer (--tier1 gpu:
+//        code-blocks decoded on the GPU, only tier-2 on the CPU).
 // own / cuda: whole decode (codestream -> picture) with that backend, wall time per frame.
+// throughput: --workers W threads with a CudaDecoder each, display path: frames/s and CPU use.
 // Peak RSS of the process is printed last.
 #include <cuda_runtime.h>
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -213,8 +216,8 @@ int bench_stage(const char* path, const std::vector<std::uint8_t>& bytes, int fr
 }
 
 /// The player's path: decode straight into a device RGBA buffer (no planar download).
-int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads) {
-  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, gpu::Tier1Mode tier1) {
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1});
   if (!dec) {
     std::fprintf(stderr, "%s\n", dec.error().message.c_str());
     return 1;
@@ -223,7 +226,8 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   opt.threads = threads;
   void* rgba = nullptr;
   gpu::DeviceTarget target;
-  std::vector<double> wall, t1, t2, gpu_ms;
+  std::vector<double> wall, t1, t2, gpu_ms, up_ms, gt1_ms, idwt_ms, colour_ms;
+  std::size_t up_bytes = 0, blocks = 0;
   for (int i = 0; i < frames + 3; ++i) {
     if (!rgba) {  // size from the first frame
       auto frame = decoder::decode_coefficients(bytes, opt);
@@ -243,13 +247,75 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     wall.push_back(ms);
     t1.push_back((*dec)->last_stats().tier1_ms);
     t2.push_back((*dec)->last_stats().tier2_ms);
-    gpu_ms.push_back((*dec)->last_gpu_times().total_ms);
+    const gpu::GpuTimes g = (*dec)->last_gpu_times();
+    gpu_ms.push_back(g.total_ms);
+    up_ms.push_back(g.upload_ms);
+    gt1_ms.push_back(g.tier1_ms);
+    idwt_ms.push_back(g.idwt_ms);
+    colour_ms.push_back(g.store_ms + g.colour_ms);
+    up_bytes = g.upload_bytes;
+    blocks = g.tier1_blocks;
+    if (tier1 == gpu::Tier1Mode::gpu && !(*dec)->last_tier1_on_gpu()) {
+      std::fprintf(stderr, "%s: tier-1 did not run on the GPU\n", path);
+      return 1;
+    }
   }
-  std::printf("%s: backend cuda, display path (RGBA into device memory, no planar copy), %d threads, %d frames: median "
-              "%.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
-              path, threads, frames, median(wall), median(t2), median(t1), median(gpu_ms));
+  std::printf("%s: %zu bytes, backend cuda, display path (RGBA into device memory, no planar copy), tier-1 on the %s, "
+              "%d threads, %d frames: median %.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
+              path, bytes.size(), tier1 == gpu::Tier1Mode::gpu ? "GPU" : "CPU", threads, frames, median(wall), median(t2),
+              median(t1), median(gpu_ms));
+  std::printf("  GPU medians ms: upload %.3f (%.2f MB) | tier-1 %.3f (%zu code-blocks) | dequant+IDWT %.3f | "
+              "store+colour %.3f\n",
+              median(up_ms), up_bytes / 1e6, median(gt1_ms), blocks, median(idwt_ms), median(colour_ms));
   cudaFree(rgba);
   return 0;
+}
+
+/// Throughput of `workers` decode threads, each with its own CudaDecoder (sharing the
+/// device's reconstructors), each decoding `frames` frames into its own device picture, as
+/// the pipeline's workers do: frames per second over the whole run.
+int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int workers,
+                     gpu::Tier1Mode tier1, int threads) {
+  auto geometry = decoder::read_geometry(bytes);
+  if (!geometry) return 1;
+  const int w = geometry->width, h = geometry->height;
+  std::vector<std::unique_ptr<gpu::CudaDecoder>> decs;
+  std::vector<void*> pictures(static_cast<std::size_t>(workers), nullptr);
+  for (int i = 0; i < workers; ++i) {
+    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1});
+    if (!d) return 1;
+    decs.push_back(std::move(*d));
+    if (cudaMalloc(&pictures[static_cast<std::size_t>(i)], static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
+  }
+  std::atomic<int> failures{0};
+  auto run = [&](int count) {
+    std::vector<std::thread> pool;
+    for (int i = 0; i < workers; ++i)
+      pool.emplace_back([&, i] {
+        decoder::DecodeOptions opt;
+        opt.threads = threads;
+        const gpu::DeviceTarget target{pictures[static_cast<std::size_t>(i)], static_cast<std::size_t>(w) * 4, w, h,
+                                       gpu::OutputFormat::rgba8, 0, 1};
+        for (int f = 0; f < count; ++f)
+          if (!decs[static_cast<std::size_t>(i)]->decode_to_device(bytes, opt, target, {}, false)) ++failures;
+      });
+    for (std::thread& t : pool) t.join();
+  };
+  run(2);  // warm-up: buffers, pools
+  rusage r0{}, r1{};
+  getrusage(RUSAGE_SELF, &r0);
+  const auto t0 = std::chrono::steady_clock::now();
+  run(frames);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  getrusage(RUSAGE_SELF, &r1);
+  const double cpu_s = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
+                       1e-6 * ((r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec));
+  std::printf("%s: throughput, %d workers x %d threads, tier-1 on the %s, %d frames each: %.1f frames/s (%.2f ms/frame), "
+              "CPU %.2f cores busy, %d failures\n",
+              path, workers, threads, tier1 == gpu::Tier1Mode::gpu ? "GPU" : "CPU", frames,
+              workers * frames / s, 1000.0 * s / (workers * frames), cpu_s / s, failures.load());
+  for (void* p : pictures) cudaFree(p);
+  return failures.load() ? 1 : 0;
 }
 
 int bench_decode(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, bool cuda) {
@@ -295,12 +361,16 @@ int bench_decode(const char* path, const std::vector<std::uint8_t>& bytes, int f
 int main(int argc, char** argv) {
   int frames = 200, threads = 16;
   std::string backend = "stage";
+  gpu::Tier1Mode tier1 = gpu::Tier1Mode::cpu;
+  int workers = 4;
   std::vector<const char*> files;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--frames" && i + 1 < argc) frames = std::atoi(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
+    else if (a == "--workers" && i + 1 < argc) workers = std::atoi(argv[++i]);
+    else if (a == "--tier1" && i + 1 < argc) tier1 = gpu::parse_tier1_mode(argv[++i]).value_or(gpu::Tier1Mode::cpu);
     else files.push_back(argv[i]);
   }
   std::printf("device: %s\n", gpu::cuda_describe().c_str());
@@ -318,7 +388,8 @@ int main(int argc, char** argv) {
     const auto bytes = read_file(f);
     if (backend == "stage" || backend == "zerocopy")
       rc |= bench_stage(f, bytes, frames, threads, d2d, h2d, backend == "zerocopy");
-    else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads);
+    else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads, tier1);
+    else if (backend == "throughput") rc |= bench_throughput(f, bytes, frames, workers, tier1, threads);
     else rc |= bench_decode(f, bytes, frames, threads, backend == "cuda");
   }
   rusage ru{};

@@ -1,5 +1,6 @@
 // Parts of the CUDA stage's interface that need no CUDA.
 #include "gpu/cuda.hpp"
+#include "gpu/cuda_tier1.hpp"
 
 namespace j2k::gpu {
 
@@ -15,6 +16,22 @@ const char* to_string(GpuMode mode) noexcept {
     case GpuMode::off: return "off";
     case GpuMode::on: return "on";
     case GpuMode::automatic: return "auto";
+  }
+  return "?";
+}
+
+std::optional<Tier1Mode> parse_tier1_mode(const std::string& text) {
+  if (text == "cpu") return Tier1Mode::cpu;
+  if (text == "gpu") return Tier1Mode::gpu;
+  if (text == "auto") return Tier1Mode::automatic;
+  return std::nullopt;
+}
+
+const char* to_string(Tier1Mode mode) noexcept {
+  switch (mode) {
+    case Tier1Mode::cpu: return "cpu";
+    case Tier1Mode::gpu: return "gpu";
+    case Tier1Mode::automatic: return "auto";
   }
   return "?";
 }

@@ -1,25 +1,117 @@
-// The "cuda" backend: the own decoder's tier-2/tier-1 on CPU threads, reconstruction on
-// the GPU, CPU reconstruction as the fallback. Built with and without CUDA (without, the
-// reconstructor's create() fails and the factory hands out the CPU decoder).
+// The "cuda" backend: the own decoder's tier-2 on CPU threads, tier-1 on CPU threads or
+// on the GPU, reconstruction on the GPU, CPU reconstruction as the fallback. Built with
+// and without CUDA (without, the reconstructor's create() fails and the factory hands out
+// the CPU decoder).
 #include "gpu/cuda_decoder.hpp"
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
 #include "decoder/own_decoder.hpp"
-#include "gpu/cuda_gl.hpp"
 
 namespace j2k::gpu {
 
 namespace {
 
+/// The reconstructors of one device, shared by every CudaBackend that uses it: created on
+/// demand up to kMaxReconstructorsPerDevice, leased for one frame (submit + collect), so
+/// the GPU memory of 16 decode workers is that of two reconstructors, not sixteen.
+class ReconstructorPool {
+ public:
+  explicit ReconstructorPool(int device) : device_(device) {}
+
+  /// The pool of `device`, shared while any backend holds it (destroyed with the last one,
+  /// so never after the CUDA runtime has shut down at exit).
+  static std::shared_ptr<ReconstructorPool> of(int device) {
+    std::lock_guard lock(registry_mutex());
+    std::weak_ptr<ReconstructorPool>& slot = registry()[device];
+    auto pool = slot.lock();
+    if (!pool) {
+      pool = std::make_shared<ReconstructorPool>(device);
+      slot = pool;
+    }
+    return pool;
+  }
+  static int alive(int device) {
+    std::lock_guard lock(registry_mutex());
+    auto it = registry().find(device);
+    if (it == registry().end()) return 0;
+    auto pool = it->second.lock();
+    if (!pool) return 0;
+    std::lock_guard inner(pool->mutex_);
+    return static_cast<int>(pool->all_.size());
+  }
+
+  class Lease {
+   public:
+    Lease(ReconstructorPool* pool, CudaReconstructor* rec) : pool_(pool), rec_(rec) {}
+    Lease(Lease&& o) noexcept : pool_(o.pool_), rec_(o.rec_) { o.rec_ = nullptr; }
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+      if (rec_) pool_->give_back(rec_);
+    }
+    CudaReconstructor* operator->() const { return rec_; }
+
+   private:
+    ReconstructorPool* pool_;
+    CudaReconstructor* rec_;
+  };
+
+  /// Waits while every reconstructor is leased and no more may be made.
+  Result<Lease> acquire() {
+    std::unique_lock lock(mutex_);
+    free_cv_.wait(lock, [this] { return !free_.empty() || static_cast<int>(all_.size()) < kMaxReconstructorsPerDevice; });
+    if (free_.empty()) {
+      CudaReconstructor::Options ro;
+      ro.device = device_;
+      ro.timing = true;
+      auto rec = CudaReconstructor::create(ro);
+      if (!rec) return rec.error();
+      all_.push_back(std::move(*rec));
+      free_.push_back(all_.back().get());
+    }
+    CudaReconstructor* r = free_.back();
+    free_.pop_back();
+    return Lease(this, r);
+  }
+
+ private:
+  void give_back(CudaReconstructor* r) {
+    {
+      std::lock_guard lock(mutex_);
+      free_.push_back(r);
+    }
+    free_cv_.notify_one();
+  }
+  static std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::map<int, std::weak_ptr<ReconstructorPool>>& registry() {
+    static std::map<int, std::weak_ptr<ReconstructorPool>> r;
+    return r;
+  }
+
+  int device_;
+  std::mutex mutex_;
+  std::condition_variable free_cv_;
+  std::vector<std::unique_ptr<CudaReconstructor>> all_;
+  std::vector<CudaReconstructor*> free_;
+};
+
 class CudaBackend final : public CudaDecoder {
  public:
-  CudaBackend(const CudaDecoderOptions& options, std::unique_ptr<CudaReconstructor> rec)
-      : options_(options), rec_(std::move(rec)), coefficients_(options.limits) {}
+  CudaBackend(const CudaDecoderOptions& options, std::shared_ptr<ReconstructorPool> pool)
+      : options_(options), pool_(std::move(pool)), coefficients_(options.limits) {}
 
   bool gpu_active() const noexcept override { return active_; }
   decoder::DecodeStats last_stats() const override { return stats_; }
   GpuTimes last_gpu_times() const override { return times_; }
+  bool last_tier1_on_gpu() const noexcept override { return last_tier1_gpu_; }
+  std::uint64_t tier1_fallbacks() const noexcept override { return tier1_fallbacks_; }
 
   Result<PlanarImage> decode(Bytes codestream, const decoder::DecodeOptions& options) override {
     ReconstructRequest req;
@@ -36,23 +128,51 @@ class CudaBackend final : public CudaDecoder {
     return run(codestream, options, req);
   }
 
-  Status decode_to_pbo(Bytes codestream, const decoder::DecodeOptions& options, CudaGlPbo& pbo,
-                       const ColourInterpretation& colour, int row0, int row_step) override {
-    ReconstructRequest req;
-    req.planar = false;
-    req.pbo = &pbo;
-    req.pbo_row0 = row0;
-    req.pbo_row_step = row_step;
-    req.colour = colour;
-    auto r = run(codestream, options, req);
-    if (!r) return r.error();
-    return {};
+ private:
+  /// Tier-2 here, tier-1 and reconstruction on the GPU. Errors come back as they are.
+  Result<PlanarImage> run_gpu_tier1(Bytes codestream, const decoder::DecodeOptions& options, ReconstructRequest req) {
+    auto frame = coefficients_.decode_deferred(codestream, options, batch_, &stats_);
+    if (!frame) return frame.error();
+    struct Recycle {
+      decoder::CoefficientDecoder& to;
+      decoder::CoefficientFrame& frame;
+      ~Recycle() { to.recycle(std::move(frame)); }
+    } recycle{coefficients_, *frame};
+    req.tier1 = &batch_;
+    auto lease = pool_->acquire();
+    if (!lease) return lease.error();
+    auto img = (*lease)->reconstruct(*frame, req, &times_);
+    if (!img) return img.error();
+    stats_.tier1_ms = times_.tier1_ms;
+    stats_.idwt_ms = times_.idwt_ms;
+    stats_.colour_ms = times_.store_ms + times_.colour_ms;
+    stats_.damaged_codeblocks += times_.tier1_damaged;
+    if (options.strict && stats_.damaged_codeblocks > 0)
+      return make_error(ErrorKind::corrupt, fmt::format("{} damaged code-blocks", stats_.damaged_codeblocks));
+    return img;
   }
 
- private:
   Result<PlanarImage> run(Bytes codestream, const decoder::DecodeOptions& options, const ReconstructRequest& req) {
     stats_ = {};
     times_ = {};
+    last_tier1_gpu_ = false;
+    if (active_ && tier1_gpu_) {
+      auto img = run_gpu_tier1(codestream, options, req);
+      if (img) {
+        last_tier1_gpu_ = true;
+        return img;
+      }
+      // A corrupt codestream fails the same way on the CPU: report it as it is.
+      if (options_.tier1 == Tier1Mode::gpu || img.error().kind == ErrorKind::corrupt ||
+          img.error().kind == ErrorKind::limit)
+        return img.error();
+      // --tier1 auto: this and every later frame decode their code-blocks on the CPU (counted).
+      tier1_gpu_ = false;
+      ++tier1_fallbacks_;
+      last_error_ = img.error().message;
+      stats_ = {};
+      times_ = {};
+    }
     // One CoefficientDecoder per backend: its thread pool and coefficient buffers live
     // across frames (the reconstruction below is complete when it returns, so the frame's
     // buffers go back to it right after).
@@ -64,7 +184,8 @@ class CudaBackend final : public CudaDecoder {
       ~Recycle() { to.recycle(std::move(frame)); }
     } recycle{coefficients_, *frame};
     if (active_) {
-      auto img = rec_->reconstruct(*frame, req, &times_);
+      auto lease = pool_->acquire();
+      auto img = lease ? (*lease)->reconstruct(*frame, req, &times_) : Result<PlanarImage>(lease.error());
       if (img) {
         stats_.idwt_ms = times_.idwt_ms;
         stats_.colour_ms = times_.store_ms + times_.colour_ms;
@@ -80,16 +201,20 @@ class CudaBackend final : public CudaDecoder {
     if (auto st = coefficients_.reconstruct(*frame, img, &rt); !st) return st.error();
     stats_.idwt_ms = rt.idwt_ms;
     stats_.colour_ms = rt.colour_ms;
-    if (req.target || req.pbo)
+    if (req.target)
       return make_error(ErrorKind::io, "GPU unavailable after an error (" + last_error_ +
                                            "); decoded on the CPU, display through the CPU path");
     return img;
   }
 
   CudaDecoderOptions options_;
-  std::unique_ptr<CudaReconstructor> rec_;
+  std::shared_ptr<ReconstructorPool> pool_;
   decoder::CoefficientDecoder coefficients_;  // tier-2 + tier-1; used by one thread at a time
+  decoder::Tier1Batch batch_;                 // the GPU tier-1's tables, reused frame to frame
   bool active_ = true;
+  bool tier1_gpu_ = options_.tier1 != Tier1Mode::cpu;
+  bool last_tier1_gpu_ = false;
+  std::uint64_t tier1_fallbacks_ = 0;
   std::string last_error_;
   decoder::DecodeStats stats_;
   GpuTimes times_;
@@ -97,14 +222,18 @@ class CudaBackend final : public CudaDecoder {
 
 }  // namespace
 
+int cuda_reconstructors_alive(int device) { return ReconstructorPool::alive(device); }
+
 Result<std::unique_ptr<CudaDecoder>> make_cuda_decoder_typed(const CudaDecoderOptions& options) {
   if (options.mode == GpuMode::off) return make_error(ErrorKind::unsupported, "--gpu off");
-  CudaReconstructor::Options ro;
-  ro.device = options.device;
-  ro.timing = true;
-  auto rec = CudaReconstructor::create(ro);
-  if (!rec) return rec.error();
-  return std::unique_ptr<CudaDecoder>(new CudaBackend(options, std::move(*rec)));
+  if (!cuda_available()) return make_error(ErrorKind::unsupported, "CUDA: " + cuda_describe());
+  auto pool = ReconstructorPool::of(options.device);
+  {
+    // The first lease makes a reconstructor: a device that cannot run one fails here.
+    auto lease = pool->acquire();
+    if (!lease) return lease.error();
+  }
+  return std::unique_ptr<CudaDecoder>(new CudaBackend(options, std::move(pool)));
 }
 
 Result<std::unique_ptr<decoder::Decoder>> make_cuda_decoder(const CudaDecoderOptions& options) {

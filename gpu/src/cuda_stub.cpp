@@ -3,6 +3,7 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_gl.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/cuda_tier1.hpp"
 #include "gpu/device_picture.hpp"
 
 namespace j2k::gpu {
@@ -12,6 +13,7 @@ Error unavailable() { return make_error(ErrorKind::unsupported, "CUDA: this buil
 }  // namespace
 
 bool cuda_available() noexcept { return false; }
+Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch&, int) { return unavailable(); }
 std::string cuda_describe() { return "this build has no CUDA stage"; }
 
 struct CudaReconstructor::Impl {};
@@ -23,9 +25,9 @@ Result<PlanarImage> CudaReconstructor::collect(int, GpuTimes*) { return unavaila
 Result<PlanarImage> CudaReconstructor::reconstruct(const decoder::CoefficientFrame&, const ReconstructRequest&, GpuTimes*) {
   return unavailable();
 }
-cudaStream_t CudaReconstructor::next_stream() const noexcept { return nullptr; }
 int CudaReconstructor::slots() const noexcept { return 0; }
 std::size_t CudaReconstructor::device_bytes() const noexcept { return 0; }
+void CudaReconstructorTestAccess::set_device(CudaReconstructor&, int) {}
 Status upload_and_convert(const PlanarImage&, const ColourInterpretation&, const DeviceTarget&, cudaStream_t) {
   return unavailable();
 }
@@ -48,7 +50,6 @@ Status CudaGlPresenter::update_texture(std::shared_ptr<const DevicePicture>, uns
 CudaGlPresenter::Path CudaGlPresenter::last_path() const noexcept { return Path::none; }
 void CudaGlPresenter::poll() {}
 Status CudaGlPresenter::copy(const DevicePicture&, unsigned int) { return unavailable(); }
-Status CudaGlPresenter::copy_to_texture(const DevicePicture&, unsigned int) { return unavailable(); }
 void CudaGlPresenter::release() {}
 cudaStream_t CudaGlPresenter::stream() const noexcept { return nullptr; }
 

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     ok &= write(dir, base + "_rgb_8_97_mct.j2k", w444, false, 0, res);
   }
   if (argc > 2 && std::string(argv[2]) == "--bench") {
-    // Benchmark content: 1080 4:2:2 10-bit at ~5 Mbit/frame, 2160 4:2:2 10-bit at ~20 Mbit/frame.
+    // Benchmark content: 1080 4:2:2 10-bit at ~5 Mbit/frame, 2160 4:2:2 10-bit at ~20 and ~8 Mbit/frame.
     PlanarImage hd = media::rgb_to_ycbcr709(media::crop(*rgb, 200, 200, 1920, 1080), 10, 2);
     const std::filesystem::path bdir = dir / "bench";
     std::filesystem::create_directories(bdir);
@@ -99,6 +99,11 @@ int main(int argc, char** argv) {
     ok &= write(bdir, "photo_1080_422_10_53.j2k", hd, true, 0, 6);
     PlanarImage uhd = media::rgb_to_ycbcr709(mosaic_2160(*rgb), 10, 2);
     ok &= write(bdir, "photo_2160_422_10_97.j2k", uhd, false, 20'000'000 / 8, 7);
+    // GPU tier-1 targets (issue 15): 2160 at ~8 Mbit/frame, lossless 1080 RGB.
+    ok &= write(bdir, "photo_2160_422_10_97_8m.j2k", uhd, false, 8'000'000 / 8, 7);
+    PlanarImage hd_rgb = media::crop(*rgb, 200, 200, 1920, 1080);
+    hd_rgb.colour = ColourCoding::rgb;
+    ok &= write(bdir, "photo_1080_rgb_8_53.j2k", hd_rgb, true, 0, 6);
   }
   return ok ? 0 : 1;
 }

@@ -145,81 +145,6 @@ class CudaGl : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(CudaGl, PboHandOffEqualsTheCpuPicture) {
-  const auto bytes = read_corpus({"1919x1081_422_10_97.j2k"});
-  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
-  decoder::DecodeOptions opt;
-  opt.threads = 8;
-  auto frame = decoder::decode_coefficients(bytes, opt);
-  ASSERT_TRUE(frame.ok());
-  auto cpu = decoder::reconstruct(*frame);
-  ASSERT_TRUE(cpu.ok());
-  gpu::RgbaImage want;
-  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
-
-  const int w = cpu->width, h = cpu->height;
-  GLuint pbo = 0;
-  gl.gen(1, &pbo);
-  gl.bind(kPixelUnpack, pbo);
-  gl.data(kPixelUnpack, static_cast<std::ptrdiff_t>(w) * h * 4, nullptr, kStreamDraw);
-  gl.bind(kPixelUnpack, 0);
-  ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
-  {
-    auto reg = gpu::CudaGlPbo::register_buffer(pbo, w, h);
-    ASSERT_TRUE(reg.ok()) << reg.error().message;
-    gpu::CudaReconstructor::Options ro;
-    ro.timing = true;
-    auto rec = gpu::CudaReconstructor::create(ro);
-    ASSERT_TRUE(rec.ok());
-    gpu::ReconstructRequest req;
-    req.planar = false;
-    req.pbo = reg->get();
-    // Warm up, then time upload -> kernels -> map -> colour -> unmap per frame, and the
-    // same frame into plain device memory: the difference is the GL hand-off.
-    void* plain = nullptr;
-    ASSERT_EQ(cudaMalloc(&plain, static_cast<std::size_t>(w) * h * 4), cudaSuccess);
-    const gpu::DeviceTarget plain_target{plain, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
-    for (int mode = 0; mode < 2; ++mode) {
-      gpu::ReconstructRequest rq = req;
-      if (mode == 1) {
-        rq.pbo = nullptr;
-        rq.target = &plain_target;
-      }
-      std::vector<double> total, up, idwt, colour;
-      for (int i = 0; i < 110; ++i) {
-        gpu::GpuTimes t;
-        auto r = (*rec)->reconstruct(*frame, rq, &t);
-        ASSERT_TRUE(r.ok()) << r.error().message;
-        if (i < 10) continue;
-        total.push_back(t.total_ms);
-        up.push_back(t.upload_ms);
-        idwt.push_back(t.idwt_ms);
-        colour.push_back(t.colour_ms);
-      }
-      for (auto* v : {&total, &up, &idwt, &colour}) std::sort(v->begin(), v->end());
-      std::printf("[ info ] %dx%d 4:2:2 10-bit 9/7 into %s: median GPU ms over 100 frames: upload %.3f, dequant+IDWT %.3f, "
-                  "%s %.3f, total %.3f\n",
-                  w, h, mode == 0 ? "a registered GL PBO" : "plain device memory", up[50], idwt[50],
-                  mode == 0 ? "map+colour+unmap" : "colour", colour[50], total[50]);
-    }
-    cudaFree(plain);
-    // Through the decoder backend too (tier-1 on the CPU).
-    auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
-    ASSERT_TRUE(dec.ok());
-    ASSERT_TRUE((*dec)->decode_to_pbo(bytes, opt, **reg, {}));
-  }
-  std::vector<std::uint8_t> got(static_cast<std::size_t>(w) * h * 4);
-  gl.bind(kPixelUnpack, pbo);
-  gl.get(kPixelUnpack, 0, static_cast<std::ptrdiff_t>(got.size()), got.data());
-  gl.bind(kPixelUnpack, 0);
-  gl.del(1, &pbo);
-  ASSERT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
-  int worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(int(got[i]) - int(want.pixels[i])));
-  EXPECT_LE(worst, 1);
-  std::printf("[ info ] PBO read back: max |gpu-cpu| = %d over %dx%d RGBA\n", worst, w, h);
-}
-
 namespace {
 
 /// A PBO of w*h*4 bytes and an RGBA8 texture of w x h, as the player has them.
@@ -314,18 +239,6 @@ TEST_F(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
     const int worst = worst_diff(got, want.pixels);
     EXPECT_LE(worst, 1);
     std::printf("[ info ] device picture -> PBO -> texture, read back: max |gpu-cpu| = %d over %dx%d RGBA\n", worst, w, h);
-    // The other hand-off: straight into the texture.
-    glBindTexture(GL_TEXTURE_2D, objs.texture);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);  // cleared
-    {
-      auto pic = (*pool)->acquire(w, h);
-      ASSERT_TRUE(pic.ok()) << pic.error().message;
-      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
-      ASSERT_TRUE((*presenter)->copy_to_texture(**pic, objs.texture));
-    }
-    const int worst_tex = worst_diff(objs.read_texture(), want.pixels);
-    EXPECT_LE(worst_tex, 1);
-    std::printf("[ info ] device picture -> texture (CUDA array copy), read back: max |gpu-cpu| = %d\n", worst_tex);
     (*presenter)->release();
   }
   {
@@ -388,8 +301,7 @@ TEST_F(CudaGl, HandOffTiming1080) {
   };
   const Variant variants[] = {{"PBO GL_STREAM_DRAW", kStreamDraw, false},
                               {"PBO GL_DYNAMIC_COPY", kDynamicCopy, false},
-                              {"PBO glBufferStorage(0)", 0, false},
-                              {"texture registered with CUDA (no PBO)", kStreamDraw, true}};
+                              {"PBO glBufferStorage(0)", 0, false}};
   struct Sample {
     double decode, cuda_handoff, gl_tex, wall;
   };
@@ -426,11 +338,7 @@ TEST_F(CudaGl, HandOffTiming1080) {
         }
         const auto w0 = std::chrono::steady_clock::now();
         ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
-        if (v.texture) {
-          ASSERT_TRUE((*presenter)->copy_to_texture(*shown, objs.texture));
-        } else {
-          ASSERT_TRUE((*presenter)->copy(*shown, objs.pbo));
-        }
+        ASSERT_TRUE((*presenter)->copy(*shown, objs.pbo));
         ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
         gl.begin_query(kTimeElapsed, query);
         if (!v.texture) objs.texture_from_pbo();

@@ -527,6 +527,9 @@ void ReceivePipeline::decode_loop(Worker& worker) {
           log->info("decoders {}: decoding at {} resolution from now on", degrade_.level() > before ? "behind" : "keep up again",
                     degrade_.level() == 0 ? std::string("full") : fmt::format("1/{}", 1 << degrade_.level()));
       }
+      // Which tier-1 ran, for any CUDA decoder (with or without the display path).
+      if (const auto* cuda = dynamic_cast<const gpu::CudaDecoder*>(worker.decoder.get()); cuda && cuda->last_tier1_on_gpu())
+        tier1_gpu_.fetch_add(1, std::memory_order_relaxed);
       const PlanarImage& geometry = f.image.empty() ? shape : f.image;
       std::lock_guard lock(format_mutex_);
       latency_.add(f.latency_ms);
@@ -610,6 +613,7 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;
   s.display_on_device = on_device_.load(std::memory_order_relaxed);
   s.display_fallbacks = display_fallbacks_.load(std::memory_order_relaxed);
+  s.tier1_on_gpu = tier1_gpu_.load(std::memory_order_relaxed);
   s.device_pool_exhausted = pool_exhausted_.load(std::memory_order_relaxed);
   s.device_display = pool_ != nullptr && device_display_enabled_.load(std::memory_order_relaxed);
   std::lock_guard lock(format_mutex_);

@@ -151,6 +151,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"degraded", d.degraded},
         {"rejected_oversize", d.rejected_oversize},
         {"out_of_memory", d.out_of_memory},
+        {"tier1_on_gpu", d.tier1_on_gpu},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0}}},
       {"stream", stream},
       {"latency", {{"receive_to_decoded_ms", latency_json(d.receive_to_decoded)}}},

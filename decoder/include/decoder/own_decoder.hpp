@@ -6,6 +6,7 @@
 
 #include "decoder/coefficients.hpp"
 #include "decoder/decoder.hpp"
+#include "decoder/tier1_batch.hpp"
 
 /// Feature macro for code that also builds against older trees (bench/decoder/recon_bench.cpp).
 #define J2K_DECODER_HAS_COEFFICIENT_DECODER 1
@@ -37,6 +38,11 @@ class CoefficientDecoder {
   /// Same result as decode_coefficients(); the pool is (re)built only when options.threads
   /// changes.
   Result<CoefficientFrame> decode(Bytes codestream, const DecodeOptions& options, DecodeStats* stats = nullptr);
+  /// Parsing and tier-2 only: the frame's geometry (its `data` vectors sized, contents
+  /// unspecified) and, in `batch`, the tier-1 work for another tier-1 (the GPU's) that
+  /// fills the frame's coefficients in the Tier1Batch layout. stats->tier1_ms stays 0.
+  Result<CoefficientFrame> decode_deferred(Bytes codestream, const DecodeOptions& options, Tier1Batch& batch,
+                                           DecodeStats* stats = nullptr);
   /// Gives a frame's coefficient buffers back for the next decode() (saves allocating,
   /// zero-filling and page-faulting ~4 bytes per sample per frame).
   void recycle(CoefficientFrame&& frame);

@@ -13,6 +13,7 @@
 
 #include "codestream/codestream.hpp"
 #include "dsp.hpp"
+#include "decoder/tier1_batch.hpp"
 #include "reconstruct_internal.hpp"
 #include "syntax/locate.hpp"
 #include "thread_pool.hpp"
@@ -98,8 +99,75 @@ struct Engine {
   }
 };
 
+/// Appends the coded blocks of `jobs` to `batch` (tier-1 elsewhere), biggest pass counts
+/// first so that a GPU warp's threads run alike. The bytes are gathered as
+/// CodeBlockDecoder gathers them: a segment whose declared length runs past the block's
+/// bytes is cut where they end.
+Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch) {
+  batch.clear();
+  std::uint64_t base = 0;
+  std::vector<std::uint64_t> bases;
+  for (const TileCoefficients& tile : frame.tiles)
+    for (const ComponentCoefficients& cc : tile.components) {
+      bases.push_back(base);
+      base += cc.data.size();
+    }
+  batch.component_base = bases;
+  batch.coefficient_count = base;
+  for (const CodeBlockJob& job : jobs) {
+    if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
+    const CodeBlock& cb = *job.block;
+    const int w = cb.rect.width(), h = cb.rect.height();
+    const int numbps = job.magnitude_bits - cb.zero_bitplanes;
+    if (w <= 0 || h <= 0 || cb.passes == 0 || cb.segments.empty() || numbps <= 0) continue;  // stays zero
+    if (numbps > 30) {  // CodeBlockDecoder: beyond 32-bit magnitudes, damaged and zeroed
+      ++batch.rejected_blocks;
+      continue;
+    }
+    if (job.roi_shift > 31) return make_error(ErrorKind::unsupported, "ROI shift above 31 for the tier-1 table");
+    if (cb.segments.size() > 0xFFFF || batch.bytes.size() > 0xFFFF0000u)
+      return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
+    Tier1Block b;
+    b.out = static_cast<std::uint64_t>(job.out - job.frame_data) + job.frame_base;
+    b.stride = static_cast<std::uint32_t>(job.stride);
+    b.byte_offset = static_cast<std::uint32_t>(batch.bytes.size());
+    b.seg_first = static_cast<std::uint32_t>(batch.segments.size());
+    b.seg_count = static_cast<std::uint16_t>(cb.segments.size());
+    // Passes past the last bit-plane are ignored by tier-1 (D.1: 3 * planes - 2 at most).
+    b.passes = static_cast<std::uint16_t>(std::min(cb.passes, 3 * numbps - 2));
+    b.width = static_cast<std::uint16_t>(w);
+    b.height = static_cast<std::uint16_t>(h);
+    b.numbps = static_cast<std::uint8_t>(numbps);
+    b.band = job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0;
+    b.style = static_cast<std::uint8_t>(job.cb_style & 0x3F);
+    b.roi_shift = static_cast<std::uint8_t>(job.roi_shift);
+    std::size_t chunk = 0, in_chunk = 0;
+    for (const Segment& seg : cb.segments) {
+      std::size_t need = seg.length, got = 0;
+      while (need > 0 && chunk < cb.chunks.size()) {
+        const std::size_t take = std::min(need, cb.chunks[chunk].size() - in_chunk);
+        batch.bytes.insert(batch.bytes.end(), cb.chunks[chunk].begin() + static_cast<std::ptrdiff_t>(in_chunk),
+                           cb.chunks[chunk].begin() + static_cast<std::ptrdiff_t>(in_chunk + take));
+        need -= take;
+        got += take;
+        in_chunk += take;
+        if (in_chunk == cb.chunks[chunk].size()) {
+          ++chunk;
+          in_chunk = 0;
+        }
+      }
+      batch.segments.push_back({static_cast<std::uint32_t>(got), seg.passes});
+    }
+    batch.blocks.push_back(b);
+  }
+  std::stable_sort(batch.blocks.begin(), batch.blocks.end(),
+                   [](const Tier1Block& a, const Tier1Block& b) { return a.passes > b.passes; });
+  return {};
+}
+
 Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const DecodeOptions& options,
-                                             const DecodeLimits& limits, DecodeStats& stats) {
+                                             const DecodeLimits& limits, DecodeStats& stats,
+                                             Tier1Batch* defer = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
   auto located = syntax::locate_codestream(input);
   if (!located) return located.error();
@@ -159,6 +227,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     if (th.truncated) ++counters.damaged_packets;
   }
   // Collect the tier-1 work: code-blocks of the resolutions we keep.
+  std::uint64_t frame_base = 0;  // element offset of the tile-component in the frame (Tier1Batch layout)
   for (std::size_t t = 0; t < ntiles; ++t) {
     Tile& tile = tiles[t];
     for (std::size_t c = 0; c < tile.components.size(); ++c) {
@@ -192,10 +261,13 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
             job.out = cc.data.data() + sb.offset + static_cast<std::size_t>(cb.rect.y0 - sb.rect.y0) * job.stride +
                       (cb.rect.x0 - sb.rect.x0);
             for (Bytes ch : cb.chunks) job.bytes += static_cast<std::uint32_t>(ch.size());
+            job.frame_data = cc.data.data();
+            job.frame_base = frame_base;
             jobs.push_back(job);
           }
         }
       }
+      frame_base += cc.data.size();
     }
   }
   stats.tier2_ms = ms_since(t0);
@@ -203,6 +275,15 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
   stats.codeblocks = static_cast<std::uint64_t>(
       std::count_if(jobs.begin(), jobs.end(), [](const CodeBlockJob& j) { return j.block && j.block->passes > 0; }));
+
+  if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
+    if (Status st = defer_tier1(jobs, frame, *defer); !st) return st.error();
+    frame.damaged_codeblocks = defer->rejected_blocks;
+    stats.damaged_codeblocks = frame.damaged_codeblocks;
+    if (options.strict && frame.damaged_codeblocks > 0)
+      return make_error(ErrorKind::corrupt, fmt::format("{} damaged code-blocks", frame.damaged_codeblocks));
+    return frame;
+  }
 
   // Tier-1, biggest code-blocks first so no thread is left with a large one at the end.
   t0 = std::chrono::steady_clock::now();
@@ -311,6 +392,13 @@ Status CoefficientDecoder::reconstruct(const CoefficientFrame& frame, PlanarImag
     return own::reconstruct_into(frame, impl_->engine.pool.get(), times, &impl_->engine.reconstruct, out,
                                  &impl_->engine.idwt);
   });
+}
+
+Result<CoefficientFrame> CoefficientDecoder::decode_deferred(Bytes codestream, const DecodeOptions& options,
+                                                            Tier1Batch& batch, DecodeStats* stats) {
+  DecodeStats local;
+  impl_->threads = std::clamp(options.threads, 1, 256);
+  return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local, &batch);
 }
 
 int CoefficientDecoder::threads() const noexcept { return impl_->threads; }

@@ -1,12 +1,19 @@
 #pragma once
-// The "cuda" decoding backend: parsing, tier-2 and tier-1 on CPU threads (the own
-// decoder's coefficient output), everything after tier-1 on the GPU.
+// The "cuda" decoding backend: parsing and tier-2 on CPU threads; tier-1 on CPU threads
+// (the own decoder's coefficient output) or on the GPU (--tier1); everything after
+// tier-1 on the GPU.
+//
+// GPU memory is bounded: every CudaDecoder of a device shares a small pool of
+// reconstructors (kMaxReconstructorsPerDevice, each with its own streams, pinned and device
+// buffers), leased for one frame at a time, so memory does not grow with the number of
+// decode workers.
 #include <memory>
 
 #include "core/result.hpp"
 #include "decoder/decoder.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/cuda_tier1.hpp"
 
 namespace j2k::gpu {
 
@@ -14,7 +21,13 @@ struct CudaDecoderOptions {
   GpuMode mode = GpuMode::automatic;  ///< off: CPU only; on: fail without CUDA; automatic: fall back
   int device = 0;
   decoder::DecodeLimits limits{};
+  Tier1Mode tier1 = Tier1Mode::cpu;   ///< gpu: fail on a GPU tier-1 error; automatic: fall back (counted)
 };
+
+/// Reconstructors (and so GPU buffers) per device, shared by all CudaDecoders.
+constexpr int kMaxReconstructorsPerDevice = 2;
+/// Reconstructors alive now for `device` (0 when no CudaDecoder uses it).
+int cuda_reconstructors_alive(int device = 0);
 
 /// A decoder::Decoder whose reconstruction runs on the GPU, plus display output.
 /// If a GPU step fails in GpuMode::automatic, that frame (and every later one) is
@@ -30,11 +43,10 @@ class CudaDecoder : public decoder::Decoder {
   virtual Result<PlanarImage> decode_to_device(Bytes codestream, const decoder::DecodeOptions& options,
                                                const DeviceTarget& target, const ColourInterpretation& colour,
                                                bool want_planar = false) = 0;
-  /// Decodes and writes the display picture into a registered GL PBO (map, kernel,
-  /// unmap on the decoder's stream; returns once the PBO is unmapped and written).
-  /// row0/row_step place a field picture (0 or 1, and 2) for field weave.
-  virtual Status decode_to_pbo(Bytes codestream, const decoder::DecodeOptions& options, CudaGlPbo& pbo,
-                               const ColourInterpretation& colour, int row0 = 0, int row_step = 1) = 0;
+  /// Whether the last frame's tier-1 ran on the GPU.
+  virtual bool last_tier1_on_gpu() const noexcept = 0;
+  /// Frames whose GPU tier-1 failed and that were decoded on the CPU instead (--tier1 auto).
+  virtual std::uint64_t tier1_fallbacks() const noexcept = 0;
   /// Per-stage GPU times of the last frame (zero when it ran on the CPU).
   virtual GpuTimes last_gpu_times() const = 0;
 };
@@ -43,7 +55,7 @@ class CudaDecoder : public decoder::Decoder {
 /// on -> an error if CUDA is unusable; automatic -> CPU decoder when CUDA is unusable.
 Result<std::unique_ptr<decoder::Decoder>> make_cuda_decoder(const CudaDecoderOptions& options = {});
 
-/// The same, typed, for callers that want decode_to_pbo; fails when CUDA is unusable.
+/// The same, typed, for callers that want decode_to_device; fails when CUDA is unusable.
 Result<std::unique_ptr<CudaDecoder>> make_cuda_decoder_typed(const CudaDecoderOptions& options = {});
 
 }  // namespace j2k::gpu

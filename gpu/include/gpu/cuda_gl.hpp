@@ -61,7 +61,7 @@ class CudaGlPresenter {
   enum class Path { none, external_memory, mapped_pbo };
 
   /// Fails with ErrorKind::unsupported without CUDA. Without a loader only the
-  /// lower-level copy()/copy_to_texture() work. `external_memory` false: never import the
+  /// lower-level copy() works. `external_memory` false: never import the
   /// pictures' memory into GL (always the mapped PBO).
   static Result<std::unique_ptr<CudaGlPresenter>> create(int device = 0, GlLoader gl = {}, bool external_memory = true);
 
@@ -86,10 +86,6 @@ class CudaGlPresenter {
   /// copy of a size). Registers it if it is not registered for this size, then map,
   /// copy, unmap; GL commands issued after this returns see the picture.
   Status copy(const DevicePicture& picture, unsigned int gl_buffer);
-  /// The same straight into a GL_TEXTURE_2D of internal format GL_RGBA8 (registered with
-  /// CUDA once per texture and size; map, cudaMemcpy2DToArrayAsync, unmap): no PBO and no
-  /// glTexSubImage2D. Used where it is faster (see the hand-off timing test).
-  Status copy_to_texture(const DevicePicture& picture, unsigned int gl_texture);
   /// Forgets the registrations: call before re-specifying (glBufferData, glTexImage2D) or
   /// deleting the buffer or texture.
   void release();

@@ -26,25 +26,28 @@
 #include "core/planar_image.hpp"
 #include "core/result.hpp"
 #include "decoder/coefficients.hpp"
+#include "decoder/tier1_batch.hpp"
 #include "gpu/colour.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/device_target.hpp"
 
 namespace j2k::gpu {
 
-class CudaGlPbo;
-
 struct ReconstructRequest {
   bool planar = true;                     ///< download the planar picture (decoder::reconstruct's twin)
   const DeviceTarget* target = nullptr;   ///< also convert for display into this device buffer
-  CudaGlPbo* pbo = nullptr;               ///< or into this GL PBO (mapped/unmapped on the slot's stream)
-  int pbo_row0 = 0, pbo_row_step = 1;     ///< field weave into the PBO
   ColourInterpretation colour;
+  /// Tier-1 on the GPU: the frame's coefficients are not read from `frame` (its `data`
+  /// vectors only give sizes) but decoded on the device from this table, which must
+  /// describe exactly the frame's tile-components (CoefficientDecoder::decode_deferred);
+  /// a table that does not is rejected before anything is queued.
+  const decoder::Tier1Batch* tier1 = nullptr;
 };
 
 /// GPU time of one frame, from events on its stream (filled when Options::timing).
 struct GpuTimes {
-  double upload_ms = 0;   ///< host -> device copy of the coefficients (start to end of its last part)
+  double upload_ms = 0;   ///< host -> device copy of the coefficients, or of the tier-1 tables
+  double tier1_ms = 0;    ///< GPU tier-1 (0 when the coefficients came from the CPU)
   double idwt_ms = 0;     ///< dequantisation + inverse DWT (from the end of the first upload part:
                           ///< the last level's bands arrive while the lower levels run)
   double store_ms = 0;    ///< inverse MCT, DC shift, clamp (0 when fused into the colour kernel)
@@ -53,6 +56,8 @@ struct GpuTimes {
   double total_ms = 0;    ///< first event to last
   std::size_t upload_bytes = 0;
   bool packed16 = false;  ///< no band needed 32-bit values (each went as int8 or int16)
+  std::size_t tier1_blocks = 0;      ///< code-blocks decoded on the GPU
+  std::uint64_t tier1_damaged = 0;   ///< of those, zeroed for a wrong segmentation symbol
 };
 
 class CudaReconstructor {
@@ -83,8 +88,6 @@ class CudaReconstructor {
   Result<PlanarImage> reconstruct(const decoder::CoefficientFrame& frame, const ReconstructRequest& request,
                                   GpuTimes* times = nullptr);
 
-  /// The stream that the next submit() will use (to order other work after it).
-  cudaStream_t next_stream() const noexcept;
   int slots() const noexcept;
   /// Device bytes held by all slots (grows with the largest geometry seen).
   std::size_t device_bytes() const noexcept;
@@ -92,8 +95,15 @@ class CudaReconstructor {
   struct Impl;
 
  private:
+  friend struct CudaReconstructorTestAccess;
   explicit CudaReconstructor(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+/// Test seam: points a reconstructor at another device number, so that its next CUDA call
+/// fails (the slot bookkeeping after errors is tested with it).
+struct CudaReconstructorTestAccess {
+  static void set_device(CudaReconstructor& r, int device);
 };
 
 /// Converts a host planar picture into a device target (uploading it on `stream`); for

@@ -169,9 +169,6 @@ struct CudaGlPresenter::Impl {
   cudaStream_t stream = nullptr;
   std::unique_ptr<CudaGlPbo> pbo;
   unsigned int buffer = 0;
-  cudaGraphicsResource_t texture_resource = nullptr;
-  unsigned int texture = 0;
-  int texture_w = 0, texture_h = 0;
 
   // The player's hand-off (update_texture).
   GlLoader loader;
@@ -239,11 +236,6 @@ struct CudaGlPresenter::Impl {
     gl.bind_buffer(kPixelUnpack, 0);
   }
 
-  void release_texture() {
-    if (texture_resource) cudaGraphicsUnregisterResource(texture_resource);
-    texture_resource = nullptr;
-    texture = 0;
-  }
 };
 
 CudaGlPresenter::CudaGlPresenter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -251,7 +243,6 @@ CudaGlPresenter::CudaGlPresenter(std::unique_ptr<Impl> impl) : impl_(std::move(i
 CudaGlPresenter::~CudaGlPresenter() {
   if (!impl_) return;
   impl_->pbo.reset();
-  impl_->release_texture();
   if (impl_->gl_ok) {  // the GL context is current (see the header)
     if (impl_->gl.client_wait) impl_->retire(true);
     for (const auto& i : impl_->imports) impl_->drop_import(i);
@@ -299,33 +290,6 @@ Status CudaGlPresenter::copy(const DevicePicture& picture, unsigned int gl_buffe
   J2K_CUDA_TRY(e);
   if (!marked) return marked.error();
   return unmapped;
-}
-
-Status CudaGlPresenter::copy_to_texture(const DevicePicture& picture, unsigned int gl_texture) {
-  Impl& m = *impl_;
-  const DeviceTarget& src = picture.target();
-  if (src.format != OutputFormat::rgba8) return make_error(ErrorKind::unsupported, "texture hand-off is RGBA8 only");
-  J2K_CUDA_TRY(cudaSetDevice(m.device));
-  if (!m.texture_resource || m.texture != gl_texture || m.texture_w != src.width || m.texture_h != src.height) {
-    m.release_texture();
-    constexpr unsigned int kTexture2d = 0x0DE1;  // GL_TEXTURE_2D
-    J2K_CUDA_TRY(cudaGraphicsGLRegisterImage(&m.texture_resource, gl_texture, kTexture2d,
-                                             cudaGraphicsRegisterFlagsWriteDiscard));
-    m.texture = gl_texture;
-    m.texture_w = src.width;
-    m.texture_h = src.height;
-  }
-  J2K_CUDA_TRY(cudaGraphicsMapResources(1, &m.texture_resource, m.stream));
-  cudaArray_t array = nullptr;
-  cudaError_t e = cudaGraphicsSubResourceGetMappedArray(&array, m.texture_resource, 0, 0);
-  if (e == cudaSuccess)
-    e = cudaMemcpy2DToArrayAsync(array, 0, 0, src.data, src.pitch, static_cast<std::size_t>(src.width) * 4,
-                                 static_cast<std::size_t>(src.height), cudaMemcpyDeviceToDevice, m.stream);
-  Status marked = e == cudaSuccess ? picture.mark_read(m.stream) : Status{};
-  const cudaError_t u = cudaGraphicsUnmapResources(1, &m.texture_resource, m.stream);
-  J2K_CUDA_TRY(e);
-  J2K_CUDA_TRY(u);
-  return marked;
 }
 
 Status CudaGlPresenter::update_texture(std::shared_ptr<const DevicePicture> picture, unsigned int texture) {
@@ -381,7 +345,6 @@ void CudaGlPresenter::poll() {
 void CudaGlPresenter::release() {
   if (!impl_) return;
   impl_->pbo.reset();
-  impl_->release_texture();
 }
 
 cudaStream_t CudaGlPresenter::stream() const noexcept { return impl_->stream; }

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #if defined(__SSE2__)
@@ -23,8 +26,8 @@
 #include "../colour_params.hpp"
 #include "cuda_check.hpp"
 #include "gpu/cuda.hpp"
-#include "gpu/cuda_gl.hpp"
 #include "kernels.hpp"
+#include "tier1_host.hpp"
 
 namespace j2k::gpu {
 
@@ -80,14 +83,13 @@ struct PinnedMemory {
 using DeviceBuffer = GrowingBuffer<DeviceMemory>;
 using PinnedBuffer = GrowingBuffer<PinnedMemory>;
 
-enum Ev { ev_start, ev_uploaded, ev_idwt, ev_stored, ev_coloured, ev_done, ev_count };
+enum Ev { ev_start, ev_uploaded, ev_tier1, ev_idwt, ev_stored, ev_coloured, ev_done, ev_count };
 
 /// Everything one frame in flight needs.
 struct Slot {
   cudaStream_t stream = nullptr;
-  cudaStream_t map_stream = nullptr;   // GL buffer maps, beside the frame's work
   cudaStream_t copy_stream = nullptr;  // second part of the upload, beside the lower levels
-  cudaEvent_t mapped = nullptr, early = nullptr, late = nullptr;
+  cudaEvent_t early = nullptr, late = nullptr;
   bool split = false;
   std::array<cudaEvent_t, ev_count> ev{};
   PinnedBuffer staging;
@@ -95,6 +97,10 @@ struct Slot {
   DeviceBuffer work;     // two work areas (a, b) for the largest tile
   DeviceBuffer planes;   // int32 component planes
   PinnedBuffer planes_host;
+  DeviceBuffer coeffs;      // tier-1 on the GPU: the frame's coefficients (Tier1Batch layout)
+  DeviceBuffer t1_scratch;  // its damaged-block counter
+  PinnedBuffer t1_damaged;  // the counter, copied back with the frame
+  bool tier1 = false;
   bool busy = false;
   int ticket = -1;
   bool planar = false;
@@ -130,23 +136,76 @@ struct BandJob {
   bool late = false;  ///< needed only by the last synthesis level: uploaded second
 };
 
-/// Runs fn(piece) for every piece on up to 8 threads (one when there is little to do:
-/// thread start-up would cost more than it saves).
-template <typename Fn>
-void parallel_pieces(std::size_t pieces, std::size_t elements, Fn&& fn) {
-  const std::size_t threads = std::min<std::size_t>({8, pieces, std::max<std::size_t>(1, elements / (1u << 18))});
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < pieces; ++i) fn(i);
-    return;
+/// A few threads kept for the staging copies (started on first use, not per call): runs
+/// fn(piece) for every piece, on the caller alone when there is little to do.
+class PiecePool {
+ public:
+  PiecePool() = default;
+  PiecePool(const PiecePool&) = delete;
+  PiecePool& operator=(const PiecePool&) = delete;
+  ~PiecePool() {
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
   }
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (std::size_t i; (i = next.fetch_add(1)) < pieces;) fn(i);
-    });
-  for (std::thread& th : pool) th.join();
-}
+
+  void run(std::size_t pieces, std::size_t elements, const std::function<void(std::size_t)>& fn) {
+    const std::size_t threads = std::min<std::size_t>({kThreads, pieces, std::max<std::size_t>(1, elements / (1u << 18))});
+    if (threads <= 1) {
+      for (std::size_t i = 0; i < pieces; ++i) fn(i);
+      return;
+    }
+    if (workers_.empty())
+      for (std::size_t t = 1; t < kThreads; ++t) workers_.emplace_back([this] { work(); });
+    {
+      std::lock_guard lock(mutex_);
+      job_ = &fn;
+      count_ = pieces;
+      next_.store(0);
+      helpers_ = threads - 1;  // workers that join this job; the caller is the last one
+      busy_ = 0;
+      ++generation_;
+    }
+    wake_.notify_all();
+    drain();
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [this] { return helpers_ == 0 && busy_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  static constexpr std::size_t kThreads = 8;
+  void drain() {
+    for (std::size_t i; (i = next_.fetch_add(1)) < count_;) (*job_)(i);
+  }
+  void work() {
+    std::uint64_t seen = 0;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return quit_ || (generation_ != seen && helpers_ > 0); });
+      if (quit_) return;
+      seen = generation_;
+      --helpers_;
+      ++busy_;
+      lock.unlock();
+      drain();
+      lock.lock();
+      if (--busy_ == 0 && helpers_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(std::size_t)>* job_ = nullptr;
+  std::size_t count_ = 0, helpers_ = 0, busy_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::uint64_t generation_ = 0;
+  bool quit_ = false;
+};
 
 /// Copies every band into pinned memory at `dst`, each in the narrowest of int8, int16
 /// and int32 that holds all its values (high bands of a lossy frame are mostly small;
@@ -155,7 +214,7 @@ void parallel_pieces(std::size_t pieces, std::size_t elements, Fn&& fn) {
 /// `late_start` on, so that they can travel in a second copy while the lower levels are
 /// synthesised. This is the CPU's share of the upload; it runs while the GPU works on
 /// the previous frame.
-std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst, std::size_t& late_start) {
+std::size_t stage_bands(PiecePool& pool, std::vector<BandJob>& bands, std::byte* dst, std::size_t& late_start) {
   constexpr std::size_t kPiece = 1u << 16;
   struct Piece {
     std::size_t band, lo, hi;
@@ -167,7 +226,7 @@ std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst, std::size_t
     total += bands[b].count;
   }
   std::vector<std::uint8_t> need(pieces.size(), 1);
-  parallel_pieces(pieces.size(), total, [&](std::size_t i) {
+  pool.run(pieces.size(), total, [&](std::size_t i) {
     const Piece& p = pieces[i];
     const std::int32_t* s = bands[p.band].src;
     std::int32_t mn = 0, mx = 0;
@@ -190,7 +249,7 @@ std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst, std::size_t
       pos += b.count * static_cast<std::size_t>(b.bytes);
     }
   }
-  parallel_pieces(pieces.size(), total, [&](std::size_t i) {
+  pool.run(pieces.size(), total, [&](std::size_t i) {
     const Piece& p = pieces[i];
     const BandJob& b = bands[p.band];
     std::byte* o = dst + b.desc->offset;
@@ -230,6 +289,31 @@ std::size_t stage_bands(std::vector<BandJob>& bands, std::byte* dst, std::size_t
   return pos;
 }
 
+
+/// What submit() works out before anything is queued: sizes, offsets, per-tile plans.
+struct FramePlan {
+  PlanarImage geom;                     // planes without samples
+  std::vector<std::size_t> plane_off;   // elements, per component (+ the total)
+  std::vector<TilePlan> tiles;
+  std::size_t work_elems = 0;           // per work area (a or b)
+  std::size_t coeff_count = 0;          // all tile-components' coefficients
+  std::size_t coeff_off = 0;            // staging bytes before the coefficients (descriptors)
+  std::size_t staging_capacity = 0;
+  bool split_upload = false;            // the last level's bands in a second copy
+  bool tier1 = false;                   // coefficients made here by the GPU tier-1
+  detail::Tier1Layout t1;               // its tables in the staging area
+  bool covered = false, fused = false;  // one tile covers every plane; colour straight from the work buffers
+};
+
+/// What submit() staged: the bytes to copy and how.
+struct Staged {
+  std::size_t staging_bytes = 0;
+  std::size_t late_start = 0;  // split upload: where the second part starts (from coeff_off)
+  bool split = false;
+  bool fits16 = false;
+  const void* d_coeffs = nullptr;  // the coefficient area the band descriptors count from
+};
+
 }  // namespace
 
 struct CudaReconstructor::Impl {
@@ -237,15 +321,16 @@ struct CudaReconstructor::Impl {
   std::vector<Slot> slots;
   int next = 0;
   int tickets = 0;
+  PiecePool pool;  // staging copies (the CPU's share of the upload) and the planar copy-out
 
   ~Impl() {
     for (Slot& s : slots) {
       if (s.stream) cudaStreamSynchronize(s.stream);
+      if (s.copy_stream) cudaStreamSynchronize(s.copy_stream);
       for (cudaEvent_t e : s.ev)
         if (e) cudaEventDestroy(e);
-      for (cudaEvent_t e : {s.mapped, s.early, s.late})
+      for (cudaEvent_t e : {s.early, s.late})
         if (e) cudaEventDestroy(e);
-      if (s.map_stream) cudaStreamDestroy(s.map_stream);
       if (s.copy_stream) cudaStreamDestroy(s.copy_stream);
       if (s.stream) cudaStreamDestroy(s.stream);
     }
@@ -256,8 +341,6 @@ struct CudaReconstructor::Impl {
     slots = std::vector<Slot>(static_cast<std::size_t>(std::max(2, options.slots)));
     for (Slot& s : slots) {
       J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-      J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.map_stream, cudaStreamNonBlocking));
-      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.mapped, cudaEventDisableTiming));
       J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.copy_stream, cudaStreamNonBlocking));
       J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.early, cudaEventDisableTiming));
       J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.late, options.timing ? cudaEventDefault : cudaEventDisableTiming));
@@ -277,6 +360,20 @@ struct CudaReconstructor::Impl {
 
   Result<int> submit(const CoefficientFrame& frame, const ReconstructRequest& req);
   Result<PlanarImage> collect(int ticket, GpuTimes* times);
+
+  // The steps of submit().
+  Result<FramePlan> plan_frame(const CoefficientFrame& frame, const ReconstructRequest& req) const;
+  Status reserve(Slot& slot, const FramePlan& plan, const ReconstructRequest& req);
+  Result<Staged> stage(Slot& slot, const CoefficientFrame& frame, const ReconstructRequest& req, FramePlan& plan);
+  Status enqueue_reconstruction(Slot& slot, const FramePlan& plan, const Staged& staged);
+  Status enqueue_display(Slot& slot, const FramePlan& plan, const ReconstructRequest& req);
+  /// Waits for whatever the slot's streams hold and frees it (after a failure).
+  void release(Slot& slot) {
+    for (cudaStream_t st : {slot.stream, slot.copy_stream})
+      if (st) (void)cudaStreamSynchronize(st);
+    slot.busy = false;
+    slot.geometry = {};
+  }
 };
 
 namespace {
@@ -329,93 +426,144 @@ bool mct_applies(const decoder::TileCoefficients& tile) {
   return true;
 }
 
+/// A tier-1 table that belongs to this frame: valid on its own, and laid out over exactly
+/// the frame's tile-components (so its blocks land inside the coefficient buffer).
+Status check_tier1_batch(const decoder::Tier1Batch& batch, const CoefficientFrame& frame) {
+  if (Status st = decoder::validate_tier1_batch(batch); !st) return st;
+  std::size_t i = 0;
+  std::uint64_t base = 0;
+  for (const decoder::TileCoefficients& tile : frame.tiles)
+    for (const ComponentCoefficients& cc : tile.components) {
+      if (i >= batch.component_base.size() || batch.component_base[i] != base)
+        return make_error(ErrorKind::corrupt, "tier-1 table does not match the frame's layout");
+      base += cc.data.size();
+      ++i;
+    }
+  if (i != batch.component_base.size() || batch.coefficient_count != base)
+    return make_error(ErrorKind::corrupt, "tier-1 table does not match the frame's coefficient count");
+  return {};
+}
+
 }  // namespace
 
-Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const ReconstructRequest& req) {
-  NvtxRange range("j2k gpu submit (stage + enqueue)");
-  J2K_CUDA_TRY(cudaSetDevice(options.device));  // the current device is per host thread
-  Slot& slot = slots[static_cast<std::size_t>(next)];
-  if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
+Result<FramePlan> CudaReconstructor::Impl::plan_frame(const CoefficientFrame& frame, const ReconstructRequest& req) const {
   const std::size_t ncomp = frame.components.size();
   if (ncomp == 0) return make_error(ErrorKind::corrupt, "frame without components");
   if (frame.reduce < 0 || frame.reduce > cuda::kMaxLevels) return make_error(ErrorKind::unsupported, "reduce out of range");
-
-  // ---- Plan: sizes and offsets -------------------------------------------------------
-  PlanarImage geom = frame_geometry(frame);
-  std::vector<std::size_t> plane_off(ncomp + 1, 0);
+  FramePlan plan;
+  plan.geom = frame_geometry(frame);
+  plan.plane_off.assign(ncomp + 1, 0);
   for (std::size_t c = 0; c < ncomp; ++c)
-    plane_off[c + 1] = plane_off[c] + static_cast<std::size_t>(geom.planes[c].width) * geom.planes[c].height;
-  std::size_t coeff_count = 0;
-  std::size_t work_elems = 0;  // per area (a or b)
-  std::vector<TilePlan> plans(frame.tiles.size());
+    plan.plane_off[c + 1] = plan.plane_off[c] + static_cast<std::size_t>(plan.geom.planes[c].width) * plan.geom.planes[c].height;
+  plan.tiles.resize(frame.tiles.size());
   std::size_t blob = 0;
   for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
     const decoder::TileCoefficients& tile = frame.tiles[t];
     if (tile.components.size() != ncomp) return make_error(ErrorKind::corrupt, "tile without all its components");
-    TilePlan& plan = plans[t];
-    plan.ncomp = static_cast<int>(ncomp);
-    plan.mct = mct_applies(tile);
+    TilePlan& tp = plan.tiles[t];
+    tp.ncomp = static_cast<int>(ncomp);
+    tp.mct = mct_applies(tile);
     std::size_t tile_work = 0;
     for (const ComponentCoefficients& cc : tile.components) {
       if (cc.decoded_levels < 0 || cc.decoded_levels > cc.levels || cc.levels > cuda::kMaxLevels)
         return make_error(ErrorKind::unsupported, "decomposition levels out of range");
       const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
       const int w = std::max(0, r.width()), h = std::max(0, r.height());
-      plan.max_w = std::max(plan.max_w, w);
-      plan.max_h = std::max(plan.max_h, h);
-      plan.max_levels = std::max(plan.max_levels, cc.decoded_levels);
-      plan.min_levels = std::min(plan.min_levels, cc.decoded_levels);
-      (cc.wavelet == decoder::Wavelet::irreversible_9_7 ? plan.has_float : plan.has_int) = true;
+      tp.max_w = std::max(tp.max_w, w);
+      tp.max_h = std::max(tp.max_h, h);
+      tp.max_levels = std::max(tp.max_levels, cc.decoded_levels);
+      tp.min_levels = std::min(tp.min_levels, cc.decoded_levels);
+      (cc.wavelet == decoder::Wavelet::irreversible_9_7 ? tp.has_float : tp.has_int) = true;
       tile_work += align_up(static_cast<std::size_t>(w) * h, 64);
-      coeff_count += cc.data.size();
+      plan.coeff_count += cc.data.size();
     }
-    work_elems = std::max(work_elems, tile_work);
-    plan.dequant_off = blob;
+    plan.work_elems = std::max(plan.work_elems, tile_work);
+    tp.dequant_off = blob;
     blob = align_up(blob + sizeof(cuda::DequantDesc) * ncomp);
-    plan.levels_off = blob;
-    blob = align_up(blob + sizeof(cuda::LevelDesc) * ncomp * static_cast<std::size_t>(plan.max_levels));
-    plan.store_off = blob;
+    tp.levels_off = blob;
+    blob = align_up(blob + sizeof(cuda::LevelDesc) * ncomp * static_cast<std::size_t>(tp.max_levels));
+    tp.store_off = blob;
     blob = align_up(blob + sizeof(cuda::StoreDesc) * ncomp);
   }
-  // Room for 32-bit coefficients; they travel as 16-bit values when every one fits
-  // (typical for lossy frames up to 12 bits): half the bytes over the bus.
-  const std::size_t coeff_off = blob;
-  const std::size_t staging_capacity = align_up(blob + coeff_count * 4 + 16 * cuda::kMaxBands * frame.tiles.size() * ncomp);
-  std::vector<BandJob> band_jobs;
-  const bool split_upload = !options.zero_copy && frame.tiles.size() == 1;
+  plan.coeff_off = blob;
+  plan.tier1 = req.tier1 != nullptr;
+  if (plan.tier1) {
+    // The coefficients are made on the device; only the code-block tables travel.
+    if (Status st = check_tier1_batch(*req.tier1, frame); !st) return st.error();
+    plan.t1 = detail::plan_tier1(*req.tier1, blob);
+    plan.staging_capacity = plan.t1.end;
+  } else {
+    // Room for 32-bit coefficients; they travel as 16-bit values when every one fits
+    // (typical for lossy frames up to 12 bits): half the bytes over the bus.
+    plan.staging_capacity = align_up(blob + plan.coeff_count * 4 + 16 * cuda::kMaxBands * frame.tiles.size() * ncomp);
+    plan.split_upload = !options.zero_copy && frame.tiles.size() == 1;
+  }
+  // Frames whose tiles do not cover every plane start from zero, like the CPU. A frame
+  // of one tile that is exactly every component (the usual video frame) may skip the
+  // planes altogether when only the display picture is wanted: the colour kernel then
+  // finishes samples (MCT, DC shift, clamp) straight from the work buffers.
+  bool covered = frame.tiles.size() == 1, exact = covered;
+  if (covered)
+    for (std::size_t c = 0; c < ncomp; ++c) {
+      const ComponentCoefficients& cc = frame.tiles[0].components[c];
+      const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+      const Rect& pr = frame.components[c].rect;
+      if (r.x0 > pr.x0 || r.y0 > pr.y0 || r.x1 < pr.x1 || r.y1 < pr.y1) covered = false;
+      if (r.x0 != pr.x0 || r.y0 != pr.y0 || r.x1 != pr.x1 || r.y1 != pr.y1) exact = false;
+    }
+  plan.covered = covered;
+  plan.fused = exact && !req.planar && req.target;
+  return plan;
+}
 
-  // ---- Buffers (grow-only: reused while the geometry fits) ---------------------------
-  if (Status st = slot.staging.reserve(staging_capacity); !st) return st.error();
-  if (Status st = slot.d_staging.reserve(staging_capacity); !st) return st.error();
-  if (Status st = slot.work.reserve(std::max<std::size_t>(1, 2 * work_elems * 4)); !st) return st.error();
-  if (Status st = slot.planes.reserve(std::max<std::size_t>(1, plane_off[ncomp] * 4)); !st) return st.error();
+Status CudaReconstructor::Impl::reserve(Slot& slot, const FramePlan& plan, const ReconstructRequest& req) {
+  // Grow-only: reused while the geometry fits.
+  const std::size_t planes = plan.plane_off.back();
+  if (Status st = slot.staging.reserve(plan.staging_capacity); !st) return st;
+  if (Status st = slot.d_staging.reserve(plan.staging_capacity); !st) return st;
+  if (Status st = slot.work.reserve(std::max<std::size_t>(1, 2 * plan.work_elems * 4)); !st) return st;
+  if (Status st = slot.planes.reserve(std::max<std::size_t>(1, planes * 4)); !st) return st;
   if (req.planar)
-    if (Status st = slot.planes_host.reserve(std::max<std::size_t>(1, plane_off[ncomp] * 4)); !st) return st.error();
+    if (Status st = slot.planes_host.reserve(std::max<std::size_t>(1, planes * 4)); !st) return st;
+  if (plan.tier1) {
+    if (Status st = slot.coeffs.reserve(std::max<std::size_t>(4, plan.coeff_count * 4)); !st) return st;
+    if (Status st = slot.t1_scratch.reserve(256); !st) return st;
+    if (Status st = slot.t1_damaged.reserve(sizeof(unsigned)); !st) return st;
+  }
+  return {};
+}
 
-  // ---- Staging: descriptors, then coefficients ---------------------------------------
+Result<Staged> CudaReconstructor::Impl::stage(Slot& slot, const CoefficientFrame& frame, const ReconstructRequest& req,
+                                              FramePlan& plan) {
+  const std::size_t ncomp = frame.components.size();
   std::byte* host = slot.staging.get();
   std::byte* dev = slot.d_staging.get();
-  const void* d_coeffs = dev + coeff_off;
-  if (options.zero_copy) {
+  Staged out;
+  out.d_coeffs = dev + plan.coeff_off;
+  if (plan.tier1) {
+    out.d_coeffs = slot.coeffs.get();
+  } else if (options.zero_copy) {
     // The kernels read the coefficients straight from pinned host memory, so the
     // transfer overlaps their work; only the descriptors are copied.
     void* mapped = nullptr;
     J2K_CUDA_TRY(cudaHostGetDevicePointer(&mapped, host, 0));
-    d_coeffs = static_cast<const std::byte*>(mapped) + coeff_off;
+    out.d_coeffs = static_cast<const std::byte*>(mapped) + plan.coeff_off;
   }
+  std::vector<BandJob> band_jobs;
   float* work_a = reinterpret_cast<float*>(slot.work.get());
-  float* work_b = work_a + work_elems;
+  float* work_b = work_a + plan.work_elems;
   std::int32_t* planes = reinterpret_cast<std::int32_t*>(slot.planes.get());
+  std::size_t tc_index = 0;  // tile-component, for the tier-1 layout
   for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
     const decoder::TileCoefficients& tile = frame.tiles[t];
-    TilePlan& plan = plans[t];
-    auto* dq = reinterpret_cast<cuda::DequantDesc*>(host + plan.dequant_off);
-    auto* lv = reinterpret_cast<cuda::LevelDesc*>(host + plan.levels_off);
-    auto* st = reinterpret_cast<cuda::StoreDesc*>(host + plan.store_off);
-    plan.level_max_w.assign(static_cast<std::size_t>(plan.max_levels), 0);
-    plan.level_max_h.assign(static_cast<std::size_t>(plan.max_levels), 0);
+    TilePlan& tp = plan.tiles[t];
+    auto* dq = reinterpret_cast<cuda::DequantDesc*>(host + tp.dequant_off);
+    auto* lv = reinterpret_cast<cuda::LevelDesc*>(host + tp.levels_off);
+    auto* st = reinterpret_cast<cuda::StoreDesc*>(host + tp.store_off);
+    tp.level_max_w.assign(static_cast<std::size_t>(tp.max_levels), 0);
+    tp.level_max_h.assign(static_cast<std::size_t>(tp.max_levels), 0);
     std::size_t work_pos = 0;
-    for (std::size_t c = 0; c < ncomp; ++c) {
+    for (std::size_t c = 0; c < ncomp; ++c, ++tc_index) {
       const ComponentCoefficients& cc = tile.components[c];
       const int dl = cc.decoded_levels;
       const Rect r = shift_rect(cc.rect, cc.levels - dl);
@@ -447,17 +595,23 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
         if (sb.offset > cc.data.size() || n > cc.data.size() - sb.offset)
           return make_error(ErrorKind::corrupt, "subband outside its component's coefficients");
         cuda::BandDesc& b = d.bands[idx];
-        // The last level's bands of a one-tile frame (3/4 of the data) are uploaded in a
-        // second copy that overlaps the synthesis of the lower levels.
-        const bool late = split_upload && dl == plan.max_levels && sb.resolution == dl && dl >= 1;
-        band_jobs.push_back({cc.data.data() + sb.offset, n, &b, 1, late});
+        if (plan.tier1) {
+          // Straight from the GPU tier-1's output: 32-bit values in the Tier1Batch layout.
+          b.offset = static_cast<std::int64_t>((req.tier1->component_base[tc_index] + sb.offset) * 4);
+          b.bytes = 4;
+        } else {
+          // The last level's bands of a one-tile frame (3/4 of the data) are uploaded in a
+          // second copy that overlaps the synthesis of the lower levels.
+          const bool late = plan.split_upload && dl == tp.max_levels && sb.resolution == dl && dl >= 1;
+          band_jobs.push_back({cc.data.data() + sb.offset, n, &b, 1, late});
+        }
         b.width = sb.rect.width();
         b.height = sb.rect.height();
         b.scale = sb.step * 0.5f;
         b.present = 1;
       }
       // Synthesis levels.
-      for (int res = 1; res <= plan.max_levels; ++res) {
+      for (int res = 1; res <= tp.max_levels; ++res) {
         cuda::LevelDesc& l = lv[static_cast<std::size_t>(res - 1) * ncomp + c];
         l = cuda::LevelDesc{};
         if (res > dl || w == 0 || h == 0) continue;
@@ -472,10 +626,12 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
         l.is_float = d.is_float;
         l.active = rr.width() > 0 && rr.height() > 0 ? 1 : 0;
         l.level = res;
-        l.dq = reinterpret_cast<const cuda::DequantDesc*>(dev + plan.dequant_off) + c;
-        l.coeffs = d_coeffs;
-        plan.level_max_w[static_cast<std::size_t>(res - 1)] = std::max(plan.level_max_w[static_cast<std::size_t>(res - 1)], rr.width());
-        plan.level_max_h[static_cast<std::size_t>(res - 1)] = std::max(plan.level_max_h[static_cast<std::size_t>(res - 1)], rr.height());
+        l.dq = reinterpret_cast<const cuda::DequantDesc*>(dev + tp.dequant_off) + c;
+        l.coeffs = out.d_coeffs;
+        auto& mw = tp.level_max_w[static_cast<std::size_t>(res - 1)];
+        auto& mh = tp.level_max_h[static_cast<std::size_t>(res - 1)];
+        mw = std::max(mw, rr.width());
+        mh = std::max(mh, rr.height());
       }
       // Store descriptor.
       const decoder::ComponentInfo& ci = frame.components[c];
@@ -487,48 +643,140 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
       s.width = w;
       s.height = h;
       s.is_float = d.is_float;
-      s.plane = planes + plane_off[c];
-      s.plane_w = geom.planes[c].width;
-      s.plane_h = geom.planes[c].height;
+      s.plane = planes + plan.plane_off[c];
+      s.plane_w = plan.geom.planes[c].width;
+      s.plane_h = plan.geom.planes[c].height;
       s.ox = r.x0 - ci.rect.x0;
       s.oy = r.y0 - ci.rect.y0;
       s.shift = ci.is_signed ? 0 : 1 << (ci.precision - 1);
       s.lo = ci.is_signed ? -(1 << (ci.precision - 1)) : 0;
       s.hi = ci.is_signed ? (1 << (ci.precision - 1)) - 1 : static_cast<std::int32_t>((1LL << ci.precision) - 1);
       work_pos += align_up(static_cast<std::size_t>(w) * h, 64);
-      // Coefficients.
     }
-    if (plan.mct) geom.colour = ColourCoding::rgb;
+    if (tp.mct) plan.geom.colour = ColourCoding::rgb;
   }
 
-  std::size_t coeff_bytes = 0, late_start = 0;
+  if (plan.tier1) {
+    NvtxRange range("j2k gpu stage tier-1 tables");
+    detail::stage_tier1(*req.tier1, plan.t1, host);
+    out.staging_bytes = plan.t1.end;
+    out.fits16 = false;
+    return out;
+  }
+  std::size_t coeff_bytes = 0;
   {
-    NvtxRange stage("j2k gpu stage coefficients");
-    coeff_bytes = stage_bands(band_jobs, host + coeff_off, late_start);
+    NvtxRange range("j2k gpu stage coefficients");
+    coeff_bytes = stage_bands(pool, band_jobs, host + plan.coeff_off, out.late_start);
   }
-  const bool split = split_upload && late_start < coeff_bytes;
-  const std::size_t staging_bytes = align_up(coeff_off + coeff_bytes);
-  const bool fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.bytes == 4; });
+  out.split = plan.split_upload && out.late_start < coeff_bytes;
+  out.staging_bytes = align_up(plan.coeff_off + coeff_bytes);
+  out.fits16 = std::none_of(band_jobs.begin(), band_jobs.end(), [](const BandJob& b) { return b.bytes == 4; });
+  return out;
+}
 
-  // ---- Enqueue -----------------------------------------------------------------------
-  slot.times = GpuTimes{};
-  slot.times.upload_bytes = staging_bytes;
-  slot.times.packed16 = fits16;
-  // Frames whose tiles do not cover every plane start from zero, like the CPU. A frame
-  // of one tile that is exactly every component (the usual video frame) may skip the
-  // planes altogether when only the display picture is wanted: the colour kernel then
-  // finishes samples (MCT, DC shift, clamp) straight from the work buffers.
-  bool covered = frame.tiles.size() == 1, exact = covered;
-  if (covered)
-    for (std::size_t c = 0; c < ncomp; ++c) {
-      const ComponentCoefficients& cc = frame.tiles[0].components[c];
-      const Rect r = shift_rect(cc.rect, cc.levels - cc.decoded_levels);
-      const Rect& pr = frame.components[c].rect;
-      if (r.x0 > pr.x0 || r.y0 > pr.y0 || r.x1 < pr.x1 || r.y1 < pr.y1) covered = false;
-      if (r.x0 != pr.x0 || r.y0 != pr.y0 || r.x1 != pr.x1 || r.y1 != pr.y1) exact = false;
+Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePlan& plan, const Staged& staged) {
+  std::byte* host = slot.staging.get();
+  std::byte* dev = slot.d_staging.get();
+  const std::size_t ncomp = plan.geom.planes.size();
+  std::int32_t* planes = reinterpret_cast<std::int32_t*>(slot.planes.get());
+  if (Status s = record(slot, ev_start); !s) return s;
+  // ---- Upload: one copy (or two, the second beside the lower levels' synthesis) ----------
+  if (options.zero_copy && !plan.tier1) {
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, plan.coeff_off, cudaMemcpyHostToDevice, slot.stream));
+  } else if (staged.split) {
+    // Descriptors and the lower levels' bands first; the last level's bands follow on the
+    // copy stream (after the first part: one copy engine, no point in sharing it) while
+    // the kernels of the lower levels run.
+    const std::size_t first = plan.coeff_off + staged.late_start;
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, first, cudaMemcpyHostToDevice, slot.stream));
+    J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
+    J2K_CUDA_TRY(cudaStreamWaitEvent(slot.copy_stream, slot.early, 0));
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev + first, host + first, staged.staging_bytes - first, cudaMemcpyHostToDevice,
+                                 slot.copy_stream));
+    J2K_CUDA_TRY(cudaEventRecord(slot.late, slot.copy_stream));
+  } else {
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staged.staging_bytes, cudaMemcpyHostToDevice, slot.stream));
+  }
+  if (Status s = record(slot, ev_uploaded); !s) return s;
+  // ---- Tier-1 on the GPU: code-blocks straight into the coefficient layout -------------
+  if (plan.tier1) {
+    auto* counter = reinterpret_cast<unsigned*>(slot.t1_scratch.get());
+    auto* coeffs = reinterpret_cast<std::int32_t*>(slot.coeffs.get());
+    // Code-blocks that tier-1 leaves alone are zero.
+    J2K_CUDA_TRY(cudaMemsetAsync(coeffs, 0, plan.coeff_count * 4, slot.stream));
+    J2K_CUDA_TRY(cudaMemsetAsync(counter, 0, sizeof(unsigned), slot.stream));
+    const cuda::T1Launch L = detail::tier1_launch(plan.t1, dev, coeffs, counter);
+    J2K_CUDA_TRY(cuda::launch_tier1(L, slot.stream));
+  }
+  if (Status s = record(slot, ev_tier1); !s) return s;
+  // ---- Dequantisation, inverse DWT, store -----------------------------------------------
+  if (!plan.covered && !plan.fused && plan.plane_off[ncomp] > 0)
+    J2K_CUDA_TRY(cudaMemsetAsync(planes, 0, plan.plane_off[ncomp] * 4, slot.stream));
+  for (std::size_t t = 0; t < plan.tiles.size(); ++t) {
+    const TilePlan& tp = plan.tiles[t];
+    const int n = tp.ncomp;
+    if (tp.min_levels == 0)  // components with synthesis levels are dequantised by their first pass
+      J2K_CUDA_TRY(cuda::launch_dequant(reinterpret_cast<const cuda::DequantDesc*>(dev + tp.dequant_off), n, tp.max_w,
+                                        tp.max_h, staged.d_coeffs, slot.stream));
+    for (int res = 1; res <= tp.max_levels; ++res) {
+      if (staged.split && res == tp.max_levels) J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.late, 0));
+      J2K_CUDA_TRY(cuda::launch_idwt_level(
+          reinterpret_cast<const cuda::LevelDesc*>(dev + tp.levels_off) + static_cast<std::size_t>(res - 1) * ncomp, n,
+          tp.level_max_w[static_cast<std::size_t>(res - 1)], tp.level_max_h[static_cast<std::size_t>(res - 1)],
+          tp.has_int, tp.has_float, slot.stream));
     }
-  const bool fused = exact && !req.planar && (req.target || req.pbo);
+    if (t + 1 == plan.tiles.size())
+      if (Status s = record(slot, ev_idwt); !s) return s;
+    if (!plan.fused)
+      J2K_CUDA_TRY(cuda::launch_store(reinterpret_cast<const cuda::StoreDesc*>(dev + tp.store_off), n, tp.max_w,
+                                      tp.max_h, tp.mct, slot.stream));
+  }
+  if (plan.tiles.empty())
+    if (Status s = record(slot, ev_idwt); !s) return s;
+  return record(slot, ev_stored);
+}
 
+Status CudaReconstructor::Impl::enqueue_display(Slot& slot, const FramePlan& plan, const ReconstructRequest& req) {
+  slot.coloured = false;
+  if (!req.target) return {};
+  const std::size_t ncomp = plan.geom.planes.size();
+  std::int32_t* planes = reinterpret_cast<std::int32_t*>(slot.planes.get());
+  const DeviceTarget& target = *req.target;
+  auto params = detail::make_colour_params(plan.geom, req.colour, target.format == OutputFormat::rgb10a2 ? 1023.0f : 255.0f);
+  if (!params) return params.error();
+  cuda::ColourLaunch L;
+  L.params = *params;
+  for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
+    L.planes[c] = {planes + plan.plane_off[c], plan.geom.planes[c].width, plan.geom.planes[c].height,
+                   plan.geom.planes[c].dx, plan.geom.planes[c].dy};
+  if (plan.fused) {
+    const auto* st = reinterpret_cast<const cuda::StoreDesc*>(slot.staging.get() + plan.tiles[0].store_off);
+    L.fused = 1;
+    L.mct = plan.tiles[0].mct ? 1 : 0;
+    for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
+      L.works[c] = {st[c].src, st[c].stride, st[c].is_float, st[c].shift, st[c].lo, st[c].hi};
+  }
+  set_output(L, target, plan.geom.planes[0].width, plan.geom.planes[0].height);
+  J2K_CUDA_TRY(cuda::launch_colour(L, slot.stream));
+  slot.coloured = true;
+  return {};
+}
+
+Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const ReconstructRequest& req) {
+  NvtxRange range("j2k gpu submit (stage + enqueue)");
+  J2K_CUDA_TRY(cudaSetDevice(options.device));  // the current device is per host thread
+  Slot& slot = slots[static_cast<std::size_t>(next)];
+  if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
+  auto plan = plan_frame(frame, req);
+  if (!plan) return plan.error();
+  if (Status st = reserve(slot, *plan, req); !st) return st.error();
+  auto staged = stage(slot, frame, req, *plan);
+  if (!staged) return staged.error();
+
+  slot.times = GpuTimes{};
+  slot.times.upload_bytes = staged->staging_bytes;
+  slot.times.packed16 = staged->fits16;
+  slot.times.tier1_blocks = plan->tier1 ? req.tier1->blocks.size() : 0;
   // From here on work is queued: if this submit fails half-way, wait for what was queued
   // before returning, so that the next submit cannot overwrite buffers still in use.
   struct DrainOnError {
@@ -536,119 +784,28 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     bool armed = true;
     ~DrainOnError() {
       if (!armed) return;
-      for (cudaStream_t st : {slot.stream, slot.copy_stream, slot.map_stream}) (void)cudaStreamSynchronize(st);
+      for (cudaStream_t st : {slot.stream, slot.copy_stream}) (void)cudaStreamSynchronize(st);
     }
   } drain{slot};
-  if (Status s = record(slot, ev_start); !s) return s.error();
-  // Map the GL buffer on a side stream at once, so that the GL synchronisation it
-  // implies runs beside this frame's upload and IDWT; only the colour kernel waits for
-  // it. (Measured per 1080 frame: 0.48 ms of stream time with the map queued between
-  // the IDWT and the colour kernel, 0.61 ms with it queued first on the same stream,
-  // 0.28 ms into plain device memory.)
-  DeviceTarget pbo_target;
-  struct Unmap {  // leaves the buffer unmapped on every early return
-    CudaGlPbo* pbo;
-    cudaStream_t stream;
-    ~Unmap() {
-      if (pbo && pbo->mapped()) (void)pbo->unmap(stream);
-    }
-  } unmap_guard{req.pbo, slot.stream};
-  if (req.pbo) {
-    auto mapped = req.pbo->map(slot.map_stream);
-    if (!mapped) return mapped.error();
-    pbo_target = *mapped;
-    J2K_CUDA_TRY(cudaEventRecord(slot.mapped, slot.map_stream));
-  }
-  if (options.zero_copy) {
-    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, coeff_off, cudaMemcpyHostToDevice, slot.stream));
-  } else if (split) {
-    // Descriptors and the lower levels' bands first; the last level's bands follow on the
-    // copy stream (after the first part: one copy engine, no point in sharing it) while
-    // the kernels of the lower levels run.
-    const std::size_t first = coeff_off + late_start;
-    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, first, cudaMemcpyHostToDevice, slot.stream));
-    J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
-    J2K_CUDA_TRY(cudaStreamWaitEvent(slot.copy_stream, slot.early, 0));
-    J2K_CUDA_TRY(cudaMemcpyAsync(dev + first, host + first, staging_bytes - first, cudaMemcpyHostToDevice, slot.copy_stream));
-    J2K_CUDA_TRY(cudaEventRecord(slot.late, slot.copy_stream));
-  } else {
-    J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staging_bytes, cudaMemcpyHostToDevice, slot.stream));
-  }
-  if (Status s = record(slot, ev_uploaded); !s) return s.error();
-  if (!covered && !fused && plane_off[ncomp] > 0)
-    J2K_CUDA_TRY(cudaMemsetAsync(planes, 0, plane_off[ncomp] * 4, slot.stream));
-  for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
-    const TilePlan& plan = plans[t];
-    const int n = plan.ncomp;
-    if (plan.min_levels == 0)  // components with synthesis levels are dequantised by their first pass
-      J2K_CUDA_TRY(cuda::launch_dequant(reinterpret_cast<const cuda::DequantDesc*>(dev + plan.dequant_off), n,
-                                        plan.max_w, plan.max_h, d_coeffs, slot.stream));
-    for (int res = 1; res <= plan.max_levels; ++res) {
-      if (split && res == plan.max_levels) J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.late, 0));
-      J2K_CUDA_TRY(cuda::launch_idwt_level(
-          reinterpret_cast<const cuda::LevelDesc*>(dev + plan.levels_off) + static_cast<std::size_t>(res - 1) * ncomp, n,
-          plan.level_max_w[static_cast<std::size_t>(res - 1)], plan.level_max_h[static_cast<std::size_t>(res - 1)],
-          plan.has_int, plan.has_float, slot.stream));
-    }
-    if (t + 1 == frame.tiles.size())
-      if (Status s = record(slot, ev_idwt); !s) return s.error();
-    if (!fused)
-      J2K_CUDA_TRY(cuda::launch_store(reinterpret_cast<const cuda::StoreDesc*>(dev + plan.store_off), n, plan.max_w,
-                                      plan.max_h, plan.mct, slot.stream));
-  }
-  if (frame.tiles.empty())
-    if (Status s = record(slot, ev_idwt); !s) return s.error();
-  if (Status s = record(slot, ev_stored); !s) return s.error();
-
-  // ---- Display conversion -------------------------------------------------------------
-  slot.coloured = false;
-  if (req.target || req.pbo) {
-    auto params = detail::make_colour_params(geom, req.colour, 255.0f);
-    if (!params) return params.error();
-    DeviceTarget target;
-    if (req.pbo) {
-      J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.mapped, 0));
-      target = pbo_target;
-      target.row0 = req.pbo_row0;
-      target.row_step = req.pbo_row_step;
-    } else {
-      target = *req.target;
-    }
-    cuda::ColourLaunch L;
-    L.params = *params;
-    if (target.format == OutputFormat::rgb10a2) {
-      auto p10 = detail::make_colour_params(geom, req.colour, 1023.0f);
-      if (!p10) return p10.error();
-      L.params = *p10;
-    }
-    for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
-      L.planes[c] = {planes + plane_off[c], geom.planes[c].width, geom.planes[c].height, geom.planes[c].dx,
-                     geom.planes[c].dy};
-    if (fused) {
-      const auto* st = reinterpret_cast<const cuda::StoreDesc*>(host + plans[0].store_off);
-      L.fused = 1;
-      L.mct = plans[0].mct ? 1 : 0;
-      for (std::size_t c = 0; c < std::min<std::size_t>(3, ncomp); ++c)
-        L.works[c] = {st[c].src, st[c].stride, st[c].is_float, st[c].shift, st[c].lo, st[c].hi};
-    }
-    set_output(L, target, geom.planes[0].width, geom.planes[0].height);
-    const cudaError_t e = cuda::launch_colour(L, slot.stream);
-    if (req.pbo)
-      if (Status s = req.pbo->unmap(slot.stream); !s) return s.error();
-    J2K_CUDA_TRY(e);
-    slot.coloured = true;
-  }
+  if (Status s = enqueue_reconstruction(slot, *plan, *staged); !s) return s.error();
+  if (Status s = enqueue_display(slot, *plan, req); !s) return s.error();
   if (Status s = record(slot, ev_coloured); !s) return s.error();
-  if (req.planar && plane_off[ncomp] > 0)
-    J2K_CUDA_TRY(cudaMemcpyAsync(slot.planes_host.get(), planes, plane_off[ncomp] * 4, cudaMemcpyDeviceToHost, slot.stream));
+  const std::size_t plane_elems = plan->plane_off.back();
+  if (req.planar && plane_elems > 0)
+    J2K_CUDA_TRY(cudaMemcpyAsync(slot.planes_host.get(), slot.planes.get(), plane_elems * 4, cudaMemcpyDeviceToHost,
+                                 slot.stream));
+  if (plan->tier1)
+    J2K_CUDA_TRY(cudaMemcpyAsync(slot.t1_damaged.get(), slot.t1_scratch.get(), sizeof(unsigned), cudaMemcpyDeviceToHost,
+                                 slot.stream));
   J2K_CUDA_TRY(cudaEventRecord(slot.ev[ev_done], slot.stream));
 
   drain.armed = false;
   slot.busy = true;
-  slot.split = split;
+  slot.split = staged->split;
+  slot.tier1 = plan->tier1;
   slot.planar = req.planar;
-  slot.geometry = std::move(geom);
-  slot.plane_offsets = std::move(plane_off);
+  slot.geometry = std::move(plan->geom);
+  slot.plane_offsets = std::move(plan->plane_off);
   slot.ticket = tickets++;
   next = (next + 1) % static_cast<int>(slots.size());
   return slot.ticket;
@@ -656,14 +813,26 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
 
 Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times) {
   NvtxRange range("j2k gpu collect");
-  J2K_CUDA_TRY(cudaSetDevice(options.device));
   Slot* found = nullptr;
   for (Slot& s : slots)
     if (s.busy && s.ticket == ticket) found = &s;
   if (!found) return make_error(ErrorKind::corrupt, fmt::format("CUDA reconstructor: no frame in flight for ticket {}", ticket));
   Slot& slot = *found;
+  // The slot stays busy until its work is known to be finished; on any failure it is
+  // drained and freed, so that an error never leaves it taken for good (issue 9 item 13).
+  // The runtime also keeps a failed call as its "last error": take it back, so that a later
+  // launch check does not report this failure again.
+  if (const cudaError_t e = cudaSetDevice(options.device); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    release(slot);  // a stream carries its device: waiting on it needs no current device
+    return cuda::cuda_error(e, "cudaSetDevice(options.device)", __FILE__, __LINE__);
+  }
+  if (const cudaError_t e = cudaEventSynchronize(slot.ev[ev_done]); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    release(slot);
+    return cuda::cuda_error(e, "cudaEventSynchronize(slot.ev[ev_done])", __FILE__, __LINE__);
+  }
   slot.busy = false;
-  J2K_CUDA_TRY(cudaEventSynchronize(slot.ev[ev_done]));
   J2K_CUDA_TRY(cudaGetLastError());
   if (options.timing) {
     auto between = [&](Ev a, Ev b) {
@@ -676,12 +845,14 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
     } else {
       slot.times.upload_ms = between(ev_start, ev_uploaded);
     }
-    slot.times.idwt_ms = between(ev_uploaded, ev_idwt);
+    slot.times.tier1_ms = slot.tier1 ? between(ev_uploaded, ev_tier1) : 0.0;
+    slot.times.idwt_ms = between(ev_tier1, ev_idwt);
     slot.times.store_ms = between(ev_idwt, ev_stored);
     slot.times.colour_ms = slot.coloured ? between(ev_stored, ev_coloured) : 0.0;
     slot.times.download_ms = slot.planar ? between(ev_coloured, ev_done) : 0.0;
     slot.times.total_ms = between(ev_start, ev_done);
   }
+  if (slot.tier1) slot.times.tier1_damaged = *reinterpret_cast<const unsigned*>(slot.t1_damaged.get());
   if (times) *times = slot.times;
   PlanarImage img = std::move(slot.geometry);
   slot.geometry = {};
@@ -702,7 +873,7 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
     img.planes[c].samples.resize(n);  // value-initialised: the page faults happen here
     for (std::size_t lo = 0; lo < n; lo += kPiece) pieces.push_back({c, lo, std::min(n, lo + kPiece)});
   }
-  parallel_pieces(pieces.size(), slot.plane_offsets.back(), [&](std::size_t i) {
+  pool.run(pieces.size(), slot.plane_offsets.back(), [&](std::size_t i) {
     const Piece& p = pieces[i];
     std::memcpy(img.planes[p.plane].samples.data() + p.lo, src + slot.plane_offsets[p.plane] + p.lo, (p.hi - p.lo) * 4);
   });
@@ -730,13 +901,14 @@ Result<PlanarImage> CudaReconstructor::reconstruct(const CoefficientFrame& frame
   if (!ticket) return ticket.error();
   return collect(*ticket, times);
 }
-cudaStream_t CudaReconstructor::next_stream() const noexcept { return impl_->slots[static_cast<std::size_t>(impl_->next)].stream; }
 int CudaReconstructor::slots() const noexcept { return static_cast<int>(impl_->slots.size()); }
 std::size_t CudaReconstructor::device_bytes() const noexcept {
   std::size_t n = 0;
-  for (const Slot& s : impl_->slots) n += s.d_staging.size() + s.work.size() + s.planes.size();
+  for (const Slot& s : impl_->slots) n += s.d_staging.size() + s.work.size() + s.planes.size() + s.coeffs.size() + s.t1_scratch.size();
   return n;
 }
+
+void CudaReconstructorTestAccess::set_device(CudaReconstructor& r, int device) { r.impl_->options.device = device; }
 
 Status upload_and_convert(const PlanarImage& image, const ColourInterpretation& colour, const DeviceTarget& target,
                           cudaStream_t stream) {

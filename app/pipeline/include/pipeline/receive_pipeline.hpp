@@ -29,6 +29,7 @@
 #include "decoder/decoder.hpp"
 #include "gpu/colour.hpp"
 #include "gpu/cuda.hpp"
+#include "gpu/cuda_tier1.hpp"
 #include "gpu/device_picture.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "net/packet_source.hpp"
@@ -133,6 +134,7 @@ struct DecodeSnapshot {
   std::uint64_t display_fallbacks = 0;    ///< GPU path failed for a frame: it took the CPU path
   std::uint64_t device_pool_exhausted = 0;///< of those: every device picture was held
   bool device_display = false;            ///< the GPU display path is set up and enabled
+  std::uint64_t tier1_on_gpu = 0;         ///< frames whose code-blocks were decoded on the GPU
   int width = 0;
   int height = 0;
   std::string format;                     ///< "1280x720 4:2:2 10-bit"
@@ -244,6 +246,7 @@ class ReceivePipeline {
   std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0};
   std::atomic<std::int64_t> decode_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
+  std::atomic<std::uint64_t> tier1_gpu_{0};
   std::shared_ptr<gpu::DevicePicturePool> pool_;  // set in start() when the GPU display path is possible
   std::atomic<bool> device_display_enabled_{true};
   std::atomic<bool> fallback_logged_{false};

@@ -21,6 +21,8 @@ struct CodeBlockJob {
   int stride = 0;
   std::uint32_t bytes = 0;  ///< for scheduling (largest first)
   Rect zero_rect;           ///< when `block` is null: a precinct without data, zeroed at `out`
+  const std::int32_t* frame_data = nullptr;  ///< the tile-component's data (Tier1Batch offsets)
+  std::uint64_t frame_base = 0;              ///< its first element in the frame's array
 };
 
 /// Tier-1 kernels (dsp.hpp); declared here so that this header needs no more than tier-1.

@@ -1,0 +1,21 @@
+#!/bin/bash
+# Fills a git-ignored folder (default: <repo>/.device-t1) for the GPU tier-1 run: stripped
+# test and bench executables, their non-system libraries, the photo corpus with the bench
+# frames, the decoder's corpus (every code-block style; encoded by decoder_own_tests under
+# TEST_TMPDIR=$T1CORPUS), opj_decompress. Then: device run with carry [".device-t1"] and
+# `OUT=$OUT bash .device-t1/device_tier1.sh`.
+set -euo pipefail
+BUILD=${BUILD:-build/release}
+D=${1:-.device-t1}
+T1CORPUS=${T1CORPUS:-/tmp/gpu-t1-corpus}
+mkdir -p "$D/lib" "$D/opjlib" "$D/corpus" "$D/t1corpus"
+for b in gpu_cuda_tests gpu_stage_bench; do strip -o "$D/$b" "$BUILD/bin/$b"; done
+cp -L /lib/x86_64-linux-gnu/libopenjp2.so.7 /lib/x86_64-linux-gnu/libfmt.so.9 "$D/lib/"
+"$BUILD/bin/gpu_corpus_maker" "$D/corpus" --bench > /dev/null
+find "$T1CORPUS" -name '*.j2k' -size -2M -exec cp {} "$D/t1corpus/" \;
+cp /usr/bin/opj_decompress "$D/"
+for l in libpng16.so.16 libtiff.so.6 liblcms2.so.2 libwebp.so.7 libLerc.so.4 libjbig.so.0 libjpeg.so.62 libdeflate.so.0 libzstd.so.1 liblzma.so.5; do
+  cp -L "/lib/x86_64-linux-gnu/$l" "$D/opjlib/"
+done
+cp "$(dirname "$0")/device_tier1.sh" "$D/"
+du -sh "$D"

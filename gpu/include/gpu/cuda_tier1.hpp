@@ -1,0 +1,31 @@
+#pragma once
+// Tier-1 on the GPU (15444-1 Annex C, D, H.1) for a frame's code-block table
+// (decoder::Tier1Batch): the decoder backend runs it inside CudaReconstructor (see
+// ReconstructRequest::tier1); this synchronous entry point serves the tests and the bench.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "decoder/tier1_batch.hpp"
+
+namespace j2k::gpu {
+
+/// --tier1 cpu|gpu|auto: where code-blocks are decoded (auto: the GPU where CUDA is usable,
+/// the CPU otherwise and after any GPU error).
+enum class Tier1Mode { cpu, gpu, automatic };
+const char* to_string(Tier1Mode mode) noexcept;
+/// "cpu", "gpu", "auto"; nullopt otherwise.
+std::optional<Tier1Mode> parse_tier1_mode(const std::string& text);
+
+/// Validates the batch (decoder::validate_tier1_batch), decodes it on `device` and returns
+/// the frame's coefficients (coefficient_count values; zero where no block writes) with the
+/// count of damaged blocks. ErrorKind::unsupported without CUDA.
+struct Tier1GpuResult {
+  std::vector<std::int32_t> coefficients;
+  std::uint64_t damaged = 0;
+};
+Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, int device = 0);
+
+}  // namespace j2k::gpu

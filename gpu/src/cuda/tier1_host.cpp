@@ -1,0 +1,111 @@
+// Staging and the synchronous entry point of the GPU tier-1.
+#include "tier1_host.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+#include "cuda_check.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_tier1.hpp"
+
+namespace j2k::gpu {
+
+namespace detail {
+
+// The kernel reads the decoder's rows as they are.
+static_assert(sizeof(cuda::T1Block) == sizeof(decoder::Tier1Block));
+static_assert(offsetof(cuda::T1Block, out) == offsetof(decoder::Tier1Block, out));
+static_assert(offsetof(cuda::T1Block, stride) == offsetof(decoder::Tier1Block, stride));
+static_assert(offsetof(cuda::T1Block, byte_offset) == offsetof(decoder::Tier1Block, byte_offset));
+static_assert(offsetof(cuda::T1Block, seg_first) == offsetof(decoder::Tier1Block, seg_first));
+static_assert(offsetof(cuda::T1Block, seg_count) == offsetof(decoder::Tier1Block, seg_count));
+static_assert(offsetof(cuda::T1Block, passes) == offsetof(decoder::Tier1Block, passes));
+static_assert(offsetof(cuda::T1Block, width) == offsetof(decoder::Tier1Block, width));
+static_assert(offsetof(cuda::T1Block, height) == offsetof(decoder::Tier1Block, height));
+static_assert(offsetof(cuda::T1Block, numbps) == offsetof(decoder::Tier1Block, numbps));
+static_assert(offsetof(cuda::T1Block, band) == offsetof(decoder::Tier1Block, band));
+static_assert(offsetof(cuda::T1Block, style) == offsetof(decoder::Tier1Block, style));
+static_assert(offsetof(cuda::T1Block, roi_shift) == offsetof(decoder::Tier1Block, roi_shift));
+static_assert(sizeof(cuda::T1Segment) == sizeof(decoder::Tier1Segment));
+static_assert(cuda::kT1Bypass == decoder::kTier1Bypass && cuda::kT1Reset == decoder::kTier1Reset &&
+              cuda::kT1Causal == decoder::kTier1Causal && cuda::kT1Segmentation == decoder::kTier1Segmentation);
+
+namespace {
+std::size_t align_up(std::size_t n, std::size_t a = 256) { return (n + a - 1) / a * a; }
+}  // namespace
+
+Tier1Layout plan_tier1(const decoder::Tier1Batch& batch, std::size_t base) {
+  Tier1Layout l;
+  l.count = static_cast<int>(batch.blocks.size());
+  l.blocks_off = align_up(base);
+  l.segments_off = align_up(l.blocks_off + sizeof(decoder::Tier1Block) * batch.blocks.size());
+  l.bytes_off = align_up(l.segments_off + sizeof(decoder::Tier1Segment) * batch.segments.size());
+  l.end = align_up(l.bytes_off + batch.bytes.size());
+  for (const decoder::Tier1Block& b : batch.blocks)
+    l.shared_bytes = std::max(l.shared_bytes, cuda::t1_shared_bytes(b.width, b.height));
+  return l;
+}
+
+void stage_tier1(const decoder::Tier1Batch& batch, const Tier1Layout& l, std::byte* area) {
+  if (!batch.blocks.empty())
+    std::memcpy(area + l.blocks_off, batch.blocks.data(), sizeof(decoder::Tier1Block) * batch.blocks.size());
+  if (!batch.segments.empty())
+    std::memcpy(area + l.segments_off, batch.segments.data(), sizeof(decoder::Tier1Segment) * batch.segments.size());
+  if (!batch.bytes.empty()) std::memcpy(area + l.bytes_off, batch.bytes.data(), batch.bytes.size());
+}
+
+cuda::T1Launch tier1_launch(const Tier1Layout& l, const std::byte* dev, std::int32_t* coefficients, unsigned* damaged) {
+  cuda::T1Launch L;
+  L.blocks = reinterpret_cast<const cuda::T1Block*>(dev + l.blocks_off);
+  L.count = l.count;
+  L.segments = reinterpret_cast<const cuda::T1Segment*>(dev + l.segments_off);
+  L.bytes = reinterpret_cast<const std::uint8_t*>(dev + l.bytes_off);
+  L.shared_bytes = l.shared_bytes;
+  L.coefficients = coefficients;
+  L.damaged = damaged;
+  return L;
+}
+
+}  // namespace detail
+
+namespace {
+/// cudaFree on scope exit.
+struct DeviceAlloc {
+  void* p = nullptr;
+  ~DeviceAlloc() {
+    if (p) cudaFree(p);
+  }
+};
+}  // namespace
+
+Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, int device) {
+  if (!cuda_available()) return make_error(ErrorKind::unsupported, "CUDA: " + cuda_describe());
+  if (Status st = decoder::validate_tier1_batch(batch); !st) return st.error();
+  J2K_CUDA_TRY(cudaSetDevice(device));
+  const detail::Tier1Layout l = detail::plan_tier1(batch, 0);
+  std::vector<std::byte> host(l.end);
+  detail::stage_tier1(batch, l, host.data());
+  // One allocation: tables, damaged counter, coefficients.
+  const std::size_t counter_off = l.end;
+  const std::size_t coeff_off = counter_off + 256;
+  const std::size_t total = coeff_off + batch.coefficient_count * 4 + 4;
+  DeviceAlloc mem;
+  J2K_CUDA_TRY(cudaMalloc(&mem.p, total));
+  auto* dev = static_cast<std::byte*>(mem.p);
+  J2K_CUDA_TRY(cudaMemcpy(dev, host.data(), l.end, cudaMemcpyHostToDevice));
+  J2K_CUDA_TRY(cudaMemset(dev + counter_off, 0, total - counter_off));
+  auto* damaged = reinterpret_cast<unsigned*>(dev + counter_off);
+  const cuda::T1Launch L = detail::tier1_launch(l, dev, reinterpret_cast<std::int32_t*>(dev + coeff_off), damaged);
+  J2K_CUDA_TRY(cuda::launch_tier1(L, nullptr));
+  Tier1GpuResult r;
+  r.coefficients.resize(batch.coefficient_count);
+  unsigned count = 0;
+  J2K_CUDA_TRY(cudaMemcpy(&count, damaged, sizeof count, cudaMemcpyDeviceToHost));
+  if (!r.coefficients.empty())
+    J2K_CUDA_TRY(cudaMemcpy(r.coefficients.data(), dev + coeff_off, batch.coefficient_count * 4, cudaMemcpyDeviceToHost));
+  r.damaged = count;
+  return r;
+}
+
+}  // namespace j2k::gpu

@@ -1,0 +1,156 @@
+// The CUDA reconstructor's slots after errors, and the GPU memory shared by decoders
+// (issue 9 item 13), plus the backend's --tier1 gpu against --tier1 cpu.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "decoder/openjpeg_encoder.hpp"
+#include "decoder/own_decoder.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_decoder.hpp"
+#include "gpu/cuda_reconstructor.hpp"
+#include "gpu_test_util.hpp"
+
+using namespace j2k;
+
+namespace {
+
+#define REQUIRE_CUDA()                                                                                        \
+  do {                                                                                                        \
+    if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")"; \
+  } while (0)
+
+std::vector<std::uint8_t> textured_codestream(bool lossless, int w = 203, int h = 117) {
+  PlanarImage img = test::textured_ycbcr(w, h, 10, 2, 7);
+  decoder::EncodeParams ep;
+  ep.lossless = lossless;
+  ep.layers = lossless ? 1 : 3;
+  auto cs = decoder::encode_openjpeg(img, ep);
+  return cs.ok() ? *cs : std::vector<std::uint8_t>{};
+}
+
+bool same(const PlanarImage& a, const PlanarImage& b) {
+  if (a.width != b.width || a.height != b.height || a.planes.size() != b.planes.size()) return false;
+  for (std::size_t c = 0; c < a.planes.size(); ++c)
+    if (a.planes[c].samples != b.planes[c].samples) return false;
+  return true;
+}
+
+TEST(GpuSlots, AFailedCollectFreesItsSlot) {
+  REQUIRE_CUDA();
+  const auto cs = textured_codestream(true);
+  ASSERT_FALSE(cs.empty());
+  auto frame = decoder::decode_coefficients(cs, {});
+  ASSERT_TRUE(frame.ok());
+  gpu::CudaReconstructor::Options ro;
+  ro.slots = 2;
+  auto rec = gpu::CudaReconstructor::create(ro);
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  gpu::ReconstructRequest req;
+  auto t0 = (*rec)->submit(*frame, req);
+  auto t1 = (*rec)->submit(*frame, req);
+  ASSERT_TRUE(t0.ok() && t1.ok());
+  // The device cannot be selected when the frames are collected: both collects fail ...
+  gpu::CudaReconstructorTestAccess::set_device(**rec, 9999);
+  EXPECT_FALSE((*rec)->collect(*t0).ok());
+  EXPECT_FALSE((*rec)->collect(*t1).ok());
+  gpu::CudaReconstructorTestAccess::set_device(**rec, 0);
+  // ... and leave no slot taken: the tickets are gone and new frames go through.
+  auto again = (*rec)->collect(*t0);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().kind, ErrorKind::corrupt) << again.error().message;  // "no frame in flight"
+  for (int i = 0; i < 3; ++i) {
+    auto img = (*rec)->reconstruct(*frame, req);
+    ASSERT_TRUE(img.ok()) << "frame " << i << ": " << img.error().message;
+  }
+}
+
+TEST(GpuSlots, DecodersShareABoundedSetOfReconstructors) {
+  REQUIRE_CUDA();
+  const auto cs = textured_codestream(false);
+  ASSERT_FALSE(cs.empty());
+  auto want = decoder::make_own_decoder()->decode(cs, {});
+  ASSERT_TRUE(want.ok());
+  constexpr int kWorkers = 6;
+  std::vector<std::unique_ptr<gpu::CudaDecoder>> decoders;
+  for (int i = 0; i < kWorkers; ++i) {
+    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    decoders.push_back(std::move(*d));
+  }
+  std::vector<int> ok(kWorkers, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWorkers; ++i)
+    threads.emplace_back([&, i] {
+      for (int f = 0; f < 5; ++f) {
+        auto img = decoders[static_cast<std::size_t>(i)]->decode(cs, {});
+        if (img.ok() && gpu::cuda_available()) ok[static_cast<std::size_t>(i)] += 1;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kWorkers; ++i) EXPECT_EQ(ok[static_cast<std::size_t>(i)], 5) << "worker " << i;
+  // Six decoders, at most two reconstructors (and their buffers) on the device.
+  EXPECT_LE(gpu::cuda_reconstructors_alive(0), gpu::kMaxReconstructorsPerDevice);
+  EXPECT_GE(gpu::cuda_reconstructors_alive(0), 1);
+  decoders.clear();
+  EXPECT_EQ(gpu::cuda_reconstructors_alive(0), 0) << "the pool goes with the last decoder";
+}
+
+TEST(GpuTier1Backend, Tier1GpuEqualsTier1Cpu) {
+  REQUIRE_CUDA();
+  for (bool lossless : {true, false}) {
+    const auto cs = textured_codestream(lossless, 1920, 1080);
+    ASSERT_FALSE(cs.empty());
+    decoder::DecodeOptions opt;
+    opt.threads = 4;
+    auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
+    auto gpu1 = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu});
+    ASSERT_TRUE(cpu.ok() && gpu1.ok());
+    auto a = (*cpu)->decode(cs, opt);
+    auto b = (*gpu1)->decode(cs, opt);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_FALSE((*cpu)->last_tier1_on_gpu());
+    EXPECT_TRUE((*gpu1)->last_tier1_on_gpu());
+    EXPECT_TRUE(same(*a, *b)) << (lossless ? "5/3" : "9/7");
+    EXPECT_GT((*gpu1)->last_gpu_times().tier1_blocks, 0u);
+    // The display picture too.
+    test::DeviceImage da, db;
+    ASSERT_TRUE(da.allocate(a->width, a->height, gpu::OutputFormat::rgba8));
+    ASSERT_TRUE(db.allocate(a->width, a->height, gpu::OutputFormat::rgba8));
+    ASSERT_TRUE((*cpu)->decode_to_device(cs, opt, da.target, {}).ok());
+    ASSERT_TRUE((*gpu1)->decode_to_device(cs, opt, db.target, {}).ok());
+    EXPECT_EQ(da.download(), db.download());
+  }
+}
+
+TEST(GpuTier1Backend, CorruptCodestreamsDecodeAsOnTheCpu) {
+  REQUIRE_CUDA();
+  // Cut and damaged codestreams: the same picture (resilient decoding) or the same error.
+  const auto good = textured_codestream(false, 640, 360);
+  ASSERT_FALSE(good.empty());
+  std::mt19937 rng(5);
+  auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
+  auto gpu1 = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu});
+  ASSERT_TRUE(cpu.ok() && gpu1.ok());
+  int compared = 0;
+  for (int i = 0; i < 40; ++i) {
+    std::vector<std::uint8_t> bad = good;
+    if (i % 2 == 0) {
+      bad.resize(200 + rng() % (good.size() - 200));  // truncated
+    } else {
+      for (int k = 0; k < 8; ++k) bad[200 + rng() % (bad.size() - 200)] = static_cast<std::uint8_t>(rng());
+    }
+    auto a = (*cpu)->decode(bad, {});
+    auto b = (*gpu1)->decode(bad, {});
+    ASSERT_EQ(a.ok(), b.ok()) << "case " << i;
+    if (!a.ok()) continue;
+    EXPECT_TRUE(same(*a, *b)) << "case " << i;
+    EXPECT_EQ((*cpu)->last_stats().damaged_codeblocks, (*gpu1)->last_stats().damaged_codeblocks) << "case " << i;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20);
+}
+
+}  // namespace

@@ -1,0 +1,303 @@
+// Tier-1 on the GPU against the CPU tier-1 (the reference): randomised code-blocks over
+// every code-block style and size, and real codestreams, compared coefficient by
+// coefficient. The table tests (validation, the deferred tables decoded on the CPU) need
+// no GPU; the GPU tests skip visibly without one.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "decoder/openjpeg_encoder.hpp"
+#include "decoder/own_decoder.hpp"
+#include "decoder/tier1_batch.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/cuda_decoder.hpp"
+#include "gpu/cuda_tier1.hpp"
+#include "gpu_test_util.hpp"
+
+using namespace j2k;
+using decoder::Tier1Batch;
+using decoder::Tier1Block;
+using decoder::Tier1Segment;
+
+namespace {
+
+#define REQUIRE_CUDA()                                                                                        \
+  do {                                                                                                        \
+    if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")"; \
+  } while (0)
+
+/// Most passes a segment starting at pass `first` holds (the tier-2 rule, B.10.7 / D.6).
+std::uint32_t capacity(int style, std::uint32_t first) {
+  if (style & decoder::kTier1TermAll) return 1;
+  if (style & decoder::kTier1Bypass) return first < 10 ? 10 - first : ((first - 10) % 3 == 0 ? 2 : 1);
+  return 255;
+}
+
+/// Appends one random code-block: random bytes (any byte, markers included), segments as
+/// tier-2 makes them (full to their capacity, or cut short), lengths from empty to long.
+void add_random_block(Tier1Batch& batch, std::mt19937& rng, int w, int h, int style, std::uint64_t out,
+                      std::uint32_t stride) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  Tier1Block b;
+  b.out = out;
+  b.stride = stride;
+  b.width = static_cast<std::uint16_t>(w);
+  b.height = static_cast<std::uint16_t>(h);
+  // Mostly realistic depths, sometimes the deepest (30 planes, 88 passes).
+  const int numbps = (rng() % 8 == 0) ? 30 : 1 + static_cast<int>(rng() % 16);
+  b.numbps = static_cast<std::uint8_t>(numbps);
+  b.passes = static_cast<std::uint16_t>(1 + rng() % static_cast<unsigned>(3 * numbps - 2));
+  b.band = static_cast<std::uint8_t>(rng() % 3);
+  b.style = static_cast<std::uint8_t>(style);
+  b.roi_shift = static_cast<std::uint8_t>(rng() % 4 == 0 ? 1 + rng() % 12 : 0);
+  b.byte_offset = static_cast<std::uint32_t>(batch.bytes.size());
+  b.seg_first = static_cast<std::uint32_t>(batch.segments.size());
+  std::uint32_t first = 0;
+  while (first < b.passes) {
+    const std::uint32_t cap = capacity(style, first);
+    std::uint32_t take = std::min<std::uint32_t>(cap, b.passes - first);
+    if (rng() % 4 == 0) take = 1 + rng() % take;  // a segment cut short (the last of a layer, say)
+    // Lengths: empty, short (truncated passes) or plenty.
+    const unsigned kind = rng() % 8;
+    const std::uint32_t len = kind == 0 ? 0 : kind < 3 ? rng() % 8 : rng() % (static_cast<unsigned>(w * h) / 2 + 16);
+    for (std::uint32_t i = 0; i < len; ++i) batch.bytes.push_back(static_cast<std::uint8_t>(byte(rng)));
+    batch.segments.push_back({len, take});
+    first += take;
+  }
+  b.seg_count = static_cast<std::uint16_t>(batch.segments.size() - b.seg_first);
+  batch.blocks.push_back(b);
+}
+
+/// Code-blocks of every size class (15444-1 A.6.1: 4..1024 a side, 4096 samples at most),
+/// plus cut blocks at band edges, each laid out in its own band-like area with a stride
+/// wider than the block.
+Tier1Batch random_batch(std::uint32_t seed, int blocks_per_style) {
+  std::mt19937 rng(seed);
+  const int sizes[][2] = {{64, 64}, {32, 32}, {4, 4},   {1024, 4}, {4, 1024}, {512, 8}, {8, 512}, {256, 16},
+                          {16, 256}, {128, 32}, {1, 1}, {3, 5},    {63, 61},  {64, 7},  {5, 64},  {17, 13}};
+  Tier1Batch batch;
+  std::uint64_t out = 0;
+  for (int style = 0; style < 64; ++style)
+    for (int i = 0; i < blocks_per_style; ++i) {
+      const auto& s = sizes[rng() % std::size(sizes)];
+      const int w = s[0], h = s[1];
+      const std::uint32_t stride = static_cast<std::uint32_t>(w + static_cast<int>(rng() % 5));
+      add_random_block(batch, rng, w, h, style, out, stride);
+      out += static_cast<std::uint64_t>(h) * stride;
+    }
+  batch.coefficient_count = out;
+  return batch;
+}
+
+std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// The frame's coefficients in the Tier1Batch layout (tiles' components one after the other).
+std::vector<std::int32_t> flatten(const decoder::CoefficientFrame& f) {
+  std::vector<std::int32_t> all;
+  for (const decoder::TileCoefficients& t : f.tiles)
+    for (const decoder::ComponentCoefficients& c : t.components) all.insert(all.end(), c.data.begin(), c.data.end());
+  return all;
+}
+
+/// First index where two arrays differ, or -1.
+long long first_difference(const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
+  if (a.size() != b.size()) return 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return static_cast<long long>(i);
+  return -1;
+}
+
+/// Codestreams to compare: the GPU corpus (flower crops), J2K_TIER1_CORPUS (the decoder's
+/// corpus, every code-block style; see bench/gpu/device_tier1.sh), and a few encoded here.
+std::vector<std::pair<std::string, std::vector<std::uint8_t>>> codestreams() {
+  std::vector<std::pair<std::string, std::vector<std::uint8_t>>> out;
+  std::vector<std::filesystem::path> dirs;
+  if (const char* e = std::getenv("J2K_GPU_CORPUS")) dirs.emplace_back(e);
+  else dirs.emplace_back(J2K_GPU_CORPUS_DIR);
+  if (const char* e = std::getenv("J2K_TIER1_CORPUS")) dirs.emplace_back(e);
+  for (const auto& dir : dirs) {
+    if (!std::filesystem::exists(dir)) continue;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().extension() == ".j2k" || entry.path().extension() == ".jp2") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) out.emplace_back(f.filename().string(), read_file(f));
+  }
+  PlanarImage img = test::textured_ycbcr(203, 117, 10, 2, 7);
+  for (bool lossless : {true, false})
+    for (int cb : {64, 32}) {
+      decoder::EncodeParams ep;
+      ep.lossless = lossless;
+      ep.codeblock = cb;
+      ep.layers = lossless ? 1 : 3;
+      auto cs = decoder::encode_openjpeg(img, ep);
+      if (cs.ok()) out.emplace_back(std::string("textured_") + (lossless ? "53_cb" : "97_cb") + std::to_string(cb), *cs);
+    }
+  return out;
+}
+
+// ---- Tables (no GPU needed) ------------------------------------------------------------
+
+TEST(Tier1Table, ValidBatchPasses) {
+  const Tier1Batch batch = random_batch(1, 2);
+  EXPECT_TRUE(decoder::validate_tier1_batch(batch).ok()) << decoder::validate_tier1_batch(batch).error().message;
+}
+
+TEST(Tier1Table, TablesThatLieAreRejected) {
+  const Tier1Batch good = random_batch(2, 1);
+  ASSERT_TRUE(decoder::validate_tier1_batch(good).ok());
+  const std::size_t last = good.blocks.size() - 1;
+  struct Lie {
+    const char* what;
+    void (*apply)(Tier1Batch&, std::size_t);
+  };
+  const Lie lies[] = {
+      {"block past the coefficients", [](Tier1Batch& b, std::size_t i) { b.blocks[i].out = b.coefficient_count - 1; }},
+      {"height past the coefficients", [](Tier1Batch& b, std::size_t i) { b.blocks[i].height = 1024; b.blocks[i].width = 4; }},
+      {"stride below width", [](Tier1Batch& b, std::size_t i) { b.blocks[i].stride = b.blocks[i].width - 1u; }},
+      {"too many samples", [](Tier1Batch& b, std::size_t i) { b.blocks[i].width = 128; b.blocks[i].height = 64; }},
+      {"zero width", [](Tier1Batch& b, std::size_t i) { b.blocks[i].width = 0; }},
+      {"side above 1024", [](Tier1Batch& b, std::size_t i) { b.blocks[i].width = 2048; b.blocks[i].height = 1; }},
+      {"31 bit-planes", [](Tier1Batch& b, std::size_t i) { b.blocks[i].numbps = 31; }},
+      {"passes past the planes", [](Tier1Batch& b, std::size_t i) { b.blocks[i].passes = static_cast<std::uint16_t>(3 * b.blocks[i].numbps - 1); }},
+      {"band 3", [](Tier1Batch& b, std::size_t i) { b.blocks[i].band = 3; }},
+      {"ROI shift 32", [](Tier1Batch& b, std::size_t i) { b.blocks[i].roi_shift = 32; }},
+      {"segments past the table", [](Tier1Batch& b, std::size_t i) { b.blocks[i].seg_count = static_cast<std::uint16_t>(b.segments.size()); }},
+      {"no segment", [](Tier1Batch& b, std::size_t i) { b.blocks[i].seg_count = 0; }},
+      {"bytes past the data", [](Tier1Batch& b, std::size_t i) { b.segments[b.blocks[i].seg_first].length += static_cast<std::uint32_t>(b.bytes.size()); }},
+      {"offset past the data", [](Tier1Batch& b, std::size_t i) { b.blocks[i].byte_offset = static_cast<std::uint32_t>(b.bytes.size() + 1); }},
+      {"segment of no pass", [](Tier1Batch& b, std::size_t i) { b.segments[b.blocks[i].seg_first].passes = 0; }},
+      {"segment over its capacity", [](Tier1Batch& b, std::size_t i) {
+         b.blocks[i].style = decoder::kTier1TermAll;
+         b.segments[b.blocks[i].seg_first].passes = 2;
+       }},
+  };
+  for (const Lie& lie : lies) {
+    Tier1Batch bad = good;
+    lie.apply(bad, last);
+    EXPECT_FALSE(decoder::validate_tier1_batch(bad).ok()) << lie.what;
+    if (gpu::cuda_available()) {
+      auto r = gpu::decode_tier1_batch_gpu(bad);
+      ASSERT_FALSE(r.ok()) << lie.what;
+      EXPECT_EQ(r.error().kind, ErrorKind::corrupt) << lie.what;
+    }
+  }
+}
+
+TEST(Tier1Table, DeferredTablesDecodeLikeTheCpuTier1) {
+  // The tables decode_deferred hands over, decoded by the CPU tier-1, give the coefficients
+  // that decode() gives: the builder loses nothing (segments, bytes, offsets, ROI, styles).
+  int compared = 0;
+  for (const auto& [name, cs] : codestreams()) {
+    decoder::DecodeOptions opt;
+    opt.threads = 2;
+    decoder::CoefficientDecoder cpu, deferred;
+    auto ref = cpu.decode(cs, opt);
+    ASSERT_TRUE(ref.ok()) << name << ": " << ref.error().message;
+    Tier1Batch batch;
+    auto frame = deferred.decode_deferred(cs, opt, batch);
+    ASSERT_TRUE(frame.ok()) << name << ": " << frame.error().message;
+    ASSERT_TRUE(decoder::validate_tier1_batch(batch).ok()) << name;
+    std::vector<std::int32_t> coeffs(batch.coefficient_count, 0);
+    const std::uint64_t damaged = decoder::decode_tier1_batch_cpu(batch, coeffs.data());
+    EXPECT_EQ(damaged + batch.rejected_blocks, ref->damaged_codeblocks) << name;
+    EXPECT_EQ(first_difference(flatten(*ref), coeffs), -1) << name;
+    ++compared;
+  }
+  std::printf("[ info ] %d codestreams compared\n", compared);
+  EXPECT_GE(compared, 4);
+}
+
+// ---- GPU ---------------------------------------------------------------------------------
+
+TEST(GpuTier1, RandomBlocksOfEveryStyleAndSizeEqualTheCpu) {
+  REQUIRE_CUDA();
+  for (std::uint32_t seed : {11u, 12u, 13u, 14u}) {
+    const Tier1Batch batch = random_batch(seed, 12);
+    ASSERT_TRUE(decoder::validate_tier1_batch(batch).ok());
+    // Poison outside the blocks would show as a difference: both start from zero.
+    std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
+    const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
+    auto gpu = gpu::decode_tier1_batch_gpu(batch);
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+    EXPECT_EQ(gpu->damaged, cpu_damaged) << "seed " << seed;
+    const long long at = first_difference(cpu, gpu->coefficients);
+    if (at >= 0) {
+      // Name the block, for the log.
+      for (const Tier1Block& b : batch.blocks)
+        if (static_cast<std::uint64_t>(at) >= b.out &&
+            static_cast<std::uint64_t>(at) < b.out + static_cast<std::uint64_t>(b.height) * b.stride) {
+          ADD_FAILURE() << "seed " << seed << ": block " << b.width << "x" << b.height << " style " << int(b.style)
+                        << " planes " << int(b.numbps) << " passes " << b.passes << " band " << int(b.band) << " roi "
+                        << int(b.roi_shift) << ": at " << at << " cpu " << cpu[static_cast<std::size_t>(at)] << " gpu "
+                        << gpu->coefficients[static_cast<std::size_t>(at)];
+          break;
+        }
+      FAIL() << "seed " << seed << " differs at " << at;
+    }
+    std::printf("[ info ] seed %u: %zu blocks, %zu bytes, %llu damaged\n", seed, batch.blocks.size(), batch.bytes.size(),
+                static_cast<unsigned long long>(cpu_damaged));
+  }
+}
+
+TEST(GpuTier1, SmallBatchOfEveryStyle) {
+  // One block per style: small enough for compute-sanitizer's racecheck (the kernel's lanes
+  // share the block's state in shared memory).
+  REQUIRE_CUDA();
+  const Tier1Batch batch = random_batch(31, 1);
+  std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
+  const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
+  auto gpu = gpu::decode_tier1_batch_gpu(batch);
+  ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+  EXPECT_EQ(gpu->damaged, cpu_damaged);
+  EXPECT_EQ(first_difference(cpu, gpu->coefficients), -1);
+}
+
+TEST(GpuTier1, GarbageAndEmptySegmentsNeverFault) {
+  REQUIRE_CUDA();
+  // All 0xFF, all 0x00, markers everywhere: the same result as the CPU, and no fault.
+  for (int fill : {0x00, 0xFF, 0x90}) {
+    Tier1Batch batch = random_batch(21, 2);
+    for (std::uint8_t& byte : batch.bytes) byte = static_cast<std::uint8_t>(fill);
+    std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
+    const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
+    auto gpu = gpu::decode_tier1_batch_gpu(batch);
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+    EXPECT_EQ(gpu->damaged, cpu_damaged);
+    EXPECT_EQ(first_difference(cpu, gpu->coefficients), -1) << "fill " << fill;
+  }
+}
+
+TEST(GpuTier1, EveryCodestreamDecodesLikeTheCpu) {
+  REQUIRE_CUDA();
+  int compared = 0;
+  for (const auto& [name, cs] : codestreams()) {
+    decoder::DecodeOptions opt;
+    opt.threads = 4;
+    decoder::CoefficientDecoder cpu, deferred;
+    auto ref = cpu.decode(cs, opt);
+    ASSERT_TRUE(ref.ok()) << name << ": " << ref.error().message;
+    Tier1Batch batch;
+    auto frame = deferred.decode_deferred(cs, opt, batch);
+    ASSERT_TRUE(frame.ok()) << name;
+    auto gpu = gpu::decode_tier1_batch_gpu(batch);
+    ASSERT_TRUE(gpu.ok()) << name << ": " << gpu.error().message;
+    EXPECT_EQ(gpu->damaged + batch.rejected_blocks, ref->damaged_codeblocks) << name;
+    EXPECT_EQ(first_difference(flatten(*ref), gpu->coefficients), -1) << name;
+    ++compared;
+  }
+  std::printf("[ info ] %d codestreams compared\n", compared);
+}
+
+}  // namespace
