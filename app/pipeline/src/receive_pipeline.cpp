@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+
 #include "core/log.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/device_picture.hpp"
@@ -87,6 +89,15 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     auto rx = net::UdpReceiver::open(rc, p->packets_);
     if (!rx) return rx.error();
     p->receiver_ = std::move(rx).value();
+    // RTCP on the next port (RFC 3550 11); without it the stream still plays.
+    rc.port = static_cast<std::uint16_t>(rc.port + 1);
+    rc.pool_packets = 64;
+    rc.packet_size = 2048;
+    rc.receive_buffer = 256 << 10;
+    if (rc.port != 0) {
+      if (auto control = net::UdpReceiver::open(rc, p->control_packets_)) p->control_receiver_ = std::move(control).value();
+      else logger("net")->warn("no RTCP from the sender: {}", control.error().message);
+    }
   }
   p->session_ = std::make_unique<depacketizer::RtpSession>([raw = p.get()](depacketizer::CodestreamUnit&& unit) {
     // On the depacketizer thread: hand the unit to the decoders, or account for it now.
@@ -149,11 +160,13 @@ void ReceivePipeline::start() {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { decode_loop(); });
   depacketizer_thread_ = std::thread([this] { depacketize_loop(); });
   receiver_->start();
+  if (control_receiver_) control_receiver_->start();
 }
 
 void ReceivePipeline::stop(bool drain) {
   if (!running_.exchange(false)) return;
   receiver_->stop();
+  if (control_receiver_) control_receiver_->stop();
   packets_.close();
   if (depacketizer_thread_.joinable()) depacketizer_thread_.join();
   if (!drain) {
@@ -165,17 +178,30 @@ void ReceivePipeline::stop(bool drain) {
 }
 
 void ReceivePipeline::depacketize_loop() {
+  // RTCP is read in arrival order with the data (kernel timestamps of both sockets), so that a
+  // sender report's counts relate to exactly the packets that arrived before it. Bounded by
+  // the control socket's pool (64 buffers).
+  std::deque<net::PacketPtr> reports;
+  auto read_reports = [&](std::optional<Clock::time_point> before) {
+    while (control_packets_.size() > 0)  // (size() first: a try_pop on an empty queue costs a system call)
+      if (auto r = control_packets_.try_pop()) reports.push_back(std::move(*r));
+    for (; !reports.empty() && (!before || reports.front()->received <= *before); reports.pop_front())
+      session_->on_rtcp(reports.front()->bytes());
+  };
   for (;;) {
     auto packet = packets_.pop_for(std::chrono::milliseconds(2));
     if (!packet) {
       if (packets_.closed() && packets_.size() == 0) break;
       session_->tick(Clock::now());  // release packets whose gap will not fill
+      read_reports(std::nullopt);
       continue;
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
       first_packet_ns_.store((*packet)->received.time_since_epoch().count());
+    read_reports((*packet)->received);
     session_->on_datagram((*packet)->bytes(), (*packet)->received);
   }
+  read_reports(std::nullopt);
   session_->flush();
 }
 

@@ -97,6 +97,17 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s) {
         {"dropped_decoder_behind", d.dropped_queue_full},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0}}},
       {"stream", stream},
+      // The sender's RTCP reports (RFC 3550 6.4.1); packets.lost includes rtcp.packets_lost_at_end.
+      {"rtcp",
+       {{"sender_reports", st.rtcp.sender_reports},
+        {"sender_packets", st.rtcp.sender_packets},
+        {"sender_octets", st.rtcp.sender_octets},
+        {"bye", st.rtcp.bye},
+        {"packets_lost_at_end", st.rtcp.packets_lost_at_end},
+        {"frames_missing_at_end", st.rtcp.frames_missing_at_end},
+        {"datagrams", st.rtcp.datagrams},
+        {"malformed", st.rtcp.malformed},
+        {"foreign_ssrc", st.rtcp.foreign}}},
   };
 }
 

@@ -145,6 +145,10 @@ class ReceivePipeline {
   BoundedQueue<depacketizer::CodestreamUnit> units_;
   std::unique_ptr<net::PacketSource> receiver_;
   std::unique_ptr<depacketizer::RtpSession> session_;
+  // RTCP of the sender (RTP port + 1): its own small socket and queue, read on the
+  // depacketizer thread when no data packet is waiting. Absent for captures.
+  net::PacketQueue control_packets_{64};
+  std::unique_ptr<net::PacketSource> control_receiver_;
   std::thread depacketizer_thread_;
   std::vector<std::thread> workers_;
   std::atomic<bool> running_{false};
