@@ -11,6 +11,7 @@
 #include "core/url.hpp"
 #include "packetizer/mxf_file.hpp"
 #include "sender/encoded_loop.hpp"
+#include "sender/sdp.hpp"
 #include "sender/sender.hpp"
 
 
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
                  "write JSON with every frame sent (RTP timestamp, checksum, first sequence number, packets, "
                  "and which were dropped, corrupted, duplicated or reordered) and the sequence numbers of every "
                  "impaired packet");
+  std::string sdp_file;
+  app.add_option("--sdp", sdp_file, "write the session description (RFC 8866) receivers such as GStreamer's sdpdemux "
+                                    "or ffplay can open; a source filter when ?bind= fixes the sender's address");
   bool no_rtcp = false;
   app.add_flag("--no-rtcp", no_rtcp, "send no RTCP (sender reports about once a second and BYE at the end go to port + 1)");
   sender::Impairments imp;
@@ -160,6 +164,21 @@ int main(int argc, char** argv) {
   if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return 2; }
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
   if (imp.end_loss > 0 && loop) { log->error("--end-loss needs a stream with an end: drop --loop"); return 2; }
+  if (!sdp_file.empty()) {
+    sender::SdpParams sp;
+    sp.to = sc.to;
+    if (auto it = sc.to.query.find("bind"); it != sc.to.query.end()) sp.source = it->second;
+    sp.rfc5371 = sc.rfc5371;
+    sp.format = format;
+    sp.interlaced = sc.interlace != 0;
+    sp.fps_num = sc.fps_num;
+    sp.fps_den = sc.fps_den;
+    sp.session_id = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch() / std::chrono::seconds(1));
+    std::ofstream out(sdp_file, std::ios::binary);
+    out << sender::make_sdp(sp);
+    if (!out) { log->error("cannot write the SDP file '{}'", sdp_file); return 1; }
+    log->info("session description written to {}", sdp_file);
+  }
   cli::install_stop_signals();
   sender::Sender s(sc, format, std::move(encoded).value());
   auto totals = s.run(cli::stop_requested());

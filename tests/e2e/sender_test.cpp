@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "process.hpp"
 
@@ -137,4 +138,43 @@ TEST(Sender, NoCacheWritesNoCacheAndDoesNotClaimTo) {
   EXPECT_NE(on.err.find("cached the encoded frames in"), std::string::npos) << on.err;
   ASSERT_TRUE(std::filesystem::exists(dir));
   EXPECT_FALSE(std::filesystem::is_empty(dir));
+}
+
+TEST(Sender, SdpLetsGStreamerReceiveTheRfc5371Stream) {
+  if (j2k::test::run("gst-inspect-1.0 sdpdemux && gst-inspect-1.0 rtpj2kdepay", "gst_inspect").exit_code != 0)
+    GTEST_SKIP() << "GStreamer with sdpdemux and rtpj2kdepay is not installed";
+  const std::string encode = "--format rfc5371 --pattern --size 160x90 --fps 25 --lossless --loop-frames 5";
+  const std::string to = " --to rtp://127.0.0.1:5120 ";
+  // The SDP is written before sending starts; a one-frame run writes it for the receiver.
+  auto first = j2k::test::run(bin("j2ksend") + to + encode + " --frames 1 --no-rtcp --sdp gst.sdp" + kCache, "gst_sdp");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string sdp = j2k::test::slurp("gst.sdp");
+  EXPECT_NE(sdp.find("a=rtpmap:96 jpeg2000/90000\r\n"), std::string::npos) << sdp;
+  EXPECT_NE(sdp.find("a=fmtp:96 sampling=YCbCr-4:2:2; width=160; height=90; interlace=0\r\n"), std::string::npos) << sdp;
+  std::filesystem::remove_all("gst_frames");
+  std::filesystem::create_directory("gst_frames");
+  // GStreamer runs until interrupted (-e: end of stream on SIGINT, so the last file is written).
+  j2k::test::CommandResult gst;
+  std::thread rx([&] {
+    gst = j2k::test::run("timeout -s INT 20 gst-launch-1.0 -e filesrc location=gst.sdp ! sdpdemux ! rtpj2kdepay ! "
+                         "multifilesink location=gst_frames/f%04d.j2c", "gst_launch");
+  });
+  // Wait until its pipeline plays (the sockets are open) before sending.
+  for (int i = 0; i < 400 && j2k::test::slurp("gst_launch.out").find("PLAYING") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto tx = j2k::test::run(bin("j2ksend") + to + encode + " --frames 50" + kCache, "gst_send");
+  rx.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_NE(gst.out.find("PLAYING"), std::string::npos) << gst.out << gst.err;
+  // Every frame GStreamer depayloaded is a whole codestream of the announced size.
+  int frames = 0;
+  for (const auto& e : std::filesystem::directory_iterator("gst_frames")) {
+    const std::string cs = j2k::test::slurp(e.path().string());
+    ASSERT_GT(cs.size(), 50u);
+    EXPECT_EQ(cs.substr(0, 4), std::string("\xFF\x4F\xFF\x51", 4)) << e.path();  // SOC, SIZ
+    EXPECT_EQ(cs.substr(cs.size() - 2), std::string("\xFF\xD9", 2)) << e.path();  // EOC
+    EXPECT_EQ(cs.substr(8, 8), std::string("\0\0\0\xA0\0\0\0\x5A", 8)) << e.path();  // Xsiz 160, Ysiz 90
+    ++frames;
+  }
+  EXPECT_EQ(frames, 50);
 }
