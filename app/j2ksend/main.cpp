@@ -12,6 +12,7 @@
 #include "core/url.hpp"
 #include "packetizer/mxf_file.hpp"
 #include "sender/encoded_loop.hpp"
+#include "sender/sdp.hpp"
 #include "sender/sender.hpp"
 
 
@@ -68,7 +69,15 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "encoder threads (0 = all cores)")->check(CLI::Range(0, 256));
   app.add_option("--cache-dir", cache_dir, "where encoded loops are kept")->capture_default_str();
   app.add_flag("--no-cache", no_cache, "always encode, never read or write the cache");
-  app.add_option("--manifest", manifest, "write JSON with the checksum of every frame sent");
+  app.add_option("--manifest", manifest,
+                 "write JSON with every frame sent (RTP timestamp, checksum, first sequence number, packets, "
+                 "and which were dropped, corrupted, duplicated or reordered) and the sequence numbers of every "
+                 "impaired packet");
+  std::string sdp_file;
+  app.add_option("--sdp", sdp_file, "write the session description (RFC 8866) receivers such as GStreamer's sdpdemux "
+                                    "or ffplay can open; a source filter when ?bind= fixes the sender's address");
+  bool no_rtcp = false;
+  app.add_flag("--no-rtcp", no_rtcp, "send no RTCP (sender reports about once a second and BYE at the end go to port + 1)");
   sender::Impairments imp;
   auto* impair = app.add_option_group("Impairments", "simulate a bad network (reproducible with --seed)");
   impair->add_option("--loss", imp.loss, "probability that a packet starts a loss event")->check(CLI::Range(0.0, 1.0));
@@ -77,7 +86,10 @@ int main(int argc, char** argv) {
   impair->add_option("--reorder-prob", imp.reorder, "probability that a packet is reordered")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   impair->add_option("--duplicate", imp.duplicate, "probability that a packet is sent twice")->check(CLI::Range(0.0, 1.0));
   impair->add_option("--jitter", imp.jitter_ms, "uniform extra delay per packet, ms")->check(CLI::Range(0.0, 1000.0));
-  impair->add_option("--corrupt", imp.corrupt, "probability that a payload byte is changed")->check(CLI::Range(0.0, 1.0));
+  impair->add_option("--corrupt", imp.corrupt, "probability that a packet gets one byte after its RTP header changed "
+                                               "(per packet; the manifest marks its frame damaged)")->check(CLI::Range(0.0, 1.0));
+  impair->add_option("--end-loss", imp.end_loss, "drop the last N packets of the stream (a burst at the very end; needs "
+                                                 "--frames or --duration)");
   impair->add_option("--seed", imp.seed, "random seed for the impairments")->capture_default_str();
   if (auto status = setup.parse(argc, argv)) return *status;
   auto log = logger("j2ksend");
@@ -149,11 +161,28 @@ int main(int argc, char** argv) {
   sc.fps_den = rate->second;
   sc.max_payload = mtu;
   sc.impair = imp;
+  sc.rtcp = !no_rtcp;
   sc.rfc5371 = payload_format == "rfc5371";
   sc.mxf_stream = payload_format == "mxf-stream";
   sc.interlace = interlaced.empty() ? 0 : (interlaced == "I1" || interlaced == "i1") ? 1 : 2;
   sc.mxf_header = std::move(mxf_header);
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
+  if (imp.end_loss > 0 && loop) { log->error("--end-loss needs a stream with an end: drop --loop"); return 2; }
+  if (!sdp_file.empty()) {
+    sender::SdpParams sp;
+    sp.to = sc.to;
+    if (auto it = sc.to.query.find("bind"); it != sc.to.query.end()) sp.source = it->second;
+    sp.rfc5371 = sc.rfc5371;
+    sp.format = format;
+    sp.interlaced = sc.interlace != 0;
+    sp.fps_num = sc.fps_num;
+    sp.fps_den = sc.fps_den;
+    sp.session_id = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch() / std::chrono::seconds(1));
+    std::ofstream out(sdp_file, std::ios::binary);
+    out << sender::make_sdp(sp);
+    if (!out) { log->error("cannot write the SDP file '{}'", sdp_file); return 1; }
+    log->info("session description written to {}", sdp_file);
+  }
   cli::install_stop_signals();
   sender::Sender s(sc, format, std::move(encoded).value());
   auto totals = s.run(cli::stop_requested());
@@ -167,13 +196,32 @@ int main(int argc, char** argv) {
     j["duplicated"] = totals->duplicated;
     j["reordered"] = totals->reordered;
     j["corrupted"] = totals->corrupted;
+    j["corrupt_unit"] = "packet";  // --corrupt P: each packet, with probability P, gets one byte changed
+    j["damaged_frames"] = totals->damaged_frames;
+    j["rtcp_reports"] = totals->rtcp_reports;
     auto& list = j["checksums"] = nlohmann::json::array();
     auto& per_frame = j["sent"] = nlohmann::json::array();
     for (const auto& f : s.sent_frames()) {
       list.push_back(fmt::format("{:016x}", f.checksum));
       per_frame.push_back({{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", f.checksum)},
-                           {"damaged", f.damaged}});
+                           {"damaged", f.damaged}, {"first_sequence", f.first_sequence}, {"packets", f.packets},
+                           {"dropped", f.dropped}, {"corrupted", f.corrupted}, {"duplicated", f.duplicated},
+                           {"reordered", f.reordered}});
     }
+    // Sequence numbers of the impaired packets in sending order, for checking a receiver's event log.
+    const auto& log_of = s.impairment_log();
+    auto sequences = [](const std::vector<sender::PacketEvent>& events) {
+      auto a = nlohmann::json::array();
+      for (const auto& e : events) a.push_back(e.sequence);
+      return a;
+    };
+    auto corrupted = nlohmann::json::array();
+    for (const auto& e : log_of.corrupted) corrupted.push_back({{"sequence", e.sequence}, {"offset", e.offset}});
+    j["impaired_packets"] = {{"dropped", sequences(log_of.dropped)},
+                             {"duplicated", sequences(log_of.duplicated)},
+                             {"reordered", sequences(log_of.reordered)},
+                             {"corrupted", corrupted},
+                             {"truncated", log_of.truncated}};
     std::ofstream(manifest) << j.dump(1) << '\n';
   }
   // One line with exactly what was done, for tests to compare with the receiver's counters.

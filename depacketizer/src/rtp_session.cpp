@@ -76,6 +76,7 @@ void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::s
   using Verdict = RtpSequenceTracker::Verdict;
   const auto verdict = sequence_.accept(packet.sequence);
   if (verdict == Verdict::restart) reorder_.reset();
+  if (verdict != Verdict::duplicate && verdict != Verdict::stray) note_for_rtcp(packet.timestamp, verdict != Verdict::out_of_order);
   if (verdict != Verdict::duplicate && verdict != Verdict::stray) {
     // Jitter uses arrival order (RFC 3550 A.8); the depacketizer sees sequence order.
     const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;
@@ -104,6 +105,7 @@ void RtpSession::publish_counters() {
   const auto c = payload_->payload_counters();
   resync_skipped_.store(c.resync_skipped_packets, std::memory_order_relaxed);
   klv_malformed_.store(c.malformed, std::memory_order_relaxed);
+  if (rtcp_.datagrams) publish_rtcp();  // the tail shrinks as late packets arrive
 }
 
 void RtpSession::tick(std::chrono::steady_clock::time_point now) {
@@ -210,6 +212,11 @@ StreamSnapshot RtpSession::snapshot() const {
   s.jitter_ms = jitter_ticks_.load(std::memory_order_relaxed) / 90.0;
   s.frame_rate = frame_rate_.load(std::memory_order_relaxed);
   s.ssrc = ssrc_value_.load();
+  {
+    std::lock_guard lock(rtcp_mutex_);
+    s.rtcp = rtcp_copy_;
+  }
+  s.packets_lost += s.rtcp.packets_lost_at_end;  // sent after the last packet that arrived
   std::lock_guard lock(descriptor_mutex_);
   s.descriptor = descriptor_copy_;
   return s;

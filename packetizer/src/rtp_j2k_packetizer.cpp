@@ -33,7 +33,7 @@ Status Rfc5371Packetizer::packetize(Bytes input, std::uint32_t timestamp, int tp
     const bool in_header = offset < *header_len;
     // Main-header packets carry only the main header (MHF 1/2/3), the rest carry packets.
     const std::size_t limit = in_header ? *header_len : cs.size();
-    const std::size_t take = std::min(max_payload_ - 8, limit - offset);
+    const std::size_t take = std::min(max_payload() - 8, limit - offset);
     const bool last = offset + take == cs.size();
     Rfc5371Header h;
     h.tp = tp;
@@ -43,16 +43,9 @@ Status Rfc5371Packetizer::packetize(Bytes input, std::uint32_t timestamp, int tp
     }
     h.tile_invalid = true;
     h.fragment_offset = static_cast<std::uint32_t>(offset);
-    std::vector<std::uint8_t> pkt;
-    pkt.reserve(20 + take);
-    ByteWriter<std::vector<std::uint8_t>> w(pkt);
-    w.u8(0x80);
-    w.u8(static_cast<std::uint8_t>((last ? 0x80 : 0) | (payload_type_ & 0x7F)));
-    w.u16(sequence_++);
-    w.u32(timestamp);
-    w.u32(ssrc_);
+    PacketBytes pkt = start_packet(timestamp, last, 8 + take);
     append_rfc5371_header(pkt, h);
-    w.bytes(cs.subspan(offset, take));
+    ByteWriter<PacketBytes>(pkt).bytes(cs.subspan(offset, take));
     out.push_back(std::move(pkt));
     offset += take;
   }

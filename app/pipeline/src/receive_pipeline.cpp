@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+
 #include "core/log.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/device_picture.hpp"
@@ -136,6 +138,15 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     auto rx = net::UdpReceiver::open(rc, p->packets_);
     if (!rx) return rx.error();
     p->receiver_ = std::move(rx).value();
+    // RTCP on the next port (RFC 3550 11); without it the stream still plays.
+    rc.port = static_cast<std::uint16_t>(rc.port + 1);
+    rc.pool_packets = 64;
+    rc.packet_size = 2048;
+    rc.receive_buffer = 256 << 10;
+    if (rc.port != 0) {
+      if (auto control = net::UdpReceiver::open(rc, p->control_packets_)) p->control_receiver_ = std::move(control).value();
+      else logger("net")->warn("no RTCP from the sender: {}", control.error().message);
+    }
   }
   p->session_ = std::make_unique<depacketizer::RtpSession>(
       [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
@@ -208,6 +219,7 @@ Status ReceivePipeline::start() {
   delivery_thread_ = std::thread([this] { deliver_loop(); });
   depacketizer_thread_ = std::thread([this] { depacketize_loop(); });
   receiver_->start();
+  if (control_receiver_) control_receiver_->start();
   return {};
 }
 
@@ -215,6 +227,7 @@ void ReceivePipeline::stop(bool drain) {
   if (!running_.exchange(false)) return;
   drain_.store(drain);
   receiver_->stop();
+  if (control_receiver_) control_receiver_->stop();
   packets_.close();
   if (!drain) {
     // Nothing more is handed on: every queue wakes whoever waits on it.
@@ -290,11 +303,22 @@ void ReceivePipeline::hand_on(std::uint64_t seq, DecodedFrame&& frame) {
 }
 
 void ReceivePipeline::depacketize_loop() {
+  // RTCP is read in arrival order with the data (kernel timestamps of both sockets), so that a
+  // sender report's counts relate to exactly the packets that arrived before it. Bounded by
+  // the control socket's pool (64 buffers).
+  std::deque<net::PacketPtr> reports;
+  auto read_reports = [&](std::optional<Clock::time_point> before) {
+    while (control_packets_.size() > 0)  // (size() first: a try_pop on an empty queue costs a system call)
+      if (auto r = control_packets_.try_pop()) reports.push_back(std::move(*r));
+    for (; !reports.empty() && (!before || reports.front()->received <= *before); reports.pop_front())
+      session_->on_rtcp(reports.front()->bytes());
+  };
   for (;;) {
     auto packet = packets_.pop_for(std::chrono::milliseconds(2));
     if (!packet) {
       if (packets_.closed() && packets_.size() == 0) break;
       session_->tick(Clock::now());  // release packets whose gap will not fill
+      read_reports(std::nullopt);
       continue;
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
@@ -302,9 +326,11 @@ void ReceivePipeline::depacketize_loop() {
     last_packet_ = (*packet)->received;
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
+    read_reports((*packet)->received);
     session_->on_datagram((*packet)->bytes(), (*packet)->received);
   }
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
+  read_reports(std::nullopt);
   // End of a capture, or a stream that had gone silent: what is pending is the stream's last
   // frame, incomplete if it is. A stop while packets were flowing (Ctrl-C, --duration, a
   // window closed) cuts the frame in flight short: that frame is not counted incomplete.

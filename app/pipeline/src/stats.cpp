@@ -157,6 +157,17 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       {"latency", {{"receive_to_decoded_ms", latency_json(d.receive_to_decoded)}}},
       {"decoders", {{"workers", d.workers}, {"threads_per_decode", d.threads_per_decode},
                     {"degrade_level", d.degrade_level}}},
+      // The sender's RTCP reports (RFC 3550 6.4.1); packets.lost includes rtcp.packets_lost_at_end.
+      {"rtcp",
+       {{"sender_reports", st.rtcp.sender_reports},
+        {"sender_packets", st.rtcp.sender_packets},
+        {"sender_octets", st.rtcp.sender_octets},
+        {"bye", st.rtcp.bye},
+        {"packets_lost_at_end", st.rtcp.packets_lost_at_end},
+        {"frames_missing_at_end", st.rtcp.frames_missing_at_end},
+        {"datagrams", st.rtcp.datagrams},
+        {"malformed", st.rtcp.malformed},
+        {"foreign_ssrc", st.rtcp.foreign}}},
   };
 }
 

@@ -63,7 +63,8 @@ bool load_cache(const fs::path& file, int frames, std::vector<EncodedFrame>& out
   return !r.failed();
 }
 
-void save_cache(const fs::path& file, const std::vector<EncodedFrame>& frames) {
+/// False when the file could not be written (the directory is not writable, the disk full).
+bool save_cache(const fs::path& file, const std::vector<EncodedFrame>& frames) {
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   std::vector<std::uint8_t> data;
@@ -86,9 +87,14 @@ void save_cache(const fs::path& file, const std::vector<EncodedFrame>& frames) {
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) return;
+    if (!out) {
+      fs::remove(tmp, ec);
+      return false;
+    }
   }
   fs::rename(tmp, file, ec);
+  if (ec) fs::remove(tmp, ec);
+  return !ec;
 }
 
 /// Lines y0, y0+2, … of every plane: one field of a frame.
@@ -182,8 +188,9 @@ Result<std::vector<EncodedFrame>> encode_loop(const FrameSource& source, const P
 
   frames.assign(static_cast<std::size_t>(spec.frames), {});
   const int threads = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  log->info("encoding {} frames {}x{} {}-bit {} with OpenJPEG on {} threads (cached for next time)", spec.frames,
-            format.width, format.height, format.bits, format.chroma_dx == 2 ? "4:2:2" : "4:4:4", threads);
+  log->info("encoding {} frames {}x{} {}-bit {} with OpenJPEG on {} threads ({})", spec.frames, format.width,
+            format.height, format.bits, format.chroma_dx == 2 ? "4:2:2" : "4:4:4", threads,
+            cache_file.empty() ? "not cached" : "to be cached for next time");
   std::atomic<int> next{0}, done{0};
   std::mutex error_mutex;  // guards first_error
   std::optional<Error> first_error;
@@ -211,7 +218,10 @@ Result<std::vector<EncodedFrame>> encode_loop(const FrameSource& source, const P
   for (const auto& f : frames) bytes += f.codestream.size();
   log->info("encoded {} frames in {:.1f} s, mean {:.0f} bytes/frame", frames.size(), secs,
             static_cast<double>(bytes) / std::max<std::size_t>(1, frames.size()));
-  if (!cache_file.empty()) save_cache(cache_file, frames);
+  if (!cache_file.empty()) {
+    if (save_cache(cache_file, frames)) log->info("cached the encoded frames in {}", cache_file.string());
+    else log->warn("could not write the cache {}: the next run encodes again", cache_file.string());
+  }
   return frames;
 }
 

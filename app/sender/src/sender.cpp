@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <thread>
 
 #include "core/log.hpp"
 #include "packetizer/mxf_writer.hpp"
 #include "packetizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtcp_writer.hpp"
 #include "packetizer/rtp_packetizer.hpp"
 #include "net/udp_sender.hpp"
 
@@ -22,6 +24,13 @@ struct Due {
   Clock::time_point at;
   std::uint32_t packet = 0;
   bool dropped = false;
+};
+
+/// The packetizers of one stream: KLVs (RFC 6597), RFC 5371, and the re-cut of mxf-stream.
+struct Packetizers {
+  packetizer::RtpPacketizer klv;
+  packetizer::Rfc5371Packetizer j2k;
+  packetizer::RtpPacketizer stream;
 };
 }  // namespace
 
@@ -39,14 +48,26 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   if (auto it = config_.to.query.find("bind"); it != config_.to.query.end()) sc.bind_address = it->second;
   auto socket = net::UdpSender::open(sc);
   if (!socket) return socket.error();
+  // RTCP goes to the next port from the same source (RFC 3550 11), so SSM filters pass it too.
+  std::unique_ptr<net::UdpSender> control;
+  if (config_.rtcp && sc.port < 65535) {
+    net::SenderConfig cc = sc;
+    cc.port = static_cast<std::uint16_t>(sc.port + 1);
+    auto opened = net::UdpSender::open(cc);
+    if (!opened) return opened.error();
+    control = std::move(opened).value();
+  }
+  const std::string cname = "j2ksend@" + (!sc.bind_address.empty() ? sc.bind_address
+                                          : !sc.iface.empty()       ? sc.iface
+                                                                    : std::string("localhost"));
 
   std::random_device rd;
   const std::uint32_t ssrc = config_.ssrc ? config_.ssrc : rd();
   const std::uint32_t ts_base = rd();
   const auto first_sequence = static_cast<std::uint16_t>(rd());
-  packetizer::RtpPacketizer packetizer(ssrc, 96, first_sequence, config_.max_payload);
-  packetizer::Rfc5371Packetizer j2k_packetizer(ssrc, 96, first_sequence, config_.max_payload);
-  packetizer::RtpPacketizer stream_packetizer(ssrc, 96, first_sequence, config_.max_payload);
+  Packetizers pk{{ssrc, 96, first_sequence, config_.max_payload},
+                 {ssrc, 96, first_sequence, config_.max_payload},
+                 {ssrc, 96, first_sequence, config_.max_payload}};
 
   packetizer::MxfPictureParams mp;
   mp.width = static_cast<std::uint32_t>(format_.width);
@@ -64,6 +85,54 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   const auto descriptor = packetizer::mxf_cdci_descriptor(mp);
   const int frames_per_second = std::max(1, (config_.fps_num + config_.fps_den - 1) / config_.fps_den);
 
+  // The packets of frame f (header metadata once a second, then the picture), in order.
+  auto build_frame = [&](long long f, std::uint32_t ts, std::vector<std::vector<std::uint8_t>>& out,
+                         Packetizers& to) -> Status {
+    const EncodedFrame& frame = frames_[static_cast<std::size_t>(f % static_cast<long long>(frames_.size()))];
+    if (config_.rfc5371) {
+      if (frame.parts.empty()) {
+        if (auto st = to.j2k.packetize(frame.codestream, ts, 0, out); !st) return st.error();
+      } else {
+        for (std::size_t k = 0; k < frame.parts.size(); ++k)  // fields: tp 1 then tp 2
+          if (auto st = to.j2k.packetize(frame.parts[k], ts, static_cast<int>(k) + 1, out); !st) return st.error();
+      }
+    } else if (f % frames_per_second == 0 && !config_.mxf_header.empty()) {
+      for (const auto& klv : config_.mxf_header) to.klv.packetize(klv, ts, out);
+    } else if (f % frames_per_second == 0) {
+      // Partition pack + header metadata once a second so late joiners learn the format.
+      to.klv.packetize(packetizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, out);
+      to.klv.packetize(primer, ts, out);
+      to.klv.packetize(descriptor, ts, out);
+    }
+    if (!frame.klvs.empty()) {
+      for (const auto& klv : frame.klvs) to.klv.packetize(klv, ts, out);
+    } else if (!config_.rfc5371) {
+      to.klv.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, out);
+      if (frame.parts.empty()) {
+        to.klv.packetize(packetizer::mxf_picture_element(frame.codestream), ts, out);
+      } else if (config_.interlace == 2) {
+        // I2: every codestream of the frame in one KLV, back to back.
+        std::vector<std::uint8_t> joined;
+        for (const auto& part : frame.parts) joined.insert(joined.end(), part.begin(), part.end());
+        to.klv.packetize(packetizer::mxf_picture_element(joined), ts, out);
+      } else {
+        // I1 and/or dual codestreams: one picture element per codestream (cc = their count).
+        const int count = static_cast<int>(frame.parts.size());
+        for (int k = 0; k < count; ++k)
+          to.klv.packetize(packetizer::mxf_picture_element(frame.parts[static_cast<std::size_t>(k)], count, k + 1), ts, out);
+      }
+    }
+
+    if (config_.mxf_stream && !config_.rfc5371) {
+      // Re-cut the frame's KLV packets as one stream: strip the RTP headers, join, cut again.
+      std::vector<std::uint8_t> stream;
+      for (const auto& p : out) stream.insert(stream.end(), p.begin() + 12, p.end());
+      out.clear();
+      to.stream.packetize(stream, ts, out);
+    }
+    return {};
+  };
+
   const auto period = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(static_cast<double>(config_.fps_den) / config_.fps_num));
   SendTotals totals;
@@ -74,9 +143,14 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   int burst_left = 0;
   // Decides the fate of each packet of one frame; returns true when a packet was dropped.
+  // Records an impaired packet for the manifest (bounded: a sender may run for days).
+  auto record = [&](std::vector<PacketEvent>& list, const std::vector<std::uint8_t>& pkt, std::uint32_t offset) {
+    if (list.size() >= ImpairmentLog::kMaxPerList) { events_.truncated = true; return; }
+    list.push_back({static_cast<std::uint16_t>(pkt[2] << 8 | pkt[3]), offset});
+  };
+  // Decides the fate of each packet of one frame, counting in `t` and in the frame's record.
   auto apply_impairments = [&](std::vector<std::vector<std::uint8_t>>& pkts, std::vector<Due>& due,
-                               Clock::duration slot, SendTotals& t) {
-    bool dropped_any = false;
+                               Clock::duration slot, SendTotals& t, SentFrame& sent) {
     const std::size_t n = due.size();
     std::vector<Due> extra;
     for (std::size_t i = 0; i < n; ++i) {
@@ -85,34 +159,68 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
         if (burst_left == 0) burst_left = std::max(1, imp.burst);
         --burst_left;
         d.dropped = true;
-        ++t.dropped;
-        dropped_any = true;
         continue;
       }
       if (imp.corrupt > 0 && uniform(rng) < imp.corrupt && pkts[d.packet].size() > 12) {
+        // Per packet: one byte after the RTP header changes (the payload header or data).
         auto& bytes = pkts[d.packet];
         const std::size_t at = 12 + rng() % (bytes.size() - 12);
         bytes[at] = static_cast<std::uint8_t>(bytes[at] ^ (1u + rng() % 255));
         ++t.corrupted;
+        ++sent.corrupted;
+        record(events_.corrupted, bytes, static_cast<std::uint32_t>(at));
       }
       if (imp.reorder_depth > 0 && i + 1 < n && uniform(rng) < imp.reorder) {
         // Send it just after the packet `reorder_depth` places later (or the frame's last).
         const std::size_t j = std::min(n - 1, i + static_cast<std::size_t>(imp.reorder_depth));
         d.at = due[j].at + slot / 2;
         ++t.reordered;
+        ++sent.reordered;
+        record(events_.reordered, pkts[d.packet], 0);
       }
       if (imp.jitter_ms > 0)
         d.at += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(uniform(rng) * imp.jitter_ms));
       if (imp.duplicate > 0 && uniform(rng) < imp.duplicate) {
         extra.push_back({d.at + std::chrono::microseconds(1), d.packet, false});
         ++t.duplicated;
+        ++sent.duplicated;
+        record(events_.duplicated, pkts[d.packet], 0);
       }
     }
-    due.erase(std::remove_if(due.begin(), due.end(), [](const Due& d) { return d.dropped; }), due.end());
     due.insert(due.end(), extra.begin(), extra.end());
-    return dropped_any;
   };
   const auto start = Clock::now() + std::chrono::milliseconds(20);
+  // What RTCP reports: every RTP packet made (those the impairments drop are lost "in the
+  // network", so they count; duplicates are the network's, so they do not) and its payload.
+  std::uint64_t rtp_packets = 0, rtp_octets = 0;
+  auto send_report = [&](bool bye) {
+    if (!control) return;
+    const auto now = Clock::now();
+    depacketizer::SenderReport sr;
+    sr.ssrc = ssrc;
+    sr.ntp_timestamp = packetizer::ntp_timestamp(std::chrono::system_clock::now());
+    // The media clock at this instant: frame f's timestamp belongs to the instant start + f·period.
+    const double since_start = std::chrono::duration<double>(now - start).count();
+    sr.rtp_timestamp = static_cast<std::uint32_t>(ts_base + static_cast<std::int64_t>(std::llround(since_start * 90000.0)));
+    sr.packet_count = static_cast<std::uint32_t>(rtp_packets);
+    sr.octet_count = static_cast<std::uint32_t>(rtp_octets);
+    if (control->send(packetizer::rtcp_sender_report(sr, cname, bye))) ++totals.rtcp_reports;
+  };
+  // --end-loss N: the last N packets of the stream are dropped. Find where they start by
+  // packetizing the last frames ahead of time (copies of the packetizers: counts only).
+  struct { long long frame = std::numeric_limits<long long>::max(); std::uint32_t packet = 0; } end_loss;
+  if (imp.end_loss > 0 && config_.frames > 0) {
+    std::uint64_t left = imp.end_loss;
+    std::vector<std::vector<std::uint8_t>> scratch;
+    for (long long g = config_.frames - 1; g >= 0 && left > 0; --g) {
+      Packetizers copy = pk;
+      scratch.clear();
+      if (auto st = build_frame(g, 0, scratch, copy); !st) return st.error();
+      end_loss.frame = g;
+      end_loss.packet = left >= scratch.size() ? 0 : static_cast<std::uint32_t>(scratch.size() - left);
+      left -= std::min<std::uint64_t>(left, scratch.size());
+    }
+  }
   log->info("sending to {} at {}/{} fps, SSRC 0x{:08X}", config_.to.describe(), config_.fps_num, config_.fps_den, ssrc);
 
   for (long long f = 0; config_.frames < 0 || f < config_.frames; ++f) {
@@ -122,56 +230,33 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     const auto ts = static_cast<std::uint32_t>(ts_base + static_cast<std::uint64_t>(f) * 90000u * config_.fps_den /
                                                              static_cast<std::uint64_t>(config_.fps_num));
     packets.clear();
-    if (config_.rfc5371) {
-      if (frame.parts.empty()) {
-        if (auto st = j2k_packetizer.packetize(frame.codestream, ts, 0, packets); !st) return st.error();
-      } else {
-        for (std::size_t k = 0; k < frame.parts.size(); ++k)  // fields: tp 1 then tp 2
-          if (auto st = j2k_packetizer.packetize(frame.parts[k], ts, static_cast<int>(k) + 1, packets); !st) return st.error();
-      }
-    } else if (f % frames_per_second == 0 && !config_.mxf_header.empty()) {
-      for (const auto& klv : config_.mxf_header) packetizer.packetize(klv, ts, packets);
-    } else if (f % frames_per_second == 0) {
-      // Partition pack + header metadata once a second so late joiners learn the format.
-      packetizer.packetize(packetizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, packets);
-      packetizer.packetize(primer, ts, packets);
-      packetizer.packetize(descriptor, ts, packets);
-    }
-    if (!frame.klvs.empty()) {
-      for (const auto& klv : frame.klvs) packetizer.packetize(klv, ts, packets);
-    } else if (!config_.rfc5371) {
-      packetizer.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
-      if (frame.parts.empty()) {
-        packetizer.packetize(packetizer::mxf_picture_element(frame.codestream), ts, packets);
-      } else if (config_.interlace == 2) {
-        // I2: every codestream of the frame in one KLV, back to back.
-        std::vector<std::uint8_t> joined;
-        for (const auto& part : frame.parts) joined.insert(joined.end(), part.begin(), part.end());
-        packetizer.packetize(packetizer::mxf_picture_element(joined), ts, packets);
-      } else {
-        // I1 and/or dual codestreams: one picture element per codestream (cc = their count).
-        const int count = static_cast<int>(frame.parts.size());
-        for (int k = 0; k < count; ++k)
-          packetizer.packetize(packetizer::mxf_picture_element(frame.parts[static_cast<std::size_t>(k)], count, k + 1), ts, packets);
-      }
-    }
-
-    if (config_.mxf_stream && !config_.rfc5371) {
-      // Re-cut the frame's KLV packets as one stream: strip the RTP headers, join, cut again.
-      std::vector<std::uint8_t> stream;
-      for (const auto& p : packets) stream.insert(stream.end(), p.begin() + 12, p.end());
-      packets.clear();
-      stream_packetizer.packetize(stream, ts, packets);
-    }
+    if (auto st = build_frame(f, ts, packets, pk); !st) return st.error();
     const auto frame_start = start + f * period;
     const auto slot = std::chrono::duration_cast<Clock::duration>(period * config_.spread / packets.size());
     if (Clock::now() > frame_start + period) ++totals.late_frames;
-    const bool impair = imp.any() && f > 0 && (config_.frames < 0 || f + 1 < config_.frames);
+    // Random impairments spare the first and last frame (so counters compare exactly) and the
+    // frames of the end burst (so that no packet is both reordered and dropped).
+    const bool impair = imp.any() && f > 0 && (config_.frames < 0 || f + 1 < config_.frames) && f < end_loss.frame;
     schedule.clear();
     for (std::size_t i = 0; i < packets.size(); ++i)
       schedule.push_back({frame_start + static_cast<long long>(i) * slot, static_cast<std::uint32_t>(i), false});
-    bool damaged = false;
-    if (impair) damaged = apply_impairments(packets, schedule, slot, totals);
+    rtp_packets += packets.size();
+    for (const auto& p : packets) rtp_octets += p.size() - packetizer::RtpPacketizerBase::kHeaderBytes;
+    SentFrame sent{ts, frame.checksum};
+    sent.first_sequence = static_cast<std::uint16_t>(packets.front()[2] << 8 | packets.front()[3]);
+    sent.packets = static_cast<std::uint32_t>(packets.size());
+    if (impair) apply_impairments(packets, schedule, slot, totals, sent);
+    // The burst at the very end (--end-loss): every packet from the chosen one on.
+    for (Due& d : schedule)
+      if (f > end_loss.frame || (f == end_loss.frame && d.packet >= end_loss.packet)) d.dropped = true;
+    for (const Due& d : schedule) {
+      if (!d.dropped) continue;
+      ++totals.dropped;
+      ++sent.dropped;
+      record(events_.dropped, packets[d.packet], 0);
+    }
+    schedule.erase(std::remove_if(schedule.begin(), schedule.end(), [](const Due& d) { return d.dropped; }), schedule.end());
+    sent.damaged = sent.dropped > 0 || sent.corrupted > 0;
     // Send in due order; ties keep their order (a duplicate follows its original).
     std::stable_sort(schedule.begin(), schedule.end(), [](const Due& a, const Due& b) { return a.at < b.at; });
     for (const Due& d : schedule) {
@@ -182,12 +267,17 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       ++totals.packets;
       totals.bytes += pkt.size();
     }
-    if (damaged) ++totals.damaged_frames;
-    sent_frames_.push_back({ts, frame.checksum, damaged});
+    if (sent.damaged) ++totals.damaged_frames;
+    sent_frames_.push_back(sent);
     ++totals.frames;
     if (f > 0 && f % (10 * frames_per_second) == 0)
       log->info("sent {} frames, {} packets", totals.frames, totals.packets);
+    if (f % frames_per_second == 0) send_report(false);  // after the first frame, then once a second
   }
+  // The final report is sent in the slot of the frame that would follow the last one, so its
+  // RTP timestamp lies one period past the last frame's and tells how many frames went out.
+  if (!stop.load(std::memory_order_relaxed)) std::this_thread::sleep_until(start + static_cast<long long>(totals.frames) * period);
+  send_report(true);
   return totals;
 }
 

@@ -2,6 +2,7 @@
 // One received RTP stream: header validation, sequence accounting, jitter, and the
 // payload depacketizer, producing access units. Runs on the depacketizer thread; its
 // counters can be read from any thread (atomics) for statistics.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "depacketizer/codestream_unit.hpp"
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
 #include "depacketizer/payload.hpp"
+#include "depacketizer/rtcp.hpp"
 #include "depacketizer/rtp.hpp"
 #include "depacketizer/rtp_reorder.hpp"
 
@@ -39,6 +41,7 @@ struct StreamSnapshot {
   double frame_rate = 0;                ///< from RTP timestamps
   std::uint32_t ssrc = 0;
   std::optional<PictureDescriptor> descriptor;
+  RtcpSnapshot rtcp;                    ///< the sender's reports; packets_lost includes rtcp.packets_lost_at_end
 };
 
 struct SessionConfig {
@@ -64,6 +67,12 @@ class RtpSession {
   /// Emits pending data (end of input).
   void flush();
 
+  /// One datagram from the control port (RTP port + 1): RTCP of the stream's sender
+  /// (rtp_session_rtcp.cpp). Malformed ones are counted and dropped.
+  void on_rtcp(Bytes datagram);
+  void on_sender_report(const SenderReport& report);
+  void on_bye(std::uint32_t ssrc);
+
   StreamSnapshot snapshot() const;
 
  private:
@@ -71,6 +80,8 @@ class RtpSession {
   void on_ordered(Bytes datagram, bool loss_before, std::chrono::steady_clock::time_point arrival);
   void publish_counters();
   void on_unit(CodestreamUnit&& unit);
+  void publish_rtcp();
+  void note_for_rtcp(std::uint32_t timestamp, bool newest);
 
   Sink sink_;
   bool interlaced_rfc5371_ = false;  // RFC 5371 units of two codestreams are field pairs (tp 1, 2)
@@ -99,6 +110,22 @@ class RtpSession {
   std::atomic<std::uint32_t> ssrc_value_{0};
   mutable std::mutex descriptor_mutex_;  // guards descriptor_copy_
   std::optional<PictureDescriptor> descriptor_copy_;
+
+  // RTCP (depacketizer thread), and its copy for other threads.
+  SenderTail tail_;
+  std::optional<std::uint32_t> tail_ssrc_;     // the stream tail_ was calibrated on
+  std::uint64_t tail_restarts_ = 0;            // sequence restarts when it was
+  std::optional<std::uint32_t> newest_timestamp_;  // RTP timestamp of the highest sequence received
+  // Highest extended sequence received per RTP timestamp, for the last frames: a report
+  // relates only to packets of frames sampled before it (those sent after it may have been
+  // read first). A ring of distinct timestamps.
+  std::array<std::pair<std::uint32_t, std::uint32_t>, 16> recent_frames_{};
+  std::size_t recent_count_ = 0;
+  std::pair<std::uint32_t, std::uint64_t> recent_stream_{};  // SSRC and sequence restarts the ring is of
+  RtcpSnapshot rtcp_;
+  RateLimiter rtcp_log_;
+  mutable std::mutex rtcp_mutex_;  // guards rtcp_copy_
+  RtcpSnapshot rtcp_copy_;
 };
 
 }  // namespace j2k::depacketizer

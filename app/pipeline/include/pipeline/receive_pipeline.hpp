@@ -223,6 +223,10 @@ class ReceivePipeline {
   BoundedQueue<Finished> results_;
   std::unique_ptr<net::PacketSource> receiver_;
   std::unique_ptr<depacketizer::RtpSession> session_;
+  // RTCP of the sender (RTP port + 1): its own small socket and queue, read on the
+  // depacketizer thread when no data packet is waiting. Absent for captures.
+  net::PacketQueue control_packets_{64};
+  std::unique_ptr<net::PacketSource> control_receiver_;
   std::thread depacketizer_thread_;
   std::thread delivery_thread_;
   std::vector<std::unique_ptr<Worker>> workers_;

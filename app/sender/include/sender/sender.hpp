@@ -23,9 +23,11 @@ struct Impairments {
   double reorder = 0.01;   ///< probability that a packet is reordered (when reorder_depth > 0)
   double duplicate = 0;    ///< probability that a packet is sent twice
   double jitter_ms = 0;    ///< uniform extra delay per packet (may reorder as a side effect)
-  double corrupt = 0;      ///< probability that one payload byte is changed (RTP header kept)
+  double corrupt = 0;      ///< probability that a packet gets one byte after its RTP header changed
+  std::uint64_t end_loss = 0;  ///< the last N packets of the stream are dropped (a burst at the very end)
   std::uint32_t seed = 1;
 
+  /// True when random impairments apply (end_loss is separate: it hits only the end).
   bool any() const noexcept { return loss > 0 || reorder_depth > 0 || duplicate > 0 || jitter_ms > 0 || corrupt > 0; }
 };
 
@@ -46,6 +48,9 @@ struct SendConfig {
   int interlace = 0;           ///< 0 progressive, 1 I1 (a KLV per field), 2 I2 (fields in one KLV)
   /// Header KLVs to repeat every second instead of our own (from --mxf FILE).
   std::vector<std::vector<std::uint8_t>> mxf_header;
+  /// RTCP sender reports on port + 1 (after the first frame, then about once a second) and
+  /// SR + BYE after the last frame (RFC 3550 6.4.1, 6.6).
+  bool rtcp = true;
 };
 
 struct SendTotals {
@@ -59,13 +64,34 @@ struct SendTotals {
   std::uint64_t reordered = 0;    ///< packets sent after at least one later packet
   std::uint64_t corrupted = 0;
   std::uint64_t damaged_frames = 0;  ///< frames with at least one dropped packet
+  std::uint64_t rtcp_reports = 0;    ///< sender reports sent (the last one with BYE)
 };
 
 /// What was sent for one frame: its RTP timestamp and the checksum of its source picture.
 struct SentFrame {
   std::uint32_t rtp_timestamp = 0;
   std::uint64_t checksum = 0;
-  bool damaged = false;  ///< a packet of it was dropped on purpose
+  bool damaged = false;             ///< a packet of it was dropped or corrupted on purpose
+  std::uint16_t first_sequence = 0; ///< sequence number of its first packet
+  std::uint32_t packets = 0;        ///< packets made for it (including header metadata)
+  std::uint32_t dropped = 0;        ///< of those, not sent
+  std::uint32_t corrupted = 0;      ///< of those, sent with one byte changed
+  std::uint32_t duplicated = 0;
+  std::uint32_t reordered = 0;
+};
+
+/// One impaired packet: its RTP sequence number, and for a corrupted one the datagram offset
+/// of the byte changed.
+struct PacketEvent {
+  std::uint16_t sequence = 0;
+  std::uint32_t offset = 0;
+};
+
+/// Every impaired packet in sending order, so a receiver's event log can be checked against it.
+struct ImpairmentLog {
+  static constexpr std::size_t kMaxPerList = 1u << 20;  // bounded; `truncated` says when hit
+  std::vector<PacketEvent> dropped, duplicated, reordered, corrupted;
+  bool truncated = false;
 };
 
 class Sender {
@@ -75,12 +101,14 @@ class Sender {
   Result<SendTotals> run(const std::atomic<bool>& stop);
   /// Every frame sent, in order (for lossless end-to-end checks).
   const std::vector<SentFrame>& sent_frames() const noexcept { return sent_frames_; }
+  const ImpairmentLog& impairment_log() const noexcept { return events_; }
 
  private:
   SendConfig config_;
   PictureFormat format_;
   std::vector<EncodedFrame> frames_;
   std::vector<SentFrame> sent_frames_;
+  ImpairmentLog events_;
 };
 
 }  // namespace j2k::sender

@@ -1,0 +1,88 @@
+// RtpSession's RTCP side: sender reports and BYE from the control port account for the
+// packets and frames a stream lost at its very end (RFC 3550 6.4.1, 6.6, A.3).
+#include <algorithm>
+
+#include "core/log.hpp"
+#include "depacketizer/rtp_session.hpp"
+
+namespace j2k::depacketizer {
+
+void RtpSession::on_rtcp(Bytes datagram) {
+  ++rtcp_.datagrams;
+  auto compound = parse_rtcp(datagram);
+  if (!compound) {
+    ++rtcp_.malformed;
+    if (rtcp_log_.allow()) logger("depacketizer")->warn("dropped malformed RTCP datagram: {}", compound.error().message);
+  } else {
+    if (compound->sender_report) on_sender_report(*compound->sender_report);
+    for (std::uint32_t ssrc : compound->bye) on_bye(ssrc);
+  }
+  publish_rtcp();
+}
+
+void RtpSession::on_sender_report(const SenderReport& report) {
+  if (!ssrc_ || report.ssrc != *ssrc_) {
+    ++rtcp_.foreign;  // not (yet) the stream we follow: its counts are not ours to use
+    return;
+  }
+  // A new stream, or a new run of sequence numbers, has a new relation of count to sequence.
+  if (tail_ssrc_ != ssrc_ || tail_restarts_ != sequence_.restarts()) {
+    tail_.reset();
+    tail_ssrc_ = ssrc_;
+    tail_restarts_ = sequence_.restarts();
+  }
+  // The highest sequence among frames sampled no later than the report's instant: packets of
+  // later frames were sent after it, even when the receiver happened to read them first.
+  std::optional<std::uint32_t> highest;
+  for (std::size_t i = 0; i < std::min(recent_count_, recent_frames_.size()); ++i) {
+    const auto [timestamp, sequence] = recent_frames_[i];
+    if (static_cast<std::int32_t>(timestamp - report.rtp_timestamp) <= 0 && (!highest || sequence > *highest))
+      highest = sequence;
+  }
+  tail_.on_report(report, highest);
+  logger("depacketizer")->debug("sender report: {} packets sent, highest sequence received {}", report.packet_count,
+                                highest ? static_cast<std::int64_t>(*highest) : -1);
+}
+
+void RtpSession::on_bye(std::uint32_t ssrc) {
+  if (!ssrc_ || ssrc != *ssrc_ || tail_ssrc_ != ssrc_) return;
+  if (!tail_.bye()) logger("depacketizer")->info("sender of SSRC 0x{:08X} said BYE after {} packets", ssrc, tail_.packet_count());
+  tail_.on_bye();
+}
+
+void RtpSession::note_for_rtcp(std::uint32_t timestamp, bool newest) {
+  if (newest) newest_timestamp_ = timestamp;
+  const std::pair<std::uint32_t, std::uint64_t> stream{ssrc_.value_or(0), sequence_.restarts()};
+  if (stream != recent_stream_) {  // a new stream or run of sequence numbers: forget the old frames
+    recent_stream_ = stream;
+    recent_count_ = 0;
+  }
+  const std::uint32_t sequence = sequence_.last_extended();
+  const std::size_t n = std::min(recent_count_, recent_frames_.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& entry = recent_frames_[(recent_count_ - 1 - i) % recent_frames_.size()];  // newest first
+    if (entry.first == timestamp) {
+      entry.second = std::max(entry.second, sequence);
+      return;
+    }
+  }
+  recent_frames_[recent_count_ % recent_frames_.size()] = {timestamp, sequence};
+  ++recent_count_;
+}
+
+void RtpSession::publish_rtcp() {
+  RtcpSnapshot r = rtcp_;
+  if (tail_ssrc_ && tail_ssrc_ == ssrc_) {
+    r.sender_reports = tail_.reports();
+    r.sender_packets = tail_.packet_count();
+    r.sender_octets = tail_.octet_count();
+    r.bye = tail_.bye();
+    if (sequence_.received() > 0) r.packets_lost_at_end = tail_.lost_after(sequence_.highest_extended());
+    // The frame interval as the stream showed it (smoothed), else none: no guess.
+    if (newest_timestamp_) r.frames_missing_at_end = tail_.frames_after(*newest_timestamp_, frame_interval_ticks_);
+  }
+  std::lock_guard lock(rtcp_mutex_);
+  rtcp_copy_ = r;
+}
+
+}  // namespace j2k::depacketizer

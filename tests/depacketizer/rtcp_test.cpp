@@ -1,0 +1,204 @@
+// RTCP sender reports and BYE (RFC 3550 6.4.1, 6.6): the parser's A.2 checks, the writer the
+// sender uses, and the receiver's accounting of packets and frames lost at a stream's end.
+#include "depacketizer/rtcp.hpp"
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <vector>
+
+#include "depacketizer/rtp_session.hpp"
+#include "packetizer/rtcp_writer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
+
+using namespace j2k;
+using namespace j2k::depacketizer;
+using Bytes8 = std::vector<std::uint8_t>;
+
+namespace {
+SenderReport report(std::uint32_t packets, std::uint32_t rtp_timestamp = 1000) {
+  SenderReport sr;
+  sr.ssrc = 0xABCD0123;
+  sr.ntp_timestamp = 0xE1234567'80000000ull;
+  sr.rtp_timestamp = rtp_timestamp;
+  sr.packet_count = packets;
+  sr.octet_count = packets * 1000u;
+  return sr;
+}
+}  // namespace
+
+TEST(Rtcp, ParsesTheSenderReportSdesAndByeTheSenderWrites) {
+  const Bytes8 bytes = packetizer::rtcp_sender_report(report(77, 4242), "j2ksend@127.0.0.1", true);
+  EXPECT_EQ(bytes.size() % 4, 0u);  // every RTCP packet is a whole number of 32-bit words
+  auto c = parse_rtcp(bytes);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->packets, 3);
+  ASSERT_TRUE(c->sender_report);
+  EXPECT_EQ(c->sender_report->ssrc, 0xABCD0123u);
+  EXPECT_EQ(c->sender_report->ntp_timestamp, 0xE1234567'80000000ull);
+  EXPECT_EQ(c->sender_report->rtp_timestamp, 4242u);
+  EXPECT_EQ(c->sender_report->packet_count, 77u);
+  EXPECT_EQ(c->sender_report->octet_count, 77000u);
+  ASSERT_EQ(c->bye.size(), 1u);
+  EXPECT_EQ(c->bye[0], 0xABCD0123u);
+  // Without BYE: SR + SDES only.
+  auto plain = parse_rtcp(packetizer::rtcp_sender_report(report(1), "x", false));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->packets, 2);
+  EXPECT_TRUE(plain->bye.empty());
+}
+
+TEST(Rtcp, NtpTimestampCountsFrom1900) {
+  // 1970-01-01 is 2 208 988 800 s after 1900-01-01; half a second is 2^31 in the fraction.
+  const auto t = std::chrono::system_clock::time_point(std::chrono::milliseconds(500));
+  EXPECT_EQ(packetizer::ntp_timestamp(t), (2208988800ull << 32) | 0x80000000ull);
+}
+
+TEST(Rtcp, RejectsWhatRfc3550A2Rejects) {
+  const Bytes8 good = packetizer::rtcp_sender_report(report(5), "abc", true);
+  ASSERT_TRUE(parse_rtcp(good).ok());
+  auto with = [&](auto edit) { Bytes8 b = good; edit(b); return parse_rtcp(b).ok(); };
+  EXPECT_FALSE(with([](Bytes8& b) { b[0] = 0x40; }));                 // version 1
+  EXPECT_FALSE(with([](Bytes8& b) { b[1] = 202; }));                  // compound starts with SDES
+  EXPECT_FALSE(with([](Bytes8& b) { b[3] = 200; }));                  // SR length past the datagram
+  EXPECT_FALSE(with([](Bytes8& b) { b[0] |= 0x20; }));                // padding in a packet that is not the last
+  EXPECT_FALSE(with([](Bytes8& b) { b.push_back(0); b.push_back(0); }));  // stray bytes after the last packet
+  EXPECT_FALSE(with([](Bytes8& b) { b.resize(b.size() - 4); }));      // BYE cut short
+  EXPECT_FALSE(with([](Bytes8& b) { b[0] = 0x81; }));                 // one report block that is not there
+  EXPECT_FALSE(with([](Bytes8& b) { b[b.size() - 8] = 0x83; }));      // BYE of 3 sources in one word
+  EXPECT_FALSE(parse_rtcp(Bytes8{}).ok());
+  EXPECT_FALSE(parse_rtcp(Bytes8{0x80, 200, 0, 0}).ok());             // a header and nothing else
+}
+
+TEST(Rtcp, SkipsReceiverReportsAndUnknownTypesButReadsByeInAnyPosition) {
+  // RR with one report block (2 + 6 words), APP (3 words), BYE of two sources with a reason.
+  Bytes8 b = {0x81, 201, 0, 7};
+  b.resize(b.size() + 28, 0x11);
+  for (int x : {0x80, 204, 0, 2, 0, 0, 0, 1, 0x6E, 0x61, 0x6D, 0x65}) b.push_back(static_cast<std::uint8_t>(x));
+  for (int x : {0x82, 203, 0, 3, 0, 0, 0, 7, 0, 0, 0, 9, 2, 0x6F, 0x6B, 0}) b.push_back(static_cast<std::uint8_t>(x));
+  auto c = parse_rtcp(b);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->packets, 3);
+  EXPECT_FALSE(c->sender_report);
+  EXPECT_EQ(c->bye, (std::vector<std::uint32_t>{7, 9}));
+}
+
+TEST(SenderTail, PacketsSentAfterTheLastOneReceivedCountAsLost) {
+  SenderTail tail;
+  EXPECT_EQ(tail.lost_after(500), 0u);  // nothing known yet
+  // The receiver had packets up to extended sequence 1049 when the sender had sent 50.
+  tail.on_report(report(50), 1049u);
+  EXPECT_EQ(tail.lost_after(1049), 0u);
+  // The sender goes on to 80 packets; the receiver's last is 1075: 4 more were sent.
+  tail.on_report(report(80), 1075u);
+  EXPECT_EQ(tail.lost_after(1075), 4u);
+  EXPECT_EQ(tail.lost_after(1079), 0u);  // they arrive late after all
+  EXPECT_EQ(tail.reports(), 2u);
+  EXPECT_EQ(tail.packet_count(), 80u);
+}
+
+TEST(SenderTail, AReportThatOvertookItsPacketsDoesNotLowerTheBound) {
+  SenderTail tail;
+  tail.on_report(report(100), 1099u);  // in step: sequence − count = 999
+  tail.on_report(report(200), 1150u);  // read before the last 49 packets before it: bound 950
+  EXPECT_EQ(tail.lost_after(1150), 49u);  // the larger bound stands: 999 + 200 − 1150
+}
+
+TEST(SenderTail, CountsContinuePastTwoToThe32) {
+  SenderTail tail;
+  tail.on_report(report(0xFFFFFFF0u), 0xFFFFFFF0u + 10);
+  tail.on_report(report(0x00000010u), std::nullopt);  // wrapped: 2^32 + 16
+  EXPECT_EQ(tail.packet_count(), (1ull << 32) + 16);
+}
+
+TEST(SenderTail, FramesAfterTheLastArrivalAreCountedFromTheFinalReport) {
+  SenderTail tail;
+  tail.on_report(report(10, 3600 * 10 + 100), 9u);  // sent in the slot after frame 9's (3600 ticks at 25 fps)
+  EXPECT_EQ(tail.frames_after(3600 * 9, 3600), 0u);  // no BYE yet: not final
+  tail.on_bye();
+  EXPECT_EQ(tail.frames_after(3600 * 9, 3600), 0u);  // the last frame arrived
+  EXPECT_EQ(tail.frames_after(3600 * 7, 3600), 2u);  // frames 8 and 9 never did
+  EXPECT_EQ(tail.frames_after(3600 * 7, 0), 0u);     // no frame interval known: no guess
+}
+
+TEST(RtpSessionRtcp, LossAtTheVeryEndIsCountedFromTheSendersReports) {
+  spdlog::set_level(spdlog::level::off);
+  // Ten RFC 5371 frames; the stream's last 7 packets (the last frame and part of the one
+  // before) never arrive. Without RTCP the receiver cannot know they were sent.
+  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  cs.resize(cs.size() + 1500, 0x33);
+  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 65530, 400);
+  std::vector<Bytes8> packets;
+  std::vector<std::size_t> frame_end;
+  for (int f = 0; f < 10; ++f) {
+    ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(1000 + 3600 * f), 0, packets));
+    frame_end.push_back(packets.size());
+  }
+  const std::size_t per_frame = frame_end[0];
+  ASSERT_GT(per_frame, 4u);
+  const std::size_t lost_at_end = per_frame + 2;
+  std::vector<CodestreamUnit> units;
+  SessionConfig config;
+  config.format = PayloadFormat::rfc5371;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, config);
+  auto t = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i + lost_at_end < packets.size(); ++i) {
+    session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+    for (int f : {0, 5})  // a report after frames 0 and 5, 0.9 frame periods into their slots
+      if (i + 1 == frame_end[static_cast<std::size_t>(f)])
+        session.on_rtcp(packetizer::rtcp_sender_report(
+            report(static_cast<std::uint32_t>(i + 1), static_cast<std::uint32_t>(1000 + 3600 * f + 3240)), "t", false));
+  }
+  EXPECT_EQ(session.snapshot().packets_lost, 0u);
+  // The final report comes in the slot after the last frame, with BYE.
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size()), 1000 + 3600 * 10 + 50), "t", true));
+  session.flush();
+  const auto s = session.snapshot();
+  EXPECT_EQ(s.packets_lost, lost_at_end);
+  EXPECT_EQ(s.rtcp.packets_lost_at_end, lost_at_end);
+  EXPECT_EQ(s.rtcp.sender_reports, 3u);
+  EXPECT_EQ(s.rtcp.sender_packets, packets.size());
+  EXPECT_TRUE(s.rtcp.bye);
+  EXPECT_EQ(s.rtcp.frames_missing_at_end, 1u);  // frame 9: not one packet of it arrived
+  EXPECT_EQ(s.frames_incomplete, 1u);           // frame 8: its last two packets are missing
+  EXPECT_EQ(s.frames_complete, 8u);
+}
+
+TEST(RtpSessionRtcp, AReportReadAfterPacketsSentAfterItStillCountsExactly) {
+  spdlog::set_level(spdlog::level::off);
+  // Under load the receiver may read a report after some packets the sender sent after it
+  // (two sockets, two threads). Only packets of frames sampled before the report count.
+  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
+  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  cs.resize(cs.size() + 1500, 0x44);
+  std::vector<Bytes8> packets;
+  for (int f = 0; f < 4; ++f) ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(3600 * f), 0, packets));
+  const std::size_t per_frame = packets.size() / 4;
+  SessionConfig config;
+  config.format = PayloadFormat::rfc5371;
+  RtpSession session([](CodestreamUnit&&) {}, config);
+  auto t = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < per_frame + 3; ++i) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+  // The report sent after frame 0, read after 3 packets of frame 1.
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(per_frame), 3240), "t", false));
+  for (std::size_t i = per_frame + 3; i + 2 < packets.size(); ++i)
+    session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size()), 3600 * 4 + 50), "t", true));
+  EXPECT_EQ(session.snapshot().rtcp.packets_lost_at_end, 2u);
+  EXPECT_EQ(session.snapshot().packets_lost, 2u);
+}
+
+TEST(RtpSessionRtcp, MalformedAndForeignReportsAreCountedAndChangeNothing) {
+  spdlog::set_level(spdlog::level::off);
+  RtpSession session([](CodestreamUnit&&) {}, {});
+  session.on_rtcp(Bytes8{0x80, 202, 0, 0});                                      // starts with SDES
+  session.on_rtcp(packetizer::rtcp_sender_report(report(5), "x", true));          // no stream followed yet
+  const auto s = session.snapshot();
+  EXPECT_EQ(s.rtcp.datagrams, 2u);
+  EXPECT_EQ(s.rtcp.malformed, 1u);
+  EXPECT_EQ(s.rtcp.foreign, 1u);
+  EXPECT_EQ(s.rtcp.sender_reports, 0u);
+  EXPECT_FALSE(s.rtcp.bye);
+  EXPECT_EQ(s.packets_lost, 0u);
+}
