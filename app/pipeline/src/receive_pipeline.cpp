@@ -115,7 +115,8 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       f.error = "dropped: decoder behind";
       raw->deliver(std::move(f));
     }
-  }, depacketizer::SessionConfig{config.reorder, *format});
+  }, depacketizer::SessionConfig{config.reorder, config.url.query.count("format") ? format : std::nullopt});
+  // (Without format= in the URL the payload decides: MXF or RFC 5371, logged when followed.)
   return p;
 }
 
