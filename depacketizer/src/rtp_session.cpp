@@ -1,5 +1,6 @@
 #include "depacketizer/rtp_session.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -75,13 +76,17 @@ void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_poi
     if (malformed_log_.allow()) logger("depacketizer")->warn("dropped malformed datagram: {}", packet.error().message);
     return;
   }
-  const PayloadLook look = probe_payload(packet->payload);
-  note_ssrc(*packet, datagram.size(), look);
   if (ssrc_ && packet->ssrc == *ssrc_) {
+    // The hot path: no lock and no payload probe per packet of the followed stream (its
+    // datagrams join its ssrcs entry when a snapshot is taken).
+    followed_datagrams_.fetch_add(1, std::memory_order_relaxed);
+    followed_bytes_.fetch_add(datagram.size(), std::memory_order_relaxed);
     followed_last_arrival_ = arrival;
     on_followed(*packet, datagram, arrival);
     return;
   }
+  const PayloadLook look = probe_payload(packet->payload);
+  note_ssrc(*packet, datagram.size(), look);
   foreign_.fetch_add(1, std::memory_order_relaxed);
   on_candidate(*packet, look, datagram, arrival);
 }
@@ -210,6 +215,8 @@ void RtpSession::follow(std::size_t index) {
       std::lock_guard lock(descriptor_mutex_);
       for (auto& e : ssrcs_)
         if (e.ssrc == *ssrc_) {
+          e.datagrams += followed_datagrams_.exchange(0);
+          e.bytes += followed_bytes_.exchange(0);
           e.packets_received += sequence_.received();
           e.packets_lost += sequence_.lost();
           e.frames_complete += complete_now - stream_start_complete_;
@@ -248,6 +255,20 @@ void RtpSession::follow(std::size_t index) {
   {
     std::lock_guard lock(descriptor_mutex_);
     format_copy_ = to_string(*format_);
+    // The followed SSRC always has its entry (the list may have filled with others first).
+    if (std::none_of(ssrcs_.begin(), ssrcs_.end(), [&](const SsrcStats& e) { return e.ssrc == c.ssrc; })) {
+      if (ssrcs_.size() >= kMaxListedSsrcs) {
+        auto least = std::min_element(ssrcs_.begin(), ssrcs_.end(), [](const SsrcStats& a, const SsrcStats& b) {
+          return a.followed != b.followed ? !a.followed : a.datagrams < b.datagrams;
+        });
+        ssrcs_unlisted_ += least->datagrams;
+        ssrcs_.erase(least);
+      }
+      SsrcStats e;
+      e.ssrc = c.ssrc;
+      e.look = look_of(*format_);
+      ssrcs_.push_back(e);
+    }
     prior_received_seen_ = prior_received_;
     prior_lost_seen_ = prior_lost_;
     stream_start_complete_seen_ = stream_start_complete_;
@@ -494,6 +515,8 @@ StreamSnapshot RtpSession::snapshot() const {
   // The followed stream's share so far (the counts of its earlier turns are in the entry).
   for (auto& e : s.ssrcs)
     if (e.followed && e.ssrc == s.ssrc) {
+      e.datagrams += followed_datagrams_.load(std::memory_order_relaxed);
+      e.bytes += followed_bytes_.load(std::memory_order_relaxed);
       auto since = [](std::uint64_t now, std::uint64_t then) { return now > then ? now - then : 0; };
       e.packets_received += since(s.packets_received, prior_received_seen_);
       e.packets_lost += since(s.packets_lost, prior_lost_seen_);

@@ -170,6 +170,7 @@ class RtpSession {
   std::atomic<std::uint64_t> complete_{0}, incomplete_{0}, resync_skipped_{0}, klv_malformed_{0};
   std::atomic<std::uint64_t> capped_{0}, offsets_rejected_{0}, descriptors_rejected_{0}, ssrc_changes_{0};
   std::atomic<std::uint64_t> merged_{0}, unusable_{0};
+  std::atomic<std::uint64_t> followed_datagrams_{0}, followed_bytes_{0};  // of the current followed SSRC
   RateLimiter unit_log_;
   std::atomic<double> jitter_ticks_{0}, frame_rate_{0}, reorder_delay_ms_{0};
   std::atomic<std::uint32_t> ssrc_value_{0};
