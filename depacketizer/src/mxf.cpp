@@ -115,10 +115,27 @@ bool PictureDescriptor::full_range() const noexcept {
 }
 
 std::string PictureDescriptor::describe() const {
-  std::string sub = horizontal_subsampling == 2 ? (vertical_subsampling == 2 ? "4:2:0" : "4:2:2") : "4:4:4";
-  const char* layout = frame_layout == 1 ? " separate fields" : frame_layout == 0 ? " progressive" : "";
-  return fmt::format("{}x{}{} {} {}-bit {} {:.3f} fps", stored_width, stored_height, layout, sub, component_depth,
-                     to_string(coding), frame_rate());
+  // Say only what the descriptor gives: a missing item is named as missing, not shown as 0.
+  std::string out = fmt::format("{}x{}", stored_width, stored_height);
+  if (display_width && display_height && (display_width != stored_width || display_height != stored_height))
+    out += fmt::format(" (display {}x{})", display_width, display_height);
+  switch (frame_layout) {
+    case 0: out += " progressive"; break;
+    case 1: out += " separate fields"; break;
+    case 2: out += " single field"; break;
+    case 3: out += " mixed fields"; break;
+    case 4: out += " segmented frame"; break;
+    default: break;
+  }
+  if (rgba) out += " RGB";
+  else out += horizontal_subsampling == 2 ? (vertical_subsampling == 2 ? " 4:2:0" : " 4:2:2")
+              : horizontal_subsampling == 4 ? " 4:1:1" : " 4:4:4";
+  out += component_depth ? fmt::format(" {}-bit", component_depth) : std::string(" (depth not given)");
+  if (coding != ColourCoding::unknown && !(rgba && coding == ColourCoding::rgb)) out += fmt::format(" {}", to_string(coding));
+  else if (!rgba) out += horizontal_subsampling > 1 ? " YCbCr (coding equations not given)"
+                                                   : " (colour coding not given: RGB or YCbCr)";
+  out += frame_rate() > 0 ? fmt::format(" {:.3f} fps", frame_rate()) : std::string(" (rate not given)");
+  return out;
 }
 
 Result<PictureDescriptor> parse_picture_descriptor(Bytes value, bool rgba) {
@@ -136,6 +153,18 @@ Result<PictureDescriptor> parse_picture_descriptor(Bytes value, bool rgba) {
     switch (tag) {
       case 0x3203: d.stored_width = u32_or_u8(); break;
       case 0x3202: d.stored_height = u32_or_u8(); break;
+      case 0x3209: d.display_width = u32_or_u8(); break;
+      case 0x3208: d.display_height = u32_or_u8(); break;
+      case 0x3401:
+        // RGBA PixelLayout (ST 377-1 G.2.40): (component code, depth) byte pairs, ended by
+        // a zero code. RGBA descriptors carry their depth here, not in ComponentDepth.
+        while (item.remaining() >= 2) {
+          const std::uint8_t code = item.u8();
+          const std::uint8_t bits = item.u8();
+          if (code == 0) break;
+          if (d.component_depth == 0 && (code == 'R' || code == 'G' || code == 'B' || code == 'Y')) d.component_depth = bits;
+        }
+        break;
       case 0x320C: d.frame_layout = item.u8(); break;
       case 0x3212: d.field_dominance = item.u8(); break;
       case 0x3301: d.component_depth = u32_or_u8(); break;
@@ -164,8 +193,21 @@ Result<PictureDescriptor> parse_picture_descriptor(Bytes value, bool rgba) {
       default: break;  // other and dynamic tags are not needed to play the stream
     }
   }
-  if (d.stored_width > 65535 || d.stored_height > 65535)
-    return make_error(ErrorKind::corrupt, fmt::format("descriptor size {}x{} is implausible", d.stored_width, d.stored_height));
+  // Plausibility (the values steer the decoder's limits and the display, so an absurd one
+  // must not be believed): sizes within what a JPEG 2000 video stream uses, depth within
+  // Ssiz's 38 bits, a frame rate a receiver can be fed.
+  auto implausible = [](std::string what) { return make_error(ErrorKind::limit, "implausible " + what); };
+  constexpr std::uint32_t kMaxSide = 16384;
+  if (d.stored_width > kMaxSide || d.stored_height > kMaxSide || d.display_width > kMaxSide || d.display_height > kMaxSide)
+    return implausible(fmt::format("size {}x{} (at most {} a side)", d.stored_width, d.stored_height, kMaxSide));
+  if (d.component_depth > 38) return implausible(fmt::format("component depth {} bits (at most 38)", d.component_depth));
+  if (d.sample_rate_num < 0 || d.sample_rate_den < 0 || d.frame_rate() > 1000.0)
+    return implausible(fmt::format("frame rate {}/{} (at most 1000 frames/s)", d.sample_rate_num, d.sample_rate_den));
+  auto sub_ok = [](std::uint32_t v) { return v == 0 || v == 1 || v == 2 || v == 4; };
+  if (!sub_ok(d.horizontal_subsampling) || !sub_ok(d.vertical_subsampling))
+    return implausible(fmt::format("subsampling {}x{}", d.horizontal_subsampling, d.vertical_subsampling));
+  if (d.frame_layout > 4) return implausible(fmt::format("frame layout {}", d.frame_layout));
+  if (d.field_dominance > 2) return implausible(fmt::format("field dominance {}", d.field_dominance));
   if (rgba && d.coding == ColourCoding::unknown) d.coding = ColourCoding::rgb;
   return d;
 }

@@ -6,8 +6,8 @@
 
 namespace j2k::depacketizer {
 
-MxfRtpDepacketizer::MxfRtpDepacketizer(Sink sink, std::size_t max_klv_bytes)
-    : sink_(std::move(sink)), max_klv_bytes_(max_klv_bytes) {
+MxfRtpDepacketizer::MxfRtpDepacketizer(Sink sink, MxfUnitLimits limits)
+    : sink_(std::move(sink)), limits_(limits) {
   buffer_.reserve(1 << 20);
 }
 
@@ -46,10 +46,13 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
   if (packet.timestamp != current_timestamp_ || !have_timestamp_) {
     emit_pending();
     emitted_current_ = false;
+    capped_current_ = false;
   }
   have_timestamp_ = true;
   current_timestamp_ = packet.timestamp;
   current_arrival_ = arrival;
+  // The time cap holds even when no element completes (one huge KLV trickling in).
+  if (pending_ && over_cap(0)) cap_pending();
   if (loss_before) {
     // The lost packets may have held a whole element of this timestamp's unit: open the unit
     // now so that, if its elements never come, it is still reported (as incomplete).
@@ -85,7 +88,7 @@ void MxfRtpDepacketizer::consume_buffer() {
     if (!header.ok() && header.error().kind == ErrorKind::need_more_data) break;
     // A bad key or BER form, or a length beyond any frame we accept: corruption, not
     // something to buffer. Drop what we hold and resynchronise at the next key.
-    if (!header.ok() || header->length > max_klv_bytes_) {
+    if (!header.ok() || header->length > limits_.max_klv_bytes) {
       ++counters_.malformed;
       partial_.reset();
       buffer_.clear();
@@ -116,18 +119,27 @@ void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
     case KlvKind::rgba_descriptor: {
       auto d = parse_picture_descriptor(value, classify_key(header.key) == KlvKind::rgba_descriptor);
       if (d.ok()) {
-        if (!descriptor_ || descriptor_->describe() != d->describe())
+        // A sender repeats its descriptor with every partition: log a change, at most once a
+        // second (a hostile stream can change it with every packet).
+        if ((!descriptor_ || descriptor_->describe() != d->describe()) && descriptor_log_.allow())
           logger("depacketizer")->info("picture descriptor: {}", d->describe());
         descriptor_ = *d;
         ++counters_.descriptors;
       } else {
         ++counters_.malformed;
+        if (d.error().kind == ErrorKind::limit) ++counters_.descriptors_rejected;
+        if (descriptor_log_.allow()) logger("depacketizer")->warn("picture descriptor ignored: {}", d.error().message);
       }
       break;
     }
     case KlvKind::picture_element: {
       ++counters_.picture_elements;
       const PictureElementId id = picture_element_id(header.key);
+      if (capped_current_) break;  // the rest of a unit that was cut at its cap
+      if (pending_ && over_cap(value.size())) {
+        cap_pending();
+        break;
+      }
       begin_unit_if_needed(current_timestamp_, current_arrival_);
       pending_->expected_elements = id.count;
       last_element_count_ = id.count;
@@ -138,6 +150,26 @@ void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
     default:
       break;  // partition packs, primer, other metadata, system items and fill need no action
   }
+}
+
+bool MxfRtpDepacketizer::over_cap(std::size_t adding) const {
+  return pending_->total_bytes() + adding > limits_.max_unit_bytes ||
+         current_arrival_ - pending_->first_arrival > limits_.max_unit_age;
+}
+
+void MxfRtpDepacketizer::cap_pending() {
+  // Hand on what arrived, marked incomplete, and drop the rest of this timestamp's elements:
+  // a unit only leaves at its element count or at a timestamp change, and a sender that
+  // never gets there must not make us hold its bytes without end.
+  ++counters_.units_capped;
+  if (cap_log_.allow())
+    logger("depacketizer")->warn("frame at {} cut after {} elements, {} bytes, {} ms pending (cap {} MiB, {} ms)",
+                                 current_timestamp_, pending_->codestreams.size(), pending_->total_bytes(),
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(current_arrival_ - pending_->first_arrival).count(),
+                                 limits_.max_unit_bytes >> 20, limits_.max_unit_age.count());
+  pending_->complete = false;
+  emit_pending();
+  capped_current_ = true;
 }
 
 void MxfRtpDepacketizer::emit_pending() {

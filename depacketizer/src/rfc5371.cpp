@@ -65,6 +65,15 @@ void Rfc5371Depacketizer::push(const RtpPacket& packet, bool loss_before,
     a.damaged = true;
     return;
   }
+  // Memory follows the data received: a fragment far beyond what arrived of its codestream
+  // is not believed (RFC 5371 3.2 offsets count bytes the sender sent; with most of them
+  // lost the frame is unusable anyway).
+  if (end > a.bytes.size() && end > kOffsetSlack + kOffsetFactor * (a.received + body.size())) {
+    ++counters_.offsets_rejected;
+    a.damaged = true;
+    return;
+  }
+  a.received += body.size();
   if (header->fragment_offset != a.covered_to) {
     // A hole (or an overlap) in the fragment chain: never pass this codestream on as whole.
     a.damaged = true;

@@ -59,7 +59,7 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
     // Start the extended counter one cycle up so late packets before the first one do not underflow.
     base_ = highest_ = last_extended_ = (1u << 16) + seq;
     mark(highest_);
-    received_ = 1;
+    ++received_;  // (after restart() the totals carry on)
     return Verdict::in_order;
   }
   // Serial arithmetic on 16 bits: how far ahead of the highest sequence seen (RFC 3550 A.1).
@@ -114,8 +114,17 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   return Verdict::stray;
 }
 
+void RtpSequenceTracker::restart() noexcept {
+  if (!started_) return;
+  ++restarts_;
+  expected_before_restart_ += static_cast<std::uint64_t>(highest_ - base_) + 1;
+  started_ = false;
+  bad_sequence_.reset();
+  std::fill(std::begin(window_), std::end(window_), 0);
+}
+
 std::uint64_t RtpSequenceTracker::expected() const noexcept {
-  return started_ ? expected_before_restart_ + static_cast<std::uint64_t>(highest_ - base_) + 1 : 0;
+  return expected_before_restart_ + (started_ ? static_cast<std::uint64_t>(highest_ - base_) + 1 : 0);
 }
 
 std::uint64_t RtpSequenceTracker::lost() const noexcept {

@@ -5,10 +5,33 @@
 namespace j2k::depacketizer {
 
 RtpReorderBuffer::RtpReorderBuffer(ReorderConfig config, Release release)
-    : config_(config), release_(std::move(release)) {
+    : config_(config), delay_(config.max_delay), release_(std::move(release)) {
   config_.max_packets = std::max<std::uint32_t>(1, config_.max_packets);
+  config_.adaptive_max_packets = std::max(config_.adaptive_max_packets, config_.max_packets);
+  config_.adaptive_max_delay = std::max(config_.adaptive_max_delay, config_.max_delay);
   slots_.resize(config_.max_packets);
   for (auto& s : slots_) s.data.reserve(config_.max_packet_bytes);
+}
+
+void RtpReorderBuffer::set_delay(std::chrono::microseconds delay) noexcept {
+  delay_ = std::clamp(delay, config_.max_delay, config_.adaptive ? config_.adaptive_max_delay : config_.max_delay);
+}
+
+std::uint32_t RtpReorderBuffer::undecided() const noexcept {
+  if (waiting_ == 0) return 0;
+  std::uint32_t newest = next_;
+  for (const auto& s : slots_)
+    if (s.used && static_cast<std::int32_t>(s.sequence - newest) > 0) newest = s.sequence;
+  return newest + 1 - next_ - static_cast<std::uint32_t>(waiting_);
+}
+
+void RtpReorderBuffer::grow(std::size_t n) {
+  // Every waiting sequence lies in [next_, next_ + old size), so they stay distinct modulo
+  // the larger size: move each slot to its new place (no copies of the packet bytes).
+  std::vector<Slot> bigger(n);
+  for (auto& s : slots_)
+    if (s.used) bigger[s.sequence % n] = std::move(s);
+  slots_ = std::move(bigger);
 }
 
 void RtpReorderBuffer::push(Bytes packet, std::uint32_t seq, std::chrono::steady_clock::time_point arrival) {
@@ -32,11 +55,17 @@ void RtpReorderBuffer::push(Bytes packet, std::uint32_t seq, std::chrono::steady
     ++counters_.overflow;
     return;
   }
-  // Beyond the window: declare the oldest gaps lost until this packet fits.
-  while (seq - next_ >= config_.max_packets) {
+  // Beyond the window. An adaptive window first grows (reordering deeper than the window is
+  // what it adapts to; the time limit still bounds how long a gap waits) ...
+  while (config_.adaptive && seq - next_ >= slots_.size() && slots_.size() < config_.adaptive_max_packets &&
+         seq - next_ < config_.adaptive_max_packets)
+    grow(std::min<std::size_t>(config_.adaptive_max_packets, slots_.size() * 2));
+  // ... then the oldest gaps are declared lost until this packet fits.
+  const std::uint32_t depth = static_cast<std::uint32_t>(slots_.size());
+  while (seq - next_ >= depth) {
     if (waiting_ == 0) {
-      counters_.lost += seq - next_ - (config_.max_packets - 1);
-      next_ = seq - (config_.max_packets - 1);
+      counters_.lost += seq - next_ - (depth - 1);
+      next_ = seq - (depth - 1);
       pending_loss_ = true;
       break;
     }
@@ -88,11 +117,11 @@ void RtpReorderBuffer::skip_to_oldest_waiting() {
 
 void RtpReorderBuffer::tick(std::chrono::steady_clock::time_point now) {
   while (waiting_ > 0) {
-    // The oldest waiting packet decides: once it has waited max_delay, its gap is lost.
+    // The oldest waiting packet decides: once it has waited the delay, its gap is lost.
     std::chrono::steady_clock::time_point oldest = now;
     for (const auto& s : slots_)
       if (s.used) oldest = std::min(oldest, s.arrival);
-    if (now - oldest < config_.max_delay) return;
+    if (now - oldest < delay_) return;
     skip_to_oldest_waiting();
     release_ready();
   }

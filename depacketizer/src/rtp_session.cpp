@@ -1,5 +1,6 @@
 #include "depacketizer/rtp_session.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,16 +13,61 @@ namespace j2k::depacketizer {
 
 namespace {
 constexpr double kTicksPerSecond = 90000.0;  // RTP video clock
-constexpr int kSsrcSwitchPackets = 50;       // consecutive packets of a new SSRC before following it
+constexpr std::size_t kMaxCandidates = 8;    // unfollowed SSRCs tracked at once (least recent evicted)
+constexpr std::size_t kMaxHeldPackets = 2048;  // per candidate, from its first unit start on
+constexpr std::size_t kMaxHeldBytes = 16u << 20;  // all candidates together
+constexpr std::uint16_t kConfirmWithin = 64; // a packet this close after the unit start confirms it
+// A new stream displaces the followed one only once that one has been quiet this long (a
+// sender that restarts comes back with a new SSRC; its packets are held meanwhile). A count
+// of the new stream's packets would not do: a hostile sender fills a gap between two frames.
+constexpr auto kQuietBeforeSwitch = std::chrono::milliseconds(100);
+// Plausibility of a followed packet (RFC 3550 A.1: MAX_DROPOUT / MAX_MISORDER, and the
+// probation that confirms a new place in the number space by a second packet in sequence).
+// Tighter than A.1's 3000 forward so that a spoofed SSRC with random numbers almost never
+// lands inside: 512 ahead, the duplicate window (1024) behind, timestamps within 2 s.
+constexpr std::int32_t kMaxForwardJump = 512;
+constexpr std::int32_t kMaxBackward = 1024;
+constexpr std::int64_t kMaxTimestampStep = 2 * 90000;
+constexpr std::size_t kProbationSlots = 8;
+
+bool timestamps_close(std::uint32_t a, std::uint32_t b) {
+  const auto d = static_cast<std::int32_t>(a - b);
+  return d >= -kMaxTimestampStep && d <= kMaxTimestampStep;
+}
 }  // namespace
 
 RtpSession::RtpSession(Sink sink, SessionConfig config)
     : sink_(std::move(sink)),
-      interlaced_rfc5371_(config.format == PayloadFormat::rfc5371),
-      payload_(make_depacketizer(config.format, [this](CodestreamUnit&& u) { on_unit(std::move(u)); })),
+      reorder_config_(config.reorder),
+      format_(config.format),
+      format_stated_(config.format.has_value()),
       reorder_(config.reorder, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
         on_ordered(d, loss, t);
-      }) {}
+      }),
+      probation_(kProbationSlots) {
+  reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count());
+}
+
+void RtpSession::note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look) {
+  std::lock_guard lock(descriptor_mutex_);
+  for (auto& e : ssrcs_)
+    if (e.ssrc == packet.ssrc) {
+      ++e.datagrams;
+      e.bytes += size;
+      if (look != PayloadLook::none) e.look = look;
+      return;
+    }
+  if (ssrcs_.size() >= kMaxListedSsrcs) {
+    ++ssrcs_unlisted_;
+    return;
+  }
+  SsrcStats e;
+  e.ssrc = packet.ssrc;
+  e.datagrams = 1;
+  e.bytes = size;
+  e.look = look;
+  ssrcs_.push_back(e);
+}
 
 void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
   auto packet = parse_rtp(datagram);
@@ -30,46 +76,261 @@ void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_poi
     if (malformed_log_.allow()) logger("depacketizer")->warn("dropped malformed datagram: {}", packet.error().message);
     return;
   }
-  if (!ssrc_) {
-    // Follow a stream only once two packets of one SSRC arrived in a row, so that a stray
-    // datagram that happens to look like RTP cannot capture the session. The first packet
-    // is kept (one copy, once per stream) and processed when the second confirms it.
-    if (!first_packet_.empty() && first_ssrc_ == packet->ssrc) {
-      ssrc_ = packet->ssrc;
-      epoch_ = arrival;
-      ssrc_value_.store(packet->ssrc);
-      logger("depacketizer")->info("following RTP stream SSRC 0x{:08X}, payload type {}", packet->ssrc,
-                                   packet->payload_type);
-      std::vector<std::uint8_t> first = std::move(first_packet_);
-      first_packet_.clear();
-      process(*parse_rtp(first), first, first_arrival_);
-      process(*packet, datagram, arrival);
-      return;
-    }
-    if (!first_packet_.empty()) foreign_.fetch_add(1, std::memory_order_relaxed);
-    first_packet_.assign(datagram.begin(), datagram.end());
-    first_ssrc_ = packet->ssrc;
-    first_arrival_ = arrival;
+  if (ssrc_ && packet->ssrc == *ssrc_) {
+    // The hot path: no lock and no payload probe per packet of the followed stream (its
+    // datagrams join its ssrcs entry when a snapshot is taken).
+    followed_datagrams_.fetch_add(1, std::memory_order_relaxed);
+    followed_bytes_.fetch_add(datagram.size(), std::memory_order_relaxed);
+    followed_last_arrival_ = arrival;
+    on_followed(*packet, datagram, arrival);
     return;
   }
-  if (packet->ssrc != *ssrc_) {
-    foreign_.fetch_add(1, std::memory_order_relaxed);
-    // A sender that restarts comes back with a new SSRC: follow it once it persists.
-    if (packet->ssrc == candidate_ssrc_) ++candidate_count_;
-    else { candidate_ssrc_ = packet->ssrc; candidate_count_ = 1; }
-    if (candidate_count_ < kSsrcSwitchPackets) return;
-    logger("depacketizer")->warn("stream changed to SSRC 0x{:08X}", packet->ssrc);
-    reorder_.reset();
+  const PayloadLook look = probe_payload(packet->payload);
+  note_ssrc(*packet, datagram.size(), look);
+  foreign_.fetch_add(1, std::memory_order_relaxed);
+  on_candidate(*packet, look, datagram, arrival);
+}
+
+void RtpSession::on_candidate(const RtpPacket& packet, PayloadLook look, Bytes datagram,
+                              std::chrono::steady_clock::time_point arrival) {
+  // Any SSRC may be a sender or junk: follow one only when its payload shows the start of a
+  // unit of the format (stated, or decided here), so that a stream of valid RTP headers with
+  // random payloads can never capture or displace the session.
+  std::size_t index = candidates_.size();
+  for (std::size_t i = 0; i < candidates_.size(); ++i)
+    if (candidates_[i].ssrc == packet.ssrc) index = i;
+  if (index == candidates_.size()) {
+    if (candidates_.size() >= kMaxCandidates) {
+      // Evict the least recent that showed nothing of the format (junk rotating its SSRC must
+      // not push out a real sender between its first two packets), else the least recent.
+      auto oldest = std::min_element(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+        return a.evidence != b.evidence ? !a.evidence : a.last_arrival < b.last_arrival;
+      });
+      held_bytes_ -= oldest->held_bytes;
+      candidates_.erase(oldest);
+      index = candidates_.size();
+    }
+    candidates_.emplace_back();
+    candidates_.back().ssrc = packet.ssrc;
+  }
+  Candidate& c = candidates_[index];
+  c.last_arrival = arrival;
+  const bool wanted = format_ ? look == look_of(*format_) : format_of(look).has_value();
+  if (look != PayloadLook::none && !wanted && !c.mismatch) {
+    // Say once per stream what it looks like instead (issue: a wrong format= was silent).
+    c.mismatch = true;
+    if (candidate_log_.allow()) {
+      if (format_)
+        logger("depacketizer")->warn("SSRC 0x{:08X}: payload does not look like {} ({}: format={}); it looks like {}",
+                                     packet.ssrc, describe(look_of(*format_)), format_stated_ ? "stated" : "detected",
+                                     to_string(*format_), describe(look));
+      else
+        logger("depacketizer")->warn("SSRC 0x{:08X}: payload looks like {}: ignored", packet.ssrc, describe(look));
+    }
+  }
+  if (wanted) c.mismatch = false;
+  if (c.mismatch) wrong_format_.fetch_add(1, std::memory_order_relaxed);
+  if (!c.evidence) {
+    if (!wanted) return;  // junk, a continuation, or another format: nothing is kept
+    c.evidence = true;
+    c.evidence_sequence = packet.sequence;
+    c.evidence_timestamp = packet.timestamp;
+  } else if (!c.confirmed) {
+    const auto d = static_cast<std::uint16_t>(packet.sequence - c.evidence_sequence);
+    if (d >= 1 && d <= kConfirmWithin && timestamps_close(packet.timestamp, c.evidence_timestamp)) {
+      c.confirmed = true;
+    } else if (c.held.size() >= kConfirmWithin) {
+      // Nothing in sequence after the unit start: start over (it was a lucky junk payload).
+      c.evidence = false;
+      held_bytes_ -= c.held_bytes;
+      c.held.clear();
+      c.held_bytes = 0;
+      if (!wanted) return;
+      c.evidence = true;
+      c.evidence_sequence = packet.sequence;
+      c.evidence_timestamp = packet.timestamp;
+    }
+  }
+  // Keep its packets from the unit start on, so that the stream's first frame is not lost
+  // when it is followed (bounded: oldest dropped).
+  c.held.push_back(Held{std::vector<std::uint8_t>(datagram.begin(), datagram.end()), arrival});
+  c.held_bytes += datagram.size();
+  held_bytes_ += datagram.size();
+  auto drop_oldest = [this](Candidate& from) {
+    from.held_bytes -= from.held.front().data.size();
+    held_bytes_ -= from.held.front().data.size();
+    from.held.pop_front();
+  };
+  while (c.held.size() > kMaxHeldPackets) drop_oldest(c);
+  while (held_bytes_ > kMaxHeldBytes) {
+    // Over the bound for all candidates together: the one holding most gives way, so that a
+    // busy stream cannot starve a real sender's first packets.
+    auto most = std::max_element(candidates_.begin(), candidates_.end(),
+                                 [](const Candidate& a, const Candidate& b) { return a.held_bytes < b.held_bytes; });
+    drop_oldest(*most);
+  }
+  if (!c.confirmed || c.held.empty()) return;
+  if (ssrc_ && arrival - followed_last_arrival_ < kQuietBeforeSwitch) return;
+  follow(index);
+}
+
+void RtpSession::follow_quiet_successor(std::chrono::steady_clock::time_point now) {
+  // The followed stream has been quiet since before `now`: a confirmed candidate that sent
+  // after its last packet takes over, with the packets it held (a low-rate successor whose
+  // own packets stopped before the quiet time passed).
+  if (!ssrc_ || now - followed_last_arrival_ < kQuietBeforeSwitch) return;
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    const Candidate& c = candidates_[i];
+    if (c.confirmed && !c.held.empty() && c.last_arrival > followed_last_arrival_ &&
+        (!best || c.last_arrival > candidates_[*best].last_arrival))
+      best = i;
+  }
+  if (best) follow(*best);
+}
+
+void RtpSession::follow(std::size_t index) {
+  Candidate c = std::move(candidates_[index]);
+  candidates_.erase(candidates_.begin() + static_cast<std::ptrdiff_t>(index));
+  held_bytes_ -= c.held_bytes;
+  auto log = logger("depacketizer");
+  if (!format_) {
+    // Detected from the payload (no format= given): the first confirmed stream decides.
+    auto first = parse_rtp(c.held.front().data);
+    format_ = format_of(probe_payload(first->payload));
+  }
+  if (!payload_) {
+    interlaced_rfc5371_ = *format_ == PayloadFormat::rfc5371;
+    payload_ = make_depacketizer(*format_, [this](CodestreamUnit&& u) { on_unit(std::move(u)); });
+  }
+  const std::uint64_t complete = complete_.load(), incomplete = incomplete_.load();
+  if (ssrc_) {
+    // Close the old stream: what waits is released, pending units end, its counts are kept.
+    reorder_.flush();
+    for (auto& p : probation_) p.used = false;
     payload_->flush();
-    ssrc_ = packet->ssrc;
-    ssrc_value_.store(packet->ssrc);
+    publish_counters();
+    const std::uint64_t complete_now = complete_.load(), incomplete_now = incomplete_.load();
+    {
+      std::lock_guard lock(descriptor_mutex_);
+      for (auto& e : ssrcs_)
+        if (e.ssrc == *ssrc_) {
+          e.datagrams += followed_datagrams_.exchange(0);
+          e.bytes += followed_bytes_.exchange(0);
+          e.packets_received += sequence_.received();
+          e.packets_lost += sequence_.lost();
+          e.frames_complete += complete_now - stream_start_complete_;
+          e.frames_incomplete += incomplete_now - stream_start_incomplete_;
+        }
+    }
+    prior_received_ += sequence_.received();
+    prior_lost_ += sequence_.lost();
+    prior_duplicates_ += sequence_.duplicates();
+    prior_out_of_window_ += sequence_.strays();
+    prior_recovered_ += reorder_.counters().recovered;
+    prior_late_ += reorder_.counters().late;
+    ssrc_changes_.fetch_add(1, std::memory_order_relaxed);
+    log->warn("stream changed from SSRC 0x{:08X} to 0x{:08X} (the old one quiet for {} ms)", *ssrc_, c.ssrc,
+              std::chrono::duration_cast<std::chrono::milliseconds>(c.held.back().arrival - followed_last_arrival_).count());
+    reorder_ = RtpReorderBuffer(reorder_config_, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
+      on_ordered(d, loss, t);
+    });
+    late_seen_ = 0;
     sequence_ = RtpSequenceTracker{};
     jitter_ = JitterEstimator{};
     last_unit_timestamp_.reset();
+    stream_start_complete_ = complete_now;
+    stream_start_incomplete_ = incomplete_now;
   } else {
-    candidate_count_ = 0;
+    stream_start_complete_ = complete;
+    stream_start_incomplete_ = incomplete;
+    auto first = parse_rtp(c.held.front().data);
+    log->info("following RTP stream SSRC 0x{:08X}, payload type {}, payload {} ({})", c.ssrc, first->payload_type,
+              describe(look_of(*format_)), format_stated_ ? "as stated" : "detected from the payload");
   }
-  process(*packet, datagram, arrival);
+  ssrc_ = c.ssrc;
+  ssrc_value_.store(c.ssrc);
+  epoch_ = c.held.front().arrival;
+  followed_last_arrival_ = c.held.back().arrival;
+  {
+    std::lock_guard lock(descriptor_mutex_);
+    format_copy_ = to_string(*format_);
+    // The followed SSRC always has its entry (the list may have filled with others first).
+    if (std::none_of(ssrcs_.begin(), ssrcs_.end(), [&](const SsrcStats& e) { return e.ssrc == c.ssrc; })) {
+      if (ssrcs_.size() >= kMaxListedSsrcs) {
+        auto least = std::min_element(ssrcs_.begin(), ssrcs_.end(), [](const SsrcStats& a, const SsrcStats& b) {
+          return a.followed != b.followed ? !a.followed : a.datagrams < b.datagrams;
+        });
+        ssrcs_unlisted_ += least->datagrams;
+        ssrcs_.erase(least);
+      }
+      SsrcStats e;
+      e.ssrc = c.ssrc;
+      e.look = look_of(*format_);
+      ssrcs_.push_back(e);
+    }
+    prior_received_seen_ = prior_received_;
+    prior_lost_seen_ = prior_lost_;
+    stream_start_complete_seen_ = stream_start_complete_;
+    stream_start_incomplete_seen_ = stream_start_incomplete_;
+    for (auto& e : ssrcs_)
+      if (e.ssrc == c.ssrc) e.followed = true;
+  }
+  // Its packets were counted as foreign while it was a candidate: now they are its own.
+  foreign_.fetch_sub(std::min<std::uint64_t>(foreign_.load(), c.held.size()), std::memory_order_relaxed);
+  for (const Held& h : c.held) {
+    auto packet = parse_rtp(h.data);
+    on_followed(*packet, h.data, h.arrival);
+  }
+}
+
+void RtpSession::on_followed(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  if (!sequence_.started()) {
+    last_timestamp_ = packet.timestamp;
+    process(packet, datagram, arrival);
+    return;
+  }
+  // Does it fit where the stream is? (Sequence near the highest seen, timestamp near the
+  // newest.) Anything else — a restart, a long outage, a clock jump, or a spoofed packet
+  // with this SSRC — waits in probation until a second packet in sequence confirms it.
+  const auto ahead = static_cast<std::int16_t>(packet.sequence - static_cast<std::uint16_t>(sequence_.highest_extended()));
+  const bool sequence_fits = ahead > 0 ? ahead <= kMaxForwardJump : -ahead < kMaxBackward;
+  if (sequence_fits && timestamps_close(packet.timestamp, last_timestamp_)) {
+    if (ahead > 0) last_timestamp_ = packet.timestamp;
+    process(packet, datagram, arrival);
+    return;
+  }
+  for (auto& p : probation_) {
+    if (!p.used || static_cast<std::uint16_t>(packet.sequence - p.sequence) != 1 ||
+        !timestamps_close(packet.timestamp, p.timestamp))
+      continue;
+    // Two packets in sequence at the new place: the stream moved there (RFC 3550 A.1).
+    Held first = std::move(p.packet);
+    const auto first_ahead =
+        static_cast<std::uint16_t>(p.sequence - static_cast<std::uint16_t>(sequence_.highest_extended()));
+    for (auto& q : probation_) q.used = false;
+    suspect_.fetch_sub(1, std::memory_order_relaxed);
+    if (first_ahead == 0 || first_ahead >= 3000) {
+      // Not a forward gap RFC 3550 would count as loss (MAX_DROPOUT): a new run of numbers.
+      reorder_.reset();  // releases what waits; the new run's numbers start afresh
+      sequence_.restart();
+    }
+    if (probation_log_.allow())
+      logger("depacketizer")->info("RTP stream moved: sequence {} timestamp {} (confirmed by the next packet)",
+                                   packet.sequence - 1, p.timestamp);
+    last_timestamp_ = packet.timestamp;
+    auto first_packet = parse_rtp(first.data);
+    process(*first_packet, first.data, first.arrival);
+    process(packet, datagram, arrival);
+    return;
+  }
+  Probation& slot = probation_[probation_next_++ % probation_.size()];
+  slot.used = true;
+  slot.sequence = packet.sequence;
+  slot.timestamp = packet.timestamp;
+  slot.packet.data.assign(datagram.begin(), datagram.end());
+  slot.packet.arrival = arrival;
+  suspect_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
@@ -81,10 +342,31 @@ void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::s
     // Jitter uses arrival order (RFC 3550 A.8); the depacketizer sees sequence order.
     const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;
     jitter_.update(packet.timestamp, arrival_ticks);
+    adapt_reorder_delay();
     reorder_.push(datagram, sequence_.last_extended(), arrival);
     if (reorder_.waiting()) reorder_.tick(arrival);
   }
   publish_counters();
+}
+
+void RtpSession::adapt_reorder_delay() {
+  if (!reorder_config_.adaptive) return;
+  // The reorder delay follows the network: four times the RFC 3550 jitter (a mean deviation;
+  // reordering spans a few of them), a frame interval (below), and half again the delay in
+  // force whenever a packet came after its gap was given up. Bounded by ReorderConfig (the
+  // configured delay is the floor, adaptive_max_delay the ceiling).
+  const std::uint64_t late = reorder_.counters().late;
+  if (late > late_seen_) {
+    late_seen_ = late;
+    late_floor_ = std::max(late_floor_, reorder_.delay() * 3 / 2);
+  }
+  const auto from_jitter = std::chrono::microseconds(static_cast<std::int64_t>(4.0 * jitter_.jitter_ticks() / 0.09));
+  // A sender's packets come in one burst per frame: a packet reordered near the end of a
+  // burst arrives with the next burst, a frame interval later. So a gap may wait a frame
+  // interval and a quarter (only gaps wait; packets in order pass at once).
+  const auto from_frames = std::chrono::microseconds(static_cast<std::int64_t>(1.25 * frame_interval_ticks_ / 0.09));
+  reorder_.set_delay(std::max({from_jitter, from_frames, late_floor_}));
+  reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count(), std::memory_order_relaxed);
 }
 
 void RtpSession::on_ordered(Bytes datagram, bool loss_before, std::chrono::steady_clock::time_point arrival) {
@@ -95,27 +377,34 @@ void RtpSession::on_ordered(Bytes datagram, bool loss_before, std::chrono::stead
 }
 
 void RtpSession::publish_counters() {
-  received_.store(sequence_.received(), std::memory_order_relaxed);
-  lost_.store(sequence_.lost(), std::memory_order_relaxed);
-  duplicates_.store(sequence_.duplicates(), std::memory_order_relaxed);
-  out_of_window_.store(sequence_.strays(), std::memory_order_relaxed);
-  recovered_.store(reorder_.counters().recovered, std::memory_order_relaxed);
-  late_.store(reorder_.counters().late, std::memory_order_relaxed);
+  received_.store(prior_received_ + sequence_.received(), std::memory_order_relaxed);
+  // Gaps that the reorder buffer still waits on are not lost yet (they may arrive reordered).
+  const std::uint64_t lost = sequence_.lost(), undecided = reorder_.undecided();
+  lost_.store(prior_lost_ + (lost > undecided ? lost - undecided : 0), std::memory_order_relaxed);
+  duplicates_.store(prior_duplicates_ + sequence_.duplicates(), std::memory_order_relaxed);
+  out_of_window_.store(prior_out_of_window_ + sequence_.strays(), std::memory_order_relaxed);
+  recovered_.store(prior_recovered_ + reorder_.counters().recovered, std::memory_order_relaxed);
+  late_.store(prior_late_ + reorder_.counters().late, std::memory_order_relaxed);
   jitter_ticks_.store(jitter_.jitter_ticks(), std::memory_order_relaxed);
+  if (!payload_) return;
   const auto c = payload_->payload_counters();
   resync_skipped_.store(c.resync_skipped_packets, std::memory_order_relaxed);
   klv_malformed_.store(c.malformed, std::memory_order_relaxed);
+  capped_.store(c.units_capped, std::memory_order_relaxed);
+  offsets_rejected_.store(c.offsets_rejected, std::memory_order_relaxed);
+  descriptors_rejected_.store(c.descriptors_rejected, std::memory_order_relaxed);
   if (rtcp_.datagrams) publish_rtcp();  // the tail shrinks as late packets arrive
 }
 
 void RtpSession::tick(std::chrono::steady_clock::time_point now) {
   reorder_.tick(now);
+  if (!candidates_.empty()) follow_quiet_successor(now);
   publish_counters();
 }
 
 void RtpSession::flush() {
   reorder_.flush();
-  payload_->flush();
+  if (payload_) payload_->flush();
   publish_counters();
 }
 
@@ -211,6 +500,13 @@ StreamSnapshot RtpSession::snapshot() const {
   s.units_unusable = unusable_.load(std::memory_order_relaxed);
   s.jitter_ms = jitter_ticks_.load(std::memory_order_relaxed) / 90.0;
   s.frame_rate = frame_rate_.load(std::memory_order_relaxed);
+  s.packets_suspect = suspect_.load(std::memory_order_relaxed);
+  s.packets_wrong_format = wrong_format_.load(std::memory_order_relaxed);
+  s.units_capped = capped_.load(std::memory_order_relaxed);
+  s.offsets_rejected = offsets_rejected_.load(std::memory_order_relaxed);
+  s.descriptors_rejected = descriptors_rejected_.load(std::memory_order_relaxed);
+  s.ssrc_changes = ssrc_changes_.load(std::memory_order_relaxed);
+  s.reorder_window_ms = reorder_delay_ms_.load(std::memory_order_relaxed);
   s.ssrc = ssrc_value_.load();
   {
     std::lock_guard lock(rtcp_mutex_);
@@ -219,6 +515,21 @@ StreamSnapshot RtpSession::snapshot() const {
   s.packets_lost += s.rtcp.packets_lost_at_end;  // sent after the last packet that arrived
   std::lock_guard lock(descriptor_mutex_);
   s.descriptor = descriptor_copy_;
+  s.payload_format = format_copy_;
+  s.format_detected = !format_stated_ && !format_copy_.empty();
+  s.ssrcs = ssrcs_;
+  s.ssrcs_unlisted = ssrcs_unlisted_;
+  // The followed stream's share so far (the counts of its earlier turns are in the entry).
+  for (auto& e : s.ssrcs)
+    if (e.followed && e.ssrc == s.ssrc) {
+      e.datagrams += followed_datagrams_.load(std::memory_order_relaxed);
+      e.bytes += followed_bytes_.load(std::memory_order_relaxed);
+      auto since = [](std::uint64_t now, std::uint64_t then) { return now > then ? now - then : 0; };
+      e.packets_received += since(s.packets_received, prior_received_seen_);
+      e.packets_lost += since(s.packets_lost, prior_lost_seen_);
+      e.frames_complete += since(s.frames_complete, stream_start_complete_seen_);
+      e.frames_incomplete += since(s.frames_incomplete, stream_start_incomplete_seen_);
+    }
   return s;
 }
 

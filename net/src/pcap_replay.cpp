@@ -1,6 +1,7 @@
 #include "net/pcap_replay.hpp"
 
 #include <arpa/inet.h>
+#include <cstdio>
 #include <fmt/format.h>
 #include <pcap/pcap.h>
 
@@ -187,6 +188,41 @@ void PcapReplay::run() {
                          ports.empty() ? std::string("none") : ports);
   }
   finished_.store(true);
+}
+
+CaptureScan scan_capture(std::span<const std::uint8_t> file, std::uint64_t max_frames) {
+  CaptureScan scan;
+  if (file.empty()) return scan;
+  // fmemopen only reads ("rb"), so the const_cast never leads to a write.
+  FILE* f = fmemopen(const_cast<std::uint8_t*>(file.data()), file.size(), "rb");
+  if (!f) return scan;
+  char error[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* handle = pcap_fopen_offline(f, error);
+  if (!handle) {
+    std::fclose(f);
+    return scan;
+  }
+  scan.opened = true;
+  const int link_type = pcap_datalink(handle);
+  pcap_pkthdr* header = nullptr;
+  const u_char* data = nullptr;
+  while (scan.frames < max_frames && pcap_next_ex(handle, &header, &data) == 1) {
+    ++scan.frames;
+    UdpDatagramView udp;
+    const std::span<const std::uint8_t> frame(data, header->caplen);
+    switch (parse_captured_frame(link_type, frame, udp)) {
+      case FrameVerdict::udp:
+        ++scan.udp;
+        if (udp.payload.data() < frame.data() || udp.payload.data() + udp.payload.size() > frame.data() + frame.size())
+          ++scan.payload_outside_frame;
+        break;
+      case FrameVerdict::not_udp: ++scan.not_udp; break;
+      case FrameVerdict::fragment: ++scan.fragments; break;
+      case FrameVerdict::truncated: ++scan.truncated; break;
+    }
+  }
+  pcap_close(handle);  // closes f
+  return scan;
 }
 
 }  // namespace j2k::net

@@ -120,9 +120,10 @@ struct Released {
   std::vector<std::uint32_t> seq;
   std::vector<bool> loss;
 };
-RtpReorderBuffer make_buffer(Released& out, std::uint32_t depth, int delay_ms = 1000) {
+RtpReorderBuffer make_buffer(Released& out, std::uint32_t depth, int delay_ms = 1000, bool adaptive = false) {
   ReorderConfig cfg;
   cfg.max_packets = depth;
+  cfg.adaptive = adaptive;  // a fixed window unless a test is about adaptation
   cfg.max_delay = std::chrono::milliseconds(delay_ms);
   return RtpReorderBuffer(cfg, [&out](Bytes, std::uint32_t s, bool loss, std::chrono::steady_clock::time_point) {
     out.seq.push_back(s);

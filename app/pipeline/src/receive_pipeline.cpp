@@ -148,9 +148,10 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       else logger("net")->warn("no RTCP from the sender: {}", control.error().message);
     }
   }
+  // Without format= in the URL the payload decides (MXF or RFC 5371), logged when followed.
   p->session_ = std::make_unique<depacketizer::RtpSession>(
       [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
-      depacketizer::SessionConfig{config.reorder, *format});
+      depacketizer::SessionConfig{config.reorder, config.url.query.count("format") ? format : std::nullopt});
   return p;
 }
 

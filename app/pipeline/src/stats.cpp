@@ -11,6 +11,7 @@ StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   s.datagrams = rc.datagrams.load();
   s.socket_bytes = rc.bytes.load();
   s.receiver_dropped = rc.dropped_queue_full.load() + rc.dropped_pool_empty.load();
+  s.truncated = rc.truncated.load();
   s.stream = pipeline.stream();
   s.decode = pipeline.decode();
   return s;
@@ -80,6 +81,17 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
     line += fmt::format(", degraded {} (now at 1/{} resolution)", now.decode.degraded, 1 << now.decode.degrade_level);
   if (now.decode.failed) line += fmt::format(", decode-errors {}", now.decode.failed);
   if (s.units_unusable) line += fmt::format(", unusable {}", s.units_unusable);
+  // Hostile or broken input, each counter on its own (totals, shown once non-zero).
+  if (now.truncated) line += fmt::format(", truncated {}", now.truncated);
+  if (s.klv_malformed) line += fmt::format(", payload-errors {}", s.klv_malformed);
+  if (s.resync_skipped) line += fmt::format(", resync-skipped {}", s.resync_skipped);
+  if (s.offsets_rejected) line += fmt::format(", bad-offsets {}", s.offsets_rejected);
+  if (s.units_capped) line += fmt::format(", capped {}", s.units_capped);
+  if (s.descriptors_rejected) line += fmt::format(", bad-descriptors {}", s.descriptors_rejected);
+  if (s.packets_suspect) line += fmt::format(", suspect {}", s.packets_suspect);
+  if (s.packets_foreign) line += fmt::format(", other-ssrc {}", s.packets_foreign);
+  if (s.packets_wrong_format) line += fmt::format(", wrong-format {}", s.packets_wrong_format);
+  if (s.ssrc_changes) line += fmt::format(", ssrc-changes {}", s.ssrc_changes);
   return line;
 }
 
@@ -108,6 +120,9 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       {"bitrate_mbps", stream_seconds(s, elapsed_s) > 0 ? static_cast<double>(st.payload_bytes) * 8e-6 / stream_seconds(s, elapsed_s) : 0.0},
       {"stream_duration_s", stream_seconds(s, elapsed_s)},
       {"jitter_ms", st.jitter_ms},
+      {"reorder_window_ms", st.reorder_window_ms},
+      {"transport", st.payload_format},
+      {"transport_detected", st.format_detected},
   };
   if (st.descriptor) {
     const auto& de = *st.descriptor;
@@ -125,8 +140,27 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       stream["height"] = de.stored_height;
     }
   }
+  json ssrcs = json::array();
+  for (const auto& e : st.ssrcs) {
+    json j = {{"ssrc", e.ssrc}, {"datagrams", e.datagrams}, {"bytes", e.bytes},
+              {"payload", depacketizer::describe(e.look)}, {"followed", e.followed}};
+    if (e.followed)
+      j.update({{"packets_received", e.packets_received}, {"packets_lost", e.packets_lost},
+                {"frames_complete", e.frames_complete}, {"frames_incomplete", e.frames_incomplete}});
+    ssrcs.push_back(std::move(j));
+  }
   return json{
       {"duration_s", elapsed_s},
+      {"ssrcs", ssrcs},
+      {"ssrcs_unlisted_datagrams", st.ssrcs_unlisted},
+      {"ssrc_changes", st.ssrc_changes},
+      {"payload",
+       {{"errors", st.klv_malformed},
+        {"resync_skipped_packets", st.resync_skipped},
+        {"offsets_rejected", st.offsets_rejected},
+        {"units_capped", st.units_capped},
+        {"descriptors_rejected", st.descriptors_rejected},
+        {"wrong_format_packets", st.packets_wrong_format}}},
       {"packets",
        {{"received", st.packets_received},
         {"lost", st.packets_lost},
@@ -136,6 +170,8 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"out_of_window", st.packets_out_of_window},
         {"malformed", st.packets_malformed},
         {"foreign_ssrc", st.packets_foreign},
+        {"suspect", st.packets_suspect},
+        {"truncated", s.truncated},
         {"datagrams", s.datagrams},
         {"dropped_in_receiver", s.receiver_dropped}}},
       {"frames",

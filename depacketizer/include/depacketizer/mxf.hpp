@@ -53,9 +53,11 @@ PictureElementId picture_element_id(const Ul& key) noexcept;
 struct PictureDescriptor {
   std::uint32_t stored_width = 0;
   std::uint32_t stored_height = 0;     ///< the field height when fields are separate
+  std::uint32_t display_width = 0;     ///< 0 = not given (then the stored size is shown)
+  std::uint32_t display_height = 0;
   int frame_layout = -1;               ///< 0 full frame, 1 separate fields, 2 single field, 3 mixed, 4 segmented
   int field_dominance = 0;             ///< 1 or 2; 0 = not given
-  std::uint32_t component_depth = 0;
+  std::uint32_t component_depth = 0;   ///< 0 = not given (RGBA: from the pixel layout)
   std::uint32_t horizontal_subsampling = 0;
   std::uint32_t vertical_subsampling = 0;
   std::int32_t sample_rate_num = 0;
@@ -77,6 +79,9 @@ struct PictureDescriptor {
 
 /// Reads a CDCI or RGBA picture descriptor local set (the value of the KLV).
 /// Unknown and dynamic items are skipped; item lengths are checked against the set.
+/// Values no JPEG 2000 video stream can have (a size beyond 16384, a depth beyond 38 bits,
+/// ISO/IEC 15444-1 A.5.1; a rate above 1000 frames/s; subsampling other than 1, 2, 4; an
+/// undefined frame layout) are rejected with ErrorKind::limit.
 Result<PictureDescriptor> parse_picture_descriptor(Bytes value, bool rgba);
 
 }  // namespace j2k::depacketizer

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/log.hpp"
 #include "depacketizer/codestream_unit.hpp"
 #include "depacketizer/mxf.hpp"
 #include "depacketizer/payload.hpp"
@@ -28,13 +29,24 @@ struct MxfDepacketizerCounters {
   std::uint64_t descriptors = 0;
   std::uint64_t units_complete = 0;
   std::uint64_t units_incomplete = 0;
+  std::uint64_t units_capped = 0;       ///< pending unit passed the byte or time cap
+  std::uint64_t descriptors_rejected = 0;  ///< implausible values (also counted in malformed)
+};
+
+/// Bounds on what one content package may hold before it is handed on.
+struct MxfUnitLimits {
+  std::size_t max_klv_bytes = 256u << 20;   ///< one KLV (a larger declared length is malformed)
+  std::size_t max_unit_bytes = 128u << 20;  ///< all picture elements of one timestamp
+  /// Longest a unit may stay pending (arrival of its first packet to now): a content package
+  /// is one frame period of packets, so a unit still open after this is fed by a stuck or
+  /// hostile sender (e.g. a key announcing 255 elements, all with one timestamp).
+  std::chrono::milliseconds max_unit_age{1000};
 };
 
 class MxfRtpDepacketizer final : public PayloadDepacketizer {
  public:
 
-  /// `max_klv_bytes` bounds the memory one KLV may take (a larger declared length is malformed).
-  explicit MxfRtpDepacketizer(Sink sink, std::size_t max_klv_bytes = 256u << 20);
+  explicit MxfRtpDepacketizer(Sink sink, MxfUnitLimits limits = {});
 
   /// Feeds one packet of the stream in sequence order. `loss_before` is true when packets
   /// were lost between the previous packet and this one.
@@ -46,8 +58,17 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   const MxfDepacketizerCounters& counters() const noexcept { return counters_; }
   const std::optional<PictureDescriptor>& descriptor() const override { return descriptor_; }
   PayloadCounters payload_counters() const override {
-    return {counters_.units_complete, counters_.units_incomplete, counters_.resync_skipped_packets, counters_.malformed};
+    PayloadCounters c;
+    c.units_complete = counters_.units_complete;
+    c.units_incomplete = counters_.units_incomplete;
+    c.resync_skipped_packets = counters_.resync_skipped_packets;
+    c.malformed = counters_.malformed;
+    c.units_capped = counters_.units_capped;
+    c.descriptors_rejected = counters_.descriptors_rejected;
+    return c;
   }
+  /// Bytes held by the unit being assembled (for tests and memory accounting).
+  std::size_t pending_bytes() const noexcept { return pending_ ? pending_->total_bytes() : 0; }
 
  private:
   void lose_sync();
@@ -55,9 +76,11 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   void handle_klv(const KlvHeader& header, Bytes value);
   void begin_unit_if_needed(std::uint32_t timestamp, std::chrono::steady_clock::time_point arrival);
   void emit_pending();
+  bool over_cap(std::size_t adding) const;
+  void cap_pending();
 
   Sink sink_;
-  std::size_t max_klv_bytes_;
+  MxfUnitLimits limits_;
   MxfDepacketizerCounters counters_;
   std::optional<PictureDescriptor> descriptor_;
 
@@ -72,6 +95,8 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   std::chrono::steady_clock::time_point current_arrival_{};
   std::uint64_t next_index_ = 0;
   int last_element_count_ = 1;       // cc of the last picture element seen
+  bool capped_current_ = false;      // current_timestamp_'s unit hit a cap: drop its other elements
+  RateLimiter cap_log_, descriptor_log_;
 };
 
 }  // namespace j2k::depacketizer

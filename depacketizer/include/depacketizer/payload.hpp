@@ -16,6 +16,9 @@ struct PayloadCounters {
   std::uint64_t units_incomplete = 0;
   std::uint64_t resync_skipped_packets = 0;  ///< payloads dropped while looking for a start
   std::uint64_t malformed = 0;               ///< payload headers or KLVs that make no sense
+  std::uint64_t units_capped = 0;            ///< units cut short at the byte or time cap per unit
+  std::uint64_t offsets_rejected = 0;        ///< RFC 5371 fragments placed implausibly far ahead
+  std::uint64_t descriptors_rejected = 0;    ///< picture descriptors with implausible values
 };
 
 class PayloadDepacketizer {

@@ -38,6 +38,11 @@ void append_rfc5371_header(std::vector<std::uint8_t>& out, const Rfc5371Header& 
 
 class Rfc5371Depacketizer final : public PayloadDepacketizer {
  public:
+  /// A codestream's buffer may reach kOffsetSlack + kOffsetFactor × the bytes received for
+  /// it: holes from loss fit (half of the packets lost still leaves room), while a lone
+  /// fragment at offset 0xFFFFF0 cannot make us zero-fill 16 MiB.
+  static constexpr std::uint64_t kOffsetSlack = 1u << 20;
+  static constexpr std::uint64_t kOffsetFactor = 4;
   explicit Rfc5371Depacketizer(Sink sink, std::size_t max_codestream_bytes = 64u << 20);
   void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival) override;
   void flush() override;
@@ -49,6 +54,7 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   struct Assembly {
     std::vector<std::uint8_t> bytes;
     std::uint32_t covered_to = 0;  // contiguous bytes received from offset 0
+    std::uint64_t received = 0;    // payload bytes received (memory may follow this, not offsets)
     std::uint64_t missing = 0;     // bytes skipped by gaps
     std::vector<std::pair<std::uint64_t, std::uint64_t>> holes;  // [begin, end) never received
     bool damaged = false;

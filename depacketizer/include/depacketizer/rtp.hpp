@@ -43,6 +43,10 @@ class RtpSequenceTracker {
   /// was already received. `stray` is far outside the window (ignored unless the next packet
   /// follows it, which makes that one a `restart`: the sender began a new run of numbers).
   Verdict accept(std::uint16_t sequence);
+  /// The sender began a new run of numbers (its move confirmed elsewhere): what was expected
+  /// so far is kept, and the next packet starts the new run.
+  void restart() noexcept;
+  bool started() const noexcept { return started_; }
 
   std::uint64_t received() const noexcept { return received_; }   ///< unique packets
   std::uint64_t expected() const noexcept;                        ///< from first to highest extended seq

@@ -19,6 +19,13 @@ struct ReorderConfig {
   std::uint32_t max_packets = 64;                   ///< window depth in packets (≥ 1)
   std::chrono::microseconds max_delay{20000};       ///< longest a packet waits for a gap to fill
   std::size_t max_packet_bytes = 9216;
+  /// Adaptive window: the depth in packets grows (up to `adaptive_max_packets`) instead of
+  /// declaring a gap lost when it overflows, and the session raises the delay with the
+  /// measured jitter and with packets that came late (up to `adaptive_max_delay`).
+  /// `max_packets` and `max_delay` stay the floor.
+  bool adaptive = true;
+  std::uint32_t adaptive_max_packets = 1024;
+  std::chrono::microseconds adaptive_max_delay{250000};
 };
 
 struct ReorderCounters {
@@ -49,6 +56,13 @@ class RtpReorderBuffer {
 
   const ReorderCounters& counters() const noexcept { return counters_; }
   std::size_t waiting() const noexcept { return waiting_; }
+  /// Missing sequence numbers behind waiting packets, not yet declared lost: they may still
+  /// arrive (reordered), so a live loss count should not show them yet.
+  std::uint32_t undecided() const noexcept;
+  /// The delay in force (adaptive windows change it; never below the configured one).
+  std::chrono::microseconds delay() const noexcept { return delay_; }
+  void set_delay(std::chrono::microseconds delay) noexcept;
+  std::uint32_t depth() const noexcept { return static_cast<std::uint32_t>(slots_.size()); }
 
  private:
   struct Slot {
@@ -60,8 +74,10 @@ class RtpReorderBuffer {
   Slot& slot(std::uint32_t seq) { return slots_[seq % slots_.size()]; }
   void release_ready();
   void skip_to_oldest_waiting();
+  void grow(std::size_t slots);
 
   ReorderConfig config_;
+  std::chrono::microseconds delay_;
   Release release_;
   std::vector<Slot> slots_;
   bool started_ = false;

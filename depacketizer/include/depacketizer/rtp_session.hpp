@@ -8,45 +8,77 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <deque>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/log.hpp"
 #include "depacketizer/codestream_unit.hpp"
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
 #include "depacketizer/payload.hpp"
 #include "depacketizer/rtcp.hpp"
+#include "depacketizer/payload_probe.hpp"
 #include "depacketizer/rtp.hpp"
 #include "depacketizer/rtp_reorder.hpp"
 
 namespace j2k::depacketizer {
 
-/// A consistent copy of a stream's statistics.
+/// One SSRC seen on the port: the followed stream(s) with their own counts, and the others.
+struct SsrcStats {
+  std::uint32_t ssrc = 0;
+  std::uint64_t datagrams = 0;          ///< valid RTP packets with this SSRC (any payload)
+  std::uint64_t bytes = 0;
+  PayloadLook look = PayloadLook::none;  ///< what its payload looked like (strongest sign seen)
+  bool followed = false;                ///< it was (or is) the followed stream
+  // For followed streams (totals over each time it was followed):
+  std::uint64_t packets_received = 0;
+  std::uint64_t packets_lost = 0;
+  std::uint64_t frames_complete = 0;
+  std::uint64_t frames_incomplete = 0;
+};
+
+/// A consistent copy of a stream's statistics. Packet and frame counts are totals over every
+/// stream followed in turn (a sender that restarts comes back with a new SSRC); `ssrcs` has
+/// each one's share.
 struct StreamSnapshot {
-  std::uint64_t packets_received = 0;   ///< unique RTP packets of the followed stream
-  std::uint64_t packets_lost = 0;       ///< expected − received (RFC 3550)
+  std::uint64_t packets_received = 0;   ///< unique RTP packets of the followed stream(s)
+  std::uint64_t packets_lost = 0;       ///< expected − received (RFC 3550), gaps the reorder window still waits on excluded
   std::uint64_t packets_duplicate = 0;
   std::uint64_t packets_recovered = 0;  ///< arrived out of order, put back in order in time
   std::uint64_t packets_late = 0;       ///< arrived after their gap was declared lost (dropped)
   std::uint64_t packets_out_of_window = 0;  ///< sequence far outside the window (stray)
+  std::uint64_t packets_suspect = 0;    ///< followed SSRC, but sequence/timestamp implausible and never confirmed (spoofed)
   std::uint64_t packets_malformed = 0;  ///< not RTP, or inconsistent header
   std::uint64_t packets_foreign = 0;    ///< other SSRCs than the one followed
+  std::uint64_t packets_wrong_format = 0;  ///< streams whose payload looks like another format than the stated one
   std::uint64_t payload_bytes = 0;
   std::uint64_t frames_complete = 0;
   std::uint64_t frames_incomplete = 0;
-  std::uint64_t resync_skipped = 0;
-  std::uint64_t klv_malformed = 0;
+  std::uint64_t resync_skipped = 0;     ///< payloads dropped while looking for a unit start
+  std::uint64_t klv_malformed = 0;      ///< payload errors: bad KLVs (MXF) or RFC 5371 headers
+  std::uint64_t units_capped = 0;       ///< units cut at the byte or time cap
+  std::uint64_t offsets_rejected = 0;   ///< RFC 5371 fragment offsets beyond what arrived
+  std::uint64_t descriptors_rejected = 0;  ///< picture descriptors with implausible values
   std::uint64_t units_merged = 0;       ///< luma+chroma pairs merged into one codestream
   std::uint64_t units_unusable = 0;     ///< could not be split or merged (reason logged)
+  std::uint64_t ssrc_changes = 0;       ///< times the followed stream changed
   double jitter_ms = 0;
+  double reorder_window_ms = 0;         ///< the (adaptive) reorder delay in force
   double frame_rate = 0;                ///< from RTP timestamps
   std::uint32_t ssrc = 0;
+  std::string payload_format;           ///< "mxf", "rfc5371", or "" before a stream is followed
+  bool format_detected = false;         ///< decided from the payload (no format= given)
+  std::vector<SsrcStats> ssrcs;         ///< every SSRC seen (at most kMaxListedSsrcs)
+  std::uint64_t ssrcs_unlisted = 0;     ///< datagrams of SSRCs beyond the list
   std::optional<PictureDescriptor> descriptor;
   RtcpSnapshot rtcp;                    ///< the sender's reports; packets_lost includes rtcp.packets_lost_at_end
 };
 
 struct SessionConfig {
   ReorderConfig reorder;
-  PayloadFormat format = PayloadFormat::mxf;
+  /// The stated payload format; nullopt: decide from the first packets that carry a unit start.
+  std::optional<PayloadFormat> format = PayloadFormat::mxf;
 };
 
 /// Turns what a payload carried into decodable pictures: splits KLVs that hold two codestreams
@@ -76,39 +108,84 @@ class RtpSession {
   StreamSnapshot snapshot() const;
 
  private:
+  /// A packet kept until its stream is followed or its move is confirmed.
+  struct Held {
+    std::vector<std::uint8_t> data;
+    std::chrono::steady_clock::time_point arrival;
+  };
+  /// An SSRC that is not followed (yet): it becomes the followed stream only when one of its
+  /// payloads looks like the format, a packet in sequence follows that one, and the followed
+  /// stream (if any) has gone quiet.
+  struct Candidate {
+    std::uint32_t ssrc = 0;
+    bool evidence = false;              // held.front() (or an earlier, dropped packet) began a unit
+    bool confirmed = false;             // a packet in sequence followed the evidence
+    bool mismatch = false;              // looks like another format than the stated one
+    std::uint16_t evidence_sequence = 0;
+    std::uint32_t evidence_timestamp = 0;
+    std::deque<Held> held;
+    std::size_t held_bytes = 0;
+    std::chrono::steady_clock::time_point last_arrival{};
+  };
+  /// A packet of the followed SSRC that does not fit its sequence or timestamps.
+  struct Probation {
+    bool used = false;
+    std::uint16_t sequence = 0;
+    std::uint32_t timestamp = 0;
+    Held packet;
+  };
+
+  void on_candidate(const RtpPacket& packet, PayloadLook look, Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  void follow(std::size_t candidate);
+  void follow_quiet_successor(std::chrono::steady_clock::time_point now);
+  void on_followed(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  void note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look);
   void process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   void on_ordered(Bytes datagram, bool loss_before, std::chrono::steady_clock::time_point arrival);
+  void adapt_reorder_delay();
   void publish_counters();
   void on_unit(CodestreamUnit&& unit);
   void publish_rtcp();
   void note_for_rtcp(std::uint32_t timestamp, bool newest);
 
   Sink sink_;
+  ReorderConfig reorder_config_;
+  std::optional<PayloadFormat> format_;  // stated, or decided by the first followed stream
+  bool format_stated_ = false;
   bool interlaced_rfc5371_ = false;  // RFC 5371 units of two codestreams are field pairs (tp 1, 2)
   std::unique_ptr<PayloadDepacketizer> payload_;
   RtpSequenceTracker sequence_;
   JitterEstimator jitter_;
   RtpReorderBuffer reorder_;
   std::optional<std::uint32_t> ssrc_;
-  std::vector<std::uint8_t> first_packet_;  // first packet of a stream not yet confirmed
-  std::uint32_t first_ssrc_ = 0;
-  std::chrono::steady_clock::time_point first_arrival_{};
-  std::uint32_t candidate_ssrc_ = 0;
-  int candidate_count_ = 0;
+  std::vector<Candidate> candidates_;
+  std::size_t held_bytes_ = 0;           // bytes held by all candidates (bounded)
+  std::chrono::steady_clock::time_point followed_last_arrival_{};
+  std::uint32_t last_timestamp_ = 0;      // newest accepted timestamp of the followed stream
+  std::vector<Probation> probation_;
+  std::size_t probation_next_ = 0;
+  std::chrono::microseconds late_floor_{0};  // reorder delay raised by packets that came late
+  std::uint64_t late_seen_ = 0;
   std::chrono::steady_clock::time_point epoch_{};
   std::optional<std::uint32_t> last_unit_timestamp_;
   double frame_interval_ticks_ = 0;
-  RateLimiter malformed_log_;
+  RateLimiter malformed_log_, candidate_log_, probation_log_;
+  // Totals of the streams followed before the current one.
+  std::uint64_t prior_received_ = 0, prior_lost_ = 0, prior_duplicates_ = 0, prior_out_of_window_ = 0;
+  std::uint64_t prior_recovered_ = 0, prior_late_ = 0;
+  std::uint64_t stream_start_complete_ = 0, stream_start_incomplete_ = 0;  // frame totals when it was followed
 
   // Totals readable from other threads.
-  std::atomic<std::uint64_t> malformed_{0}, foreign_{0}, payload_bytes_{0};
+  std::atomic<std::uint64_t> malformed_{0}, foreign_{0}, payload_bytes_{0}, suspect_{0}, wrong_format_{0};
   std::atomic<std::uint64_t> received_{0}, lost_{0}, duplicates_{0}, recovered_{0}, late_{0}, out_of_window_{0};
   std::atomic<std::uint64_t> complete_{0}, incomplete_{0}, resync_skipped_{0}, klv_malformed_{0};
+  std::atomic<std::uint64_t> capped_{0}, offsets_rejected_{0}, descriptors_rejected_{0}, ssrc_changes_{0};
   std::atomic<std::uint64_t> merged_{0}, unusable_{0};
+  std::atomic<std::uint64_t> followed_datagrams_{0}, followed_bytes_{0};  // of the current followed SSRC
   RateLimiter unit_log_;
-  std::atomic<double> jitter_ticks_{0}, frame_rate_{0};
+  std::atomic<double> jitter_ticks_{0}, frame_rate_{0}, reorder_delay_ms_{0};
   std::atomic<std::uint32_t> ssrc_value_{0};
-  mutable std::mutex descriptor_mutex_;  // guards descriptor_copy_
+  mutable std::mutex descriptor_mutex_;  // guards the members below
   std::optional<PictureDescriptor> descriptor_copy_;
 
   // RTCP (depacketizer thread), and its copy for other threads.
@@ -126,6 +203,14 @@ class RtpSession {
   RateLimiter rtcp_log_;
   mutable std::mutex rtcp_mutex_;  // guards rtcp_copy_
   RtcpSnapshot rtcp_copy_;
+  std::vector<SsrcStats> ssrcs_;
+  std::uint64_t ssrcs_unlisted_ = 0;
+  std::string format_copy_;
+  std::uint64_t prior_received_seen_ = 0, prior_lost_seen_ = 0;  // copies of the depacketizer thread's,
+  std::uint64_t stream_start_complete_seen_ = 0, stream_start_incomplete_seen_ = 0;  // taken at a switch
+
+ public:
+  static constexpr std::size_t kMaxListedSsrcs = 32;
 };
 
 }  // namespace j2k::depacketizer

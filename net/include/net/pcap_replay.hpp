@@ -66,4 +66,13 @@ struct UdpDatagramView {
 enum class FrameVerdict { udp, not_udp, fragment, truncated };
 FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> frame, UdpDatagramView& out);
 
+/// Reads a whole capture held in memory the way PcapReplay reads a file (libpcap, then
+/// parse_captured_frame per frame) and counts the verdicts: the pcap reader's fuzz entry.
+struct CaptureScan {
+  bool opened = false;
+  std::uint64_t frames = 0, udp = 0, not_udp = 0, fragments = 0, truncated = 0;
+  std::uint64_t payload_outside_frame = 0;  ///< must stay 0: a view past the captured bytes
+};
+CaptureScan scan_capture(std::span<const std::uint8_t> file, std::uint64_t max_frames = 1u << 20);
+
 }  // namespace j2k::net

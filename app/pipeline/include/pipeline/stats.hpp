@@ -16,6 +16,7 @@ struct StatsSample {
   std::uint64_t datagrams = 0;
   std::uint64_t socket_bytes = 0;
   std::uint64_t receiver_dropped = 0;  ///< queue full or pool empty inside j2kplay
+  std::uint64_t truncated = 0;         ///< datagrams larger than a receive buffer (cut)
   depacketizer::StreamSnapshot stream;
   DecodeSnapshot decode;
 

@@ -1,0 +1,492 @@
+// Hostile and unlucky input to an RTP session (issue 9 items 2, 3, 5, 6, 8, 10; issue 10
+// items 4, 8, 12): crafted packets, a fake clock, and counts that must stay exact.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+
+#include "core/log.hpp"
+#include "depacketizer/mxf.hpp"
+#include "depacketizer/mxf_rtp_depacketizer.hpp"
+#include "depacketizer/mxf_writer.hpp"
+#include "depacketizer/payload_probe.hpp"
+#include "depacketizer/rfc5371.hpp"
+#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "depacketizer/rtp_packetizer.hpp"
+#include "depacketizer/rtp_session.hpp"
+
+using namespace j2k;
+using namespace j2k::depacketizer;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Packets = std::vector<std::vector<std::uint8_t>>;
+const Clock::time_point kT0 = Clock::time_point(std::chrono::hours(1));
+
+std::vector<std::uint8_t> fake_codestream(int frame, std::size_t size) {
+  // SOC, a minimal SIZ, SOT, then bytes: enough for the RFC 5371 packetizer and the probe.
+  std::vector<std::uint8_t> cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  std::mt19937 rng(static_cast<unsigned>(frame));
+  while (cs.size() < size) cs.push_back(static_cast<std::uint8_t>(rng() & 0x7F));
+  return cs;
+}
+
+/// An MXF stream as j2ksend sends it: header metadata every 10 frames, one element a frame.
+Packets mxf_stream(std::uint32_t ssrc, int frames, std::size_t frame_bytes, std::uint16_t first_seq = 100,
+                   std::uint32_t first_ts = 0) {
+  MxfPictureParams params;
+  params.width = 1280; params.height = 720; params.depth = 10;
+  RtpPacketizer packetizer(ssrc, 96, first_seq, 1400);
+  Packets out;
+  for (int f = 0; f < frames; ++f) {
+    const auto ts = first_ts + static_cast<std::uint32_t>(f * 3600);
+    if (f % 10 == 0) {
+      auto primer = mxf_primer_pack();
+      auto desc = mxf_cdci_descriptor(params);
+      packetizer.packetize(mxf_partition_pack(f == 0, 0, primer.size() + desc.size()), ts, out);
+      packetizer.packetize(primer, ts, out);
+      packetizer.packetize(desc, ts, out);
+    }
+    packetizer.packetize(mxf_system_item(static_cast<std::uint16_t>(f)), ts, out);
+    packetizer.packetize(mxf_picture_element(fake_codestream(f, frame_bytes)), ts, out);
+  }
+  return out;
+}
+
+Packets rfc5371_stream(std::uint32_t ssrc, int frames, std::size_t frame_bytes) {
+  Rfc5371Packetizer packetizer(ssrc, 96, 7, 1400);
+  Packets out;
+  for (int f = 0; f < frames; ++f) {
+    auto cs = fake_codestream(f, frame_bytes);
+    EXPECT_TRUE(packetizer.packetize(cs, static_cast<std::uint32_t>(f * 3600), 0, out).ok());
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> rtp(std::uint32_t ssrc, std::uint16_t seq, std::uint32_t ts, const std::vector<std::uint8_t>& payload,
+                              bool marker = false) {
+  std::vector<std::uint8_t> p = {0x80, static_cast<std::uint8_t>((marker ? 0x80 : 0) | 96),
+                                 static_cast<std::uint8_t>(seq >> 8), static_cast<std::uint8_t>(seq),
+                                 static_cast<std::uint8_t>(ts >> 24), static_cast<std::uint8_t>(ts >> 16),
+                                 static_cast<std::uint8_t>(ts >> 8), static_cast<std::uint8_t>(ts),
+                                 static_cast<std::uint8_t>(ssrc >> 24), static_cast<std::uint8_t>(ssrc >> 16),
+                                 static_cast<std::uint8_t>(ssrc >> 8), static_cast<std::uint8_t>(ssrc)};
+  for (std::uint8_t b : payload) p.push_back(b);
+  return p;
+}
+
+std::vector<std::uint8_t> random_bytes(std::mt19937& rng, std::size_t n) {
+  std::vector<std::uint8_t> b(n);
+  for (auto& x : b) x = static_cast<std::uint8_t>(rng());
+  return b;
+}
+
+struct Collect {
+  std::vector<CodestreamUnit> units;
+  RtpSession::Sink sink() {
+    return [this](CodestreamUnit&& u) { units.push_back(std::move(u)); };
+  }
+  std::size_t complete() const {
+    return static_cast<std::size_t>(std::count_if(units.begin(), units.end(), [](const auto& u) { return u.complete; }));
+  }
+};
+
+/// Lines a module logger writes while the object lives.
+class LogCapture {
+ public:
+  explicit LogCapture(const std::string& module) : log_(logger(module)), sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+    log_->sinks().push_back(sink_);
+    level_ = log_->level();
+    log_->set_level(spdlog::level::info);
+  }
+  ~LogCapture() {
+    auto& s = log_->sinks();
+    s.erase(std::remove(s.begin(), s.end(), sink_), s.end());
+    log_->set_level(level_);
+  }
+  std::size_t count(const std::string& needle) const {
+    const std::string all = text_.str();
+    std::size_t n = 0;
+    for (auto at = all.find(needle); at != std::string::npos; at = all.find(needle, at + 1)) ++n;
+    return n;
+  }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+  spdlog::level::level_enum level_;
+};
+
+}  // namespace
+
+// Issue 9 item 2: a key announcing 255 elements per unit, every element with one timestamp.
+TEST(HostileMxf, PendingUnitIsCutAtItsTimeCapAndCounted) {
+  Collect out;
+  RtpSession session(out.sink());
+  RtpPacketizer packetizer(0xAB, 96, 1, 1400);
+  Packets packets;
+  packetizer.packetize(mxf_partition_pack(true, 0, 0), 0, packets);
+  for (int e = 0; e < 60; ++e) packetizer.packetize(mxf_picture_element(fake_codestream(e, 64 << 10), 255, 1), 0, packets);
+  // 60 elements over 3 s of arrivals, all with timestamp 0: the unit never reaches 255.
+  for (std::size_t i = 0; i < packets.size(); ++i)
+    session.on_datagram(packets[i], kT0 + std::chrono::milliseconds(3000 * i / packets.size()));
+  auto s = session.snapshot();
+  EXPECT_GE(s.units_capped, 1u);
+  ASSERT_GE(out.units.size(), 1u) << "the pending unit must leave at its cap, not grow without end";
+  EXPECT_FALSE(out.units[0].complete);
+  EXPECT_LE(out.units[0].codestreams.size(), 25u);  // about 1 s worth of the 60 elements
+}
+
+TEST(HostileMxf, PendingUnitIsCutAtItsByteCapAndHoldsNoMore) {
+  Collect out;
+  MxfUnitLimits limits;
+  limits.max_unit_bytes = 1u << 20;
+  MxfRtpDepacketizer d(out.sink(), limits);
+  RtpPacketizer packetizer(0xAB, 96, 1, 1400);
+  Packets packets;
+  for (int e = 0; e < 40; ++e) packetizer.packetize(mxf_picture_element(fake_codestream(e, 100000), 255, 1), 0, packets);
+  std::size_t most = 0;
+  for (auto& p : packets) {
+    d.push(*parse_rtp(p), false, kT0);
+    most = std::max(most, d.pending_bytes());
+  }
+  d.flush();
+  EXPECT_LE(most, limits.max_unit_bytes);
+  EXPECT_EQ(d.counters().units_capped, 1u);
+  ASSERT_EQ(out.units.size(), 1u);  // the rest of that timestamp's elements are dropped, not a second unit
+  EXPECT_FALSE(out.units[0].complete);
+  EXPECT_EQ(out.units[0].codestreams.size(), 10u);
+}
+
+// Issue 9 item 3: a 21-byte packet at fragment offset 0xFFFFF0.
+TEST(HostileRfc5371, FarFragmentOffsetCostsNoMemoryAndIsCounted) {
+  Collect out;
+  Rfc5371Depacketizer d(out.sink());
+  std::vector<std::uint8_t> payload;
+  Rfc5371Header h;
+  h.fragment_offset = 0xFFFFF0;
+  append_rfc5371_header(payload, h);
+  for (int i = 0; i < 13; ++i) payload.push_back(0xAA);
+  auto bytes = rtp(1, 1, 1000, payload, true);
+  d.push(*parse_rtp(bytes), false, kT0);
+  d.flush();
+  ASSERT_EQ(out.units.size(), 1u);
+  EXPECT_FALSE(out.units[0].complete);
+  EXPECT_LT(out.units[0].total_bytes(), 4096u);
+  EXPECT_EQ(d.payload_counters().offsets_rejected, 1u);
+
+  // A real hole from loss (the second of three 1400-byte fragments missing) is still kept.
+  Collect out2;
+  Rfc5371Depacketizer d2(out2.sink());
+  auto cs = fake_codestream(1, 4000);
+  Packets packets;
+  Rfc5371Packetizer packetizer(2, 96, 1, 1400);
+  ASSERT_TRUE(packetizer.packetize(cs, 0, 0, packets).ok());
+  for (std::size_t i = 0; i < packets.size(); ++i)
+    if (i != 2) d2.push(*parse_rtp(packets[i]), i == 3, kT0);
+  d2.flush();
+  ASSERT_EQ(out2.units.size(), 1u);
+  EXPECT_EQ(out2.units[0].codestreams[0].size(), cs.size());
+  EXPECT_EQ(d2.payload_counters().offsets_rejected, 0u);
+}
+
+TEST(PayloadProbe, RecognisesUnitStartsOnlyByStrongSigns) {
+  auto mxf = mxf_stream(1, 1, 500);
+  auto rfc = rfc5371_stream(1, 1, 500);
+  EXPECT_EQ(probe_payload(parse_rtp(mxf[0])->payload), PayloadLook::mxf);
+  EXPECT_EQ(probe_payload(parse_rtp(rfc[0])->payload), PayloadLook::rfc5371);
+  std::vector<std::uint8_t> ts(188 * 7, 0);
+  for (std::size_t i = 0; i < ts.size(); i += 188) ts[i] = 0x47;
+  EXPECT_EQ(probe_payload(ts), PayloadLook::ts);
+  std::mt19937 rng(3);
+  for (int i = 0; i < 10000; ++i) EXPECT_EQ(probe_payload(random_bytes(rng, 1 + rng() % 1400)), PayloadLook::none);
+}
+
+// Issue 9 item 5: a junk stream (valid RTP headers, random payload) that starts first.
+TEST(SessionCapture, JunkStreamThatStartsFirstNeverCapturesTheSession) {
+  Collect out;
+  RtpSession session(out.sink());
+  std::mt19937 rng(5);
+  std::uint16_t junk_seq = 1000;
+  std::uint32_t junk_ts = 77;
+  auto junk = [&](Clock::time_point t) {
+    session.on_datagram(rtp(0xBAD, junk_seq++, junk_ts += 1500, random_bytes(rng, 200 + rng() % 1000)), t);
+  };
+  for (int i = 0; i < 60; ++i) junk(kT0 + std::chrono::milliseconds(16 * i));  // 1 s of junk alone
+  const Packets real = mxf_stream(0x600D, 30, 5000);
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    const auto t = kT0 + std::chrono::seconds(1) + std::chrono::microseconds(200 * i);
+    session.on_datagram(real[i], t);
+    if (i % 2 == 0) junk(t);  // and the junk goes on, interleaved
+  }
+  session.flush();
+  auto s = session.snapshot();
+  EXPECT_EQ(s.ssrc, 0x600Du);
+  EXPECT_EQ(out.complete(), 30u);
+  EXPECT_EQ(s.frames_incomplete, 0u);
+  EXPECT_EQ(s.packets_received, real.size());
+  EXPECT_EQ(s.packets_lost, 0u);
+  EXPECT_GT(s.packets_foreign, 60u);
+  // Both SSRCs are listed; only the real one was followed, the junk one showed no format.
+  ASSERT_EQ(s.ssrcs.size(), 2u);
+  for (const auto& e : s.ssrcs) {
+    EXPECT_EQ(e.followed, e.ssrc == 0x600Du);
+    if (e.ssrc == 0xBADu) {
+      EXPECT_EQ(e.look, PayloadLook::none);
+    }
+  }
+}
+
+// Issue 9 item 6: a spoofed stream with the real SSRC, random numbers and payload, ten times
+// the rate of the real one.
+TEST(SessionCapture, SpoofedPacketsWithTheRealSsrcLeaveCountsAndFramesIntact) {
+  Collect out;
+  RtpSession session(out.sink());
+  std::mt19937 rng(6);
+  const Packets real = mxf_stream(0x600D, 40, 4000);
+  Clock::time_point t = kT0;
+  std::size_t spoofed = 0;
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    t += std::chrono::microseconds(500);
+    session.on_datagram(real[i], t);
+    if (i < 3) continue;  // the real stream is followed first (its first packets arrive alone)
+    for (int k = 0; k < 10; ++k) {
+      t += std::chrono::microseconds(50);
+      session.on_datagram(rtp(0x600D, static_cast<std::uint16_t>(rng()), static_cast<std::uint32_t>(rng()),
+                              random_bytes(rng, 100 + rng() % 1200), rng() % 2),
+                          t);
+      ++spoofed;
+    }
+  }
+  session.flush();
+  auto s = session.snapshot();
+  EXPECT_EQ(out.complete(), 40u);
+  EXPECT_EQ(s.frames_complete + s.frames_incomplete, 40u) << "no more frames than were sent";
+  EXPECT_LE(s.packets_lost, 512u) << "at most one spoofed jump could ever be believed";
+  EXPECT_GT(s.packets_suspect, spoofed * 9 / 10);
+}
+
+// A real restart (new sequence numbers, same SSRC) and a clock jump are still followed.
+TEST(SessionCapture, ConfirmedMovesOfSequenceAndTimestampAreFollowed) {
+  Collect out;
+  RtpSession session(out.sink());
+  Packets a = mxf_stream(0x1, 10, 3000, 100, 0);
+  Packets b = mxf_stream(0x1, 10, 3000, 40000, 500000000);  // same SSRC, far numbers and clock
+  Clock::time_point t = kT0;
+  for (auto& p : a) session.on_datagram(p, t += std::chrono::microseconds(300));
+  for (auto& p : b) session.on_datagram(p, t += std::chrono::microseconds(300));
+  session.flush();
+  auto s = session.snapshot();
+  EXPECT_EQ(out.complete(), 20u);
+  EXPECT_EQ(s.packets_received, a.size() + b.size());
+  EXPECT_EQ(s.packets_lost, 0u);
+  EXPECT_EQ(s.packets_suspect, 0u);
+}
+
+// Issue 10 item 4: two senders in a row.
+TEST(SessionCapture, TwoSendersInARowAreBothCountedPerSsrcAndInTotal) {
+  Collect out;
+  RtpSession session(out.sink());
+  Packets a = mxf_stream(0xA, 12, 3000, 100);
+  Packets b = mxf_stream(0xB, 15, 3000, 9000);
+  Clock::time_point t = kT0;
+  for (auto& p : a) session.on_datagram(p, t += std::chrono::microseconds(300));
+  t += std::chrono::milliseconds(5);  // the second sender starts right away
+  for (auto& p : b) session.on_datagram(p, t += std::chrono::milliseconds(2));
+  session.flush();
+  auto s = session.snapshot();
+  EXPECT_EQ(out.complete(), 27u);
+  EXPECT_EQ(s.frames_incomplete, 0u);
+  EXPECT_EQ(s.packets_received, a.size() + b.size());
+  EXPECT_EQ(s.packets_lost, 0u);
+  EXPECT_EQ(s.packets_foreign, 0u);
+  EXPECT_EQ(s.ssrc, 0xBu);
+  EXPECT_EQ(s.ssrc_changes, 1u);
+  ASSERT_EQ(s.ssrcs.size(), 2u);
+  for (const auto& e : s.ssrcs) {
+    EXPECT_TRUE(e.followed);
+    EXPECT_EQ(e.packets_received, e.ssrc == 0xA ? a.size() : b.size());
+    EXPECT_EQ(e.frames_complete, e.ssrc == 0xA ? 12u : 15u);
+  }
+}
+
+// Issue 10 item 8 / issue 13 item 5: detection without format=, and a stated format that does not fit.
+TEST(PayloadFormat, DetectedFromThePayloadWhenNotStated) {
+  for (bool rfc : {false, true}) {
+    Collect out;
+    SessionConfig config;
+    config.format.reset();
+    RtpSession session(out.sink(), config);
+    Packets packets = rfc ? rfc5371_stream(3, 8, 4000) : mxf_stream(3, 8, 4000);
+    Clock::time_point t = kT0;
+    for (auto& p : packets) session.on_datagram(p, t += std::chrono::microseconds(300));
+    session.flush();
+    auto s = session.snapshot();
+    EXPECT_EQ(s.payload_format, rfc ? "rfc5371" : "mxf");
+    EXPECT_TRUE(s.format_detected);
+    EXPECT_EQ(out.complete(), 8u);
+  }
+}
+
+TEST(PayloadFormat, StatedFormatThatDoesNotFitIsSaidInOneLineAndCounted) {
+  for (bool send_rfc : {false, true}) {
+    LogCapture log("depacketizer");
+    Collect out;
+    SessionConfig config;
+    config.format = send_rfc ? PayloadFormat::mxf : PayloadFormat::rfc5371;
+    RtpSession session(out.sink(), config);
+    Packets packets = send_rfc ? rfc5371_stream(3, 8, 4000) : mxf_stream(3, 8, 4000);
+    Clock::time_point t = kT0;
+    for (auto& p : packets) session.on_datagram(p, t += std::chrono::microseconds(300));
+    session.flush();
+    auto s = session.snapshot();
+    EXPECT_EQ(s.frames_complete + s.frames_incomplete, 0u) << "no bogus frames from the wrong format";
+    EXPECT_GT(s.packets_wrong_format, 0u);
+    EXPECT_EQ(log.count("does not look like"), 1u) << log.text();
+    EXPECT_EQ(log.count(send_rfc ? "it looks like RFC 5371" : "it looks like MXF"), 1u) << log.text();
+  }
+}
+
+// Issue 9 item 8: absurd descriptors are rejected (counted), changes are logged rate-limited.
+TEST(MxfDescriptor, ImplausibleValuesAreRejected) {
+  auto parse = [](const MxfPictureParams& p) {
+    auto klv = mxf_cdci_descriptor(p);
+    auto h = parse_klv_header(klv);
+    return parse_picture_descriptor(Bytes(klv).subspan(h->header_size), false);
+  };
+  MxfPictureParams good;
+  good.width = 1920; good.height = 1080; good.depth = 10;
+  ASSERT_TRUE(parse(good).ok());
+  auto bad = good;
+  bad.depth = 4294967295u;
+  EXPECT_EQ(parse(bad).error().kind, ErrorKind::limit);
+  bad = good;
+  bad.rate_num = 1000000;
+  EXPECT_EQ(parse(bad).error().kind, ErrorKind::limit);
+  bad = good;
+  bad.width = bad.height = 65535;
+  EXPECT_EQ(parse(bad).error().kind, ErrorKind::limit);
+}
+
+TEST(MxfDescriptor, ChangesAreLoggedRateLimitedAndRejectionsCounted) {
+  LogCapture log("depacketizer");
+  Collect out;
+  RtpSession session(out.sink());
+  RtpPacketizer packetizer(9, 96, 1, 1400);
+  Packets packets;
+  packetizer.packetize(mxf_partition_pack(true, 0, 0), 0, packets);
+  for (int i = 0; i < 2000; ++i) {
+    MxfPictureParams p;
+    p.width = 64 + static_cast<std::uint32_t>(i % 2);  // a change every packet
+    p.height = 64;
+    if (i % 10 == 9) p.depth = 4294967295u;
+    packetizer.packetize(mxf_cdci_descriptor(p), static_cast<std::uint32_t>(i), packets);
+  }
+  for (auto& p : packets) session.on_datagram(p, kT0);
+  EXPECT_LE(log.count("picture descriptor"), 2u) << "at most one line a second";
+  EXPECT_EQ(session.snapshot().descriptors_rejected, 200u);
+}
+
+TEST(MxfDescriptor, DescribeSaysWhatIsKnownNotZeroOrUnknown) {
+  PictureDescriptor rgb;  // GStreamer: RGBA descriptor, depth only in the pixel layout (not given here)
+  rgb.stored_width = 640; rgb.stored_height = 480; rgb.frame_layout = 0; rgb.rgba = true;
+  rgb.coding = ColourCoding::rgb;
+  rgb.sample_rate_num = 25; rgb.sample_rate_den = 1;
+  EXPECT_EQ(rgb.describe(), "640x480 progressive RGB (depth not given) 25.000 fps");
+  PictureDescriptor ff;  // FFmpeg rgb48le: CDCI, 4:4:4 16-bit, no coding equations, 1080 in 1088
+  ff.stored_width = 1920; ff.stored_height = 1088; ff.display_width = 1920; ff.display_height = 1080;
+  ff.frame_layout = 0; ff.component_depth = 16; ff.horizontal_subsampling = 1; ff.vertical_subsampling = 1;
+  ff.sample_rate_num = 25; ff.sample_rate_den = 1;
+  const std::string d = ff.describe();
+  EXPECT_EQ(d, "1920x1088 (display 1920x1080) progressive 4:4:4 16-bit (colour coding not given: RGB or YCbCr) 25.000 fps");
+  EXPECT_EQ(d.find("unknown"), std::string::npos);
+}
+
+TEST(MxfDescriptor, RgbaPixelLayoutGivesTheDepth) {
+  // An RGBA descriptor set: stored width/height and PixelLayout R8 G8 B8 (ST 377-1 G.2.40).
+  std::vector<std::uint8_t> set = {0x32, 0x03, 0, 4, 0, 0, 2, 128, 0x32, 0x02, 0, 4, 0, 0, 1, 224,
+                                   0x34, 0x01, 0, 16, 'R', 8, 'G', 8, 'B', 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  auto d = parse_picture_descriptor(set, true);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->component_depth, 8u);
+  EXPECT_EQ(d->describe(), "640x480 RGB 8-bit (rate not given)");
+}
+
+// Issue 9 item 10: 30 ms of jitter against the default 20 ms reorder window.
+TEST(ReorderAdaptive, WindowFollowsJitterSoReorderedFramesStayComplete) {
+  Collect out;
+  RtpSession session(out.sink());  // default reorder config: 64 packets, 20 ms, adaptive
+  const Packets packets = mxf_stream(0x11, 300, 20000);
+  // 25 frames/s, packets of a frame spread over 10 ms, each delayed by 0..60 ms (uniform).
+  std::mt19937 rng(10);
+  std::vector<std::pair<Clock::time_point, std::size_t>> arrivals;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    const auto ts = static_cast<std::uint32_t>(packets[i][4] << 24 | packets[i][5] << 16 | packets[i][6] << 8 | packets[i][7]);
+    const auto sent = kT0 + std::chrono::microseconds(ts / 90 * 1000 + static_cast<std::int64_t>(i % 16) * 600);
+    arrivals.emplace_back(sent + std::chrono::microseconds(rng() % 60000), i);
+  }
+  std::sort(arrivals.begin(), arrivals.end());
+  Clock::time_point now = arrivals.front().first;
+  for (const auto& [at, i] : arrivals) {
+    while (now + std::chrono::milliseconds(2) < at) session.tick(now += std::chrono::milliseconds(2));  // the idle ticks
+    session.on_datagram(packets[i], at);
+    now = at;
+  }
+  session.flush();
+  auto s = session.snapshot();
+  EXPECT_EQ(s.packets_lost, 0u);
+  EXPECT_EQ(out.units.size(), 300u);
+  EXPECT_LE(s.frames_incomplete, 15u) << "only while the window learns the jitter (was most of them)";
+  EXPECT_GT(s.reorder_window_ms, 40.0);
+  EXPECT_LE(s.reorder_window_ms, 250.0);
+}
+
+// Issue 10 item 12: the live loss count does not show reordered packets that are still awaited.
+TEST(ReorderAdaptive, LiveLossCountWaitsForTheReorderWindow) {
+  Collect out;
+  RtpSession session(out.sink());
+  Packets packets = mxf_stream(0x12, 3, 6000);
+  ASSERT_GT(packets.size(), 8u);
+  Clock::time_point t = kT0;
+  for (std::size_t i = 0; i < 5; ++i) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+  session.on_datagram(packets[6], t += std::chrono::microseconds(100));  // 5 is late
+  session.on_datagram(packets[7], t += std::chrono::microseconds(100));
+  EXPECT_EQ(session.snapshot().packets_lost, 0u) << "packet 5 may still come";
+  session.on_datagram(packets[5], t += std::chrono::microseconds(100));
+  EXPECT_EQ(session.snapshot().packets_lost, 0u);
+  EXPECT_EQ(session.snapshot().packets_recovered, 1u);
+  // A packet that never comes is counted once the window gives up on it.
+  for (std::size_t i = 8; i < packets.size(); ++i)
+    if (i != 9) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+  session.tick(t + std::chrono::seconds(1));
+  EXPECT_EQ(session.snapshot().packets_lost, 1u);
+}
+
+// Issue 9 item 5: other SSRCs never displace the followed stream while it is alive, even
+// when their payload looks right and they fill every gap between its frames.
+TEST(SessionCapture, AnotherValidLookingStreamNeverDisplacesAnActiveOne) {
+  Collect out;
+  RtpSession session(out.sink());
+  const Packets real = mxf_stream(0x600D, 20, 3000);
+  const Packets other = mxf_stream(0x0BAD, 400, 3000, 5000);
+  Clock::time_point t = kT0;
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    session.on_datagram(real[i], t += std::chrono::milliseconds(5));
+    if (i < 3) continue;  // the real stream is followed first (the first valid stream wins)
+    for (int k = 0; k < 60 && o < other.size(); ++k) session.on_datagram(other[o++], t += std::chrono::microseconds(50));
+  }
+  session.flush();
+  auto s = session.snapshot();
+  EXPECT_EQ(s.ssrc, 0x600Du);
+  EXPECT_EQ(s.ssrc_changes, 0u);
+  EXPECT_EQ(out.complete(), 20u);
+  EXPECT_EQ(s.frames_incomplete, 0u);
+  EXPECT_EQ(s.packets_received, real.size());
+  EXPECT_EQ(s.packets_foreign, o);
+}

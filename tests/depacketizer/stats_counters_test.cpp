@@ -1,0 +1,61 @@
+// Issue 9 item 7 / issue 10 item 4: the session's hostile-input counters and per-SSRC counts
+// reach the periodic line and the JSON summary (they were counted but never shown).
+#include <gtest/gtest.h>
+
+#include "pipeline/stats.hpp"
+
+using namespace j2k;
+
+namespace {
+pipeline::StatsSample sample() {
+  pipeline::StatsSample s;
+  auto& st = s.stream;
+  st.klv_malformed = 3;
+  st.resync_skipped = 5;
+  st.offsets_rejected = 7;
+  st.units_capped = 2;
+  st.descriptors_rejected = 11;
+  st.packets_suspect = 13;
+  st.packets_foreign = 17;
+  st.packets_wrong_format = 19;
+  st.ssrc_changes = 1;
+  st.payload_format = "rfc5371";
+  st.format_detected = true;
+  s.truncated = 23;
+  depacketizer::SsrcStats a;
+  a.ssrc = 0xA; a.followed = true; a.packets_received = 100; a.frames_complete = 4; a.look = depacketizer::PayloadLook::rfc5371;
+  depacketizer::SsrcStats j;
+  j.ssrc = 0xB; j.datagrams = 17;
+  st.ssrcs = {a, j};
+  return s;
+}
+}  // namespace
+
+TEST(StatsCounters, PeriodicLineShowsEveryHostileInputCounter) {
+  const auto now = sample();
+  const std::string line = pipeline::per_second_line(now, pipeline::StatsSample{}, 3);
+  for (const char* part : {"payload-errors 3", "resync-skipped 5", "bad-offsets 7", "capped 2", "bad-descriptors 11",
+                           "suspect 13", "other-ssrc 17", "wrong-format 19", "ssrc-changes 1", "truncated 23"})
+    EXPECT_NE(line.find(part), std::string::npos) << part << " missing in: " << line;
+}
+
+TEST(StatsCounters, JsonSummaryHasPayloadCountersAndEverySsrc) {
+  const auto j = pipeline::summary_json(sample(), 3);
+  EXPECT_EQ(j["payload"]["errors"], 3);
+  EXPECT_EQ(j["payload"]["resync_skipped_packets"], 5);
+  EXPECT_EQ(j["payload"]["offsets_rejected"], 7);
+  EXPECT_EQ(j["payload"]["units_capped"], 2);
+  EXPECT_EQ(j["payload"]["descriptors_rejected"], 11);
+  EXPECT_EQ(j["payload"]["wrong_format_packets"], 19);
+  EXPECT_EQ(j["packets"]["suspect"], 13);
+  EXPECT_EQ(j["packets"]["truncated"], 23);
+  EXPECT_EQ(j["stream"]["transport"], "rfc5371");
+  EXPECT_EQ(j["stream"]["transport_detected"], true);
+  EXPECT_EQ(j["ssrc_changes"], 1);
+  ASSERT_EQ(j["ssrcs"].size(), 2u);
+  EXPECT_EQ(j["ssrcs"][0]["packets_received"], 100);
+  EXPECT_EQ(j["ssrcs"][0]["frames_complete"], 4);
+  EXPECT_EQ(j["ssrcs"][1]["followed"], false);
+  EXPECT_EQ(j["ssrcs"][1]["datagrams"], 17);
+  EXPECT_FALSE(j["ssrcs"][1].contains("packets_received"));
+}
