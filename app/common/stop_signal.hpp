@@ -1,7 +1,10 @@
 #pragma once
 // Ctrl-C / SIGTERM as a flag the tools' loops poll (the only process-wide state they keep).
+// The first signal asks for an orderly stop; a second one ends the process at once (a user
+// who presses Ctrl-C twice does not want to wait for a drain).
 #include <atomic>
 #include <csignal>
+#include <unistd.h>
 
 namespace j2k::cli {
 
@@ -11,7 +14,9 @@ inline std::atomic<bool>& stop_requested() {
 }
 
 inline void install_stop_signals() {
-  auto handler = [](int) { stop_requested().store(true); };
+  auto handler = [](int sig) {
+    if (stop_requested().exchange(true)) _exit(128 + sig);  // async-signal-safe
+  };
   std::signal(SIGINT, handler);
   std::signal(SIGTERM, handler);
 }

@@ -159,9 +159,15 @@ int main(int argc, char** argv) {
   app.add_option("--threads", opt.threads, "threads used inside one decode")->check(CLI::Range(1, 256));
   app.add_flag("--strict", opt.strict, "fail on any damage instead of decoding what is intact");
   app.add_option("--bench", bench, "decode K times and print speed and time per stage")->check(cli::at_least(0));
+  long long max_memory_mib = j2k::decoder::DecodeLimits{}.max_memory >> 20;
+  app.add_option("--max-memory", max_memory_mib,
+                 "MiB one decode may allocate; a codestream that needs more is refused before allocating")
+      ->check(CLI::Range(16LL, 1LL << 30))
+      ->capture_default_str();
   if (auto status = setup.parse(argc, argv)) return *status;
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
+  choice->limits.max_memory = max_memory_mib << 20;
 
   std::ifstream f(input, std::ios::binary);
   std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -42,6 +42,14 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
                                  s.jitter_ms, s.frames_incomplete);
   if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
+  // Real time: how much decoding is simplified to keep up, and what that costs in delay.
+  if (now.decode.degrade_level > 0)
+    text += fmt::format("\ndegraded: decoding at 1/{} resolution ({} frames so far)", 1 << now.decode.degrade_level,
+                        now.decode.degraded);
+  else if (now.decode.degraded)
+    text += fmt::format("\nfull resolution again ({} frames were degraded)", now.decode.degraded);
+  const auto lat = j2k::pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
+  if (lat.count) text += fmt::format("\nlatency receive→decoded p50 {:.0f} ms  p95 {:.0f} ms  p99 {:.0f} ms", lat.p50, lat.p95, lat.p99);
   QString q = QString::fromStdString(text);
   // How pictures reach the screen: "GPU: H200, display via CUDA→PBO" or the CPU path.
   if (!display_path.isEmpty()) q += "\n" + display_path;
@@ -84,6 +92,9 @@ int main(int argc, char** argv) {
   cli::DecoderOptions decoder_options;
   decoder_options.add_to(app);
   app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)")->check(CLI::Range(0, 256));
+  std::string degrade = "auto";
+  app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")
+      ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
   if (auto status = setup.parse(argc, argv)) return *status;
   auto log = logger("j2kplay");
 
@@ -144,6 +155,7 @@ int main(int argc, char** argv) {
   // A player shows a capture at the pace it was recorded, unless asked for speed (timing=fast).
   config.capture_timing = capture && !(url.query.count("timing") && url.query.at("timing") == "fast");
   config.decode_workers = workers;
+  config.degrade = degrade == "auto";
   config.make_rgba = !headless;
   std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread
   std::atomic<std::uint64_t> frames_seen{0};
@@ -158,6 +170,9 @@ int main(int argc, char** argv) {
   if (!opened) { log->error("{}", opened.error().message); return cli::exit_error; }
   auto& pipe = *opened.value();
   if (demo) url.port = pipe.port();
+  // The decoders are made here, before the demo sender starts encoding: one that cannot be
+  // made (--backend cuda without a usable GPU) is an error at once.
+  if (auto st = pipe.start(); !st) { log->error("{}", st.error().message); return cli::exit_error; }
 
   std::unique_ptr<sender::DemoSender> demo_sender;
   if (demo) {
@@ -183,7 +198,6 @@ int main(int argc, char** argv) {
   };
 
   if (headless) {
-    pipe.start();
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     auto before = pipeline::StatsSample::take(pipe);
@@ -209,8 +223,11 @@ int main(int argc, char** argv) {
     }
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
     auto s = pipeline::StatsSample::take(pipe);
-    log->info("frames decoded {}, packets received {}, lost {}", s.decode.decoded, s.stream.packets_received,
-              s.stream.packets_lost);
+    const auto lat = pipeline::LatencyFigures::of(s.decode.receive_to_decoded);
+    log->info("frames decoded {} ({} degraded), packets received {}, lost {}, latency receive->decoded p50/p95/p99 "
+              "{:.0f}/{:.0f}/{:.0f} ms",
+              s.decode.decoded, s.decode.degraded, s.stream.packets_received, s.stream.packets_lost, lat.p50, lat.p95,
+              lat.p99);
     if (demo_sender && !demo_sender->error().empty()) {
       log->error("demo failed: {}", demo_sender->error());
       return cli::exit_error;
@@ -226,7 +243,6 @@ int main(int argc, char** argv) {
   player.resize(win_w, win_h);
   if (fullscreen) player.showFullScreen();
   else player.show();
-  pipe.start();
 
   // Statistics for the overlay, once a second, read on the GUI thread.
   auto before = std::make_shared<pipeline::StatsSample>(pipeline::StatsSample::take(pipe));

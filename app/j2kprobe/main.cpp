@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 5000.0))->capture_default_str();
   bool no_drop = false;
   app.add_flag("--no-drop", no_drop, "decode every frame even when decoding is slower than the stream (analysis)");
+  std::string degrade = "auto";
+  app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than "
+                                       "drop frames; off with --no-drop and for captures")
+      ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
   app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
       ->check(CLI::IsMember({"drop", "decode"}))->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no per-second lines");
@@ -87,10 +91,12 @@ int main(int argc, char** argv) {
   config.incomplete = incomplete == "decode" ? pipeline::IncompletePolicy::decode : pipeline::IncompletePolicy::drop;
   config.keep_codestreams = !dump_dir.empty();
   config.drop_when_behind = !no_drop;
+  config.degrade = degrade == "auto";
+  if (max_frames > 0) config.max_frames = static_cast<std::uint64_t>(max_frames);
   config.reorder.max_packets = reorder_packets;
   config.reorder.max_delay = std::chrono::microseconds(static_cast<long long>(reorder_ms * 1000));
 
-  // The sink runs on a worker thread, serialised and in order by the pipeline.
+  // The sink runs on the pipeline's delivery thread, in order.
   std::atomic<long long> delivered{0};
   nlohmann::json checksums = nlohmann::json::array();  // guarded by the pipeline's in-order delivery
   gpu::RgbaImage rgba;
@@ -130,7 +136,7 @@ int main(int argc, char** argv) {
   if (!opened) { log->error("{}", opened.error().message); return cli::exit_error; }
   auto& pipe = *opened.value();
   cli::install_stop_signals();
-  pipe.start();
+  if (auto st = pipe.start(); !st) { log->error("{}", st.error().message); return cli::exit_error; }
   if (url->scheme != StreamUrl::Scheme::pcap)
     log->info("waiting up to {:.0f} s for the first packet on {} (--wait)", wait, url->describe());
 
@@ -170,7 +176,7 @@ int main(int argc, char** argv) {
     }
     const auto first = pipe.first_packet_time();
     if (duration > 0 && first && std::chrono::duration<double>(now - *first).count() >= duration) break;
-    if (max_frames > 0 && delivered.load() >= max_frames) break;
+    if (pipe.frame_limit_reached()) break;  // the stop below delivers the last of them
     if (!quiet && now - last_line >= std::chrono::seconds(1)) {
       auto sample = pipeline::StatsSample::take(pipe);
       const double t = first ? std::chrono::duration<double>(now - *first).count() : 0.0;

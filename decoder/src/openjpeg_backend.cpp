@@ -1,6 +1,9 @@
 #include "openjpeg_backend.hpp"
 
 #include <fmt/format.h>
+
+#include <new>
+#include <stdexcept>
 #include <openjpeg.h>
 
 #include <algorithm>
@@ -58,6 +61,19 @@ class OpenJpegDecoder final : public Decoder {
   Backend backend() const noexcept override { return Backend::openjpeg; }
 
   Result<PlanarImage> decode(Bytes input, const DecodeOptions& options) override {
+    // OpenJPEG is C and reports failures as values; our side (the planes we copy into)
+    // can throw: no exception leaves the decoder.
+    try {
+      return decode_unguarded(input, options);
+    } catch (const std::bad_alloc&) {
+      return make_error(ErrorKind::limit, "out of memory while decoding");
+    } catch (const std::length_error&) {
+      return make_error(ErrorKind::limit, "out of memory while decoding (size beyond the allocator's limit)");
+    }
+  }
+
+ private:
+  Result<PlanarImage> decode_unguarded(Bytes input, const DecodeOptions& options) {
     bool jp2 = input.size() >= 12 && input[4] == 'j' && input[5] == 'P';
     if (!jp2 && (input.size() < 2 || input[0] != 0xFF || input[1] != 0x4F))
       return make_error(ErrorKind::corrupt, "not a JPEG 2000 codestream (no SOC marker)");
@@ -96,13 +112,27 @@ class OpenJpegDecoder final : public Decoder {
       return make_error(ErrorKind::limit, fmt::format("{} components is outside the limit", image->numcomps));
     if (w <= 0 || h <= 0 || w * h > limits_.max_pixels)
       return make_error(ErrorKind::limit, fmt::format("image {}x{} exceeds the size limit", w, h));
+    // All components together: OpenJPEG holds each component's samples (int32) and its tile
+    // buffers, and we copy them into the planes (int32): about 12 bytes per sample.
+    long long samples = 0;
+    for (OPJ_UINT32 c = 0; c < image->numcomps; ++c) {
+      const opj_image_comp_t& comp = image->comps[c];
+      if (comp.dx == 0 || comp.dy == 0) return make_error(ErrorKind::corrupt, "zero component subsampling");
+      samples += ((w + comp.dx - 1) / comp.dx) * ((h + comp.dy - 1) / comp.dy);
+    }
+    if (samples > limits_.max_samples)
+      return make_error(ErrorKind::limit, fmt::format("{} components of {}x{} ({} samples) exceed the limit of {} samples",
+                                                      image->numcomps, w, h, samples, limits_.max_samples));
+    if (samples * 12 > limits_.max_memory)
+      return make_error(ErrorKind::limit,
+                        fmt::format("decoding {} components of {}x{} needs {} MiB, more than the memory limit of {} MiB",
+                                    image->numcomps, w, h, (samples * 12) >> 20, limits_.max_memory >> 20));
 
     if (!opj_decode(codec.get(), stream.get(), image.get())) return failure("decode", error_text);
     if (!opj_end_decompress(codec.get(), stream.get())) return failure("end of decode", error_text);
     return to_planar(*image, options.reduce);
   }
 
- private:
   static Error failure(const char* stage, const std::string& text) {
     return make_error(ErrorKind::corrupt,
                       fmt::format("OpenJPEG {} failed: {}", stage, text.empty() ? "no reason given" : text));

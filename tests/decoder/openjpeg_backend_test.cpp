@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "decoder/decoder.hpp"
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "test_images.hpp"
 
 using namespace j2k;
 using namespace j2k::decoder;
+using namespace j2k::packetizer;
 
 TEST(OpenJpegBackend, LosslessRoundTripIsBitExact422) {
   PlanarImage src = test::photo_ycbcr(192, 108, 10, 2);
@@ -70,17 +71,4 @@ TEST(OpenJpegBackend, GarbageAndTruncationGiveErrorsNotCrashes) {
     std::vector<std::uint8_t> part(cs->begin(), cs->begin() + std::min(cut, cs->size()));
     EXPECT_FALSE((*dec)->decode(part, strict).ok()) << cut;
   }
-}
-
-TEST(LocateCodestream, FindsJp2cBoxAndRejectsOthers) {
-  std::vector<std::uint8_t> jp2 = {0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A,
-                                   0, 0, 0, 12, 'j', 'p', '2', 'c', 0xFF, 0x4F, 0xFF, 0xD9};
-  auto cs = locate_codestream(jp2);
-  ASSERT_TRUE(cs.ok());
-  EXPECT_EQ(cs->size(), 4u);
-  EXPECT_EQ((*cs)[1], 0x4F);
-  jp2[15] = 200;  // box longer than the file
-  EXPECT_FALSE(locate_codestream(jp2).ok());
-  std::vector<std::uint8_t> junk = {1, 2, 3};
-  EXPECT_FALSE(locate_codestream(junk).ok());
 }

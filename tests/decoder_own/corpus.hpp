@@ -41,6 +41,10 @@ struct CorpusCase {
   std::string args;  ///< encoder arguments
   bool lossless;
   Encoder encoder = Encoder::opj;
+  /// OpenJPEG decodes this stream off the standard (see the case's comment): a lossy case is
+  /// then checked against the source, at least as close as OpenJPEG's decode, instead of
+  /// within ±1 of it.
+  bool openjpeg_off_standard = false;
 };
 
 inline std::filesystem::path scratch_dir() {

@@ -24,15 +24,12 @@ TEST_P(GStreamerRfc5371, EveryFrameReceivedAndDecodedLikeGStreamer) {
   const std::string src = "videotestsrc num-buffers=25 pattern=smpte horizontal-speed=4 ! video/x-raw,width=720,height=576,format=" +
                           format + ",framerate=25/1 ! openjpegenc ! rtpj2kpay";
   const std::string tag = "gst_" + format;
-  j2k::test::CommandResult probe;
-  std::thread rx([&] {
-    probe = run(bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(port) +
-                    "?format=rfc5371' --frames 25 --timeout 10 --json --no-drop --dump-raw " + tag + ".ours.yuv",
-                tag + ".probe");
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  j2k::test::BackgroundReceiver rx(bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(port) +
+                                       "?format=rfc5371' --frames 25 --timeout 10 --json --no-drop --dump-raw " + tag + ".ours.yuv",
+                                   tag + ".probe");
+  ASSERT_TRUE(rx.wait_listening());
   auto tx = run("gst-launch-1.0 -q " + src + " ! udpsink host=127.0.0.1 port=" + std::to_string(port), tag + ".send");
-  rx.join();
+  const auto probe = rx.join();
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
   ASSERT_EQ(probe.exit_code, 0) << probe.err;
   // GStreamer's own receive path, on the same (deterministic) stream.
@@ -74,14 +71,12 @@ TEST_P(MxfFileInterop, StreamedFileDecodesLikeThePeer) {
   std::filesystem::remove(file);
   auto made = run(c.make + " " + file, c.name + ".make");
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  j2k::test::CommandResult probe;
-  std::thread rx([&] {
-    probe = run(bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(c.port) + "' --frames 25 --timeout 10 --json --no-drop --dump-raw " + ours,
-                c.name + ".probe");
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  j2k::test::BackgroundReceiver rx(bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(c.port) +
+                                       "' --frames 25 --timeout 10 --json --no-drop --dump-raw " + ours,
+                                   c.name + ".probe");
+  ASSERT_TRUE(rx.wait_listening());
   auto tx = run(bin("j2ksend") + " --to rtp://127.0.0.1:" + std::to_string(c.port) + " --mxf " + file, c.name + ".send");
-  rx.join();
+  const auto probe = rx.join();
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
   ASSERT_EQ(probe.exit_code, 0) << probe.err;
   auto decoded = run(c.decode + " " + ref, c.name + ".decode");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "gpu/cuda.hpp"
 #include "process.hpp"
 
 using j2k::test::bin;
@@ -47,4 +48,12 @@ TEST(PlayerUi, DemoScreenshotMatchesDecodedFrame) {
   EXPECT_LT(diff / n, 2.0);
   EXPECT_GT(stddev, 20.0) << "a real photograph has contrast; a blank window does not";
   EXPECT_GT(mean, 30.0);
+}
+
+TEST(PlayerHeadless, CudaBackendWithoutAUsableGpuIsAnErrorAtOnce) {
+  // Issue 9 item 11: `j2kplay --demo --backend cuda` showed "decoded 0.0/s" for ever.
+  if (j2k::gpu::cuda_available()) GTEST_SKIP() << "a usable GPU is present: --backend cuda works here";
+  auto r = run("timeout -s KILL 60 " + bin("j2kplay") + " --demo --headless --backend cuda --quit-after 30", "play-nogpu");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot make the cuda decoder"), std::string::npos) << r.err;
 }

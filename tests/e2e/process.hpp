@@ -8,7 +8,9 @@
 #include <string>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <utility>
 
@@ -41,17 +43,54 @@ inline CommandResult run(const std::string& command, const std::string& tag) {
   return r;
 }
 
-/// Starts a receiver command, gives it time to join, runs the sender command, and waits for the
-/// receiver to finish: the shape of every end-to-end test. Output goes to TAG.probe.* / TAG.send.*.
+/// A receiver (j2kprobe) running in the background. `wait_listening()` returns once it has
+/// bound its socket (its "listening on" line), so a sender started after it loses nothing,
+/// however long the receiver took to start.
+class BackgroundReceiver {
+ public:
+  BackgroundReceiver(const std::string& command, const std::string& tag) : err_(tag + ".err") {
+    std::remove(err_.c_str());
+    std::remove((tag + ".out").c_str());
+    thread_ = std::thread([this, command, tag] {
+      result_ = run(command, tag);
+      done_.store(true);
+    });
+  }
+  ~BackgroundReceiver() {
+    if (thread_.joinable()) thread_.join();
+  }
+  /// True once the line is there; false when the receiver ended first (or after a minute).
+  bool wait_listening() {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < give_up) {
+      if (slurp(err_).find("listening on") != std::string::npos) return true;
+      if (done_.load()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a file for the line
+    }
+    return false;
+  }
+  CommandResult join() {
+    if (thread_.joinable()) thread_.join();
+    return result_;
+  }
+
+ private:
+  std::string err_;
+  CommandResult result_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+/// Starts a receiver command, waits until it listens, runs the sender command, and waits for
+/// the receiver to finish: the shape of every end-to-end test. Output goes to TAG.probe.* /
+/// TAG.send.*.
 inline std::pair<CommandResult, CommandResult> run_receiver_and_sender(const std::string& receiver,
                                                                        const std::string& sender,
                                                                        const std::string& tag) {
-  CommandResult rx_result;
-  std::thread rx([&] { rx_result = run(receiver, tag + ".probe"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  BackgroundReceiver rx(receiver, tag + ".probe");
+  if (!rx.wait_listening()) ADD_FAILURE() << "the receiver never said it was listening";
   CommandResult tx_result = run(sender, tag + ".send");
-  rx.join();
-  return {rx_result, tx_result};
+  return {rx.join(), tx_result};
 }
 
 }  // namespace j2k::test

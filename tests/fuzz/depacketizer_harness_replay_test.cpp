@@ -8,9 +8,9 @@
 #include <fstream>
 #include <random>
 
-#include "decoder/openjpeg_encoder.hpp"
-#include "depacketizer/mxf_writer.hpp"
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 #include "test_images.hpp"
 
 using namespace j2k;
@@ -37,15 +37,15 @@ std::vector<std::uint8_t> codestream(int x, bool luma_only = false, bool chroma_
     part.height = part.planes[0].height;
     img = part;
   }
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.target_bytes = 1500;
   ep.sop = true;
-  auto cs = decoder::encode_openjpeg(img, ep);
+  auto cs = packetizer::encode_openjpeg(img, ep);
   return cs.ok() ? std::move(cs).value() : std::vector<std::uint8_t>{};
 }
 
 Input rfc5371_stream() {
-  depacketizer::Rfc5371Packetizer packetizer(0x55, 96, 65000, 300);
+  packetizer::Rfc5371Packetizer packetizer(0x55, 96, 65000, 300);
   std::vector<std::vector<std::uint8_t>> packets;
   for (int f = 0; f < 4; ++f) {
     const auto ts = static_cast<std::uint32_t>(f * 3600);
@@ -69,8 +69,8 @@ std::vector<Input> tool_inputs() {
   std::vector<Input> inputs;
   // 0: an MXF file: partition pack, descriptor, two picture elements.
   Input mxf = {0, 0, 0};
-  for (const auto& klv : {depacketizer::mxf_partition_pack(true, 0, 0), depacketizer::mxf_cdci_descriptor({}),
-                          depacketizer::mxf_picture_element(codestream(1)), depacketizer::mxf_picture_element(codestream(2))})
+  for (const auto& klv : {packetizer::mxf_partition_pack(true, 0, 0), packetizer::mxf_cdci_descriptor({}),
+                          packetizer::mxf_picture_element(codestream(1)), packetizer::mxf_picture_element(codestream(2))})
     mxf.insert(mxf.end(), klv.begin(), klv.end());
   inputs.push_back(mxf);
   // 1: two codestreams back to back.
@@ -86,6 +86,21 @@ std::vector<Input> tool_inputs() {
   merge.insert(merge.end(), y.begin(), y.end());
   merge.insert(merge.end(), c.begin(), c.end());
   inputs.push_back(merge);
+  // 3: the syntax unit's walk and readers on a codestream with a reserved marker (FF30, no segment).
+  auto walk_cs = codestream(4);
+  const std::size_t after_siz = 4 + static_cast<std::size_t>(walk_cs[4] << 8 | walk_cs[5]);
+  walk_cs.insert(walk_cs.begin() + static_cast<std::ptrdiff_t>(after_siz), {0xFF, 0x30});
+  Input walk = {3, 0, 0};
+  walk.insert(walk.end(), walk_cs.begin(), walk_cs.end());
+  inputs.push_back(walk);
+  // 4: a JP2 file: signature box, then the codestream box (15444-1 I.5.1, I.5.4).
+  const auto boxed = codestream(5);
+  Input jp2 = {4, 0, 0, 0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A};
+  const std::uint32_t lbox = static_cast<std::uint32_t>(8 + boxed.size());
+  jp2.insert(jp2.end(), {static_cast<std::uint8_t>(lbox >> 24), static_cast<std::uint8_t>(lbox >> 16),
+                         static_cast<std::uint8_t>(lbox >> 8), static_cast<std::uint8_t>(lbox), 'j', 'p', '2', 'c'});
+  jp2.insert(jp2.end(), boxed.begin(), boxed.end());
+  inputs.push_back(jp2);
   return inputs;
 }
 

@@ -8,9 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "../e2e/process.hpp"
-#include "decoder/openjpeg_encoder.hpp"
-#include "depacketizer/mxf_writer.hpp"
-#include "depacketizer/rtp_packetizer.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
+#include "gpu/cuda.hpp"
 #include "net/pcap_replay.hpp"
 #include "test_images.hpp"
 
@@ -40,22 +41,22 @@ struct Stream {
 
 Stream make_stream(int frames) {
   Stream s;
-  depacketizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
-  depacketizer::MxfPictureParams mp;
+  packetizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
+  packetizer::MxfPictureParams mp;
   mp.width = 96; mp.height = 64; mp.depth = 10;
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = true;
   for (int f = 0; f < frames; ++f) {
     PlanarImage img = test::photo_ycbcr(96, 64, 10, 2, 600 + 13 * f, 400 + 7 * f);
-    auto cs = decoder::encode_openjpeg(img, ep);
+    auto cs = packetizer::encode_openjpeg(img, ep);
     EXPECT_TRUE(cs.ok());
     s.checksums.push_back(checksum(img));
     const auto ts = static_cast<std::uint32_t>(f * 3600);
     if (f == 0) {
-      packetizer.packetize(depacketizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
-      packetizer.packetize(depacketizer::mxf_cdci_descriptor(mp), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_cdci_descriptor(mp), ts, s.packets);
     }
-    packetizer.packetize(depacketizer::mxf_picture_element(*cs), ts, s.packets);
+    packetizer.packetize(packetizer::mxf_picture_element(*cs), ts, s.packets);
   }
   return s;
 }
@@ -101,6 +102,64 @@ void write_pcapng(const std::string& path, const Stream& s, std::uint16_t port) 
     t += 500;
   }
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
+}
+
+TEST(PcapReplayProbe, CudaBackendWithoutAUsableGpuIsAnErrorAtOnce) {
+  // Issue 9 item 11: the decode workers used to return without a decoder, and the probe
+  // then hung after "end of capture" (ignoring SIGTERM). Now the decoders are made before
+  // anything starts, and failing to make one is an error with status 1. (The `timeout`
+  // turns a hang into a failure instead of a stuck test.)
+  if (gpu::cuda_available()) GTEST_SKIP() << "a usable GPU is present: --backend cuda works here";
+  Stream s = make_stream(4);
+  write_pcap("nogpu.pcap", s, 5004);
+  for (const std::string option : {"--backend cuda", "--gpu on"}) {
+    auto r = test::run("timeout -s KILL 60 " + test::bin("j2kprobe") + " 'pcap:nogpu.pcap?port=5004' " + option, "nogpu");
+    EXPECT_EQ(r.exit_code, 1) << option << "\n" << r.err;
+    EXPECT_NE(r.err.find("cannot make the cuda decoder"), std::string::npos) << option << "\n" << r.err;
+  }
+}
+
+TEST(PcapReplayProbe, FrameLimitIsExactInFastReplay) {
+  // Issue 10 item 5: --frames was ignored in fast pcap replay (all frames decoded for 3).
+  Stream s = make_stream(12);
+  write_pcap("limit.pcap", s, 5004);
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:limit.pcap?port=5004' --json --frames 3", "limit.probe");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["frames"]["complete"], 3);
+  EXPECT_EQ(summary["frames"]["incomplete"], 0);
+  EXPECT_EQ(summary["frames"]["decoded"], 3);
+}
+
+TEST(PcapReplayProbe, AFrameFarLargerThanTheDescriptorIsRejectedAndTheRestDecode) {
+  // Issue 9 item 1 (live path): the descriptor says 96x64; one picture element declares
+  // 512x384. It is refused before decoding (counted), the stream goes on.
+  Stream s;
+  packetizer::RtpPacketizer packetizer(0xABCD, 96, 100, 1200);
+  packetizer::MxfPictureParams mp;
+  mp.width = 96; mp.height = 64; mp.depth = 10;
+  packetizer::EncodeParams ep;
+  ep.lossless = true;
+  for (int f = 0; f < 6; ++f) {
+    const bool big = f == 3;
+    auto cs = packetizer::encode_openjpeg(test::photo_ycbcr(big ? 512 : 96, big ? 384 : 64, 10, 2, 600, 400), ep);
+    ASSERT_TRUE(cs.ok());
+    const auto ts = static_cast<std::uint32_t>(f * 3600);
+    if (f == 0) {
+      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_cdci_descriptor(mp), ts, s.packets);
+    }
+    packetizer.packetize(packetizer::mxf_picture_element(*cs), ts, s.packets);
+  }
+  write_pcap("oversize.pcap", s, 5004);
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:oversize.pcap?port=5004' --json", "oversize.probe");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["frames"]["complete"], 6);
+  EXPECT_EQ(summary["frames"]["decoded"], 5);
+  EXPECT_EQ(summary["frames"]["decode_failed"], 1);
+  EXPECT_EQ(summary["frames"]["rejected_oversize"], 1);
+  EXPECT_NE(r.err.find("far beyond the descriptor"), std::string::npos) << r.err;
 }
 
 }  // namespace
@@ -217,22 +276,22 @@ TEST(PcapReplayPlayer, CaptureEndsWithAMessageAndStatusAndStatisticsOnStderr) {
 // element) was counted in frames.unusable and again in frames.decode_failed.
 TEST(PcapReplayProbe, UnusableFramesAreCountedOnceInTheirOwnCounter) {
   Stream s;
-  depacketizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
-  depacketizer::MxfPictureParams mp;
+  packetizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
+  packetizer::MxfPictureParams mp;
   mp.width = 96; mp.height = 64; mp.depth = 10;
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = true;
   for (int f = 0; f < 6; ++f) {
-    auto cs = decoder::encode_openjpeg(test::photo_ycbcr(96, 64, 10, 2, 600, 400), ep);
+    auto cs = packetizer::encode_openjpeg(test::photo_ycbcr(96, 64, 10, 2, 600, 400), ep);
     ASSERT_TRUE(cs.ok());
     const auto ts = static_cast<std::uint32_t>(f * 3600);
     if (f == 0) {
-      packetizer.packetize(depacketizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
-      packetizer.packetize(depacketizer::mxf_cdci_descriptor(mp), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_cdci_descriptor(mp), ts, s.packets);
     }
     std::vector<std::uint8_t> element = *cs;
     if (f % 2 == 1) element.assign(300, 0x55);  // frames 1, 3, 5: bytes that hold no codestream
-    packetizer.packetize(depacketizer::mxf_picture_element(element), ts, s.packets);
+    packetizer.packetize(packetizer::mxf_picture_element(element), ts, s.packets);
   }
   write_pcap("unusable.pcap", s, 5004);
   auto r = test::run(test::bin("j2kprobe") + " 'pcap:unusable.pcap?port=5004' --json", "unusable.probe");

@@ -7,24 +7,34 @@
 #include "gpu/device_picture.hpp"
 #include "net/pcap_replay.hpp"
 #include "net/udp_receiver.hpp"
+#include "syntax/locate.hpp"
 
 namespace j2k::pipeline {
 
 using Clock = std::chrono::steady_clock;
 
-Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top) {
+Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bool first_is_top, PlanarImage& frame) {
   if (first.planes.size() != second.planes.size() || first.width != second.width)
     return make_error(ErrorKind::corrupt, "the two fields differ in size or components");
   const PlanarImage& top = first_is_top ? first : second;
   const PlanarImage& bottom = first_is_top ? second : first;
-  PlanarImage frame = top;
+  frame.width = top.width;
   frame.height = top.height + bottom.height;
+  frame.colour = top.colour;
+  frame.full_range = top.full_range;
+  frame.planes.resize(top.planes.size());
   for (std::size_t c = 0; c < frame.planes.size(); ++c) {
     const Plane& t = top.planes[c];
     const Plane& b = bottom.planes[c];
     if (t.width != b.width || b.height > t.height || t.height - b.height > 1)
       return make_error(ErrorKind::corrupt, fmt::format("fields differ in component {} geometry", c));
     Plane& p = frame.planes[c];
+    // The geometry and sample format of the field; the frame's own sample memory is reused.
+    p.width = t.width;
+    p.dx = t.dx;
+    p.dy = t.dy;
+    p.precision = t.precision;
+    p.is_signed = t.is_signed;
     p.height = t.height + b.height;
     p.samples.resize(static_cast<std::size_t>(p.width) * p.height);
     // Top field on even lines, bottom field on odd lines.
@@ -34,6 +44,12 @@ Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& se
                   &p.samples[static_cast<std::size_t>(y) * p.width]);
     }
   }
+  return {};
+}
+
+Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top) {
+  PlanarImage frame;
+  if (auto st = weave_fields_into(first, second, first_is_top, frame); !st) return st.error();
   return frame;
 }
 
@@ -51,23 +67,56 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
   return ci;
 }
 
+namespace {
+
+int default_workers(const PipelineConfig& c) {
+  if (!c.decode) return 0;
+  return c.decode_workers > 0 ? c.decode_workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::size_t unit_capacity(const PipelineConfig& c) {
+  if (c.unit_queue > 0) return c.unit_queue;
+  return std::max<std::size_t>(16, 4 * static_cast<std::size_t>(std::max(1, default_workers(c))));
+}
+
+std::size_t result_capacity(const PipelineConfig& c) {
+  if (c.result_queue > 0) return c.result_queue;
+  return static_cast<std::size_t>(default_workers(c)) + 8;
+}
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
 ReceivePipeline::ReceivePipeline(const PipelineConfig& config, Sink sink)
-    : config_(config), sink_(std::move(sink)), packets_(16384), units_(std::max<std::size_t>(1, config.unit_queue)) {}
+    : config_(config),
+      sink_(std::move(sink)),
+      packets_(16384),
+      units_(unit_capacity(config)),
+      results_(result_capacity(config)),
+      degrade_(DegradeController::Config{config.degrade && config.drop_when_behind && config.decode,
+                                         std::max(0, config.max_degrade_level)}) {}
 
 ReceivePipeline::~ReceivePipeline() { stop(false); }
 
 Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineConfig& config, Sink sink) {
-  if (config.url.scheme == StreamUrl::Scheme::demo)
+  if (!config.packet_source && config.url.scheme == StreamUrl::Scheme::demo)
     return make_error(ErrorKind::unsupported, "demo:// is played by j2kplay --demo");
   auto format = depacketizer::parse_payload_format(config.url.format);
   if (!format) return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not mxf or rfc5371", config.url.format));
   PipelineConfig effective = config;
-  if (config.url.scheme == StreamUrl::Scheme::pcap) {
-    // A file can wait for the decoder: decode every frame rather than drop.
+  if (!config.packet_source && config.url.scheme == StreamUrl::Scheme::pcap) {
+    // A file can wait for the decoder: decode every frame, at full quality, rather than drop.
     effective.drop_when_behind = false;
   }
   std::unique_ptr<ReceivePipeline> p(new ReceivePipeline(effective, std::move(sink)));
-  if (config.url.scheme == StreamUrl::Scheme::pcap) {
+  if (config.packet_source) {
+    auto source = config.packet_source(p->packets_);
+    if (!source) return source.error();
+    p->receiver_ = std::move(source).value();
+  } else if (config.url.scheme == StreamUrl::Scheme::pcap) {
     net::PcapConfig pc;
     pc.file = config.url.host;
     pc.port = config.url.port;
@@ -88,39 +137,22 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     if (!rx) return rx.error();
     p->receiver_ = std::move(rx).value();
   }
-  p->session_ = std::make_unique<depacketizer::RtpSession>([raw = p.get()](depacketizer::CodestreamUnit&& unit) {
-    // On the depacketizer thread: hand the unit to the decoders, or account for it now.
-    if (!raw->config_.decode || (!unit.complete && raw->config_.incomplete == IncompletePolicy::drop)) {
-      DecodedFrame f;
-      f.index = unit.index;
-      f.rtp_timestamp = unit.rtp_timestamp;
-      f.complete = unit.complete;
-      f.descriptor = unit.descriptor;
-      f.error = unit.complete ? "decode off" : "incomplete (dropped by policy)";
-      if (!unit.complete && raw->config_.decode) raw->skipped_.fetch_add(1, std::memory_order_relaxed);
-      if (raw->config_.keep_codestreams) f.codestreams = std::move(unit.codestreams);
-      raw->deliver(std::move(f));
-      return;
-    }
-    if (!raw->config_.drop_when_behind) {
-      raw->units_.push_wait(std::move(unit));
-      return;
-    }
-    if (auto evicted = raw->units_.push_drop_oldest(std::move(unit))) {
-      raw->dropped_.fetch_add(1, std::memory_order_relaxed);
-      DecodedFrame f;
-      f.index = evicted->index;
-      f.rtp_timestamp = evicted->rtp_timestamp;
-      f.complete = evicted->complete;
-      f.error = "dropped: decoder behind";
-      raw->deliver(std::move(f));
-    }
-  }, depacketizer::SessionConfig{config.reorder, *format});
+  p->session_ = std::make_unique<depacketizer::RtpSession>(
+      [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
+      depacketizer::SessionConfig{config.reorder, *format});
   return p;
 }
 
 std::uint16_t ReceivePipeline::port() const noexcept { return receiver_->port(); }
 const net::ReceiverCounters& ReceivePipeline::receiver_counters() const noexcept { return receiver_->counters(); }
+
+depacketizer::StreamSnapshot ReceivePipeline::stream() const {
+  auto s = session_->snapshot();
+  // Units cut short by the stop or past the frame limit are not frames of the stream.
+  s.frames_complete -= std::min(s.frames_complete, uncounted_complete_.load());
+  s.frames_incomplete -= std::min(s.frames_incomplete, uncounted_incomplete_.load());
+  return s;
+}
 
 std::optional<Clock::time_point> ReceivePipeline::first_packet_time() const {
   const auto ns = first_packet_ns_.load();
@@ -128,14 +160,24 @@ std::optional<Clock::time_point> ReceivePipeline::first_packet_time() const {
   return Clock::time_point(Clock::duration(ns));
 }
 
-void ReceivePipeline::start() {
-  if (running_.exchange(true)) return;
-  int workers = config_.decode_workers > 0 ? config_.decode_workers
-                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!config_.decode) workers = 0;
+Result<std::unique_ptr<decoder::Decoder>> ReceivePipeline::make_decoder(gpu::CudaDecoder*& cuda) {
+  cuda = nullptr;
+  if (config_.decoder_factory) return config_.decoder_factory();
+  if (pool_) {
+    if (auto typed = app::make_gpu_decoder(config_.decoder)) {
+      cuda = typed->get();
+      return std::unique_ptr<decoder::Decoder>(std::move(typed).value());
+    }
+  }
+  return app::make_decoder(config_.decoder);
+}
+
+Status ReceivePipeline::start() {
+  if (running_.load()) return {};
+  const int workers = default_workers(config_);
   // The GPU display path: display pictures stay in a bounded pool of device buffers.
-  if (workers > 0 && config_.make_rgba && config_.device_display && config_.decoder.may_use_gpu() &&
-      gpu::cuda_available()) {
+  if (workers > 0 && !config_.decoder_factory && config_.make_rgba && config_.device_display &&
+      config_.decoder.may_use_gpu() && gpu::cuda_available()) {
     const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 6;
     if (auto pool = gpu::DevicePicturePool::create(capacity)) {
       pool_ = std::move(pool).value();
@@ -146,22 +188,105 @@ void ReceivePipeline::start() {
                               pool.error().message);
     }
   }
-  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { decode_loop(); });
+  // Every decoder is made before any thread starts: one that cannot be made (no usable GPU
+  // for --backend cuda) is an error now, not a worker that quietly never decodes.
+  std::vector<std::unique_ptr<Worker>> made;
+  for (int i = 0; i < workers; ++i) {
+    auto w = std::make_unique<Worker>();
+    auto dec = make_decoder(w->cuda);
+    if (!dec) {
+      pool_.reset();
+      return make_error(dec.error().kind,
+                        fmt::format("cannot make the {} decoder: {}", config_.decoder.describe(), dec.error().message));
+    }
+    w->decoder = std::move(dec).value();
+    made.push_back(std::move(w));
+  }
+  running_.store(true);
+  workers_ = std::move(made);
+  for (auto& w : workers_) w->thread = std::thread([this, raw = w.get()] { decode_loop(*raw); });
+  delivery_thread_ = std::thread([this] { deliver_loop(); });
   depacketizer_thread_ = std::thread([this] { depacketize_loop(); });
   receiver_->start();
+  return {};
 }
 
 void ReceivePipeline::stop(bool drain) {
   if (!running_.exchange(false)) return;
+  drain_.store(drain);
   receiver_->stop();
   packets_.close();
-  if (depacketizer_thread_.joinable()) depacketizer_thread_.join();
   if (!drain) {
+    // Nothing more is handed on: every queue wakes whoever waits on it.
+    units_.close();
+    results_.close();
     while (units_.try_pop()) {}
   }
+  // Draining: the depacketizer empties the packet queue and flushes the session, the
+  // workers empty the unit queue, the delivery thread empties the results, in that order.
+  if (depacketizer_thread_.joinable()) depacketizer_thread_.join();
   units_.close();
-  for (auto& w : workers_) w.join();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+  results_.close();
+  if (delivery_thread_.joinable()) delivery_thread_.join();
   workers_.clear();
+}
+
+void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
+  // On the depacketizer thread: hand the unit to the decoders, or account for it now.
+  if (limit_reached_.load(std::memory_order_relaxed) || (stopping_flush_ && !unit.complete)) {
+    // Past the frame limit, or cut short by the stop: not a frame of the stream as received.
+    (unit.complete ? uncounted_complete_ : uncounted_incomplete_).fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t seq = next_seq_++;
+  if (config_.max_frames > 0 && ++handed_on_ >= config_.max_frames) limit_reached_.store(true);
+  Job job;
+  job.seq = seq;
+  job.due = unit.last_arrival;
+  if (unit.complete) {
+    job.due = stream_clock_.on_frame(unit.rtp_timestamp, unit.last_arrival);
+    std::lock_guard lock(sched_mutex_);
+    interval_ = stream_clock_.frame_interval();
+  } else {
+    job.due = stream_clock_.due(unit.rtp_timestamp, unit.last_arrival);
+  }
+  if (!config_.decode || (!unit.complete && config_.incomplete == IncompletePolicy::drop)) {
+    DecodedFrame f;
+    f.index = unit.index;
+    f.rtp_timestamp = unit.rtp_timestamp;
+    f.complete = unit.complete;
+    f.descriptor = unit.descriptor;
+    f.received = unit.last_arrival;
+    f.error = unit.complete ? "decode off" : "incomplete (dropped by policy)";
+    if (!unit.complete && config_.decode) skipped_.fetch_add(1, std::memory_order_relaxed);
+    if (config_.keep_codestreams) f.codestreams = std::move(unit.codestreams);
+    hand_on(seq, std::move(f));
+    return;
+  }
+  job.unit = std::move(unit);
+  if (!config_.drop_when_behind) {
+    units_.push_wait(std::move(job));
+    return;
+  }
+  // Live: the queue is the memory bound; frames are normally dropped earlier, as late.
+  if (auto evicted = units_.push_drop_oldest(std::move(job))) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    DecodedFrame f;
+    f.index = evicted->unit.index;
+    f.rtp_timestamp = evicted->unit.rtp_timestamp;
+    f.complete = evicted->unit.complete;
+    f.received = evicted->unit.last_arrival;
+    f.error = "dropped: decoder behind";
+    hand_on(evicted->seq, std::move(f));
+  }
+}
+
+void ReceivePipeline::hand_on(std::uint64_t seq, DecodedFrame&& frame) {
+  // Blocks only while the sink is behind by a whole results queue (a bounded wait that
+  // ends when the sink catches up or the pipeline stops).
+  results_.push_wait(Finished{seq, std::move(frame)});
 }
 
 void ReceivePipeline::depacketize_loop() {
@@ -174,107 +299,248 @@ void ReceivePipeline::depacketize_loop() {
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
       first_packet_ns_.store((*packet)->received.time_since_epoch().count());
+    // After the frame limit the rest of the input is read and ignored (not counted).
+    if (limit_reached_.load(std::memory_order_relaxed)) continue;
     session_->on_datagram((*packet)->bytes(), (*packet)->received);
   }
-  session_->flush();
+  if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
+  // End of a capture: what is pending is the stream's last frame. A stop (Ctrl-C, --duration,
+  // a window closed) cuts the frame in flight short: that frame is not counted incomplete.
+  stopping_flush_ = !receiver_->finished();
+  if (drain_.load() || !stopping_flush_) session_->flush();
 }
 
-void ReceivePipeline::decode_loop() {
+PlanarImage ReceivePipeline::take_spare() {
+  std::lock_guard lock(spare_mutex_);
+  if (spare_.empty()) return {};
+  PlanarImage img = std::move(spare_.back());
+  spare_.pop_back();
+  return img;
+}
+
+void ReceivePipeline::give_back(PlanarImage&& image) {
+  if (image.planes.empty()) return;
+  std::lock_guard lock(spare_mutex_);
+  // Enough for every worker and a few in flight; the rest is freed.
+  if (spare_.size() < workers_.size() + 2) spare_.push_back(std::move(image));
+  image = {};
+}
+
+Clock::duration ReceivePipeline::budget() const {
+  if (config_.latency_budget.count() > 0) return config_.latency_budget;
+  const auto floor = std::max<Clock::duration>(std::chrono::milliseconds(100), 4 * interval_);
+  const double ms = degrade_.mean_ms(degrade_.level()).value_or(0.0);
+  return floor + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(2 * ms));
+}
+
+void ReceivePipeline::deliver_loop() {
+  // Units are numbered in order without gaps; hold early ones until their predecessors are in.
+  for (;;) {
+    auto r = results_.pop_for(std::chrono::milliseconds(200));
+    if (!r) {
+      if (results_.closed()) break;
+      continue;
+    }
+    if (r->seq != next_delivery_) {
+      waiting_.emplace(r->seq, std::move(r->frame));
+      continue;
+    }
+    sink_(std::move(r->frame));
+    give_back(std::move(r->frame.image));  // what the sink left in the frame is reused
+    ++next_delivery_;
+    for (auto it = waiting_.find(next_delivery_); it != waiting_.end(); it = waiting_.find(next_delivery_)) {
+      sink_(std::move(it->second));
+      give_back(std::move(it->second.image));
+      waiting_.erase(it);
+      ++next_delivery_;
+    }
+  }
+  // Closed: with draining every number arrived; anything left waits behind a frame that a
+  // stop without draining discarded.
+  if (drain_.load())
+    for (auto& [seq, frame] : waiting_) sink_(std::move(frame));
+  waiting_.clear();
+}
+
+std::string ReceivePipeline::check_against_descriptor(const depacketizer::CodestreamUnit& unit) const {
+  // The descriptor says what the stream carries; a codestream declaring far more (a huge
+  // picture, thousands of components) is hostile or broken: refuse it before any allocation.
+  if (!unit.descriptor || unit.descriptor->stored_width == 0 || unit.descriptor->stored_height == 0) return {};
+  const auto& d = *unit.descriptor;
+  const long long max_w = static_cast<long long>(d.stored_width) * config_.max_descriptor_ratio;
+  // The stored height is the field's when fields are separate: a frame is twice that.
+  const long long max_h = static_cast<long long>(d.stored_height) * 2 * config_.max_descriptor_ratio;
+  for (const auto& bytes : unit.codestreams) {
+    auto g = syntax::read_geometry(bytes);
+    if (!g) continue;  // the decoder reports what is wrong with it
+    if (g->planes.size() > 4 || g->width > max_w || g->height > max_h)
+      return fmt::format("codestream declares {}x{} with {} components, far beyond the descriptor's {}x{}: rejected",
+                         g->width, g->height, g->planes.size(), d.stored_width, d.stored_height);
+  }
+  return {};
+}
+
+void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, PlanarImage& shape) {
   auto log = logger("decoder");
-  std::unique_ptr<decoder::Decoder> dec;
-  gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
-  if (pool_) {
-    if (auto typed = app::make_gpu_decoder(config_.decoder)) {
-      cuda = typed->get();
-      dec = std::move(typed).value();
-    }
-  }
-  if (!dec) {
-    auto made = app::make_decoder(config_.decoder);
-    if (!made) {
-      log->error("{}", made.error().message);
-      return;
-    }
-    dec = std::move(made).value();
-  }
+  const auto& unit = job.unit;
   decoder::DecodeOptions options;
   options.threads = config_.threads_per_decode;
+  options.reduce = level_.load(std::memory_order_relaxed);
+  if (!unit.problem.empty()) {
+    f.error = unit.problem;
+    return;
+  }
+  if (unit.codestreams.empty() || unit.codestreams.size() > 2 || (unit.codestreams.size() == 2 && unit.fields != 2)) {
+    f.error = fmt::format("{} codestreams in one unit, not a frame or a field pair", unit.codestreams.size());
+    return;
+  }
+  if (auto why = check_against_descriptor(unit); !why.empty()) {
+    oversize_.fetch_add(1, std::memory_order_relaxed);
+    f.error = std::move(why);
+    return;
+  }
+  std::string why;
+  if (options.reduce == 0 && worker.cuda && pool_ && device_display_enabled_.load(std::memory_order_relaxed) &&
+      worker.cuda->gpu_active() && decode_on_device(*worker.cuda, unit, options, f, shape, why)) {
+    f.decoded = true;
+    return;
+  }
+  if (!why.empty()) {
+    // The GPU display path failed for this frame: it takes the CPU path (counted).
+    display_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+    if (!fallback_logged_.exchange(true))
+      log->warn("frame {}: {}; it and later such frames take the CPU display path (counted)", f.index, why);
+    else
+      log->debug("frame {}: {}; CPU display path", f.index, why);
+  }
+  // A frame, or two fields decoded one after the other and woven into a frame. Memory is
+  // reused across frames: fields decode into the worker's own pictures, frames into
+  // pictures the delivery thread gave back after the sink (no allocation, no page faults
+  // per frame once the sizes are stable, as in j2kdecode --bench).
+  const bool fields = unit.codestreams.size() == 2;
+  f.image = take_spare();
+  for (;;) {
+    f.error.clear();
+    bool too_deep = false;
+    for (std::size_t i = 0; i < unit.codestreams.size(); ++i) {
+      auto cs = syntax::locate_codestream(unit.codestreams[i]);
+      if (!cs) { f.error = cs.error().message; break; }
+      PlanarImage& into = fields ? worker.fields[i] : f.image;
+      auto st = worker.decoder->decode_into(*cs, options, into);
+      if (!st) {
+        f.error = st.error().message;
+        too_deep = options.reduce > 0 && st.error().kind == ErrorKind::unsupported;
+        break;
+      }
+    }
+    if (too_deep) {
+      // Fewer decomposition levels than the degradation asked to skip: never ask for more.
+      std::lock_guard lock(sched_mutex_);
+      degrade_.cap(options.reduce - 1);
+      level_.store(degrade_.level());
+      --options.reduce;
+      continue;
+    }
+    if (f.error.empty() && fields) {
+      if (auto st = weave_fields_into(worker.fields[0], worker.fields[1], unit.first_field_is_top, f.image); !st)
+        f.error = st.error().message;
+    }
+    break;
+  }
+  if (!f.error.empty()) give_back(std::move(f.image));
+  f.reduce = options.reduce;
+  f.decoded = f.error.empty();
+}
+
+void ReceivePipeline::decode_loop(Worker& worker) {
+  auto log = logger("decoder");
   RateLimiter error_log;
   for (;;) {
-    auto unit = units_.pop_for(std::chrono::milliseconds(200));
-    if (!unit) {
+    auto job = units_.pop_for(std::chrono::milliseconds(200));
+    if (!job) {
       if (units_.closed()) break;  // closed and drained
       continue;
     }
     DecodedFrame f;
-    f.index = unit->index;
-    f.rtp_timestamp = unit->rtp_timestamp;
-    f.complete = unit->complete;
-    f.descriptor = unit->descriptor;
-    const auto t0 = Clock::now();
+    const auto& unit = job->unit;
+    f.index = unit.index;
+    f.rtp_timestamp = unit.rtp_timestamp;
+    f.complete = unit.complete;
+    f.descriptor = unit.descriptor;
+    f.received = unit.last_arrival;
+    const auto t0 = now();
+    if (config_.drop_when_behind) {
+      // A frame that waited past its latency budget would be shown late: drop it (counted)
+      // so that the decoders spend their time on frames that are still on time. The budget
+      // runs from when the frame was due by the stream's clock, or from its arrival when
+      // the network delivered it later than that (it is not dropped for the network's delay).
+      bool late = false;
+      {
+        std::lock_guard lock(sched_mutex_);
+        late = t0 > std::max(job->due, unit.last_arrival) + budget();
+      }
+      if (late) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        dropped_late_.fetch_add(1, std::memory_order_relaxed);
+        f.error = "dropped: late (decoder behind)";
+        hand_on(job->seq, std::move(f));
+        continue;
+      }
+    }
     PlanarImage shape;  // the geometry, when the picture went to device memory only
-    if (!unit->problem.empty()) {
-      f.error = unit->problem;
-    } else if (unit->codestreams.empty() || unit->codestreams.size() > 2 ||
-               (unit->codestreams.size() == 2 && unit->fields != 2)) {
-      f.error = fmt::format("{} codestreams in one unit, not a frame or a field pair", unit->codestreams.size());
-    } else if (std::string why; cuda && pool_ && device_display_enabled_.load(std::memory_order_relaxed) &&
-                                cuda->gpu_active() && decode_on_device(*cuda, *unit, options, f, shape, why)) {
-      f.decoded = true;
-    } else {
-      if (!why.empty()) {
-        // The GPU display path failed for this frame: it takes the CPU path (counted).
-        display_fallbacks_.fetch_add(1, std::memory_order_relaxed);
-        if (!fallback_logged_.exchange(true))
-          log->warn("frame {}: {}; it and later such frames take the CPU display path (counted)", f.index, why);
-        else
-          log->debug("frame {}: {}; CPU display path", f.index, why);
+    try {
+      decode_unit(worker, *job, f, shape);
+      if (f.decoded && config_.make_rgba && !f.device_rgba) {
+        auto rgba = std::make_shared<gpu::RgbaImage>();
+        const gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
+        if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
+        else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
       }
-      // A frame, or two fields decoded one after the other and woven into a frame.
-      std::vector<PlanarImage> pictures;
-      for (const auto& bytes : unit->codestreams) {
-        auto cs = decoder::locate_codestream(bytes);
-        if (!cs) { f.error = cs.error().message; break; }
-        auto img = dec->decode(*cs, options);
-        if (!img) { f.error = img.error().message; break; }
-        pictures.push_back(std::move(img).value());
-      }
-      if (f.error.empty() && pictures.size() == 2) {
-        auto woven = weave_fields(pictures[0], pictures[1], unit->first_field_is_top);
-        if (woven) f.image = std::move(woven).value();
-        else f.error = woven.error().message;
-      } else if (f.error.empty()) {
-        f.image = std::move(pictures[0]);
-      }
-      f.decoded = f.error.empty();
+    } catch (const std::bad_alloc&) {
+      // The frame boundary is where an allocation failure ends: this frame fails, reception goes on.
+      out_of_memory_.fetch_add(1, std::memory_order_relaxed);
+      f = DecodedFrame{};
+      f.index = unit.index;
+      f.rtp_timestamp = unit.rtp_timestamp;
+      f.complete = unit.complete;
+      f.received = unit.last_arrival;
+      f.error = "out of memory while decoding this frame";
     }
-    if (f.decoded && config_.make_rgba) {
-      auto rgba = std::make_shared<gpu::RgbaImage>();
-      const gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
-      if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
-      else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
-    }
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    const auto t1 = now();
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
     f.decode_ms = static_cast<double>(us) / 1000.0;
     if (f.decoded) {
+      f.latency_ms = ms_between(unit.last_arrival, t1);
       decoded_.fetch_add(1, std::memory_order_relaxed);
+      if (f.reduce > 0) degraded_.fetch_add(1, std::memory_order_relaxed);
       decode_us_total_.fetch_add(us, std::memory_order_relaxed);
       if (f.device_rgba) on_device_.fetch_add(1, std::memory_order_relaxed);
+      {
+        std::lock_guard lock(sched_mutex_);
+        const int before = degrade_.level();
+        degrade_.on_decoded(f.reduce, t1 - t0, static_cast<int>(workers_.size()), interval_, units_.size());
+        level_.store(degrade_.level());
+        if (degrade_.level() != before)
+          log->info("decoders {}: decoding at {} resolution from now on", degrade_.level() > before ? "behind" : "keep up again",
+                    degrade_.level() == 0 ? std::string("full") : fmt::format("1/{}", 1 << degrade_.level()));
+      }
       const PlanarImage& geometry = f.image.empty() ? shape : f.image;
       std::lock_guard lock(format_mutex_);
-      if (width_ != geometry.width || height_ != geometry.height) {
+      latency_.add(f.latency_ms);
+      // The stream's format is that of its full-resolution pictures, not of degraded ones.
+      if (f.reduce == 0 && (width_ != geometry.width || height_ != geometry.height)) {
         width_ = geometry.width;
         height_ = geometry.height;
         format_ = geometry.describe();
         log->info("decoding {} with the {} backend{}", format_, config_.decoder.describe(),
                   f.device_rgba ? ", display picture on the GPU" : "");
       }
-    } else if (unit->problem.empty()) {  // unusable units are counted (and logged) once, by the depacketizer
+    } else if (job->unit.problem.empty()) {  // unusable units are counted (and logged) once, by the depacketizer
       failed_.fetch_add(1, std::memory_order_relaxed);
       if (error_log.allow()) log->warn("frame {} not decoded: {}", f.index, f.error);
     }
-    if (config_.keep_codestreams) f.codestreams = std::move(unit->codestreams);
-    deliver(std::move(f));
+    if (config_.keep_codestreams) f.codestreams = std::move(job->unit.codestreams);
+    hand_on(job->seq, std::move(f));
   }
 }
 
@@ -286,7 +552,7 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
   const auto& streams = unit.codestreams;
   std::vector<PlanarImage> shapes;
   for (const auto& bytes : streams) {
-    auto sh = decoder::read_geometry(bytes);
+    auto sh = syntax::read_geometry(bytes);
     if (!sh) return false;
     shapes.push_back(std::move(sh).value());
   }
@@ -325,28 +591,19 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
   return true;
 }
 
-void ReceivePipeline::deliver(DecodedFrame&& frame) {
-  // Units are numbered in order without gaps; hold early ones until their predecessors are in.
-  std::lock_guard lock(order_mutex_);
-  if (frame.index != next_index_) {
-    waiting_.emplace(frame.index, std::move(frame));
-    return;
-  }
-  sink_(std::move(frame));
-  ++next_index_;
-  for (auto it = waiting_.find(next_index_); it != waiting_.end(); it = waiting_.find(next_index_)) {
-    sink_(std::move(it->second));
-    waiting_.erase(it);
-    ++next_index_;
-  }
-}
-
 DecodeSnapshot ReceivePipeline::decode() const {
   DecodeSnapshot s;
   s.decoded = decoded_.load(std::memory_order_relaxed);
   s.failed = failed_.load(std::memory_order_relaxed);
   s.skipped_incomplete = skipped_.load(std::memory_order_relaxed);
   s.dropped_queue_full = dropped_.load(std::memory_order_relaxed);
+  s.dropped_late = dropped_late_.load(std::memory_order_relaxed);
+  s.degraded = degraded_.load(std::memory_order_relaxed);
+  s.degrade_level = level_.load(std::memory_order_relaxed);
+  s.rejected_oversize = oversize_.load(std::memory_order_relaxed);
+  s.out_of_memory = out_of_memory_.load(std::memory_order_relaxed);
+  s.workers = default_workers(config_);
+  s.threads_per_decode = config_.threads_per_decode;
   s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;
   s.display_on_device = on_device_.load(std::memory_order_relaxed);
   s.display_fallbacks = display_fallbacks_.load(std::memory_order_relaxed);
@@ -356,6 +613,7 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.width = width_;
   s.height = height_;
   s.format = format_;
+  s.receive_to_decoded = latency_;
   return s;
 }
 

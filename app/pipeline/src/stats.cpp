@@ -65,7 +65,9 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
                                  elapsed_s, r.packets, r.frames, r.mbit, r.decoded);
   if (!now.decode.format.empty()) line += "  " + now.decode.format;
   line += fmt::format("  jitter {:.2f} ms", s.jitter_ms);
-  // Everything after "total:" counts since the start.
+  // Rates are marked "/s"; everything after "total:" counts since the start.
+  const auto lat = LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
+  if (lat.count) line += fmt::format("  latency p50/p99 {:.0f}/{:.0f} ms", lat.p50, lat.p99);
   line += fmt::format("  total: lost {}, incomplete {}", s.packets_lost, s.frames_incomplete);
   if (s.packets_duplicate) line += fmt::format(", dup {}", s.packets_duplicate);
   if (s.packets_recovered) line += fmt::format(", reordered {}", s.packets_recovered);
@@ -74,9 +76,16 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (s.packets_malformed) line += fmt::format(", malformed {}", s.packets_malformed);
   if (now.receiver_dropped) line += fmt::format(", rx-dropped {}", now.receiver_dropped);
   if (now.decode.dropped_queue_full) line += fmt::format(", decoder-behind {}", now.decode.dropped_queue_full);
+  if (now.decode.degrade_level > 0 || now.decode.degraded)
+    line += fmt::format(", degraded {} (now at 1/{} resolution)", now.decode.degraded, 1 << now.decode.degrade_level);
   if (now.decode.failed) line += fmt::format(", decode-errors {}", now.decode.failed);
   if (s.units_unusable) line += fmt::format(", unusable {}", s.units_unusable);
   return line;
+}
+
+nlohmann::json latency_json(const LatencyHistogram& h) {
+  const auto f = LatencyFigures::of(h);
+  return {{"count", f.count}, {"p50", f.p50}, {"p95", f.p95}, {"p99", f.p99}};
 }
 
 nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::string& payload_format) {
@@ -138,8 +147,15 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"merged_luma_chroma", st.units_merged},
         {"unusable", st.units_unusable},
         {"dropped_decoder_behind", d.dropped_queue_full},
+        {"dropped_late", d.dropped_late},
+        {"degraded", d.degraded},
+        {"rejected_oversize", d.rejected_oversize},
+        {"out_of_memory", d.out_of_memory},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0}}},
       {"stream", stream},
+      {"latency", {{"receive_to_decoded_ms", latency_json(d.receive_to_decoded)}}},
+      {"decoders", {{"workers", d.workers}, {"threads_per_decode", d.threads_per_decode},
+                    {"degrade_level", d.degrade_level}}},
   };
 }
 

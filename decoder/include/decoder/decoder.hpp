@@ -25,10 +25,15 @@ struct DecodeOptions {
   bool strict = false;   ///< strict: any damage is an error; resilient: decode what is intact
 };
 
-/// Safety limits: a codestream asking for more is refused with ErrorKind::limit.
+/// Safety limits: a codestream asking for more is refused with ErrorKind::limit, before
+/// the memory is allocated. A SIZ costs a few bytes to write and can declare terabytes, so
+/// the picture area alone is not enough: the samples of all components and the memory the
+/// decode needs (coefficients, transform buffers, output, tier-2 structures) are bounded too.
 struct DecodeLimits {
-  long long max_pixels = 16384LL * 16384;  ///< per image, all components counted once
+  long long max_pixels = 16384LL * 16384;  ///< reference-grid area, all components counted once
   int max_components = 16384;
+  long long max_samples = 16384LL * 16384;  ///< samples of all components together
+  long long max_memory = 2LL << 30;          ///< bytes one decode may allocate (2 GiB)
 };
 
 /// What the last decode did and where its time went (only the own backend fills the stages).
@@ -40,6 +45,9 @@ struct DecodeStats {
   std::uint64_t codeblocks = 0;
   std::uint64_t damaged_codeblocks = 0;  ///< zeroed in resilient mode
   std::uint64_t damaged_packets = 0;     ///< packets cut short or unreadable
+  /// Bytes the decode accounted for against DecodeLimits::max_memory (own backend): frame
+  /// buffers plus the tier-2 structures that the packets actually created.
+  std::uint64_t memory_bytes = 0;
 };
 
 class Decoder {
@@ -47,6 +55,7 @@ class Decoder {
   virtual ~Decoder() = default;
   virtual Backend backend() const noexcept = 0;
   /// Decodes one codestream (raw J2K, or a JP2 file whose codestream box is used).
+  /// Never throws: a failed allocation is returned as ErrorKind::limit.
   virtual Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) = 0;
   /// Same as decode(), into `out`: a backend may reuse the memory of `out`'s planes (the own
   /// backend does when the sizes match: no allocation, no zero fill, no page faults per
@@ -64,13 +73,7 @@ class Decoder {
 /// Creates a decoder; an error names the backend and why it is unavailable.
 Result<std::unique_ptr<Decoder>> make_decoder(Backend backend, const DecodeLimits& limits = {});
 
-/// If `data` is a JP2 file, returns the contents of its contiguous codestream box ('jp2c');
-/// if it already is a raw codestream (starts with SOC), returns it unchanged.
-Result<Bytes> locate_codestream(Bytes data);
-
-/// The picture a codestream (or JP2 file) decodes to, from its SOC and SIZ markers only:
-/// size, components, precision, signedness and subsampling, planes sized with no samples.
-/// For callers that must allocate before decoding (e.g. a device picture).
-Result<PlanarImage> read_geometry(Bytes data, const DecodeLimits& limits = {});
+// Finding the codestream in a JP2 file and reading a picture's geometry from SIZ are codestream
+// syntax: syntax/locate.hpp (locate_codestream, read_geometry).
 
 }  // namespace j2k::decoder

@@ -8,9 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 #include "codestream/codestream.hpp"
+#include "dsp.hpp"
 #include "reconstruct_internal.hpp"
+#include "syntax/locate.hpp"
 #include "thread_pool.hpp"
 #include "tier1/code_block_decoder.hpp"
 #include "tier2/packet_decoder.hpp"
@@ -28,8 +32,58 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// Bytes per output sample that a decode allocates whatever the data: the coefficient
+/// buffer (int32), the inverse transform's two level buffers (reconstruct_internal.hpp) and
+/// the output plane (int32).
+constexpr long long kBytesPerSample = 4 + 2 * 4 + 4;
+
+/// The frame's limits over all components (SIZ declares the picture in a few bytes: its
+/// cost is checked here, before anything is allocated): the samples of all components,
+/// and the frame buffers charged to the memory budget.
+Status charge_frame(const Siz& siz, int reduce, const DecodeLimits& limits, MemoryBudget& budget) {
+  long long samples = 0, kept = 0;
+  for (const ComponentSiz& c : siz.components) {
+    const long long w = ceil_div(siz.x1, c.dx) - ceil_div(siz.x0, c.dx);
+    const long long h = ceil_div(siz.y1, c.dy) - ceil_div(siz.y0, c.dy);
+    samples += w * h;
+    kept += static_cast<long long>(ceil_shift(ceil_div(siz.x1, c.dx), reduce) - ceil_shift(ceil_div(siz.x0, c.dx), reduce)) *
+            (ceil_shift(ceil_div(siz.y1, c.dy), reduce) - ceil_shift(ceil_div(siz.y0, c.dy), reduce));
+  }
+  if (samples > limits.max_samples)
+    return make_error(ErrorKind::limit, fmt::format("{} components of {}x{} ({} samples) exceed the limit of {} samples",
+                                                    siz.components.size(), siz.x1 - siz.x0, siz.y1 - siz.y0, samples,
+                                                    limits.max_samples));
+  const long long bytes = kept * kBytesPerSample;
+  if (!budget.charge(bytes))
+    return make_error(ErrorKind::limit, fmt::format("decoding {} components of {}x{} needs {} MiB, more than the memory "
+                                                    "limit of {} MiB",
+                                                    siz.components.size(), siz.x1 - siz.x0, siz.y1 - siz.y0, bytes >> 20,
+                                                    limits.max_memory >> 20));
+  return {};
+}
+
+/// Runs `f` and turns a failed allocation into an error: no exception leaves the decoder
+/// (the budget above should refuse first; this is the backstop for what it does not see).
+template <typename F>
+auto no_throw(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorKind::limit, "out of memory while decoding");
+  } catch (const std::length_error&) {
+    return make_error(ErrorKind::limit, "out of memory while decoding (size beyond the allocator's limit)");
+  }
+}
+
 /// Decoder state that lives across frames: the pool and each thread's tier-1 scratch.
 struct Engine {
+  /// The kernel tables (dsp.hpp): all this CPU has, or a test's mask.
+  explicit Engine(unsigned cpu_mask = kCpuAll) : t1(make_t1_dsp(cpu_mask)), idwt(make_idwt_dsp(cpu_mask)) {}
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  T1Dsp t1;
+  IdwtKernels idwt;
   std::unique_ptr<ThreadPool> pool;
   std::vector<CodeBlockDecoder> scratch;
   ReconstructScratch reconstruct;
@@ -39,7 +93,7 @@ struct Engine {
     threads = std::clamp(threads, 1, 256);
     if (!pool || pool->size() != threads) {
       pool = std::make_unique<ThreadPool>(threads);
-      scratch.assign(static_cast<std::size_t>(threads), {});
+      scratch.assign(static_cast<std::size_t>(threads), CodeBlockDecoder(t1));
     }
   }
 };
@@ -47,7 +101,7 @@ struct Engine {
 Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const DecodeOptions& options,
                                              const DecodeLimits& limits, DecodeStats& stats) {
   auto t0 = std::chrono::steady_clock::now();
-  auto located = locate_codestream(input);
+  auto located = syntax::locate_codestream(input);
   if (!located) return located.error();
   auto parsed = parse_codestream(*located, limits, options.strict);
   if (!parsed) return parsed.error();
@@ -57,6 +111,8 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   CoefficientFrame frame;
   const Siz& siz = cs.siz;
   const int reduce = std::max(0, options.reduce);
+  MemoryBudget budget(limits.max_memory);
+  if (Status st = charge_frame(siz, reduce, limits, budget); !st) return st.error();
   frame.image = {static_cast<int>(siz.x0), static_cast<int>(siz.y0), static_cast<int>(siz.x1), static_cast<int>(siz.y1)};
   frame.reduce = reduce;
   for (const ComponentSiz& c : siz.components) {
@@ -83,7 +139,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     if (options.strict && th.parts.empty()) return make_error(ErrorKind::corrupt, fmt::format("tile {} is missing", t));
     auto params = resolve_tile_params(cs, static_cast<int>(t));
     if (!params) return params.error();
-    if (Status st = build_tile(cs, static_cast<int>(t), std::move(*params), reduce, tiles[t], frame.tiles[t]); !st)
+    if (Status st = build_tile(cs, static_cast<int>(t), std::move(*params), reduce, tiles[t], frame.tiles[t], budget); !st)
       return st.error();
     if (th.parts.empty()) continue;
     // A.4.2: the tile's packets continue from one tile-part to the next (TPsot order).
@@ -99,7 +155,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     if (cs.has_ppm) headers = th.ppm_headers;
     else
       for (auto& [z, bytes] : th.ppt) headers.insert(headers.end(), bytes.begin(), bytes.end());
-    if (Status st = decode_tile_packets(tiles[t], body, headers, packed, t2opt, counters); !st) return st.error();
+    if (Status st = decode_tile_packets(tiles[t], body, headers, packed, t2opt, counters, budget); !st) return st.error();
     if (th.truncated) ++counters.damaged_packets;
   }
   // Collect the tier-1 work: code-blocks of the resolutions we keep.
@@ -114,7 +170,18 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
           const Band& band = res.bands[b];
           if (band.subband_index < 0) continue;
           const SubbandCoefficients& sb = cc.subbands[band.subband_index];
-          for (CodeBlock& cb : pb.blocks) {
+          if (!pb.coded) {
+            // No packet brought data to this precinct: its area of the band is zero.
+            if (pb.rect.width() <= 0 || pb.rect.height() <= 0) continue;
+            CodeBlockJob job;
+            job.zero_rect = pb.rect;
+            job.stride = sb.rect.width();
+            job.out = cc.data.data() + sb.offset + static_cast<std::size_t>(pb.rect.y0 - sb.rect.y0) * job.stride +
+                      (pb.rect.x0 - sb.rect.x0);
+            jobs.push_back(job);
+            continue;
+          }
+          for (CodeBlock& cb : pb.coded->blocks) {
             CodeBlockJob job;
             job.block = &cb;
             job.orientation = band.orientation;
@@ -133,8 +200,9 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   }
   stats.tier2_ms = ms_since(t0);
   stats.damaged_packets = counters.damaged_packets;
+  stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
   stats.codeblocks = static_cast<std::uint64_t>(
-      std::count_if(jobs.begin(), jobs.end(), [](const CodeBlockJob& j) { return j.block->passes > 0; }));
+      std::count_if(jobs.begin(), jobs.end(), [](const CodeBlockJob& j) { return j.block && j.block->passes > 0; }));
 
   // Tier-1, biggest code-blocks first so no thread is left with a large one at the end.
   t0 = std::chrono::steady_clock::now();
@@ -146,10 +214,11 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   // coded, no magnitude bit-planes, damaged) are zeroed.
   engine.pool->parallel_for(jobs.size(), [&](std::size_t i, int slot) {
     const CodeBlockJob& job = jobs[i];
-    const CodeBlock& cb = *job.block;
-    const int w = cb.rect.width(), h = cb.rect.height();
+    const Rect& rect = job.block ? job.block->rect : job.zero_rect;
+    const int w = rect.width(), h = rect.height();
     if (w <= 0 || h <= 0) return;
-    const bool coded = cb.passes > 0 && !cb.segments.empty() && job.magnitude_bits - cb.zero_bitplanes > 0;
+    const bool coded = job.block && job.block->passes > 0 && !job.block->segments.empty() &&
+                       job.magnitude_bits - job.block->zero_bitplanes > 0;
     bool ok = true;
     if (coded) {
       ok = engine.scratch[static_cast<std::size_t>(slot)].decode(job);
@@ -169,7 +238,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
 
 class OwnDecoder final : public Decoder {
  public:
-  explicit OwnDecoder(const DecodeLimits& limits) : limits_(limits) {}
+  explicit OwnDecoder(const DecodeLimits& limits, unsigned cpu_mask = kCpuAll) : limits_(limits), engine_(cpu_mask) {}
   Backend backend() const noexcept override { return Backend::own; }
 
   Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) override {
@@ -179,14 +248,16 @@ class OwnDecoder final : public Decoder {
   }
   Status decode_into(Bytes codestream, const DecodeOptions& options, PlanarImage& out) override {
     stats_ = {};
-    auto frame = run_to_coefficients(engine_, codestream, options, limits_, stats_);
-    if (!frame) return frame.error();
-    ReconstructTimes times;
-    Status st = reconstruct_into(*frame, engine_.pool.get(), &times, &engine_.reconstruct, out);
-    engine_.spare_tiles = std::move(frame->tiles);
-    stats_.idwt_ms = times.idwt_ms;
-    stats_.colour_ms = times.colour_ms;
-    return st;
+    return no_throw([&]() -> Status {
+      auto frame = run_to_coefficients(engine_, codestream, options, limits_, stats_);
+      if (!frame) return frame.error();
+      ReconstructTimes times;
+      Status st = reconstruct_into(*frame, engine_.pool.get(), &times, &engine_.reconstruct, out, &engine_.idwt);
+      engine_.spare_tiles = std::move(frame->tiles);
+      stats_.idwt_ms = times.idwt_ms;
+      stats_.colour_ms = times.colour_ms;
+      return st;
+    });
   }
   DecodeStats last_stats() const override { return stats_; }
 
@@ -199,27 +270,6 @@ class OwnDecoder final : public Decoder {
 }  // namespace
 }  // namespace own
 
-Result<PlanarImage> read_geometry(Bytes data, const DecodeLimits& limits) {
-  auto located = locate_codestream(data);
-  if (!located) return located.error();
-  auto siz = own::parse_main_siz(*located, limits);
-  if (!siz) return siz.error();
-  PlanarImage shape;
-  shape.width = static_cast<int>(siz->x1 - siz->x0);
-  shape.height = static_cast<int>(siz->y1 - siz->y0);
-  for (const own::ComponentSiz& c : siz->components) {
-    Plane p;
-    p.precision = c.precision;
-    p.is_signed = c.is_signed;
-    p.dx = c.dx;
-    p.dy = c.dy;
-    p.width = own::ceil_div(siz->x1, c.dx) - own::ceil_div(siz->x0, c.dx);
-    p.height = own::ceil_div(siz->y1, c.dy) - own::ceil_div(siz->y0, c.dy);
-    shape.planes.push_back(p);
-  }
-  return shape;
-}
-
 Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptions& options, const DecodeLimits& limits,
                                              DecodeStats* stats) {
   // The pool and the tier-1 scratch are kept per calling thread, so a caller decoding frame
@@ -227,7 +277,7 @@ Result<CoefficientFrame> decode_coefficients(Bytes codestream, const DecodeOptio
   // the frames' buffers).
   thread_local own::Engine engine;
   DecodeStats local;
-  return own::run_to_coefficients(engine, codestream, options, limits, stats ? *stats : local);
+  return own::no_throw([&] { return own::run_to_coefficients(engine, codestream, options, limits, stats ? *stats : local); });
 }
 
 struct CoefficientDecoder::Impl {
@@ -246,7 +296,8 @@ CoefficientDecoder& CoefficientDecoder::operator=(CoefficientDecoder&&) noexcept
 Result<CoefficientFrame> CoefficientDecoder::decode(Bytes codestream, const DecodeOptions& options, DecodeStats* stats) {
   DecodeStats local;
   impl_->threads = std::clamp(options.threads, 1, 256);
-  return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local);
+  return own::no_throw(
+      [&] { return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local); });
 }
 
 void CoefficientDecoder::recycle(CoefficientFrame&& frame) {
@@ -255,14 +306,21 @@ void CoefficientDecoder::recycle(CoefficientFrame&& frame) {
 }
 
 Status CoefficientDecoder::reconstruct(const CoefficientFrame& frame, PlanarImage& out, ReconstructTimes* times) {
-  impl_->engine.ensure(impl_->threads);
-  return own::reconstruct_into(frame, impl_->engine.pool.get(), times, &impl_->engine.reconstruct, out);
+  return own::no_throw([&]() -> Status {
+    impl_->engine.ensure(impl_->threads);
+    return own::reconstruct_into(frame, impl_->engine.pool.get(), times, &impl_->engine.reconstruct, out,
+                                 &impl_->engine.idwt);
+  });
 }
 
 int CoefficientDecoder::threads() const noexcept { return impl_->threads; }
 
 std::unique_ptr<Decoder> make_own_decoder(const DecodeLimits& limits) {
   return std::make_unique<own::OwnDecoder>(limits);
+}
+
+std::unique_ptr<Decoder> own::make_own_decoder_for_cpu(unsigned mask, const DecodeLimits& limits) {
+  return std::make_unique<own::OwnDecoder>(limits, mask);
 }
 
 }  // namespace j2k::decoder

@@ -18,6 +18,7 @@
 
 #include "decoder/coefficients.hpp"
 #include "reconstruct_internal.hpp"
+#include "dsp.hpp"
 #include "thread_pool.hpp"
 #include "transform/idwt.hpp"
 
@@ -170,7 +171,7 @@ void for_each(ThreadPool* pool, std::size_t n, Fn&& fn) {
 }  // namespace
 
 Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, ReconstructTimes* times,
-                        ReconstructScratch* scratch, PlanarImage& img) {
+                        ReconstructScratch* scratch, PlanarImage& img, const IdwtKernels* kernels) {
   auto t0 = std::chrono::steady_clock::now();
   const std::size_t ncomp = frame.components.size();
   for (const TileCoefficients& tile : frame.tiles)
@@ -255,7 +256,7 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
 
   // Synthesis.
   t0 = std::chrono::steady_clock::now();
-  const IdwtKernels& k = idwt_kernels();
+  const IdwtKernels& k = kernels ? *kernels : idwt_dsp();
   const int threads = pool ? pool->size() : 1;
   auto& tasks = sc.tasks;
   if (whole_jobs_balance(jobs, threads)) {

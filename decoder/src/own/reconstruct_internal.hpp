@@ -7,6 +7,7 @@
 
 #include "decoder/coefficients.hpp"
 #include "thread_pool.hpp"
+#include "transform/idwt.hpp"
 
 namespace j2k::decoder::own {
 
@@ -51,8 +52,9 @@ struct ReconstructScratch {
 
 /// Reconstructs into `out`, reusing its planes' memory when their sizes match (the planes
 /// are then not cleared first: every sample is written).
+/// `kernels`: the reconstruction kernel table (dsp.hpp; null: idwt_dsp()).
 Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, ReconstructTimes* times,
-                        ReconstructScratch* scratch, PlanarImage& out);
+                        ReconstructScratch* scratch, PlanarImage& out, const IdwtKernels* kernels = nullptr);
 
 Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool* pool, ReconstructTimes* times,
                                       ReconstructScratch* scratch = nullptr);

@@ -25,8 +25,9 @@ struct Packet {
 /// packet still queued somewhere when the pool object goes away returns to live memory.
 struct PacketPoolState {
   std::size_t buffer_size = 0;
+  std::size_t capacity = 0;
+  std::mutex mutex;  // guards packets (made on demand, up to capacity) and free
   std::vector<std::unique_ptr<Packet>> packets;
-  std::mutex mutex;  // guards free
   std::vector<Packet*> free;
 };
 
@@ -37,7 +38,8 @@ struct PacketReturner {
 };
 using PacketPtr = std::unique_ptr<Packet, PacketReturner>;
 
-/// A fixed set of packet buffers. Thread-safe; acquire returns null when all are in use.
+/// A bounded set of packet buffers, made on first use. Thread-safe; acquire returns null
+/// when all `count` are in use.
 class PacketPool {
  public:
   PacketPool(std::size_t count, std::size_t buffer_size);
@@ -45,7 +47,7 @@ class PacketPool {
   PacketPool& operator=(const PacketPool&) = delete;
 
   PacketPtr acquire();
-  std::size_t capacity() const noexcept { return state_->packets.size(); }
+  std::size_t capacity() const noexcept { return state_->capacity; }
   std::size_t buffer_size() const noexcept { return state_->buffer_size; }
   std::size_t available() const;
 

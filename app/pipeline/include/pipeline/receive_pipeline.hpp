@@ -1,11 +1,16 @@
 #pragma once
 // The receive side wired together, shared by j2kprobe and j2kplay:
 //
-//   UdpReceiver thread ─packets─▶ depacketizer thread ─units─▶ decode workers ─▶ in-order sink
-//        (net/)          bounded      (RtpSession)      bounded   (decoder/)
+//   PacketSource ─packets─▶ depacketizer ─units─▶ decode workers ─results─▶ delivery ─▶ sink
+//   (socket/pcap)  bounded    (RtpSession)  bounded  (decoder/)     bounded   (in order)
 //
 // Each arrow is a bounded queue. The receiver never blocks (a full queue drops the packet
-// and counts it); the unit queue drops the oldest whole frame when decoding falls behind.
+// and counts it). Live, a frame is dropped (counted) only when it would be late: when it
+// waited longer than the latency budget after it was due by its RTP timestamp, or when the
+// unit queue overflows (the hard memory bound). Before that, the degrade controller decodes
+// at a lower resolution so that the decoders keep up (scheduling.hpp). The sink runs on its
+// own thread, never under a lock and never on the depacketizer thread: a sink that writes
+// files delays neither packet handling nor decoding beyond the results queue.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -27,6 +32,7 @@
 #include "gpu/device_picture.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "net/packet_source.hpp"
+#include "pipeline/scheduling.hpp"
 
 namespace j2k::gpu {
 class CudaDecoder;
@@ -49,6 +55,10 @@ struct DecodedFrame {
   /// `image` is then empty. Dropping the last reference returns it to the pipeline's pool.
   std::shared_ptr<const gpu::DevicePicture> device_rgba;
   double decode_ms = 0;
+  int reduce = 0;                     ///< resolution levels skipped (degraded when > 0)
+  /// Arrival of the unit's last packet, and from there to decoded (0 when not decoded).
+  std::chrono::steady_clock::time_point received{};
+  double latency_ms = 0;
 };
 
 enum class IncompletePolicy { drop, decode };
@@ -60,7 +70,10 @@ struct PipelineConfig {
   bool decode = true;              ///< false: receive and reassemble only (capacity tests)
   int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
   int threads_per_decode = 1;      ///< threads inside one decode
-  std::size_t unit_queue = 8;      ///< frames waiting for a decoder
+  /// Frames waiting for a decoder: the hard memory bound (frames are dropped earlier, when
+  /// they would be late). 0: 4 per worker, at least 16.
+  std::size_t unit_queue = 0;
+  std::size_t result_queue = 0;    ///< decoded frames waiting for the sink; 0: workers + 8
   /// Live (true): when decoders fall behind, the oldest waiting frame is dropped and counted.
   /// Analysis (false): the depacketizer waits for a decoder instead (every frame is decoded;
   /// if decoding is much slower than the stream, packets then back up to the socket).
@@ -78,6 +91,27 @@ struct PipelineConfig {
   int receive_buffer = 32 << 20;
   bool capture_timing = false;     ///< pcap input: replay at the capture's timing
   depacketizer::ReorderConfig reorder;
+  /// Stop after this many frames (units) were handed on; 0 = no limit. Frames after the
+  /// N-th are neither decoded nor counted.
+  std::uint64_t max_frames = 0;
+  /// Live only (drop_when_behind): decode at a lower resolution when decoders fall behind.
+  bool degrade = true;
+  int max_degrade_level = 2;       ///< resolution levels that may be skipped at most
+  /// How long after its due time (RTP timestamp) a frame may still start decoding; later it
+  /// is dropped as late. 0: automatic (4 frame intervals, at least 100 ms, plus twice the
+  /// current decode time).
+  std::chrono::milliseconds latency_budget{0};
+  /// A frame whose codestream is larger than the stream's picture descriptor by more than
+  /// this factor in width or height (or has more than 4 components) is rejected unread.
+  int max_descriptor_ratio = 2;
+
+  // Seams (tests): where packets come from, how decoders are made, what time it is.
+  using PacketSourceFactory = std::function<Result<std::unique_ptr<net::PacketSource>>(net::PacketQueue&)>;
+  using DecoderFactory = std::function<Result<std::unique_ptr<decoder::Decoder>>()>;
+  using NowFunction = std::function<std::chrono::steady_clock::time_point()>;
+  PacketSourceFactory packet_source;  ///< empty: the socket or capture of `url`
+  DecoderFactory decoder_factory;     ///< empty: `backend` / `gpu`
+  NowFunction now;                    ///< empty: steady_clock::now
 };
 
 /// Totals of the decode side (the receive side is in StreamSnapshot / ReceiverCounters).
@@ -86,6 +120,14 @@ struct DecodeSnapshot {
   std::uint64_t failed = 0;
   std::uint64_t skipped_incomplete = 0;
   std::uint64_t dropped_queue_full = 0;  ///< whole frames dropped because decoders were behind
+  std::uint64_t dropped_late = 0;         ///< of those: would have been late (the rest: queue overflow)
+  std::uint64_t degraded = 0;             ///< decoded below full resolution
+  int degrade_level = 0;                  ///< resolution levels skipped now
+  std::uint64_t rejected_oversize = 0;    ///< larger than the descriptor says (counted in failed)
+  std::uint64_t out_of_memory = 0;        ///< allocation failed while decoding (counted in failed)
+  int workers = 0;
+  int threads_per_decode = 0;
+  LatencyHistogram receive_to_decoded;    ///< last packet received → decoded, ms
   double decode_ms_total = 0;
   std::uint64_t display_on_device = 0;    ///< frames whose display picture stayed on the GPU
   std::uint64_t display_fallbacks = 0;    ///< GPU path failed for a frame: it took the CPU path
@@ -98,6 +140,8 @@ struct DecodeSnapshot {
 
 /// Interleaves two field pictures into a frame: the top field's lines go to even rows.
 Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& second, bool first_is_top);
+/// The same into `frame`, reusing its sample memory.
+Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bool first_is_top, PlanarImage& frame);
 
 /// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks).
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
@@ -111,13 +155,18 @@ class ReceivePipeline {
   static Result<std::unique_ptr<ReceivePipeline>> open(const PipelineConfig& config, Sink sink);
   ~ReceivePipeline();
 
-  void start();
-  /// Stops every thread; pending frames are delivered first when `drain` is true.
+  /// Makes every decoder (an error says why one cannot be made, e.g. no usable GPU for
+  /// --backend cuda: nothing is started then) and starts the threads.
+  [[nodiscard]] Status start();
+  /// Stops every thread; pending frames are delivered first when `drain` is true. A frame
+  /// the stop cuts short is neither delivered nor counted as incomplete.
   void stop(bool drain = true);
+  /// True once `max_frames` frames were handed on (they may still be decoding).
+  bool frame_limit_reached() const noexcept { return limit_reached_.load(); }
 
   std::uint16_t port() const noexcept;
   net::ReceiverCounters const& receiver_counters() const noexcept;
-  depacketizer::StreamSnapshot stream() const { return session_->snapshot(); }
+  depacketizer::StreamSnapshot stream() const;
   DecodeSnapshot decode() const;
   /// True when a finite input (a capture file) has been read completely.
   bool input_finished() const noexcept { return receiver_->finished(); }
@@ -128,10 +177,37 @@ class ReceivePipeline {
   std::optional<std::chrono::steady_clock::time_point> first_packet_time() const;
 
  private:
+  /// A unit on its way to a decoder: `seq` orders delivery (consecutive over everything
+  /// handed on), `due` is when the stream's clock says it should have arrived.
+  struct Job {
+    depacketizer::CodestreamUnit unit;
+    std::uint64_t seq = 0;
+    std::chrono::steady_clock::time_point due{};
+  };
+  struct Finished {
+    std::uint64_t seq = 0;
+    DecodedFrame frame;
+  };
+  struct Worker {
+    std::unique_ptr<decoder::Decoder> decoder;
+    gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
+    PlanarImage fields[2];             // a field pair's pictures, reused frame after frame
+    std::thread thread;
+  };
+
   ReceivePipeline(const PipelineConfig& config, Sink sink);
+  std::chrono::steady_clock::time_point now() const { return config_.now ? config_.now() : std::chrono::steady_clock::now(); }
+  Result<std::unique_ptr<decoder::Decoder>> make_decoder(gpu::CudaDecoder*& cuda);
+  void on_unit(depacketizer::CodestreamUnit&& unit);  // depacketizer thread
   void depacketize_loop();
-  void decode_loop();
-  void deliver(DecodedFrame&& frame);
+  void decode_loop(Worker& worker);
+  void deliver_loop();
+  void decode_unit(Worker& worker, Job& job, DecodedFrame& f, PlanarImage& shape);
+  std::string check_against_descriptor(const depacketizer::CodestreamUnit& unit) const;
+  void hand_on(std::uint64_t seq, DecodedFrame&& frame);  // any producer thread
+  std::chrono::steady_clock::duration budget() const;     // under sched_mutex_
+  PlanarImage take_spare();                  // a decoded picture's memory, for reuse
+  void give_back(PlanarImage&& image);
   /// The GPU display path for one unit; false (with `fallback_reason`) when the frame must
   /// take the CPU path instead.
   bool decode_on_device(gpu::CudaDecoder& dec, const depacketizer::CodestreamUnit& unit,
@@ -141,28 +217,51 @@ class ReceivePipeline {
   PipelineConfig config_;
   Sink sink_;
   net::PacketQueue packets_;
-  BoundedQueue<depacketizer::CodestreamUnit> units_;
+  BoundedQueue<Job> units_;
+  BoundedQueue<Finished> results_;
   std::unique_ptr<net::PacketSource> receiver_;
   std::unique_ptr<depacketizer::RtpSession> session_;
   std::thread depacketizer_thread_;
-  std::vector<std::thread> workers_;
+  std::thread delivery_thread_;
+  std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> running_{false};
+  std::atomic<bool> drain_{true};
   std::atomic<std::int64_t> first_packet_ns_{0};
 
+  // Depacketizer thread only.
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t handed_on_ = 0;
+  bool stopping_flush_ = false;  // the final flush of a stop: incomplete units were cut by it
+  StreamClock stream_clock_;
+  std::atomic<bool> limit_reached_{false};
+  // Units the session counted that are not frames of the stream as received: cut short by
+  // the stop, or after the frame limit. Subtracted from the session's counts.
+  std::atomic<std::uint64_t> uncounted_complete_{0}, uncounted_incomplete_{0};
+
   // Decode totals (workers write, anyone reads).
-  std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0};
+  std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0}, dropped_late_{0};
+  std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0};
   std::atomic<std::int64_t> decode_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
   std::shared_ptr<gpu::DevicePicturePool> pool_;  // set in start() when the GPU display path is possible
   std::atomic<bool> device_display_enabled_{true};
   std::atomic<bool> fallback_logged_{false};
-  mutable std::mutex format_mutex_;  // guards width_, height_, format_
+  mutable std::mutex format_mutex_;  // guards width_, height_, format_, latency_
   int width_ = 0, height_ = 0;
   std::string format_;
+  LatencyHistogram latency_;
 
-  // In-order delivery: frames finish out of order across workers.
-  std::mutex order_mutex_;  // guards next_index_, waiting_, and serialises sink_ calls
-  std::uint64_t next_index_ = 0;
+  // Real-time decisions, shared by the workers (and the depacketizer's interval updates).
+  mutable std::mutex sched_mutex_;  // guards degrade_, interval_
+  DegradeController degrade_;
+  std::chrono::steady_clock::duration interval_{};
+  std::atomic<int> level_{0};
+
+  std::mutex spare_mutex_;  // guards spare_
+  std::vector<PlanarImage> spare_;
+
+  // In-order delivery (delivery thread only): frames finish out of order across workers.
+  std::uint64_t next_delivery_ = 0;
   std::map<std::uint64_t, DecodedFrame> waiting_;
 };
 

@@ -44,6 +44,9 @@ double stream_seconds(const StatsSample& s, double elapsed_s);
 ///  total: lost 0, incomplete 0" — rates marked "/s", counts since the start after "total:".
 std::string per_second_line(const StatsSample& now, const StatsSample& before, double elapsed_s);
 
+/// {"count", "p50", "p95", "p99"} of a latency histogram, in ms.
+nlohmann::json latency_json(const LatencyHistogram& h);
+
 /// The final summary (j2kprobe --json). `elapsed_s` is the receive duration (first to last
 /// packet); `payload_format` the URL's (mxf, rfc5371).
 nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::string& payload_format = "");

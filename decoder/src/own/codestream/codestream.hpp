@@ -1,5 +1,8 @@
 #pragma once
-// Main header and tile-part headers (15444-1 Annex A), parsed through ByteReader.
+// Main header and tile-part headers (15444-1 Annex A), walked and read by the shared syntax unit
+// (syntax/segments.hpp, syntax/parameters.hpp); this file keeps what the decoder adds: the
+// per-tile collection of tile-parts and PPM/PPT, resilience to cut streams, and the precedence
+// of main and tile parameters.
 //
 // The parser only records what the markers say; geometry is derived in tier2/.
 #include <array>
@@ -10,69 +13,26 @@
 #include "core/byte_reader.hpp"
 #include "core/result.hpp"
 #include "decoder/decoder.hpp"
+#include "syntax/parameters.hpp"
 
 namespace j2k::decoder::own {
 
-enum class ProgressionOrder : std::uint8_t { LRCP = 0, RLCP = 1, RPCL = 2, PCRL = 3, CPRL = 4 };
-
-/// Code-block style flags, SPcod/SPcoc (15444-1 Table A.19).
-enum CodeBlockStyle : std::uint8_t {
-  kBypass = 0x01,         ///< selective arithmetic coding bypass
-  kReset = 0x02,          ///< reset context probabilities on each pass
-  kTermAll = 0x04,        ///< terminate on each coding pass
-  kVerticalCausal = 0x08, ///< vertically causal context formation
-  kPredictableTerm = 0x10,///< predictable termination (encoder side only)
-  kSegmentation = 0x20,   ///< segmentation symbols after each cleanup pass
-};
-
-constexpr int kMaxLevels = 32;  // A.6.1: NL is 0..32
-
-/// The component part of COD/COC (SPcod / SPcoc).
-struct ComponentCoding {
-  int levels = 5;
-  int cb_width_exp = 6;   ///< log2 of the nominal code-block width (xcb)
-  int cb_height_exp = 6;
-  std::uint8_t cb_style = 0;
-  bool reversible = true;  ///< 5/3 when true, 9/7 otherwise
-  /// PPx | PPy << 4 per resolution; 15/15 when no precincts are signalled (A.6.1).
-  std::array<std::uint8_t, kMaxLevels + 1> precincts{};
-};
-
-/// The whole-tile part of COD (Scod, SGcod).
-struct CodingStyle {
-  bool sop = false;
-  bool eph = false;
-  ProgressionOrder progression = ProgressionOrder::LRCP;
-  int layers = 1;
-  bool mct = false;
-  ComponentCoding component;
-};
-
-/// QCD/QCC (A.6.4, A.6.5).
-struct Quantization {
-  int style = 0;       ///< 0 none (reversible), 1 scalar derived, 2 scalar expounded
-  int guard_bits = 2;
-  /// (exponent, mantissa) per subband in LL, HL1, LH1, HH1, HL2 ... order.
-  std::vector<std::pair<std::uint8_t, std::uint16_t>> steps;
-};
-
-struct ProgressionChange {  // POC entry (A.6.6)
-  int res_start = 0, comp_start = 0, layer_end = 0, res_end = 0, comp_end = 0;
-  ProgressionOrder order = ProgressionOrder::LRCP;
-};
-
-struct ComponentSiz {
-  int precision = 8;
-  bool is_signed = false;
-  int dx = 1, dy = 1;
-};
-
-struct Siz {
-  std::uint32_t x1 = 0, y1 = 0, x0 = 0, y0 = 0;     // Xsiz, Ysiz, XOsiz, YOsiz
-  std::uint32_t tw = 0, th = 0, tx0 = 0, ty0 = 0;   // XTsiz, YTsiz, XTOsiz, YTOsiz
-  std::vector<ComponentSiz> components;
-  int tiles_x = 0, tiles_y = 0;
-};
+// The marker segments' values are the shared syntax unit's types (codestream/include/syntax).
+using syntax::CodeBlockStyle;
+using syntax::CodingStyle;
+using syntax::ComponentCoding;
+using syntax::ComponentSiz;
+using syntax::kBypass;
+using syntax::kMaxLevels;
+using syntax::kPredictableTerm;
+using syntax::kReset;
+using syntax::kSegmentation;
+using syntax::kTermAll;
+using syntax::kVerticalCausal;
+using syntax::ProgressionChange;
+using syntax::ProgressionOrder;
+using syntax::Quantization;
+using syntax::Siz;
 
 /// Coding parameters as set by one header (main or a tile's): what each marker overrode.
 struct HeaderParams {
@@ -110,9 +70,6 @@ struct Codestream {
 /// Parses all headers of a codestream (starting at SOC). Tile-part bodies stay views into
 /// `data`. In resilient mode a truncated stream keeps what was complete.
 Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool strict);
-
-/// SOC and SIZ only: the picture's geometry without reading the rest of the headers.
-Result<Siz> parse_main_siz(Bytes data, const DecodeLimits& limits);
 
 /// Effective parameters for one tile-component (precedence of A.6: tile COC > tile COD >
 /// main COC > main COD; same for QCC/QCD).

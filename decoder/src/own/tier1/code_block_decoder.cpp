@@ -7,12 +7,9 @@
 #include <emmintrin.h>
 #endif
 
+#include "dsp.hpp"
 #include "tier1/mq_decoder.hpp"
 #include "tier1/t1_kernel.hpp"
-#include <atomic>
-#if defined(J2K_T1_HAVE_V3)
-#include <cpuid.h>
-#endif
 
 namespace j2k::decoder::own {
 
@@ -72,41 +69,7 @@ alignas(64) const MqNextTable kMqNextTable = [] {
 
 namespace j2k::decoder::own {
 
-namespace {
-std::atomic<int> g_t1_variant{0};
-#if defined(J2K_T1_HAVE_V3)
-bool cpu_has_v3() {
-  __builtin_cpu_init();
-  // MOVBE (CPUID 1, ECX bit 22) and LZCNT (CPUID 0x80000001, ECX bit 5) are read with
-  // cpuid: clang does not know them as __builtin_cpu_supports names.
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool movbe = __get_cpuid(1, &a, &b, &c, &d) && (c >> 22 & 1u);
-  const bool lzcnt = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c >> 5 & 1u);
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-         __builtin_cpu_supports("fma") && movbe && lzcnt;
-}
-#endif
-}  // namespace
-
-bool t1_use_v3() {
-#if defined(J2K_T1_HAVE_V3)
-  static const bool has = cpu_has_v3();
-  const int v = g_t1_variant.load(std::memory_order_relaxed);
-  return v == 0 ? has : (v == 2 && has);
-#else
-  return false;
-#endif
-}
-
-void set_t1_variant(int variant) { g_t1_variant.store(variant, std::memory_order_relaxed); }
-bool t1_v3_available() {
-#if defined(J2K_T1_HAVE_V3)
-  static const bool has = cpu_has_v3();
-  return has;
-#else
-  return false;
-#endif
-}
+CodeBlockDecoder::CodeBlockDecoder(const T1Dsp& dsp) : dsp_(&dsp) {}
 
 bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   const CodeBlock& cb = *job.block;
@@ -168,17 +131,17 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
                         (job.cb_style & kReset) != 0,
                         (job.cb_style & kVerticalCausal) != 0,
                         (job.cb_style & kSegmentation) != 0};
-#if defined(J2K_T1_HAVE_V3)
-  const bool ok = t1_use_v3() ? t1_v3::run_passes(kernel) : t1_base::run_passes(kernel);
-#else
-  const bool ok = t1_base::run_passes(kernel);
-#endif
+  const bool ok = dsp_->run_passes(kernel);
   if (!ok) return false;  // the output region was never written: it stays zero
 
   // Write out with signs. Magnitudes were written only where a sample became significant
   // (data_ is not cleared between blocks), so the significance flag selects them.
   // H.1 (ROI maxshift): magnitudes >= 2^s belong to the region and were scaled up by the
-  // encoder; scale them back down.
+  // encoder; scale them back down. data_ holds twice the magnitude (the midpoint bit below),
+  // hence the threshold 2^(s+1). OpenJPEG (and Grok's decoder) compare their doubled values
+  // with 2^s, i.e. the magnitude with 2^(s-1): one bit-plane lower than H.1. It only shows
+  // on streams whose background reaches bit-plane s-1, such as Grok's, which carry the RGN
+  // marker with unshifted coefficients (tests/decoder_own/corpus_test.cpp, *_grk_roi_*).
   const int roi = job.roi_shift;
   if (roi) {
     const std::int32_t roi_threshold = roi + 1 < 31 ? (1 << (roi + 1)) : INT32_MAX;

@@ -20,11 +20,17 @@ struct CodeBlockJob {
   std::int32_t* out = nullptr;
   int stride = 0;
   std::uint32_t bytes = 0;  ///< for scheduling (largest first)
+  Rect zero_rect;           ///< when `block` is null: a precinct without data, zeroed at `out`
 };
+
+/// Tier-1 kernels (dsp.hpp); declared here so that this header needs no more than tier-1.
+struct T1Dsp;
 
 /// Per-thread scratch, reused from block to block so the hot data stays in cache.
 class CodeBlockDecoder {
  public:
+  /// `dsp`: the kernel table to use (t1_dsp(): all this CPU has); it must outlive the decoder.
+  explicit CodeBlockDecoder(const T1Dsp& dsp);
   /// Decodes; returns false when the block was found damaged (its output is then zeroed).
   bool decode(const CodeBlockJob& job);
 
@@ -35,6 +41,7 @@ class CodeBlockDecoder {
   std::vector<std::uint8_t> bytes_;
   std::vector<std::uint32_t> seg_offsets_;
   std::vector<T1Segment> segs_;
+  const T1Dsp* dsp_;
 };
 
 }  // namespace j2k::decoder::own

@@ -41,11 +41,6 @@ namespace t1_v3 {
 bool run_passes(const T1Kernel& k);
 }
 
-/// Which kernel CodeBlockDecoder uses: 0 automatic (x86-64-v3 where the CPU has it),
-/// 1 baseline, 2 x86-64-v3 (tests; only where t1_v3_available()).
-void set_t1_variant(int variant);
-bool t1_v3_available();
-/// Whether the x86-64-v3 kernels are in use now (tier-1 and the IDWT follow this switch).
-bool t1_use_v3();
+// Which copy runs is the dispatch table's choice (dsp.hpp).
 
 }  // namespace j2k::decoder::own

@@ -52,8 +52,15 @@ struct Contribution {
 
 class PacketReader {
  public:
-  PacketReader(Tile& tile, Bytes body, Bytes headers, bool packed, const Tier2Options& opt, Tier2Counters& counters)
-      : tile_(tile), body_(body), headers_(packed ? headers : body), packed_(packed), opt_(opt), counters_(counters) {}
+  PacketReader(Tile& tile, Bytes body, Bytes headers, bool packed, const Tier2Options& opt, Tier2Counters& counters,
+               MemoryBudget& budget)
+      : tile_(tile),
+        body_(body),
+        headers_(packed ? headers : body),
+        packed_(packed),
+        opt_(opt),
+        counters_(counters),
+        budget_(budget) {}
 
   /// Reads one packet. Returns false when the tile's data is used up or damaged.
   Status read(int c, int r, int prec, int layer, bool& stop) {
@@ -79,23 +86,26 @@ class PacketReader {
     if (br.bit()) {  // non-empty packet
       for (int b = 0; b < res.num_bands; ++b) {
         PrecinctBand& pb = res.precincts[static_cast<std::size_t>(prec) * res.num_bands + b];
-        const Band& band = res.bands[b];
+        if (pb.cb_cols <= 0 || pb.cb_rows <= 0) continue;
+        if (!pb.coded)
+          if (Status st = materialize_code_blocks(pb, res.xcb, res.ycb, budget_); !st) return st;
+        PrecinctCodeBlocks& pcb = *pb.coded;
         for (int j = 0; j < pb.cb_rows; ++j) {
           for (int i = 0; i < pb.cb_cols; ++i) {
-            CodeBlock& cb = pb.blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
+            CodeBlock& cb = pcb.blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
             bool included;
             bool first_time = !cb.included;
-            if (first_time) included = pb.inclusion.decode(br, i, j, layer + 1);  // B.10.4
+            if (first_time) included = pcb.inclusion.decode(br, i, j, layer + 1);  // B.10.4
             else included = br.bit() != 0;
             if (br.failed()) return damaged(stop, "packet header");
             if (!included) continue;
             if (first_time) {
               // B.10.5: missing most significant bit-planes, decoded to its exact value.
               int t = 1;
-              while (!pb.zero_bitplanes.decode(br, i, j, t)) {
+              while (!pcb.zero_bitplanes.decode(br, i, j, t)) {
                 if (br.failed() || ++t > 80) return damaged(stop, "zero bit-plane tag tree");
               }
-              cb.zero_bitplanes = pb.zero_bitplanes.value(i, j);
+              cb.zero_bitplanes = pcb.zero_bitplanes.value(i, j);
               cb.included = true;
             }
             int passes = read_pass_count(br);
@@ -125,7 +135,6 @@ class PacketReader {
             }
             if (br.failed()) return damaged(stop, "segment lengths");
             if (done > 255) return damaged(stop, "too many coding passes");  // D.1: at most 3*Mb-2 passes, Mb <= 74 with ROI
-            (void)band;
             contributions_.push_back(con);
           }
         }
@@ -184,6 +193,7 @@ class PacketReader {
   bool packed_;
   const Tier2Options& opt_;
   Tier2Counters& counters_;
+  MemoryBudget& budget_;
   std::size_t body_pos_ = 0;
   std::size_t header_pos_ = 0;
   std::vector<Contribution> contributions_;
@@ -194,8 +204,10 @@ long long checked_shift(long long v, int s) { return s >= 40 ? (1LL << 40) : v <
 
 /// Walks one progression (B.12.1) calling `visit(c, r, precinct, layer)` for each packet
 /// not read yet. Position-driven orders follow B.12.1.3–B.12.1.5 literally.
+/// `steps` is the walk's work budget (positions and precinct visits); a header whose
+/// progression would visit far more positions than the data has packets is refused.
 template <typename Visit>
-Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
+Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& visit) {
   const int ncomp = static_cast<int>(tile.components.size());
   const int cs = std::clamp(pc.comp_start, 0, ncomp), ce = std::clamp(pc.comp_end, 0, ncomp);
   int max_res = 0;
@@ -204,7 +216,13 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
   const int le = pc.layer_end;
   bool stop = false;
 
+  auto over_budget = [&]() -> Status {
+    return make_error(ErrorKind::limit,
+                      fmt::format("tile {}: the progression visits far more precinct positions than the data has packets",
+                                  tile.index));
+  };
   auto packet_layers = [&](int c, int r, int prec, int l0, int l1) -> Status {
+    if (--steps < 0) return over_budget();
     Resolution& res = tile.components[c].resolutions[r];
     // Layers of one precinct come in order; start at the first one not read yet.
     for (int l = std::max(l0, res.next_layer[prec]); l < l1 && !stop; ++l) {
@@ -252,20 +270,27 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
     default: break;
   }
 
-  // Position-driven orders: step over the reference grid by the smallest precinct.
+  // Position-driven orders: step over the reference grid by the smallest precinct of the
+  // components and resolutions the loop at hand visits (B.12.1.3-B.12.1.5: only positions
+  // that start a precinct of one of them yield packets). Stepping by the smallest precinct
+  // of the whole tile instead would, in RPCL, walk the finest grid for every resolution.
   long long xstep = 0, ystep = 0;
-  for (int c = cs; c < ce; ++c) {
-    TileComponent& tc = tile.components[c];
-    const int nl = static_cast<int>(tc.resolutions.size()) - 1;
-    for (int r = rs; r < std::min(re, nl + 1); ++r) {
-      const Resolution& res = tc.resolutions[r];
-      long long sx = checked_shift(tile.components[c].dx, res.ppx + nl - r);
-      long long sy = checked_shift(tile.components[c].dy, res.ppy + nl - r);
-      xstep = xstep == 0 ? sx : std::min(xstep, sx);
-      ystep = ystep == 0 ? sy : std::min(ystep, sy);
+  auto set_steps = [&](int c0, int c1, int r0, int r1) {
+    xstep = ystep = 0;
+    for (int c = c0; c < c1; ++c) {
+      TileComponent& tc = tile.components[c];
+      const int nl = static_cast<int>(tc.resolutions.size()) - 1;
+      for (int r = r0; r < std::min(r1, nl + 1); ++r) {
+        const Resolution& res = tc.resolutions[r];
+        if (res.prec_cols == 0 || res.prec_rows == 0) continue;
+        long long sx = checked_shift(tile.components[c].dx, res.ppx + nl - r);
+        long long sy = checked_shift(tile.components[c].dy, res.ppy + nl - r);
+        xstep = xstep == 0 ? sx : std::min(xstep, sx);
+        ystep = ystep == 0 ? sy : std::min(ystep, sy);
+      }
     }
-  }
-  if (xstep == 0 || ystep == 0) return {};
+    return xstep > 0 && ystep > 0;
+  };
   const Rect tr = tile.rect;
   auto precinct_at = [&](int c, int r, long long x, long long y) -> int {
     TileComponent& tc = tile.components[c];
@@ -290,8 +315,10 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
   };
   auto for_positions = [&](auto&& body) -> Status {
     for (long long y = tr.y0; y < tr.y1 && !stop; y += ystep - (y % ystep))
-      for (long long x = tr.x0; x < tr.x1 && !stop; x += xstep - (x % xstep))
+      for (long long x = tr.x0; x < tr.x1 && !stop; x += xstep - (x % xstep)) {
+        if (--steps < 0) return over_budget();
         if (Status st = body(x, y); !st) return st;
+      }
     return {};
   };
   // The layers of the precinct of component c, resolution r at reference-grid position (x, y), if any.
@@ -302,6 +329,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
   switch (pc.order) {
     case ProgressionOrder::RPCL:
       for (int r = rs; r < re && !stop; ++r) {
+        if (!set_steps(cs, ce, r, r + 1)) continue;
         Status st = for_positions([&](long long x, long long y) -> Status {
           for (int c = cs; c < ce && !stop; ++c)
             if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
@@ -311,6 +339,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
       }
       return {};
     case ProgressionOrder::PCRL:
+      if (!set_steps(cs, ce, rs, re)) return {};
       return for_positions([&](long long x, long long y) -> Status {
         for (int c = cs; c < ce && !stop; ++c)
           for (int r = rs; r < re && !stop; ++r)
@@ -320,6 +349,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
     case ProgressionOrder::CPRL:
       for (int c = cs; c < ce && !stop; ++c) {
         // B.12.1.5: the steps come from this component alone.
+        if (!set_steps(c, c + 1, rs, re)) continue;
         Status st = for_positions([&](long long x, long long y) -> Status {
           for (int r = rs; r < re && !stop; ++r)
             if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
@@ -335,8 +365,8 @@ Status walk(Tile& tile, const ProgressionChange& pc, Visit&& visit) {
 }  // namespace
 
 Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
-                           const Tier2Options& options, Tier2Counters& counters) {
-  PacketReader reader(tile, body, packed_headers, headers_packed, options, counters);
+                           const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget) {
+  PacketReader reader(tile, body, packed_headers, headers_packed, options, counters, budget);
   std::vector<ProgressionChange> changes = tile.params.poc;
   int max_res = 0;
   for (auto& tc : tile.components) max_res = std::max(max_res, static_cast<int>(tc.resolutions.size()));
@@ -357,9 +387,13 @@ Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool he
     stop = s;
     return st;
   };
+  // Work budget of the progression walks: every packet costs at least one byte, so a
+  // walk that visits many more positions than the tile has bytes is following a hostile
+  // header (1x1 precincts on a large tile, thousands of empty components) rather than data.
+  long long steps = (1LL << 26) + 1024LL * static_cast<long long>(body.size() + packed_headers.size());
   for (ProgressionChange pc : changes) {
     pc.layer_end = std::min(pc.layer_end, layers);
-    if (Status st = walk(tile, pc, visit); !st) return st;
+    if (Status st = walk(tile, pc, steps, visit); !st) return st;
     if (stop) break;
   }
   return {};

@@ -21,7 +21,9 @@ struct Tier2Options {
 /// `body`: the tile's packet data (all tile-parts concatenated). `packed_headers`: the
 /// packet headers from PPM/PPT, or empty when headers are in `body`.
 /// Resilient mode stops at the first damaged packet and keeps what came before it.
+/// Code-blocks are created (and charged to `budget`) when a packet first brings data to
+/// their precinct; an exhausted budget is an ErrorKind::limit error in either mode.
 Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
-                           const Tier2Options& options, Tier2Counters& counters);
+                           const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget);
 
 }  // namespace j2k::decoder::own

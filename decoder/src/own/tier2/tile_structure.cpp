@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace j2k::decoder::own {
 
@@ -13,14 +14,41 @@ int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b
 int ceil_shift(long long a, int s) { return static_cast<int>((a + (1LL << s) - 1) >> s); }
 int floor_shift(long long a, int s) { return static_cast<int>(a >> s); }
 
-// A cap on the objects one tile may create, so a hostile header (1x1 precincts, 4x4
-// code-blocks on a huge image) cannot make us allocate without bound.
-constexpr long long kMaxCodeBlocksPerTile = 1LL << 22;
+// A cap on the precincts one tile may declare (each costs its bookkeeping even without
+// data; the memory budget bounds the bytes, this bounds the work of the progression walk).
 constexpr long long kMaxPrecinctsPerTile = 1LL << 22;
+
+Error over_budget(std::string_view what, const MemoryBudget& budget) {
+  return make_error(ErrorKind::limit, fmt::format("{} would exceed the memory limit of {} MiB", what,
+                                                  budget.limit() >> 20));
+}
 
 }  // namespace
 
-Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Tile& tile, TileCoefficients& out) {
+Status materialize_code_blocks(PrecinctBand& pb, int xcb, int ycb, MemoryBudget& budget) {
+  const long long n = static_cast<long long>(pb.cb_cols) * pb.cb_rows;
+  // Blocks plus both tag trees (at most 4/3 n nodes each, plus one node per level).
+  const long long bytes = static_cast<long long>(sizeof(PrecinctCodeBlocks)) + n * static_cast<long long>(sizeof(CodeBlock)) +
+                          2 * (n * 4 / 3 + 40) * 8;
+  if (!budget.charge(bytes)) return over_budget("the code-blocks of a precinct", budget);
+  auto coded = std::make_unique<PrecinctCodeBlocks>();
+  coded->blocks.resize(static_cast<std::size_t>(n));
+  const Rect& pr = pb.rect;
+  for (int j = 0; j < pb.cb_rows; ++j) {
+    for (int i = 0; i < pb.cb_cols; ++i) {
+      CodeBlock& cb = coded->blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
+      cb.rect = {std::max(pr.x0, (pb.cb_x0 + i) << xcb), std::max(pr.y0, (pb.cb_y0 + j) << ycb),
+                 std::min(pr.x1, (pb.cb_x0 + i + 1) << xcb), std::min(pr.y1, (pb.cb_y0 + j + 1) << ycb)};
+    }
+  }
+  coded->inclusion.reset(pb.cb_cols, pb.cb_rows);
+  coded->zero_bitplanes.reset(pb.cb_cols, pb.cb_rows);
+  pb.coded = std::move(coded);
+  return {};
+}
+
+Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Tile& tile, TileCoefficients& out,
+                  MemoryBudget& budget) {
   const Siz& siz = cs.siz;
   int p = t % siz.tiles_x, q = t / siz.tiles_x;
   // B-7: tile rectangle on the reference grid.
@@ -33,9 +61,17 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
   out.index = t;
   out.mct = tile.params.style.mct && siz.components.size() >= 3;
   const std::size_t ncomp = siz.components.size();
-  tile.components.assign(ncomp, {});
+  // The per-component parameters and structures, before they are allocated.
+  long long fixed = 0;
+  for (const TileComponentParams& tcp : tile.params.components)
+    fixed += static_cast<long long>(sizeof(TileComponentParams) + sizeof(TileComponent) + sizeof(ComponentCoefficients)) +
+             static_cast<long long>(tcp.quant.steps.size()) * 4 +
+             static_cast<long long>(tcp.coding.levels + 1) * static_cast<long long>(sizeof(Resolution) + 3 * sizeof(SubbandCoefficients));
+  if (!budget.charge(fixed)) return over_budget(fmt::format("tile {}'s {} components", t, ncomp), budget);
+  tile.components.clear();
+  tile.components.resize(ncomp);
   out.components.resize(ncomp);  // keeps the coefficient buffers of a recycled frame
-  long long total_blocks = 0, total_precincts = 0;
+  long long total_precincts = 0;
 
   for (std::size_t c = 0; c < ncomp; ++c) {
     const ComponentSiz& cz = siz.components[c];
@@ -78,11 +114,15 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
       const long long nprec = static_cast<long long>(res.prec_cols) * res.prec_rows;
       total_precincts += nprec;
       if (total_precincts > kMaxPrecinctsPerTile) return make_error(ErrorKind::limit, "too many precincts in one tile");
+      if (!budget.charge(nprec * static_cast<long long>(res.num_bands * sizeof(PrecinctBand) + sizeof(int))))
+        return over_budget("the precincts of a tile", budget);
       // Code-block size inside this resolution's precincts (B-17 / B-18).
       const int band_ppx = r == 0 ? res.ppx : res.ppx - 1;
       const int band_ppy = r == 0 ? res.ppy : res.ppy - 1;
       const int xcb = std::min(cod.cb_width_exp, band_ppx);
       const int ycb = std::min(cod.cb_height_exp, band_ppy);
+      res.xcb = xcb;
+      res.ycb = ycb;
       for (int b = 0; b < res.num_bands; ++b) {
         Band& band = res.bands[b];
         band.orientation = r == 0 ? BandOrientation::LL : static_cast<BandOrientation>(b + 1);
@@ -125,7 +165,8 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
         }
       }
       // Precincts and their code-blocks (B.6, B.7).
-      res.precincts.assign(static_cast<std::size_t>(nprec) * res.num_bands, {});
+      res.precincts.clear();
+      res.precincts.resize(static_cast<std::size_t>(nprec) * res.num_bands);
       res.next_layer.assign(static_cast<std::size_t>(nprec), 0);
       for (int py = 0; py < res.prec_rows; ++py) {
         for (int px = 0; px < res.prec_cols; ++px) {
@@ -140,22 +181,11 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
                     static_cast<int>(std::min<long long>(x0 + (1LL << band_ppx), band.rect.x1)),
                     static_cast<int>(std::min<long long>(y0 + (1LL << band_ppy), band.rect.y1))};
             if (pr.x1 <= pr.x0 || pr.y1 <= pr.y0) continue;
-            int cbx0 = floor_shift(pr.x0, xcb), cbx1 = ceil_shift(pr.x1, xcb);
-            int cby0 = floor_shift(pr.y0, ycb), cby1 = ceil_shift(pr.y1, ycb);
-            pb.cb_cols = cbx1 - cbx0;
-            pb.cb_rows = cby1 - cby0;
-            total_blocks += static_cast<long long>(pb.cb_cols) * pb.cb_rows;
-            if (total_blocks > kMaxCodeBlocksPerTile) return make_error(ErrorKind::limit, "too many code-blocks in one tile");
-            pb.blocks.resize(static_cast<std::size_t>(pb.cb_cols) * pb.cb_rows);
-            for (int j = 0; j < pb.cb_rows; ++j) {
-              for (int i = 0; i < pb.cb_cols; ++i) {
-                CodeBlock& cb = pb.blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
-                cb.rect = {std::max(pr.x0, (cbx0 + i) << xcb), std::max(pr.y0, (cby0 + j) << ycb),
-                           std::min(pr.x1, (cbx0 + i + 1) << xcb), std::min(pr.y1, (cby0 + j + 1) << ycb)};
-              }
-            }
-            pb.inclusion.reset(pb.cb_cols, pb.cb_rows);
-            pb.zero_bitplanes.reset(pb.cb_cols, pb.cb_rows);
+            pb.rect = pr;
+            pb.cb_x0 = floor_shift(pr.x0, xcb);
+            pb.cb_y0 = floor_shift(pr.y0, ycb);
+            pb.cb_cols = ceil_shift(pr.x1, xcb) - pb.cb_x0;
+            pb.cb_rows = ceil_shift(pr.y1, ycb) - pb.cb_y0;
           }
         }
       }

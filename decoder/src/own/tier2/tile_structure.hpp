@@ -2,6 +2,7 @@
 // Tile → component → resolution → band → precinct → code-block geometry (15444-1 B.5–B.7)
 // and the per-code-block state that tier-2 fills and tier-1 consumes.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "codestream/codestream.hpp"
@@ -27,12 +28,46 @@ struct CodeBlock {
   std::vector<Bytes> chunks;  ///< the code-block's bytes, one view per contributing packet
 };
 
-struct PrecinctBand {
-  int cb_cols = 0, cb_rows = 0;
+/// The code-blocks of one precinct-band and their tag trees (B.10.2). Created when the
+/// first packet of the precinct carries data, so that memory follows what the packets
+/// contain rather than what the header declares (a hostile header can declare millions
+/// of code-blocks in a few bytes; each packet that reaches them costs at least a byte).
+struct PrecinctCodeBlocks {
   std::vector<CodeBlock> blocks;  ///< raster order (B.10.1)
   TagTreeDecoder inclusion;
   TagTreeDecoder zero_bitplanes;
 };
+
+struct PrecinctBand {
+  Rect rect;                 ///< the precinct in band coordinates, clipped to the band (empty: none)
+  int cb_x0 = 0, cb_y0 = 0;  ///< first code-block's index on the band's code-block grid
+  int cb_cols = 0, cb_rows = 0;
+  std::unique_ptr<PrecinctCodeBlocks> coded;  ///< null until a packet brings data
+};
+
+/// Bytes a decode may still allocate (DecodeLimits::max_memory). Everything whose size the
+/// codestream controls is charged here *before* it is allocated, so a hostile header is
+/// refused with ErrorKind::limit instead of exhausting memory.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(long long limit) : limit_(limit) {}
+  /// False (and nothing charged) when `bytes` would exceed the limit.
+  bool charge(long long bytes) {
+    if (bytes < 0 || bytes > limit_ - used_) return false;
+    used_ += bytes;
+    return true;
+  }
+  long long used() const noexcept { return used_; }
+  long long limit() const noexcept { return limit_; }
+
+ private:
+  long long limit_;
+  long long used_ = 0;
+};
+
+/// Creates `pb.coded` (code-block rectangles, tag trees) after charging `budget`; an
+/// ErrorKind::limit error when the budget is exhausted.
+Status materialize_code_blocks(PrecinctBand& pb, int xcb, int ycb, MemoryBudget& budget);
 
 struct Band {
   BandOrientation orientation = BandOrientation::LL;
@@ -49,6 +84,7 @@ struct Resolution {
   int prec_x0 = 0, prec_y0 = 0;  ///< floor(trx0 / 2^PPx): grid origin of precinct 0
   int prec_cols = 0, prec_rows = 0;
   int num_bands = 1;
+  int xcb = 6, ycb = 6;  ///< code-block size exponents inside this resolution's precincts (B-17, B-18)
   Band bands[3];
   std::vector<PrecinctBand> precincts;  ///< prec_cols * prec_rows * num_bands, band fastest
   std::vector<int> next_layer;          ///< per precinct: next layer to read (POC bookkeeping)
@@ -70,8 +106,10 @@ struct Tile {
 };
 
 /// Builds tile geometry; also sizes the CoefficientFrame's subbands of this tile.
-/// Fails with ErrorKind::limit when the structure would be unreasonably large.
+/// The structures (components, resolutions, precincts) are charged to `budget` first;
+/// fails with ErrorKind::limit when they would exceed it. Code-blocks are not created here
+/// (materialize_code_blocks, when packets reach them).
 Status build_tile(const Codestream& cs, int tile_index, TileParams params, int reduce, Tile& tile,
-                  TileCoefficients& out);
+                  TileCoefficients& out, MemoryBudget& budget);
 
 }  // namespace j2k::decoder::own

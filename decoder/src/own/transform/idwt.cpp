@@ -1,6 +1,6 @@
 #include "transform/idwt.hpp"
 
-#include "tier1/t1_kernel.hpp"
+#include "dsp.hpp"
 #include "transform/idwt_kernels.hpp"
 
 #include <algorithm>
@@ -15,16 +15,6 @@
 namespace j2k::decoder::own {
 
 namespace {
-
-/// x86-64-v3 kernels where compiled in and the CPU has them (the tier-1 switch, see
-/// t1_kernel.hpp, selects them too).
-bool use_simd_kernels() {
-#if defined(J2K_T1_HAVE_V3)
-  return t1_use_v3();
-#else
-  return false;
-#endif
-}
 
 constexpr int kPad = 2;      // samples of symmetric extension on each side (one is used per step)
 
@@ -79,7 +69,8 @@ void synth97(float* x, int n, int s) {
 }
 
 template <typename T>
-void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted) {
+void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted,
+                         const IdwtKernels* kernels) {
   const int w = res.width(), h = res.height();
   if (w <= 0 || h <= 0) return;
   const int sx = res.x0 & 1, sy = res.y0 & 1;
@@ -93,7 +84,7 @@ void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule sched
   };
   IdwtLevel lv{src(0, 0), src(nlx, 0), src(0, nly), src(nlx, nly), w, h, sx, sy};
   std::vector<T> scratch(2 * (static_cast<std::size_t>(w) + 8) + 8 * (static_cast<std::size_t>(w) + 16));
-  const IdwtKernels& k = idwt_kernels();
+  const IdwtKernels& k = kernels ? *kernels : idwt_dsp();
   IdwtEmit em;
   em.dst = emitted;
   em.dst_stride = w;
@@ -117,26 +108,13 @@ void level_deinterleaved(T* buf, int stride, const Rect& res, IdwtSchedule sched
 
 }  // namespace
 
-const IdwtKernels& idwt_kernels() {
-#define J2K_IDWT_SET(NS)                                                                                   \
-  IdwtKernels {                                                                                            \
-    NS::band97, NS::band53, NS::copy97, NS::copy53, NS::ict_store, NS::rct_store                          \
-  }
-  static const IdwtKernels base = J2K_IDWT_SET(idwt_base);
-#if defined(J2K_T1_HAVE_V3)
-  static const IdwtKernels v3 = J2K_IDWT_SET(idwt_v3);
-  if (use_simd_kernels()) return v3;
-#endif
-#undef J2K_IDWT_SET
-  return base;
-}
-
 void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip,
-                  std::int32_t* emitted) {
-  level_deinterleaved(buf, stride, res, schedule, strip, emitted);
+                  std::int32_t* emitted, const IdwtKernels* kernels) {
+  level_deinterleaved(buf, stride, res, schedule, strip, emitted, kernels);
 }
-void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted) {
-  level_deinterleaved(buf, stride, res, schedule, strip, emitted);
+void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip, std::int32_t* emitted,
+                  const IdwtKernels* kernels) {
+  level_deinterleaved(buf, stride, res, schedule, strip, emitted, kernels);
 }
 
 void idwt53_line_reference(std::int32_t* x, int n, int i0) {

@@ -9,8 +9,8 @@
 
 namespace j2k::decoder::own {
 
-/// The kernel set for this CPU (x86-64-v3 where compiled in and supported, else baseline;
-/// follows the tier-1 variant switch, see t1_kernel.hpp).
+/// One table of reconstruction kernels (dsp.hpp fills it for a CPU-feature mask;
+/// idwt_dsp() is the decoder's).
 struct IdwtKernels {
   void (*band97)(const IdwtLevel&, float*, std::ptrdiff_t, int, int, float*, const IdwtEmit*);
   void (*band53)(const IdwtLevel&, std::int32_t*, std::ptrdiff_t, int, int, std::int32_t*, const IdwtEmit*);
@@ -19,7 +19,6 @@ struct IdwtKernels {
   void (*ict_store)(const ColourRow&, int);
   void (*rct_store)(const ColourRow&, int);
 };
-const IdwtKernels& idwt_kernels();
 
 /// How a level is run: all rows in one go, or in bands of `band` rows (as the thread pool
 /// gets them). Same results either way.
@@ -29,11 +28,12 @@ enum class IdwtSchedule { fused, split };
 /// buffer in the 2D_DEINTERLEAVE layout (low band top-left, high bands beside and below);
 /// `buf` has row stride `stride`.
 /// With `emitted` (w x h int32): the finished rows are stored there instead of in `buf`
-/// (rounded, shift 0, clamp to +-2^30), as for a picture's last level.
+/// (rounded, shift 0, clamp to +-2^30), as for a picture's last level. `kernels`: the
+/// table to run (null: idwt_dsp()).
 void idwt53_level(std::int32_t* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64,
-                  std::int32_t* emitted = nullptr);
+                  std::int32_t* emitted = nullptr, const IdwtKernels* kernels = nullptr);
 void idwt97_level(float* buf, int stride, const Rect& res, IdwtSchedule schedule, int strip = 64,
-                  std::int32_t* emitted = nullptr);
+                  std::int32_t* emitted = nullptr, const IdwtKernels* kernels = nullptr);
 
 /// The plain single-line twins used by tests: synthesise n interleaved samples starting
 /// at absolute coordinate i0 (x[t] for t in [0, n), even i0 + t = low-pass).

@@ -1,29 +1,31 @@
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 
 #include <algorithm>
 
 #include "depacketizer/rfc5371.hpp"
+#include "syntax/locate.hpp"
+#include "syntax/segments.hpp"
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
+
+// The KLV/wire-format vocabulary (keys, BER lengths, payload headers) is the depacketizer's;
+// the sender writes what the receiver reads.
+using namespace j2k::depacketizer;
 
 Result<std::size_t> main_header_length(Bytes cs) {
-  ByteReader r(cs);
-  if (r.u16() != 0xFF4F) return make_error(ErrorKind::corrupt, "codestream does not start with SOC");
-  // Main header: marker segments (marker, Lxxx ≥ 2, body) until the first SOT (15444-1 A.4).
-  while (r.remaining() >= 4) {
-    const std::uint16_t marker = r.peek_u16();
-    if (marker == 0xFF90) return r.position();
-    if ((marker & 0xFF00) != 0xFF00) return make_error(ErrorKind::corrupt, "main header: expected a marker");
-    r.skip(2);
-    const std::uint16_t length = r.u16();
-    if (length < 2 || !r.has(length - 2u)) return make_error(ErrorKind::corrupt, "main header: segment length runs past the end");
-    r.skip(length - 2u);
-  }
-  return make_error(ErrorKind::corrupt, "main header: no SOT marker");
+  // Main header: SOC, SIZ and marker segments until the first SOT (15444-1 A.4.1), walked by the
+  // same reader as the decoder's.
+  auto header = syntax::read_main_header(cs);
+  if (!header) return make_error(header.error().kind, "main header: " + header.error().message);
+  return header->length;
 }
 
-Status Rfc5371Packetizer::packetize(Bytes cs, std::uint32_t timestamp, int tp,
+Status Rfc5371Packetizer::packetize(Bytes input, std::uint32_t timestamp, int tp,
                                     std::vector<std::vector<std::uint8_t>>& out) {
+  // RFC 5371 carries the codestream itself: a JP2 file (as FFmpeg writes into MXF) sends its jp2c box.
+  auto located = syntax::locate_codestream(input);
+  if (!located) return located.error();
+  const Bytes cs = *located;
   auto header_len = main_header_length(cs);
   if (!header_len) return header_len.error();
   std::size_t offset = 0;
@@ -57,4 +59,4 @@ Status Rfc5371Packetizer::packetize(Bytes cs, std::uint32_t timestamp, int tp,
   return {};
 }
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

@@ -1,0 +1,119 @@
+#pragma once
+// The live pipeline's real-time decisions, kept free of threads and clocks so that tests can
+// drive them with a fake clock and a fake decoder:
+//
+//   StreamClock        when a frame is due, from its RTP timestamp and the stream's rate
+//   DegradeController  how much to simplify decoding (resolution levels skipped) so that the
+//                      decoders keep up, and when to go back to full quality
+//   LatencyHistogram   receive → decoded (→ displayed) times and their percentiles
+//
+// Each object is owned by the pipeline and guarded by it; none of them locks.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace j2k::pipeline {
+
+using Clock = std::chrono::steady_clock;
+
+/// Maps RTP timestamps to local time. The RTP media clock of JPEG 2000 video is 90 kHz
+/// (RFC 5371 §4.2, RFC 3550 §5.1). The anchor is the least-delayed frame seen (arrival of
+/// its last packet minus its media time), so network and sender jitter only ever make a
+/// frame look late, never move every later deadline. The minimum is taken over a sliding
+/// pair of windows so that a slow drift between the sender's and our clock is followed.
+class StreamClock {
+ public:
+  static constexpr double kTicksPerSecond = 90000.0;
+
+  /// Records one frame (RTP timestamp, arrival of its last packet); returns when it was due.
+  Clock::time_point on_frame(std::uint32_t rtp_timestamp, Clock::time_point last_arrival);
+  /// When a frame with this timestamp is due (its arrival in a jitter-free stream). Before
+  /// the first frame: `fallback`.
+  Clock::time_point due(std::uint32_t rtp_timestamp, Clock::time_point fallback) const;
+  /// The frame interval from timestamp steps (0 until two frames were seen).
+  Clock::duration frame_interval() const noexcept { return interval_; }
+
+ private:
+  std::int64_t unwrap(std::uint32_t ts) const;
+
+  bool anchored_ = false;
+  std::uint32_t last_ts_ = 0;
+  std::int64_t last_unwrapped_ = 0;
+  // Local time minus media time, minimum over the current and the previous window.
+  Clock::duration offset_now_{}, offset_prev_{};
+  std::int64_t window_start_ = 0;  // unwrapped ticks where the current window began
+  Clock::duration interval_{};
+};
+
+/// The decode cost model and the degradation level. Level L means DecodeOptions::reduce = L:
+/// the L highest resolution levels' code-blocks are not decoded (ISO/IEC 15444-1 resolution
+/// scalability, B.5) and the picture is 2^L times smaller each way.
+class DegradeController {
+ public:
+  struct Config {
+    bool enabled = true;
+    int max_level = 2;            ///< at most this many resolution levels dropped
+    double engage_load = 0.95;    ///< predicted decoder load above which to degrade one more level
+    double relax_load = 0.75;     ///< predicted load at the finer level below which to go back
+    int dwell_frames = 25;        ///< frames decoded at a level before relaxing from it
+    double default_step_ratio = 2.5;  ///< assumed cost(L-1) / cost(L) until measured
+  };
+  explicit DegradeController(Config config) : config_(config) {}
+  DegradeController() : DegradeController(Config{}) {}
+
+  /// The level the next frame should be decoded at.
+  int level() const noexcept { return level_; }
+  /// The highest level the codestreams allow (their decomposition levels); lowered when a
+  /// decode at some level is refused as unsupported.
+  void cap(int max_level) noexcept;
+  int max_level() const noexcept { return max_level_cap_; }
+
+  /// One frame was decoded at `level` in `decode` wall time; `workers` frames are decoded
+  /// in parallel and frames arrive every `interval`. `backlog` frames wait for a decoder
+  /// (more than two per worker also engages). Updates the level for the next frames.
+  void on_decoded(int level, Clock::duration decode, int workers, Clock::duration interval, std::size_t backlog);
+
+  /// The mean decode time measured at a level (nullopt before any frame at that level).
+  std::optional<double> mean_ms(int level) const;
+  /// Predicted load (decode time / (workers × interval)) at a level.
+  double predicted_load(int level, int workers, Clock::duration interval) const;
+
+ private:
+  static constexpr int kLevels = 8;
+  Config config_;
+  int level_ = 0;
+  int max_level_cap_ = kLevels - 1;
+  int frames_at_level_ = 0;
+  int dwell_ = 0;                 // grows when relaxing proved premature (no oscillation)
+  bool relaxed_recently_ = false;
+  std::array<double, kLevels> mean_ms_{};      // exponential moving average per level
+  std::array<bool, kLevels> measured_{};
+};
+
+/// Latencies in logarithmic buckets (about 2.3 % wide) from 10 µs to about 100 s; counts only,
+/// so two snapshots can be subtracted for a per-interval figure.
+class LatencyHistogram {
+ public:
+  static constexpr int kBuckets = 720;
+  void add(double ms);
+  std::uint64_t count() const noexcept { return total_; }
+  /// The latency below which a fraction `q` (0..1) of the samples lie (bucket upper bound).
+  double percentile(double q) const;
+  /// This histogram minus an earlier snapshot of the same one.
+  LatencyHistogram since(const LatencyHistogram& earlier) const;
+
+ private:
+  std::array<std::uint64_t, kBuckets> counts_{};
+  std::uint64_t total_ = 0;
+};
+
+/// p50 / p95 / p99 of a histogram, in ms (0 when empty).
+struct LatencyFigures {
+  std::uint64_t count = 0;
+  double p50 = 0, p95 = 0, p99 = 0;
+  static LatencyFigures of(const LatencyHistogram& h);
+};
+
+}  // namespace j2k::pipeline

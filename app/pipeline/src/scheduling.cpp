@@ -1,0 +1,164 @@
+#include "pipeline/scheduling.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace j2k::pipeline {
+
+namespace {
+
+constexpr std::int64_t kTicks = 90000;
+// A timestamp step this large is a new timeline (sender restarted, loop, splice): re-anchor.
+constexpr std::int64_t kDiscontinuityTicks = 10 * kTicks;
+// The anchor is the minimum offset over the current and previous windows of this length.
+constexpr std::int64_t kWindowTicks = 2 * kTicks;
+
+Clock::duration media_time(std::int64_t ticks) {
+  // 1 tick = 100000/9 ns; exact in integers for any realistic stream length.
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ticks * 100000 / 9));
+}
+
+}  // namespace
+
+std::int64_t StreamClock::unwrap(std::uint32_t ts) const {
+  // Serial-number arithmetic on the 32-bit timestamp (RFC 3550 §5.1: it wraps).
+  return last_unwrapped_ + static_cast<std::int32_t>(ts - last_ts_);
+}
+
+Clock::time_point StreamClock::on_frame(std::uint32_t ts, Clock::time_point arrival) {
+  const auto anchor = [&] {
+    anchored_ = true;
+    last_ts_ = ts;
+    last_unwrapped_ = ts;
+    window_start_ = last_unwrapped_;
+    offset_now_ = offset_prev_ = arrival.time_since_epoch() - media_time(last_unwrapped_);
+  };
+  if (!anchored_) {
+    anchor();
+    return arrival;
+  }
+  const std::int64_t u = unwrap(ts);
+  const std::int64_t step = u - last_unwrapped_;
+  if (step > kDiscontinuityTicks || step < -kDiscontinuityTicks) {
+    anchor();
+    interval_ = {};
+    return arrival;
+  }
+  if (step > 0) {
+    if (step < kTicks) {  // a frame step (not a gap of lost frames worth a second)
+      const auto d = media_time(step);
+      interval_ = interval_ == Clock::duration{} ? d
+                                                 : std::chrono::duration_cast<Clock::duration>(0.9 * interval_ + 0.1 * d);
+    }
+    last_ts_ = ts;
+    last_unwrapped_ = u;
+  }
+  const Clock::duration offset = arrival.time_since_epoch() - media_time(u);
+  if (u - window_start_ > kWindowTicks) {
+    offset_prev_ = offset_now_;
+    offset_now_ = offset;
+    window_start_ = u;
+  } else {
+    offset_now_ = std::min(offset_now_, offset);
+  }
+  return due(ts, arrival);
+}
+
+Clock::time_point StreamClock::due(std::uint32_t ts, Clock::time_point fallback) const {
+  if (!anchored_) return fallback;
+  return Clock::time_point(std::min(offset_now_, offset_prev_) + media_time(unwrap(ts)));
+}
+
+void DegradeController::cap(int max_level) noexcept {
+  max_level_cap_ = std::clamp(max_level, 0, kLevels - 1);
+  if (level_ > max_level_cap_) {
+    level_ = max_level_cap_;
+    frames_at_level_ = 0;
+  }
+}
+
+std::optional<double> DegradeController::mean_ms(int level) const {
+  if (level < 0 || level >= kLevels || !measured_[static_cast<std::size_t>(level)]) return std::nullopt;
+  return mean_ms_[static_cast<std::size_t>(level)];
+}
+
+double DegradeController::predicted_load(int level, int workers, Clock::duration interval) const {
+  const double interval_ms = std::chrono::duration<double, std::milli>(interval).count();
+  if (interval_ms <= 0 || workers <= 0) return 0;
+  // The nearest measured level, scaled by the assumed cost ratio per level.
+  for (int d = 0; d < kLevels; ++d) {
+    for (int m : {level - d, level + d}) {
+      if (m < 0 || m >= kLevels || !measured_[static_cast<std::size_t>(m)]) continue;
+      const double ms = mean_ms_[static_cast<std::size_t>(m)] * std::pow(config_.default_step_ratio, m - level);
+      return ms / (workers * interval_ms);
+    }
+  }
+  return 0;
+}
+
+void DegradeController::on_decoded(int level, Clock::duration decode, int workers, Clock::duration interval,
+                                   std::size_t backlog) {
+  if (level < 0 || level >= kLevels) return;
+  const auto i = static_cast<std::size_t>(level);
+  const double ms = std::chrono::duration<double, std::milli>(decode).count();
+  mean_ms_[i] = measured_[i] ? 0.9 * mean_ms_[i] + 0.1 * ms : ms;
+  measured_[i] = true;
+  if (!config_.enabled || level != level_) return;  // a frame started before the last change
+  ++frames_at_level_;
+  if (interval <= Clock::duration{}) return;  // the stream's rate is not known yet
+  const int top = std::min(config_.max_level, max_level_cap_);
+  const double load = predicted_load(level_, workers, interval);
+  // Let a level show its effect (one frame per worker) before judging it.
+  const bool settled = frames_at_level_ >= std::max(1, workers);
+  if (settled && level_ < top && (load > config_.engage_load || backlog > 2 * static_cast<std::size_t>(workers))) {
+    // Engaging again soon after relaxing: the finer level was too optimistic; wait longer next time.
+    if (relaxed_recently_) dwell_ = std::min(std::max(dwell_, config_.dwell_frames) * 2, 16 * config_.dwell_frames);
+    ++level_;
+    frames_at_level_ = 0;
+    relaxed_recently_ = false;
+    return;
+  }
+  if (level_ > 0 && frames_at_level_ >= std::max(dwell_, config_.dwell_frames) && backlog <= 1 &&
+      predicted_load(level_ - 1, workers, interval) < config_.relax_load) {
+    --level_;
+    frames_at_level_ = 0;
+    relaxed_recently_ = true;
+    return;
+  }
+  if (frames_at_level_ > 4 * config_.dwell_frames) relaxed_recently_ = false;
+}
+
+void LatencyHistogram::add(double ms) {
+  static const double kLogStep = std::log(1.023);
+  int i = 0;
+  if (ms > 0.01) i = static_cast<int>(std::log(ms / 0.01) / kLogStep);
+  i = std::clamp(i, 0, kBuckets - 1);
+  ++counts_[static_cast<std::size_t>(i)];
+  ++total_;
+}
+
+double LatencyHistogram::percentile(double q) const {
+  if (total_ == 0) return 0;
+  const auto target = static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(total_)));
+  std::uint64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += counts_[static_cast<std::size_t>(i)];
+    if (seen >= std::max<std::uint64_t>(1, target)) return 0.01 * std::pow(1.023, i + 1);
+  }
+  return 0.01 * std::pow(1.023, kBuckets);
+}
+
+LatencyHistogram LatencyHistogram::since(const LatencyHistogram& earlier) const {
+  LatencyHistogram d;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    d.counts_[i] = counts_[i] >= earlier.counts_[i] ? counts_[i] - earlier.counts_[i] : 0;
+    d.total_ += d.counts_[i];
+  }
+  return d;
+}
+
+LatencyFigures LatencyFigures::of(const LatencyHistogram& h) {
+  return {h.count(), h.percentile(0.50), h.percentile(0.95), h.percentile(0.99)};
+}
+
+}  // namespace j2k::pipeline

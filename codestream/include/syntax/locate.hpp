@@ -1,0 +1,25 @@
+#pragma once
+// Where the codestream is: a raw codestream, or a JP2 file (15444-1 Annex I) whose contiguous
+// codestream box holds it, as FFmpeg writes JPEG 2000 frames into MXF by default. And the
+// picture a codestream decodes to, from SOC and SIZ alone.
+#include "core/byte_reader.hpp"
+#include "core/planar_image.hpp"
+#include "core/result.hpp"
+#include "syntax/parameters.hpp"
+
+namespace j2k::syntax {
+
+/// True when `data` begins with the JP2 signature box (I.5.1: length 12, 'jP  ', 0D 0A 87 0A).
+bool is_jp2(Bytes data) noexcept;
+
+/// A raw codestream (starts with SOC) comes back unchanged; a JP2 file gives the contents of its
+/// first contiguous codestream box ('jp2c'), every box length checked against the file (I.4:
+/// LBox 0 = to the end of the file, 1 = a 64-bit XLBox follows, 2..7 invalid).
+Result<Bytes> locate_codestream(Bytes data);
+
+/// The picture a codestream (or JP2 file) decodes to, from its SOC and SIZ markers only: size,
+/// components, precision, signedness and subsampling, planes sized with no samples. For callers
+/// that must allocate before decoding (e.g. a device picture). `limits` as the decoders apply them.
+Result<PlanarImage> read_geometry(Bytes data, const PictureLimits& limits = {});
+
+}  // namespace j2k::syntax

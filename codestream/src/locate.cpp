@@ -1,0 +1,81 @@
+#include "syntax/locate.hpp"
+
+#include <algorithm>
+
+#include "syntax/markers.hpp"
+#include "syntax/segments.hpp"
+
+namespace j2k::syntax {
+
+namespace {
+
+constexpr std::uint8_t kSignature[12] = {0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A};
+constexpr std::uint32_t kCodestreamBox = 0x6A703263;  // 'jp2c'
+
+Error corrupt(std::string what) { return make_error(ErrorKind::corrupt, std::move(what)); }
+
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+}  // namespace
+
+bool is_jp2(Bytes data) noexcept {
+  return data.size() >= sizeof kSignature && std::equal(std::begin(kSignature), std::end(kSignature), data.begin());
+}
+
+Result<Bytes> locate_codestream(Bytes data) {
+  if (data.size() >= 2 && data[0] == 0xFF && data[1] == 0x4F) return data;
+  if (!is_jp2(data)) return corrupt("neither a JPEG 2000 codestream (no SOC marker FF4F) nor a JP2 file");
+  // JP2 is a sequence of boxes (I.4): LBox (4), TBox (4), [XLBox (8)], contents.
+  ByteReader r(data);
+  while (r.remaining() >= 8) {
+    std::uint64_t length = r.u32();
+    const std::uint32_t type = r.u32();
+    std::uint64_t header = 8;
+    if (length == 1) {
+      length = r.u64();
+      header = 16;
+      if (r.failed()) return corrupt("JP2 box header is truncated");
+    }
+    // LBox 0: the box runs to the end of the file; otherwise it counts its own header.
+    const std::uint64_t contents = length == 0 ? r.remaining() : length - header;
+    if (length != 0 && length < header) return corrupt("JP2 box shorter than its own header");
+    if (contents > r.remaining()) return corrupt("JP2 box length runs past the end of the file");
+    Bytes box = r.bytes(static_cast<std::size_t>(contents));
+    if (type == kCodestreamBox) {
+      if (box.size() < 2 || box[0] != 0xFF || box[1] != 0x4F) return corrupt("JP2 codestream box does not start with SOC");
+      return box;
+    }
+  }
+  return corrupt("JP2 file has no contiguous codestream box (jp2c)");
+}
+
+Result<PlanarImage> read_geometry(Bytes data, const PictureLimits& limits) {
+  auto located = locate_codestream(data);
+  if (!located) return located.error();
+  // SOC then SIZ (A.4.1), nothing more: the rest of the main header is not needed here.
+  ByteReader r(*located);
+  if (r.u16() != marker::SOC) return corrupt("no SOC marker at the start of the codestream");
+  if (r.peek_u16() != marker::SIZ) return corrupt("SIZ must follow SOC");
+  auto seg = read_segment(r);
+  if (!seg) return corrupt("SIZ marker segment is truncated");
+  auto siz = read_siz(seg->body);
+  if (!siz) return siz.error();
+  if (Status st = check_limits(*siz, limits); !st) return st.error();
+  PlanarImage shape;
+  shape.width = static_cast<int>(siz->x1 - siz->x0);
+  shape.height = static_cast<int>(siz->y1 - siz->y0);
+  for (const ComponentSiz& c : siz->components) {
+    Plane p;
+    p.precision = c.precision;
+    p.is_signed = c.is_signed;
+    p.dx = c.dx;
+    p.dy = c.dy;
+    // B-2: a component's extent on its own grid.
+    p.width = ceil_div(siz->x1, c.dx) - ceil_div(siz->x0, c.dx);
+    p.height = ceil_div(siz->y1, c.dy) - ceil_div(siz->y0, c.dy);
+    shape.planes.push_back(p);
+  }
+  return shape;
+}
+
+}  // namespace j2k::syntax
