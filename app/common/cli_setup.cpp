@@ -30,7 +30,7 @@ std::string version_text(const std::string& tool) {
 ToolSetup::ToolSetup(CLI::App& app, std::string tool, std::string examples, std::string exit_statuses)
     : app_(app), tool_(std::move(tool)) {
   std::string footer;
-  if (!examples.empty()) footer += "Examples:\n" + examples + "\n";
+  if (!examples.empty()) footer += "Examples:\n" + examples + "\n\n";
   footer += "Exit status:\n" + exit_statuses;
   app_.footer(footer);
   app_.set_version_flag("--version", [t = tool_] { return version_text(t); },

@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   const double elapsed =
       first && last_packet ? std::max(0.0, std::chrono::duration<double>(*last_packet - *first).count()) : 0.0;
   auto final_sample = pipeline::StatsSample::take(pipe);
-  auto summary = pipeline::summary_json(final_sample, elapsed);
+  auto summary = pipeline::summary_json(final_sample, elapsed, url->format);
   const auto& d = final_sample.decode;
   const double decode_fps = d.decoded && d.decode_ms_total > 0 ? d.decoded * 1000.0 / d.decode_ms_total : 0;
   summary["frames"]["decode_fps_per_worker"] = decode_fps;

@@ -22,7 +22,7 @@ const std::string kCache = std::string(" --cache-dir ") + J2K_TEST_CACHE_DIR;
 TEST(Loopback, LosslessEveryFrameArrivesAndDecodesBitExact) {
   const std::string url = "'rtp://239.10.20.1:5004?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 75 --no-drop --checksums lossless.rx.json",
+      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 75 --no-drop --checksums lossless.rx.json",
       bin("j2ksend") + " --to " + url + " --size 320x180 --fps 25 --bits 10 --lossless --loop-frames 25 "
                     "--frames 75 --manifest lossless.tx.json" + kCache, "lossless");
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
@@ -50,7 +50,7 @@ TEST(Loopback, LosslessEveryFrameArrivesAndDecodesBitExact) {
 TEST(Loopback, LossyRealPhotographStreamAt50fps) {
   const std::string url = "'rtp://239.10.20.2:5006?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 100",
+      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 100",
       bin("j2ksend") + " --to " + url + " --size 640x360 --fps 50 --bitrate 20M --loop-frames 50 --frames 100" +
                     kCache, "lossy");
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
@@ -119,7 +119,7 @@ TEST(BadInput, GarbageDatagramsAreCountedAndSurvived) {
 TEST(Loopback, ImpairedStreamCountersMatchTheSenderAndIntactFramesDecodeExactly) {
   const std::string url = "'rtp://239.10.20.5:5012?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 150 --no-drop --checksums impaired.rx.json",
+      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 150 --no-drop --checksums impaired.rx.json",
       bin("j2ksend") + " --to " + url + " --pattern --size 480x270 --fps 50 --lossless --mtu 400 --loop-frames 50 "
                     "--frames 150 --loss 0.01 --reorder 8 --reorder-prob 0.01 --duplicate 0.01 --seed 7 "
                     "--manifest impaired.tx.json" + kCache, "impaired");
@@ -174,7 +174,7 @@ TEST(Loopback, Interlaced1080DualCodestreamLosslessEveryFrameIdentical) {
   // (four per frame) that the receiver merges and weaves.
   const std::string url = "'rtp://239.10.20.6:5014?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 90 --duration 60 --frames 100 --no-drop --checksums i1080.rx.json",
+      bin("j2kprobe") + " " + url + " --json --wait 90 --timeout 90 --duration 60 --frames 100 --no-drop --checksums i1080.rx.json",
       bin("j2ksend") + " --to " + url + " --pattern --size 1920x1080 --fps 25 --bits 10 --lossless --interlaced I1 "
                     "--dual-codestream --loop-frames 10 --frames 100 --manifest i1080.tx.json" + kCache, "i1080");
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
@@ -197,7 +197,7 @@ TEST(Loopback, Interlaced1080At150MbitEveryFrameArrivesWhole) {
   // separate luma/chroma codestreams; reception and reassembly only (decoding is measured elsewhere).
   const std::string url = "'rtp://239.10.20.7:5016?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 120 --duration 90 --frames 1500 --no-decode",
+      bin("j2kprobe") + " " + url + " --json --wait 120 --timeout 120 --duration 90 --frames 1500 --no-decode",
       bin("j2ksend") + " --to " + url + " --size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
                     "--dual-codestream --loop-frames 25 --frames 1500" + kCache, "i150");
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
@@ -217,7 +217,7 @@ TEST(Loopback, LooseMxfByteStreamWithLossResynchronisesAndStaysExact) {
   // starting mid-packet); after a loss the receiver waits for a packet that starts a KLV.
   const std::string url = "'rtp://239.10.20.8:5018?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 60 --duration 30 --frames 100 --no-drop --checksums loose.rx.json",
+      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 100 --no-drop --checksums loose.rx.json",
       bin("j2ksend") + " --to " + url + " --format mxf-stream --mtu 700 --pattern --size 480x270 --fps 50 "
                     "--lossless --loop-frames 50 --frames 100 --loss 0.01 --seed 5 --manifest loose.tx.json" + kCache, "loose");
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
@@ -239,7 +239,7 @@ TEST(Loopback, SourceSpecificMulticastAcceptsOnlyTheNamedSender) {
   // gets the stream, one joined for another source gets nothing.
   const std::string group = "239.10.20.9:5022";
   j2k::test::BackgroundReceiver a(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.2' --json --timeout 30 --frames 20", "ssm.right");
-  j2k::test::BackgroundReceiver b(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.3' --json --timeout 4", "ssm.wrong");
+  j2k::test::BackgroundReceiver b(bin("j2kprobe") + " 'rtp://" + group + "?iface=127.0.0.1&source=127.0.0.3' --json --wait 4", "ssm.wrong");
   ASSERT_TRUE(a.wait_listening());
   ASSERT_TRUE(b.wait_listening());
   auto tx = run(bin("j2ksend") + " --to 'rtp://" + group + "?iface=127.0.0.1&bind=127.0.0.2' --pattern --size 160x90 --fps 25 "
@@ -259,7 +259,7 @@ TEST(Loopback, IncompleteFramesCanBeDecodedResiliently) {
   // decoder's resilient mode uses what arrived); nothing fails, nothing crashes.
   const std::string url = "'rtp://239.10.20.10:5024?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 60 --frames 100 --no-drop --incomplete decode",
+      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --frames 100 --no-drop --incomplete decode",
       bin("j2ksend") + " --to " + url + " --size 480x270 --fps 50 --bitrate 20M --loop-frames 20 --frames 100 "
                     "--loss 0.01 --seed 9" + kCache, "resilient");
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
@@ -276,7 +276,7 @@ TEST(Loopback, DegradationEngagesOnAStreamFasterThanTheDecoderAndFramesStayInOrd
   // dropping: degradation engages, and every frame is delivered, in order.
   const std::string url = "'rtp://239.10.20.11:5026?iface=127.0.0.1'";
   auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 120 --duration 90 --frames 100 --workers 1 --checksums degrade.rx.json",
+      bin("j2kprobe") + " " + url + " --json --wait 120 --timeout 120 --duration 90 --frames 100 --workers 1 --checksums degrade.rx.json",
       bin("j2ksend") + " --to " + url + " --size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
                     "--dual-codestream --loop-frames 25 --frames 100" + kCache, "degrade");
   ASSERT_EQ(tx.exit_code, 0) << tx.err;
