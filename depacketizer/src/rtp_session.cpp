@@ -21,9 +21,23 @@ RtpSession::RtpSession(Sink sink, SessionConfig config)
       payload_(make_depacketizer(config.format, [this](CodestreamUnit&& u) { on_unit(std::move(u)); })),
       reorder_(config.reorder, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
         on_ordered(d, loss, t);
-      }) {}
+      }) {
+  ts_ = dynamic_cast<TsDepacketizer*>(payload_.get());
+}
+
+std::optional<TsSnapshot> RtpSession::ts_snapshot() const {
+  if (!ts_) return std::nullopt;
+  return ts_->snapshot();
+}
 
 void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  if (ts_ && ts::looks_like_ts(datagram)) {
+    // Plain UDP TS (no RTP header: an RTP first byte is 0x80–0xBF, never the sync byte 0x47).
+    payload_bytes_.fetch_add(datagram.size(), std::memory_order_relaxed);
+    ts_->push_plain(datagram, arrival);
+    publish_counters();
+    return;
+  }
   auto packet = parse_rtp(datagram);
   if (!packet.ok()) {
     malformed_.fetch_add(1, std::memory_order_relaxed);

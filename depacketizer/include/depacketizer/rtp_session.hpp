@@ -15,6 +15,7 @@
 #include "depacketizer/payload.hpp"
 #include "depacketizer/rtp.hpp"
 #include "depacketizer/rtp_reorder.hpp"
+#include "depacketizer/ts_depacketizer.hpp"
 
 namespace j2k::depacketizer {
 
@@ -65,6 +66,8 @@ class RtpSession {
   void flush();
 
   StreamSnapshot snapshot() const;
+  /// The TS layer's state when the session carries MPEG-2 TS (format ts); thread-safe.
+  std::optional<TsSnapshot> ts_snapshot() const;
 
  private:
   void process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
@@ -75,6 +78,7 @@ class RtpSession {
   Sink sink_;
   bool interlaced_rfc5371_ = false;  // RFC 5371 units of two codestreams are field pairs (tp 1, 2)
   std::unique_ptr<PayloadDepacketizer> payload_;
+  TsDepacketizer* ts_ = nullptr;  // payload_ when it is TS (plain UDP TS bypasses RTP)
   RtpSequenceTracker sequence_;
   JitterEstimator jitter_;
   RtpReorderBuffer reorder_;
