@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
   bool demo = false, fullscreen = false, headless = false, no_overlay = false;
   double quit_after = 0;
   int workers = 0;
-  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR (omit with --demo)");
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&format=mxf|rfc5371|ts][&fec=1] (omit with --demo)");
+  std::string url2_text;
+  app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7)");
   app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
   app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
   app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
@@ -117,6 +119,11 @@ int main(int argc, char** argv) {
 
   pipeline::PipelineConfig config;
   config.url = url;
+  if (!url2_text.empty()) {
+    auto url2 = parse_stream_url(url2_text);
+    if (!url2) { log->error("{}", url2.error().message); return 2; }
+    config.url2 = *url2;
+  }
   config.backend = choice->first;
   config.gpu = choice->second;
   config.decode_workers = workers;

@@ -84,8 +84,8 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
       url.port = static_cast<std::uint16_t>(port);
     }
   }
-  if (url.format != "mxf" && url.format != "rfc5371")
-    return bad(text, fmt::format("format '{}' is not mxf or rfc5371", url.format));
+  if (url.format != "mxf" && url.format != "rfc5371" && url.format != "ts")
+    return bad(text, fmt::format("format '{}' is not mxf, rfc5371 or ts", url.format));
 
   if (url.scheme == StreamUrl::Scheme::demo) return url;
   if (url.scheme == StreamUrl::Scheme::pcap) {

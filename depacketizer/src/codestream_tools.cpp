@@ -563,12 +563,13 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
           put_segment(chroma_tile_segments, s.marker, remap_component(s, 2, static_cast<std::uint8_t>(*comp + 1)));
         }
     std::size_t index = 0;
+    const auto tile_number = tile;  // clang 14 cannot capture a structured binding (C++20 P1091)
     auto write_part = [&](const Out& header, Bytes body, std::uint64_t sop_offset) -> Status {
       const std::size_t psot = 12 + header.size() + 2 + body.size();
       if (psot > 0xFFFFFFFFu) return unsupported("tile-part too large");
       w.u16(SOT);
       w.u16(10);
-      w.u16(tile);
+      w.u16(tile_number);
       w.u32(static_cast<std::uint32_t>(psot));
       w.u8(static_cast<std::uint8_t>(index++));
       w.u8(static_cast<std::uint8_t>(total));

@@ -6,12 +6,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/log.hpp"
 #include "datagram_input.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "depacketizer/ts.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace j2k::depacketizer;
+  static const bool quiet = [] { j2k::set_log_level("off"); return true; }();
+  (void)quiet;
   if (size < 1) return 0;
   if (data[0] % 2 == 0) {
     ts::DemuxConfig config;

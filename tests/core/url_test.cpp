@@ -32,9 +32,17 @@ TEST(StreamUrl, ParsesSourceSpecificAndPcapAndDemo) {
 
 TEST(StreamUrl, RejectsMalformedWithHelpfulMessage) {
   for (const char* bad : {"http://x:1", "rtp://239.1.1.1", "rtp://239.1.1.1:0", "rtp://239.1.1.1:70000",
-                          "rtp://239.1.1.1:5004?iface", "rtp://1.2.3.4:5004?format=ts", "rtp://h:12ab"}) {
+                          "rtp://239.1.1.1:5004?iface", "rtp://1.2.3.4:5004?format=mpeg", "rtp://h:12ab"}) {
     auto url = parse_stream_url(bad);
     ASSERT_FALSE(url.ok()) << bad;
     EXPECT_NE(url.error().message.find("rtp://239.1.1.1:5004"), std::string::npos) << url.error().message;
   }
+}
+
+TEST(StreamUrl, AcceptsTsFormatAndFecParameters) {
+  auto url = parse_stream_url("rtp://239.1.1.1:5004?format=ts&fec=1&fec_column=6000");
+  ASSERT_TRUE(url.ok()) << url.error().message;
+  EXPECT_EQ(url->format, "ts");
+  EXPECT_EQ(url->query.at("fec"), "1");
+  EXPECT_EQ(url->query.at("fec_column"), "6000");
 }

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "packetizer/fec_encoder.hpp"
 #include "packetizer/ts_mux.hpp"
 
 using namespace j2k;
@@ -17,6 +18,7 @@ using Input = std::vector<std::uint8_t>;
 using Harness = int (*)(const std::uint8_t*, std::size_t);
 
 extern "C" int fuzz_ts_session(const std::uint8_t* data, std::size_t size);
+extern "C" int fuzz_fec(const std::uint8_t* data, std::size_t size);
 
 namespace {
 
@@ -59,6 +61,32 @@ Input ts_input(bool datagrams, bool interlaced) {
       out.push_back(static_cast<std::uint8_t>(p.size()));
       out.insert(out.end(), p.begin(), p.end());
     }
+  }
+  return out;
+}
+
+/// Media on two paths (some lost on each) with 4×3 column and row FEC, in the harness format.
+Input fec_input(unsigned seed) {
+  std::mt19937 rng(seed);
+  packetizer::FecEncoder enc(4, 3);
+  Input out;
+  auto put = [&](int kind, const std::vector<std::uint8_t>& p) {
+    out.push_back(static_cast<std::uint8_t>(kind));
+    out.push_back(static_cast<std::uint8_t>(p.size() >> 8));
+    out.push_back(static_cast<std::uint8_t>(p.size()));
+    out.insert(out.end(), p.begin(), p.end());
+  };
+  for (int i = 0; i < 48; ++i) {
+    const auto seq = static_cast<std::uint16_t>(65520 + i);
+    std::vector<std::uint8_t> p{0x80, 33, static_cast<std::uint8_t>(seq >> 8), static_cast<std::uint8_t>(seq), 0, 0, 0,
+                                static_cast<std::uint8_t>(i / 8), 0, 0, 0, 7};
+    for (int k = 0; k < 40 + i % 9; ++k) p.push_back(static_cast<std::uint8_t>(rng()));
+    std::vector<std::vector<std::uint8_t>> col, row;
+    enc.add(p, col, row);
+    if (rng() % 10) put(0, p);
+    if (rng() % 10) put(1, p);
+    for (const auto& f : row) put(3, f);
+    for (const auto& f : col) put(2, f);
   }
   return out;
 }
@@ -112,4 +140,14 @@ TEST(TransportFuzzReplay, TsSessionCorpusAndMutations) {
       mutate_and_run(base, fuzz_ts_session, 400, 40 + static_cast<unsigned>(k++));
     }
   replay_corpus("ts_session", fuzz_ts_session);
+}
+
+TEST(TransportFuzzReplay, FecAndPathMergeCorpusAndMutations) {
+  spdlog::set_level(spdlog::level::off);
+  for (unsigned k = 0; k < 3; ++k) {
+    const Input base = fec_input(k);
+    if (const char* dir = std::getenv("J2K_WRITE_SEEDS")) write_seed(dir, fmt::format("fec_{}.bin", k), base);
+    mutate_and_run(base, fuzz_fec, 500, 70 + k);
+  }
+  replay_corpus("fec", fuzz_fec);
 }

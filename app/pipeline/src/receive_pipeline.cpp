@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "core/log.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/device_picture.hpp"
@@ -60,7 +62,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
   if (config.url.scheme == StreamUrl::Scheme::demo)
     return make_error(ErrorKind::unsupported, "demo:// is played by j2kplay --demo");
   auto format = depacketizer::parse_payload_format(config.url.format);
-  if (!format) return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not mxf or rfc5371", config.url.format));
+  if (!format) return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not mxf, rfc5371 or ts", config.url.format));
   PipelineConfig effective = config;
   if (config.url.scheme == StreamUrl::Scheme::pcap) {
     // A file can wait for the decoder: decode every frame rather than drop.
@@ -87,6 +89,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     auto rx = net::UdpReceiver::open(rc, p->packets_);
     if (!rx) return rx.error();
     p->receiver_ = std::move(rx).value();
+    if (auto st = p->open_protection_receivers(); !st) return st.error();
   }
   p->session_ = std::make_unique<depacketizer::RtpSession>([raw = p.get()](depacketizer::CodestreamUnit&& unit) {
     // On the depacketizer thread: hand the unit to the decoders, or account for it now.
@@ -115,8 +118,45 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       f.error = "dropped: decoder behind";
       raw->deliver(std::move(f));
     }
-  }, depacketizer::SessionConfig{config.reorder, *format});
+  }, depacketizer::SessionConfig{p->protection_.fec ? depacketizer::reorder_for_fec(config.reorder) : config.reorder, *format});
+  p->protection_stream_ = std::make_unique<depacketizer::ProtectedStream>(*p->session_, p->protection_);
   return p;
+}
+
+Status ReceivePipeline::open_protection_receivers() {
+  // ST 2022-1: fec=1 joins column FEC on port+2 and row FEC on port+4 (or fec_column= and
+  // fec_row= name the ports). ST 2022-7: the second URL is the second path. Every socket feeds
+  // the one packet queue, each packet stamped with its channel.
+  const StreamUrl& url = config_.url;
+  auto open_one = [&](const StreamUrl& u, int port, int channel, std::size_t pool) -> Status {
+    if (port <= 0 || port > 65535) return make_error(ErrorKind::corrupt, fmt::format("port {} out of range", port));
+    net::ReceiverConfig rc;
+    rc.address = u.host;
+    rc.port = static_cast<std::uint16_t>(port);
+    rc.iface = u.iface;
+    rc.source = u.source;
+    rc.receive_buffer = config_.receive_buffer;
+    rc.pool_packets = pool;
+    rc.channel = channel;
+    auto rx = net::UdpReceiver::open(rc, packets_);
+    if (!rx) return rx.error();
+    extra_receivers_.push_back(std::move(rx).value());
+    return {};
+  };
+  auto port_param = [&](const char* key, int fallback) {
+    auto it = url.query.find(key);
+    return it == url.query.end() ? fallback : std::atoi(it->second.c_str());
+  };
+  if (auto it = url.query.find("fec"); it != url.query.end() && it->second == "1") {
+    protection_.fec = true;
+    if (auto st = open_one(url, port_param("fec_column", url.port + 2), depacketizer::kFecColumn, 2048); !st) return st;
+    if (auto st = open_one(url, port_param("fec_row", url.port + 4), depacketizer::kFecRow, 2048); !st) return st;
+  }
+  if (config_.url2) {
+    protection_.two_paths = true;
+    if (auto st = open_one(*config_.url2, config_.url2->port, depacketizer::kMediaPath2, 8192); !st) return st;
+  }
+  return {};
 }
 
 std::uint16_t ReceivePipeline::port() const noexcept { return receiver_->port(); }
@@ -149,11 +189,13 @@ void ReceivePipeline::start() {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { decode_loop(); });
   depacketizer_thread_ = std::thread([this] { depacketize_loop(); });
   receiver_->start();
+  for (auto& r : extra_receivers_) r->start();
 }
 
 void ReceivePipeline::stop(bool drain) {
   if (!running_.exchange(false)) return;
   receiver_->stop();
+  for (auto& r : extra_receivers_) r->stop();
   packets_.close();
   if (depacketizer_thread_.joinable()) depacketizer_thread_.join();
   if (!drain) {
@@ -174,7 +216,7 @@ void ReceivePipeline::depacketize_loop() {
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
       first_packet_ns_.store((*packet)->received.time_since_epoch().count());
-    session_->on_datagram((*packet)->bytes(), (*packet)->received);
+    protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
   }
   session_->flush();
 }

@@ -9,7 +9,9 @@
 #include "core/log.hpp"
 #include "packetizer/mxf_writer.hpp"
 #include "packetizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/fec_encoder.hpp"
 #include "packetizer/rtp_packetizer.hpp"
+#include "packetizer/ts_mux.hpp"
 #include "net/udp_sender.hpp"
 
 namespace j2k::sender {
@@ -22,6 +24,7 @@ struct Due {
   Clock::time_point at;
   std::uint32_t packet = 0;
   bool dropped = false;
+  int path = 0;  // 1: the 2022-7 second path
 };
 }  // namespace
 
@@ -39,6 +42,28 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   if (auto it = config_.to.query.find("bind"); it != config_.to.query.end()) sc.bind_address = it->second;
   auto socket = net::UdpSender::open(sc);
   if (!socket) return socket.error();
+  // ST 2022-7 second path and ST 2022-1 FEC streams (column port+2, row port+4).
+  std::unique_ptr<net::UdpSender> socket2, fec_column_socket, fec_row_socket;
+  auto open_extra = [&](const StreamUrl& u, int port, std::unique_ptr<net::UdpSender>& out) -> Status {
+    net::SenderConfig xc = sc;
+    xc.address = u.host;
+    xc.port = static_cast<std::uint16_t>(port);
+    xc.iface = u.iface;
+    xc.ttl = u.ttl;
+    auto s2 = net::UdpSender::open(xc);
+    if (!s2) return s2.error();
+    out = std::move(s2).value();
+    return {};
+  };
+  if (config_.to2)
+    if (auto st = open_extra(*config_.to2, config_.to2->port, socket2); !st) return st.error();
+  std::optional<packetizer::FecEncoder> fec;
+  if (config_.fec_columns > 0) {
+    fec.emplace(config_.fec_columns, config_.fec_rows);
+    if (config_.fec_rows > 0)
+      if (auto st = open_extra(config_.to, config_.to.port + 2, fec_column_socket); !st) return st.error();
+    if (auto st = open_extra(config_.to, config_.to.port + 4, fec_row_socket); !st) return st.error();
+  }
 
   std::random_device rd;
   const std::uint32_t ssrc = config_.ssrc ? config_.ssrc : rd();
@@ -47,6 +72,20 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   packetizer::RtpPacketizer packetizer(ssrc, 96, first_sequence, config_.max_payload);
   packetizer::Rfc5371Packetizer j2k_packetizer(ssrc, 96, first_sequence, config_.max_payload);
   packetizer::RtpPacketizer stream_packetizer(ssrc, 96, first_sequence, config_.max_payload);
+  // TR-01: the TS muxer's descriptor says what the frames are.
+  packetizer::TsMuxConfig tmc;
+  tmc.descriptor.horizontal_size = static_cast<std::uint32_t>(format_.width);
+  tmc.descriptor.vertical_size = static_cast<std::uint32_t>(format_.height);
+  tmc.descriptor.den_frame_rate = static_cast<std::uint16_t>(config_.fps_den);
+  tmc.descriptor.num_frame_rate = static_cast<std::uint16_t>(config_.fps_num);
+  tmc.descriptor.color_specification = 3;  // BT.709, what the test sources are converted with
+  tmc.descriptor.interlaced_video = config_.interlace != 0;
+  packetizer::TsMuxer ts_muxer(tmc);
+  // 2022-1 encoders (GStreamer's) require SSRC 0 on the media; ours accepts any, but follows.
+  packetizer::RtpMp2tPacketizer mp2t_packetizer(fec ? 0 : ssrc, first_sequence);
+  std::vector<std::vector<std::uint8_t>> fec_column_packets, fec_row_packets;
+  std::mt19937 rng2(config_.impair.seed * 7919u + 1);
+  int burst2_left = 0;
 
   packetizer::MxfPictureParams mp;
   mp.width = static_cast<std::uint32_t>(format_.width);
@@ -122,7 +161,19 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     const auto ts = static_cast<std::uint32_t>(ts_base + static_cast<std::uint64_t>(f) * 90000u * config_.fps_den /
                                                              static_cast<std::uint64_t>(config_.fps_num));
     packets.clear();
-    if (config_.rfc5371) {
+    if (config_.ts) {
+      // One PES per frame (both fields of an interlaced frame in it), PTS = the frame's 90 kHz time.
+      std::vector<std::uint8_t> ts_bytes;
+      std::vector<Bytes> streams;
+      if (frame.parts.empty()) streams.push_back(frame.codestream);
+      for (const auto& part : frame.parts) streams.push_back(part);
+      const auto fps_int = static_cast<std::uint64_t>(frames_per_second);
+      const auto seconds = static_cast<std::uint64_t>(f) / fps_int;
+      const depacketizer::ts::TimeCode tc{static_cast<std::uint8_t>(seconds / 3600 % 24), static_cast<std::uint8_t>(seconds / 60 % 60),
+                                          static_cast<std::uint8_t>(seconds % 60), static_cast<std::uint8_t>(static_cast<std::uint64_t>(f) % fps_int)};
+      ts_muxer.mux_frame(streams, static_cast<std::uint64_t>(ts) + 90000, tc, ts_bytes);
+      mp2t_packetizer.packetize(ts_bytes, ts, packets);
+    } else if (config_.rfc5371) {
       if (frame.parts.empty()) {
         if (auto st = j2k_packetizer.packetize(frame.codestream, ts, 0, packets); !st) return st.error();
       } else {
@@ -137,7 +188,9 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       packetizer.packetize(primer, ts, packets);
       packetizer.packetize(descriptor, ts, packets);
     }
-    if (!frame.klvs.empty()) {
+    if (config_.ts) {
+      // The frame is in `packets` already.
+    } else if (!frame.klvs.empty()) {
       for (const auto& klv : frame.klvs) packetizer.packetize(klv, ts, packets);
     } else if (!config_.rfc5371) {
       packetizer.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
@@ -156,7 +209,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       }
     }
 
-    if (config_.mxf_stream && !config_.rfc5371) {
+    if (config_.mxf_stream && !config_.rfc5371 && !config_.ts) {
       // Re-cut the frame's KLV packets as one stream: strip the RTP headers, join, cut again.
       std::vector<std::uint8_t> stream;
       for (const auto& p : packets) stream.insert(stream.end(), p.begin() + 12, p.end());
@@ -170,18 +223,48 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     schedule.clear();
     for (std::size_t i = 0; i < packets.size(); ++i)
       schedule.push_back({frame_start + static_cast<long long>(i) * slot, static_cast<std::uint32_t>(i), false});
+    // FEC over the packets as built (before any loss), sent after the frame's media.
+    fec_column_packets.clear();
+    fec_row_packets.clear();
+    if (fec)
+      for (const auto& p : packets) fec->add(p, fec_column_packets, fec_row_packets);
+    // Path 2 (2022-7): every packet again, with its own independent loss.
+    std::vector<Due> path2;
+    if (socket2) {
+      for (std::size_t i = 0; i < packets.size(); ++i) {
+        if (impair && (burst2_left > 0 || (config_.loss2 > 0 && uniform(rng2) < config_.loss2))) {
+          if (burst2_left == 0) burst2_left = std::max(1, config_.burst2);
+          --burst2_left;
+          ++totals.dropped2;
+          continue;
+        }
+        path2.push_back({schedule[i].at, static_cast<std::uint32_t>(i), false, 1});
+      }
+    }
     bool damaged = false;
     if (impair) damaged = apply_impairments(packets, schedule, slot, totals);
+    if (socket2) {
+      std::vector<bool> sent1(packets.size(), false), sent2(packets.size(), false);
+      for (const Due& d : schedule) sent1[d.packet] = true;
+      for (const Due& d : path2) sent2[d.packet] = true;
+      for (std::size_t i = 0; i < packets.size(); ++i) totals.dropped_both += !sent1[i] && !sent2[i];
+    }
+    schedule.insert(schedule.end(), path2.begin(), path2.end());
     // Send in due order; ties keep their order (a duplicate follows its original).
     std::stable_sort(schedule.begin(), schedule.end(), [](const Due& a, const Due& b) { return a.at < b.at; });
     for (const Due& d : schedule) {
       // Sleep when the next slot is far; otherwise send now (a sleep costs ~60 µs).
       if (const auto now = Clock::now(); d.at - now > std::chrono::microseconds(200)) std::this_thread::sleep_until(d.at);
       const auto& pkt = packets[d.packet];
-      if (!socket.value()->send(pkt)) ++totals.send_errors;
+      if (!(d.path ? socket2 : socket.value())->send(pkt)) ++totals.send_errors;
       ++totals.packets;
       totals.bytes += pkt.size();
     }
+    for (const auto& p : fec_column_packets)
+      if (fec_column_socket && !fec_column_socket->send(p)) ++totals.send_errors;
+    for (const auto& p : fec_row_packets)
+      if (!fec_row_socket->send(p)) ++totals.send_errors;
+    totals.fec_packets += fec_column_packets.size() + fec_row_packets.size();
     if (damaged) ++totals.damaged_frames;
     sent_frames_.push_back({ts, frame.checksum, damaged});
     ++totals.frames;

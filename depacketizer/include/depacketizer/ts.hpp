@@ -201,7 +201,6 @@ class TsDemux {
   std::optional<J2kVideoDescriptor> descriptor_;
   std::optional<std::uint64_t> pcr_;
   Pes pes_;
-  bool loss_pending_ = false;  // an RTP gap: the PES in progress is suspect
 };
 
 /// True when `datagram` looks like plain TS (not RTP): 0x47 at every 188-byte step and a

@@ -24,6 +24,7 @@
 #include "gpu/colour.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/device_picture.hpp"
+#include "depacketizer/protected_stream.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "net/packet_source.hpp"
 
@@ -54,6 +55,8 @@ enum class IncompletePolicy { drop, decode };
 
 struct PipelineConfig {
   StreamUrl url;
+  /// SMPTE ST 2022-7: the second path of the same stream (packets merged by sequence number).
+  std::optional<StreamUrl> url2;
   decoder::Backend backend = decoder::Backend::own;
   /// For the own decoder: reconstruction on the GPU (on), on the CPU (off), or on the GPU
   /// when one is usable (automatic). OpenJPEG always runs on the CPU.
@@ -119,6 +122,11 @@ class ReceivePipeline {
   std::uint16_t port() const noexcept;
   net::ReceiverCounters const& receiver_counters() const noexcept;
   depacketizer::StreamSnapshot stream() const { return session_->snapshot(); }
+  /// 2022-7 paths and 2022-1 FEC (thread-safe).
+  depacketizer::ProtectionSnapshot protection() const { return protection_stream_->snapshot(); }
+  /// The MPEG-2 TS layer when the stream is TS (thread-safe).
+  std::optional<depacketizer::TsSnapshot> ts() const { return session_->ts_snapshot(); }
+  const std::string& transport() const noexcept { return config_.url.format; }
   DecodeSnapshot decode() const;
   /// True when a finite input (a capture file) has been read completely.
   bool input_finished() const noexcept { return receiver_->finished(); }
@@ -130,6 +138,7 @@ class ReceivePipeline {
 
  private:
   ReceivePipeline(const PipelineConfig& config, Sink sink);
+  Status open_protection_receivers();
   void depacketize_loop();
   void decode_loop();
   void deliver(DecodedFrame&& frame);
@@ -145,6 +154,9 @@ class ReceivePipeline {
   BoundedQueue<depacketizer::CodestreamUnit> units_;
   std::unique_ptr<net::PacketSource> receiver_;
   std::unique_ptr<depacketizer::RtpSession> session_;
+  depacketizer::ProtectionConfig protection_;
+  std::unique_ptr<depacketizer::ProtectedStream> protection_stream_;
+  std::vector<std::unique_ptr<net::PacketSource>> extra_receivers_;  // 2022-7 second path, 2022-1 FEC
   std::thread depacketizer_thread_;
   std::vector<std::thread> workers_;
   std::atomic<bool> running_{false};
