@@ -42,6 +42,21 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
                                  rate(s.payload_bytes, before.stream.payload_bytes) * 8e-6, rate(frames, frames_before),
                                  rate(now.decode.decoded, before.decode.decoded), s.packets_received, s.packets_lost,
                                  s.packets_late, s.packets_duplicate, s.jitter_ms, s.frames_incomplete);
+  // SMPTE ST 2022-7: each path's health at a glance (DOWN: nothing arrived since the last
+  // refresh; LOSING: new losses on it); ST 2022-1 FEC; the TS layer.
+  const auto& pr = now.protection;
+  if (pr.two_paths)
+    for (int p = 0; p < j2k::depacketizer::PathMerger::kPaths; ++p) {
+      const auto& c = pr.paths[p];
+      const auto& b = before.protection.paths[p];
+      const char* health = c.received == b.received ? "DOWN" : c.lost != b.lost ? "LOSING" : "OK";
+      text += fmt::format("\npath {} {:<6} received {}  lost {}  late {}  skew {:+.1f} ms", p + 1, health, c.received, c.lost,
+                          c.late, c.skew_ms);
+    }
+  if (pr.fec)
+    text += fmt::format("\nFEC {}x{}  recovered {}  unrecoverable {}", pr.fec_columns, pr.fec_rows, pr.fec_counters.recovered,
+                        pr.fec_counters.unrecoverable);
+  if (now.ts) text += fmt::format("\nTS continuity errors {}", now.ts->counters.continuity_errors);
   if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
   QString q = QString::fromStdString(text);

@@ -60,7 +60,7 @@ std::int64_t FecDecoder::extend(std::uint16_t seq) const {
 
 bool FecDecoder::have(std::int64_t seq) const {
   if (seq < 0) return false;
-  const Slot& s = slots_[static_cast<std::size_t>(seq % static_cast<std::int64_t>(slots_.size()))];
+  const Slot& s = slots_[index(seq)];
   return s.seq == seq && s.present;
 }
 
@@ -167,7 +167,9 @@ void FecDecoder::on_fec(Bytes datagram) {
   }
   g.base = extend(header->sn_base_low);
   const std::int64_t history = static_cast<std::int64_t>(slots_.size());
-  if (g.last() <= highest_ - history / 2 || g.base > highest_ + history / 2) {
+  // A base before the stream's first packet (negative extended number; fuzz case
+  // crash-5390df2f: its write-off indexed the history with a negative number) is rejected.
+  if (g.base < 0 || g.last() <= highest_ - history / 2 || g.base > highest_ + history / 2) {
     ++counters_.fec_rejected;  // far behind or far ahead of the media: stale or stray
     return;
   }
@@ -261,7 +263,7 @@ void FecDecoder::write_off(const Group& g) {
   bool any = false;
   for (int k = 0; k < g.count; ++k) {
     const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
-    if (s <= highest_ - static_cast<std::int64_t>(slots_.size()) || s > highest_) continue;
+    if (s < 0 || s <= highest_ - static_cast<std::int64_t>(slots_.size()) || s > highest_) continue;
     Slot& sl = slot(s);
     if (sl.seq == s && !sl.present && !sl.written_off) {
       sl.written_off = true;  // counted once, though a row and a column may both cover it

@@ -9,6 +9,8 @@ ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) :
     fec_.emplace([this](Bytes d) { session_.on_datagram(d, now_); }, config_.fec_config);
   if (config_.two_paths)
     merger_.emplace([this](Bytes d, std::chrono::steady_clock::time_point t) { to_session(d, t); }, config_.merge);
+  published_.two_paths = config_.two_paths;
+  published_.fec = config_.fec;
 }
 
 void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
@@ -17,7 +19,6 @@ void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time
 }
 
 void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
-  std::lock_guard lock(mutex_);
   now_ = arrival;
   switch (channel) {
     case kMediaPath1:
@@ -32,10 +33,12 @@ void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::stea
     default:
       break;
   }
+  if (merger_ || fec_) publish();
 }
 
-ProtectionSnapshot ProtectedStream::snapshot() const {
-  std::lock_guard lock(mutex_);
+void ProtectedStream::publish() {
+  // A copy for other threads, taken after the packet was handled: the handling itself may
+  // wait (a full decode queue in analysis mode) and statistics must not wait with it.
   ProtectionSnapshot s;
   s.two_paths = merger_.has_value();
   s.fec = fec_.has_value();
@@ -46,7 +49,13 @@ ProtectionSnapshot ProtectedStream::snapshot() const {
     s.fec_columns = fec_->columns();
     s.fec_rows = fec_->rows();
   }
-  return s;
+  std::lock_guard lock(mutex_);
+  published_ = s;
+}
+
+ProtectionSnapshot ProtectedStream::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return published_;
 }
 
 ReorderConfig reorder_for_fec(ReorderConfig base) {

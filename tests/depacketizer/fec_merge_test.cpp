@@ -261,3 +261,97 @@ TEST(PathMerge2022_7, HugeSkewAndLateCopiesAreCountedNotForwarded) {
   for (int i = 0; i < 100; ++i) m.push(0, media(static_cast<std::uint16_t>(40000 + i), 20), t0 + std::chrono::seconds(1));
   EXPECT_GT(out.size(), 100u + 30u);
 }
+
+#include "depacketizer/protected_stream.hpp"
+#include "packetizer/ts_mux.hpp"
+
+TEST(ProtectedStream, TwoLossyPathsAndFecGiveEveryFrameToTheSession) {
+  spdlog::set_level(spdlog::level::warn);
+  // TR-01 frames in RTP/MP2T, 5×4 FEC; path 1 loses every 7th packet, path 2 every 11th, and
+  // both lose packet 77 (and those both patterns hit): only FEC can bring those back.
+  packetizer::TsMuxConfig mc;
+  mc.descriptor.horizontal_size = 64;
+  mc.descriptor.vertical_size = 48;
+  mc.descriptor.num_frame_rate = 25;
+  mc.descriptor.den_frame_rate = 1;
+  packetizer::TsMuxer muxer(mc);
+  packetizer::RtpMp2tPacketizer rtp(0, 60000);
+  packetizer::FecEncoder enc(5, 4);
+  std::vector<Packet> media_packets, column, row;
+  std::vector<std::vector<std::uint8_t>> sent_codestreams;
+  for (int f = 0; f < 12; ++f) {
+    std::vector<std::uint8_t> cs(8000 + 97 * static_cast<std::size_t>(f), static_cast<std::uint8_t>(f));
+    cs[0] = 0xFF;
+    cs[1] = 0x4F;
+    sent_codestreams.push_back(cs);
+    std::vector<std::uint8_t> ts;
+    muxer.mux_frame({cs}, 3600u * static_cast<std::uint64_t>(f), {}, ts);
+    std::vector<Packet> pkts;
+    rtp.packetize(ts, 3600u * static_cast<std::uint32_t>(f), pkts);
+    for (auto& p : pkts) {
+      enc.add(p, column, row);
+      media_packets.push_back(std::move(p));
+    }
+  }
+  std::vector<CodestreamUnit> units;
+  SessionConfig sc;
+  sc.format = PayloadFormat::ts;
+  sc.reorder = reorder_for_fec(sc.reorder);
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t r = 0, c = 0;
+  for (std::size_t i = 0; i < media_packets.size(); ++i) {
+    const auto t = t0 + std::chrono::microseconds(100 * static_cast<int>(i));
+    const bool last = i + 1 == media_packets.size();
+    if (i == 0 || last || (i % 7 != 3 && i != 77)) stream.on_datagram(kMediaPath1, media_packets[i], t);
+    if (i == 0 || last || (i % 11 != 5 && i != 77)) stream.on_datagram(kMediaPath2, media_packets[i], t + std::chrono::microseconds(30));
+    // FEC as the encoder completes it (rows after 5 packets, columns after 20).
+    for (; r < row.size() && r < (i + 1) / 5; ++r) stream.on_datagram(kFecRow, row[r], t);
+    for (; c < column.size() && c < (i + 1) / 20 * 5; ++c) stream.on_datagram(kFecColumn, column[c], t);
+  }
+  session.flush();
+  ASSERT_GT(media_packets.size(), 78u);
+  std::uint64_t both = 0;
+  for (std::size_t i = 1; i + 1 < media_packets.size(); ++i) both += (i % 7 == 3 || i == 77) && (i % 11 == 5 || i == 77);
+  const auto snap = stream.snapshot();
+  EXPECT_EQ(snap.fec_counters.recovered, both);
+  EXPECT_EQ(snap.paths[0].lost, static_cast<std::uint64_t>(std::count_if(
+                                    media_packets.begin() + 1, media_packets.end() - 1, [&](const Packet& p) {
+                                      const auto k = static_cast<std::size_t>(&p - media_packets.data());
+                                      return k % 7 == 3 || k == 77;
+                                    })));
+  EXPECT_EQ(session.snapshot().packets_lost, 0u);
+  ASSERT_EQ(units.size(), 12u);
+  for (std::size_t f = 0; f < units.size(); ++f) {
+    EXPECT_TRUE(units[f].complete) << f;
+    ASSERT_EQ(units[f].codestreams.size(), 1u);
+    EXPECT_EQ(units[f].codestreams[0], sent_codestreams[f]);
+  }
+}
+
+TEST(Fec2022_1, GroupStartingBeforeTheFirstMediaPacketIsRejected) {
+  // Regression (fuzz case crash-5390df2f): media begin at sequence 5; a row that starts at
+  // 65534 lies before the stream's first packet (negative extended number). Accepted, its
+  // expiry indexed the packet history with a negative number (heap read out of bounds).
+  fec::FecConfig config;
+  config.history = 128;
+  fec::FecDecoder d([](Bytes) {}, config);
+  d.on_media(media(5, 100));
+  fec::FecHeader h;
+  h.sn_base_low = 65534;
+  h.row = true;
+  h.offset = 1;
+  h.na = 4;
+  Packet f{0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  fec::append_fec_header(f, h);
+  f.resize(f.size() + 100, 0);
+  d.on_fec(f);
+  EXPECT_EQ(d.counters().fec_rejected, 1u);
+  EXPECT_EQ(d.pending(), 0u);
+  for (int i = 6; i < 400; ++i) d.on_media(media(static_cast<std::uint16_t>(i), 100));
+  EXPECT_EQ(d.counters().unrecoverable, 0u);
+}

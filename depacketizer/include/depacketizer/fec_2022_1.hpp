@@ -106,7 +106,12 @@ class FecDecoder {
     std::int64_t last() const { return base + static_cast<std::int64_t>(offset) * (count - 1); }
   };
 
-  Slot& slot(std::int64_t seq) { return slots_[static_cast<std::size_t>(seq % static_cast<std::int64_t>(slots_.size()))]; }
+  /// Callers pass seq ≥ 0 (checked: negative numbers lie before the stream's first packet).
+  Slot& slot(std::int64_t seq) { return slots_[index(seq)]; }
+  std::size_t index(std::int64_t seq) const {
+    const auto n = static_cast<std::int64_t>(slots_.size());
+    return static_cast<std::size_t>(((seq % n) + n) % n);
+  }
   bool have(std::int64_t seq) const;
   std::int64_t extend(std::uint16_t seq) const;
   void advance_to(std::int64_t seq);

@@ -1,8 +1,8 @@
 #pragma once
 // The front of a receive session for protected links: media on one or two paths (SMPTE
 // ST 2022-7: merged by sequence number) and, optionally, column and row FEC (SMPTE ST 2022-1:
-// lost media rebuilt by XOR), ahead of the RtpSession. Runs on the session's thread; its
-// snapshot can be taken from any thread.
+// lost media rebuilt by XOR), ahead of the RtpSession. Runs on the session's thread (it owns
+// the merger and the decoder); a copy of the counters is published for other threads.
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -43,13 +43,15 @@ class ProtectedStream {
 
  private:
   void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  void publish();
 
   RtpSession& session_;
   ProtectionConfig config_;
   std::optional<PathMerger> merger_;
   std::optional<fec::FecDecoder> fec_;
   std::chrono::steady_clock::time_point now_{};
-  mutable std::mutex mutex_;  // guards merger_ and fec_ counters against snapshot()
+  mutable std::mutex mutex_;  // guards published_
+  ProtectionSnapshot published_;
 };
 
 /// The reorder window a session needs so that FEC can rebuild a packet before the window
