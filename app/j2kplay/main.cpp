@@ -40,6 +40,21 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
                                  url.describe(), format.empty() ? "waiting for frames…" : format, r.mbit, r.frames,
                                  r.decoded, s.packets_received, s.packets_lost, s.packets_late, s.packets_duplicate,
                                  s.jitter_ms, s.frames_incomplete);
+  // SMPTE ST 2022-7: each path's health at a glance (DOWN: nothing arrived since the last
+  // refresh; LOSING: new losses on it); ST 2022-1 FEC; the TS layer.
+  const auto& pr = now.protection;
+  if (pr.two_paths)
+    for (int p = 0; p < j2k::depacketizer::PathMerger::kPaths; ++p) {
+      const auto& c = pr.paths[p];
+      const auto& b = before.protection.paths[p];
+      const char* health = c.received == b.received ? "DOWN" : c.lost != b.lost ? "LOSING" : "OK";
+      text += fmt::format("\npath {} {:<6} received {}  lost {}  late {}  skew {:+.1f} ms", p + 1, health, c.received, c.lost,
+                          c.late, c.skew_ms);
+    }
+  if (pr.fec)
+    text += fmt::format("\nFEC {}x{}  recovered {}  unrecoverable {}", pr.fec_columns, pr.fec_rows, pr.fec_counters.recovered,
+                        pr.fec_counters.unrecoverable);
+  if (now.ts) text += fmt::format("\nTS continuity errors {}", now.ts->counters.continuity_errors);
   if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
   // Real time: how much decoding is simplified to keep up, and what that costs in delay.
@@ -81,7 +96,9 @@ int main(int argc, char** argv) {
   bool demo = false, fullscreen = false, headless = false, no_overlay = false;
   double quit_after = 0;
   int workers = 0;
-  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR, or pcap:FILE?port=N (omit with --demo)");
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&format=mxf|rfc5371|ts][&fec=1], or pcap:FILE?port=N (omit with --demo)");
+  std::string url2_text;
+  app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7)");
   app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
   app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
   app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
@@ -152,6 +169,11 @@ int main(int argc, char** argv) {
 
   pipeline::PipelineConfig config;
   config.url = url;
+  if (!url2_text.empty()) {
+    auto url2 = parse_stream_url(url2_text);
+    if (!url2) return setup.usage_error(url2.error().message);
+    config.url2 = *url2;
+  }
   config.decoder = *choice;
   // A player shows a capture at the pace it was recorded, unless asked for speed (timing=fast).
   config.capture_timing = capture && !(url.query.count("timing") && url.query.at("timing") == "fast");

@@ -36,7 +36,9 @@ int main(int argc, char** argv) {
   double duration = 0, timeout = 3, wait = 30;
   bool json = false, no_decode = false, quiet = false;
   int workers = 0, threads = 1;
-  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371], or pcap:FILE?port=N[&timing=capture]")->required();
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371|ts][&fec=1], or pcap:FILE?port=N[&timing=capture]")->required();
+  std::string url2_text;
+  app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7), e.g. rtp://239.2.2.2:5004");
   app.add_option("--frames", max_frames, "stop after N frames")->check(cli::at_least(0));
   app.add_option("--duration", duration, "stop after S seconds of reception")->check(cli::at_least(0));
   app.add_option("--wait", wait, "wait up to S seconds for the first packet (a sender may still be encoding)")
@@ -84,6 +86,11 @@ int main(int argc, char** argv) {
 
   pipeline::PipelineConfig config;
   config.url = *url;
+  if (!url2_text.empty()) {
+    auto url2 = parse_stream_url(url2_text);
+    if (!url2) return setup.usage_error(url2.error().message);
+    config.url2 = *url2;
+  }
   config.decoder = *choice;
   config.decode = !no_decode;
   config.decode_workers = workers;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_setup.hpp"
@@ -61,8 +62,11 @@ int main(int argc, char** argv) {
   std::string payload_format = "mxf";
   app.add_option("--format", payload_format,
                  "payload: mxf (KLVs in RTP, RFC 6597), mxf-stream (the MXF bytes cut at the MTU regardless of "
-                 "KLV boundaries, as loose senders do) or rfc5371")
-      ->check(CLI::IsMember({"mxf", "mxf-stream", "rfc5371"}))->capture_default_str();
+                 "KLV boundaries, as loose senders do), rfc5371, or ts (VSF TR-01: JPEG 2000 in MPEG-2 TS, RTP/MP2T)")
+      ->check(CLI::IsMember({"mxf", "mxf-stream", "rfc5371", "ts"}))->capture_default_str();
+  std::string fec_matrix, to2;
+  app.add_option("--fec", fec_matrix, "SMPTE ST 2022-1 FEC LxD (e.g. 10x10): column FEC to port+2, row FEC to port+4");
+  app.add_option("--to2", to2, "SMPTE ST 2022-7: send the same packets to this second URL too");
   app.add_option("--mtu", mtu, "maximum RTP payload bytes")->check(CLI::Range(200, 8900))->capture_default_str();
   app.add_option("--resolutions", resolutions, "wavelet resolutions (levels + 1)")->check(CLI::Range(1, 10))->capture_default_str();
   app.add_option("--codeblock", codeblock, "code-block size")->check(CLI::IsMember({16, 32, 64}))->capture_default_str();
@@ -91,6 +95,10 @@ int main(int argc, char** argv) {
   impair->add_option("--end-loss", imp.end_loss, "drop the last N packets of the stream (a burst at the very end; needs "
                                                  "--frames or --duration)");
   impair->add_option("--seed", imp.seed, "random seed for the impairments")->capture_default_str();
+  double loss2 = 0;
+  int burst2 = 1;
+  impair->add_option("--loss2", loss2, "like --loss, on the --to2 path (independent)")->check(CLI::Range(0.0, 1.0));
+  impair->add_option("--burst-loss2", burst2, "like --burst-loss, on the --to2 path")->check(CLI::Range(1, 1000));
   if (auto status = setup.parse(argc, argv)) return *status;
   auto log = logger("j2ksend");
 
@@ -166,6 +174,28 @@ int main(int argc, char** argv) {
   sc.mxf_stream = payload_format == "mxf-stream";
   sc.interlace = interlaced.empty() ? 0 : (interlaced == "I1" || interlaced == "i1") ? 1 : 2;
   sc.mxf_header = std::move(mxf_header);
+  sc.ts = payload_format == "ts";
+  if (sc.ts && (dual || !sc.mxf_header.empty())) { log->error("--format ts carries one codestream per frame or field"); return cli::exit_usage; }
+  if (!fec_matrix.empty()) {
+    int l = 0, d = 0;
+    char x = 0;
+    std::istringstream in(fec_matrix);
+    // 2022-1: 1 ≤ L ≤ 20, D = 0 (row FEC only) or 4 ≤ D ≤ 20, L × D ≤ 100.
+    if (!(in >> l >> x >> d) || x != 'x' || l < 1 || l > 20 || d < 0 || d > 20 || (d > 0 && d < 4) || l * d > 100) {
+      log->error("--fec '{}' is not LxD with 1 ≤ L ≤ 20, D = 0 or 4 ≤ D ≤ 20, L·D ≤ 100 (e.g. 10x10)", fec_matrix);
+      return cli::exit_usage;
+    }
+    sc.fec_columns = l;
+    sc.fec_rows = d;
+  }
+  if (!to2.empty()) {
+    auto u2 = parse_stream_url(to2);
+    if (!u2 || u2->scheme != StreamUrl::Scheme::rtp) { log->error("--to2 must be an rtp:// or udp:// URL"); return cli::exit_usage; }
+    sc.to2 = *u2;
+  }
+  sc.loss2 = loss2;
+  sc.burst2 = burst2;
+  if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return cli::exit_usage; }
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
   if (imp.end_loss > 0 && loop) { log->error("--end-loss needs a stream with an end: drop --loop"); return 2; }
   if (!sdp_file.empty()) {
@@ -193,6 +223,7 @@ int main(int argc, char** argv) {
     j["packets"] = totals->packets;
     j["lossless"] = lossless;
     j["dropped"] = totals->dropped;
+    j["dropped2"] = totals->dropped2;
     j["duplicated"] = totals->duplicated;
     j["reordered"] = totals->reordered;
     j["corrupted"] = totals->corrupted;
@@ -229,5 +260,8 @@ int main(int argc, char** argv) {
              "damaged frames {}, send errors {}, late frames {}\n",
              totals->frames, totals->packets, totals->bytes, totals->dropped, totals->duplicated, totals->reordered,
              totals->corrupted, totals->damaged_frames, totals->send_errors, totals->late_frames);
+  if (sc.to2 || sc.fec_columns)
+    fmt::print("path 2: dropped {} packets (on both paths {}); FEC packets {}\n", totals->dropped2, totals->dropped_both,
+               totals->fec_packets);
   return totals->send_errors ? cli::exit_error : cli::exit_ok;
 }

@@ -42,7 +42,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 /// (`ifcae=`) silently ignored would join the wrong interface.
 std::vector<std::string> known_keys(StreamUrl::Scheme scheme) {
   switch (scheme) {
-    case StreamUrl::Scheme::rtp: return {"iface", "source", "format", "ttl", "bind"};
+    case StreamUrl::Scheme::rtp: return {"iface", "source", "format", "ttl", "bind", "fec", "fec_column", "fec_row"};
     case StreamUrl::Scheme::pcap: return {"port", "dst", "timing", "format"};
     case StreamUrl::Scheme::demo: return {};
   }
@@ -132,8 +132,8 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
       return bad(text, fmt::format("timing '{}' is not capture or fast", value));
     }
   }
-  if (url.format != "mxf" && url.format != "rfc5371")
-    return bad(text, fmt::format("format '{}' is not mxf or rfc5371", url.format));
+  if (url.format != "mxf" && url.format != "rfc5371" && url.format != "ts")
+    return bad(text, fmt::format("format '{}' is not mxf, rfc5371 or ts", url.format));
 
   if (url.scheme == StreamUrl::Scheme::demo) return url;
   if (url.scheme == StreamUrl::Scheme::pcap) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
+#include "depacketizer/ts_depacketizer.hpp"
 
 namespace j2k::depacketizer {
 
@@ -124,11 +125,13 @@ void Rfc5371Depacketizer::flush() { finish_unit(); }
 std::optional<PayloadFormat> parse_payload_format(const std::string& name) {
   if (name == "mxf") return PayloadFormat::mxf;
   if (name == "rfc5371" || name == "j2k") return PayloadFormat::rfc5371;
+  if (name == "ts") return PayloadFormat::ts;
   return std::nullopt;
 }
 
 std::unique_ptr<PayloadDepacketizer> make_depacketizer(PayloadFormat format, PayloadDepacketizer::Sink sink) {
   if (format == PayloadFormat::rfc5371) return std::make_unique<Rfc5371Depacketizer>(std::move(sink));
+  if (format == PayloadFormat::ts) return std::make_unique<TsDepacketizer>(std::move(sink));
   return std::make_unique<MxfRtpDepacketizer>(std::move(sink));
 }
 

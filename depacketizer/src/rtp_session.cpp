@@ -46,6 +46,7 @@ RtpSession::RtpSession(Sink sink, SessionConfig config)
       }),
       probation_(kProbationSlots) {
   reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count());
+  ts_ = dynamic_cast<TsDepacketizer*>(payload_.get());
 }
 
 void RtpSession::note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look) {
@@ -69,7 +70,19 @@ void RtpSession::note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLoo
   ssrcs_.push_back(e);
 }
 
+std::optional<TsSnapshot> RtpSession::ts_snapshot() const {
+  if (!ts_) return std::nullopt;
+  return ts_->snapshot();
+}
+
 void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  if (ts_ && ts::looks_like_ts(datagram)) {
+    // Plain UDP TS (no RTP header: an RTP first byte is 0x80–0xBF, never the sync byte 0x47).
+    payload_bytes_.fetch_add(datagram.size(), std::memory_order_relaxed);
+    ts_->push_plain(datagram, arrival);
+    publish_counters();
+    return;
+  }
   auto packet = parse_rtp(datagram);
   if (!packet.ok()) {
     malformed_.fetch_add(1, std::memory_order_relaxed);

@@ -181,6 +181,7 @@ void UdpReceiver::start() {
           p->truncated = (headers[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
           p->source_address = ntohl(from[i].sin_addr.s_addr);
           p->source_port = ntohs(from[i].sin_port);
+          p->channel = config_.channel;
           counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
           counters_.bytes.fetch_add(p->size, std::memory_order_relaxed);
           if (p->truncated) counters_.truncated.fetch_add(1, std::memory_order_relaxed);

@@ -32,7 +32,7 @@ TEST(StreamUrl, ParsesSourceSpecificAndPcapAndDemo) {
 
 TEST(StreamUrl, RejectsMalformedWithHelpfulMessage) {
   for (const char* bad : {"http://x:1", "rtp://239.1.1.1", "rtp://239.1.1.1:0", "rtp://239.1.1.1:70000",
-                          "rtp://239.1.1.1:5004?iface", "rtp://1.2.3.4:5004?format=ts", "rtp://h:12ab"}) {
+                          "rtp://239.1.1.1:5004?iface", "rtp://1.2.3.4:5004?format=mpeg", "rtp://h:12ab"}) {
     auto url = parse_stream_url(bad);
     ASSERT_FALSE(url.ok()) << bad;
     EXPECT_NE(url.error().message.find("rtp://239.1.1.1:5004"), std::string::npos) << url.error().message;
@@ -49,7 +49,7 @@ TEST(StreamUrl, UnknownParameterIsRefusedWithASuggestion) {
   auto stranger = parse_stream_url("rtp://239.1.1.1:5004?colour=blue");
   ASSERT_FALSE(stranger.ok());
   EXPECT_EQ(stranger.error().message.find("did you mean"), std::string::npos) << stranger.error().message;
-  EXPECT_NE(stranger.error().message.find("known: iface, source, format, ttl, bind"), std::string::npos)
+  EXPECT_NE(stranger.error().message.find("known: iface, source, format, ttl, bind, fec, fec_column, fec_row"), std::string::npos)
       << stranger.error().message;
   // Keys of another scheme are refused too: a port in an rtp:// query is not the port.
   auto wrong_scheme = parse_stream_url("rtp://239.1.1.1:5004?port=5006");
@@ -66,4 +66,10 @@ TEST(StreamUrl, EveryDocumentedParameterIsAccepted) {
   EXPECT_TRUE(parse_stream_url("rtp://239.1.1.1:5004?iface=127.0.0.1&source=10.0.0.5&format=rfc5371&ttl=4&bind=10.0.0.1").ok());
   EXPECT_TRUE(parse_stream_url("pcap:c.pcap?port=5004&dst=239.1.1.1&timing=capture&format=mxf").ok());
   EXPECT_TRUE(parse_stream_url("pcap:c.pcap?port=5004&timing=fast").ok());
+TEST(StreamUrl, AcceptsTsFormatAndFecParameters) {
+  auto url = parse_stream_url("rtp://239.1.1.1:5004?format=ts&fec=1&fec_column=6000");
+  ASSERT_TRUE(url.ok()) << url.error().message;
+  EXPECT_EQ(url->format, "ts");
+  EXPECT_EQ(url->query.at("fec"), "1");
+  EXPECT_EQ(url->query.at("fec_column"), "6000");
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <cstdlib>
 
 #include "core/log.hpp"
 #include "gpu/cuda_decoder.hpp"
@@ -107,7 +108,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
   if (!config.packet_source && config.url.scheme == StreamUrl::Scheme::demo)
     return make_error(ErrorKind::unsupported, "demo:// is played by j2kplay --demo");
   auto format = depacketizer::parse_payload_format(config.url.format);
-  if (!format) return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not mxf or rfc5371", config.url.format));
+  if (!format) return make_error(ErrorKind::unsupported, fmt::format("payload format '{}' is not mxf, rfc5371 or ts", config.url.format));
   PipelineConfig effective = config;
   if (!config.packet_source && config.url.scheme == StreamUrl::Scheme::pcap) {
     // A file can wait for the decoder: decode every frame, at full quality, rather than drop.
@@ -147,12 +148,51 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       if (auto control = net::UdpReceiver::open(rc, p->control_packets_)) p->control_receiver_ = std::move(control).value();
       else logger("net")->warn("no RTCP from the sender: {}", control.error().message);
     }
+    if (auto st = p->open_protection_receivers(); !st) return st.error();
   }
   // Without format= in the URL the payload decides (MXF or RFC 5371), logged when followed.
   p->session_ = std::make_unique<depacketizer::RtpSession>(
       [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
-      depacketizer::SessionConfig{config.reorder, config.url.query.count("format") ? format : std::nullopt});
+      depacketizer::SessionConfig{p->protection_.fec ? depacketizer::reorder_for_fec(config.reorder) : config.reorder,
+                                  config.url.query.count("format") ? format : std::nullopt});
+  p->protection_stream_ = std::make_unique<depacketizer::ProtectedStream>(*p->session_, p->protection_);
   return p;
+}
+
+Status ReceivePipeline::open_protection_receivers() {
+  // ST 2022-1: fec=1 joins column FEC on port+2 and row FEC on port+4 (or fec_column= and
+  // fec_row= name the ports). ST 2022-7: the second URL is the second path. Every socket feeds
+  // the one packet queue, each packet stamped with its channel.
+  const StreamUrl& url = config_.url;
+  auto open_one = [&](const StreamUrl& u, int port, int channel, std::size_t pool) -> Status {
+    if (port <= 0 || port > 65535) return make_error(ErrorKind::corrupt, fmt::format("port {} out of range", port));
+    net::ReceiverConfig rc;
+    rc.address = u.host;
+    rc.port = static_cast<std::uint16_t>(port);
+    rc.iface = u.iface;
+    rc.source = u.source;
+    rc.receive_buffer = config_.receive_buffer;
+    rc.pool_packets = pool;
+    rc.channel = channel;
+    auto rx = net::UdpReceiver::open(rc, packets_);
+    if (!rx) return rx.error();
+    extra_receivers_.push_back(std::move(rx).value());
+    return {};
+  };
+  auto port_param = [&](const char* key, int fallback) {
+    auto it = url.query.find(key);
+    return it == url.query.end() ? fallback : std::atoi(it->second.c_str());
+  };
+  if (auto it = url.query.find("fec"); it != url.query.end() && it->second == "1") {
+    protection_.fec = true;
+    if (auto st = open_one(url, port_param("fec_column", url.port + 2), depacketizer::kFecColumn, 2048); !st) return st;
+    if (auto st = open_one(url, port_param("fec_row", url.port + 4), depacketizer::kFecRow, 2048); !st) return st;
+  }
+  if (config_.url2) {
+    protection_.two_paths = true;
+    if (auto st = open_one(*config_.url2, config_.url2->port, depacketizer::kMediaPath2, 8192); !st) return st;
+  }
+  return {};
 }
 
 std::uint16_t ReceivePipeline::port() const noexcept { return receiver_->port(); }
@@ -221,6 +261,7 @@ Status ReceivePipeline::start() {
   depacketizer_thread_ = std::thread([this] { depacketize_loop(); });
   receiver_->start();
   if (control_receiver_) control_receiver_->start();
+  for (auto& r : extra_receivers_) r->start();
   return {};
 }
 
@@ -229,6 +270,7 @@ void ReceivePipeline::stop(bool drain) {
   drain_.store(drain);
   receiver_->stop();
   if (control_receiver_) control_receiver_->stop();
+  for (auto& r : extra_receivers_) r->stop();
   packets_.close();
   if (!drain) {
     // Nothing more is handed on: every queue wakes whoever waits on it.
@@ -328,7 +370,7 @@ void ReceivePipeline::depacketize_loop() {
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);
-    session_->on_datagram((*packet)->bytes(), (*packet)->received);
+    protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
   }
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
   read_reports(std::nullopt);

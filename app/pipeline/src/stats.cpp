@@ -14,6 +14,9 @@ StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   s.truncated = rc.truncated.load();
   s.stream = pipeline.stream();
   s.decode = pipeline.decode();
+  s.transport = pipeline.transport();
+  s.protection = pipeline.protection();
+  s.ts = pipeline.ts();
   return s;
 }
 
@@ -92,6 +95,11 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (s.packets_foreign) line += fmt::format(", other-ssrc {}", s.packets_foreign);
   if (s.packets_wrong_format) line += fmt::format(", wrong-format {}", s.packets_wrong_format);
   if (s.ssrc_changes) line += fmt::format(", ssrc-changes {}", s.ssrc_changes);
+  if (now.protection.fec) line += fmt::format(", fec-recovered {}", now.protection.fec_counters.recovered);
+  if (now.protection.two_paths)
+    for (int p = 0; p < depacketizer::PathMerger::kPaths; ++p)
+      line += fmt::format(", path{} lost {} skew {:.1f} ms", p + 1, now.protection.paths[p].lost, now.protection.paths[p].skew_ms);
+  if (now.ts && now.ts->counters.continuity_errors) line += fmt::format(", ts-cc-errors {}", now.ts->counters.continuity_errors);
   return line;
 }
 
@@ -149,7 +157,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
                 {"frames_complete", e.frames_complete}, {"frames_incomplete", e.frames_incomplete}});
     ssrcs.push_back(std::move(j));
   }
-  return json{
+  json out{
       {"duration_s", elapsed_s},
       {"ssrcs", ssrcs},
       {"ssrcs_unlisted_datagrams", st.ssrcs_unlisted},
@@ -205,6 +213,38 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"malformed", st.rtcp.malformed},
         {"foreign_ssrc", st.rtcp.foreign}}},
   };
+  // ST 2022-1 / 2022-7 / MPEG-2 TS (issue 13): packets.lost above is after FEC and merge.
+  const auto& pr = s.protection;
+  out["packets"]["recovered_by_fec"] = pr.fec_counters.recovered;
+  if (pr.fec)
+    out["fec"] = {{"columns", pr.fec_columns}, {"rows", pr.fec_rows}, {"packets", pr.fec_counters.fec_packets},
+                  {"recovered", pr.fec_counters.recovered}, {"unrecoverable", pr.fec_counters.unrecoverable},
+                  {"malformed", pr.fec_counters.fec_malformed}, {"rejected", pr.fec_counters.fec_rejected}};
+  json paths = json::array();
+  if (pr.two_paths) {
+    for (const auto& p : pr.paths)
+      paths.push_back({{"packets", {{"received", p.received}, {"lost", p.lost}, {"late", p.late}, {"used", p.used},
+                                    {"redundant", p.redundant}, {"out_of_window", p.out_of_window}, {"malformed", p.malformed}}},
+                       {"skew_ms", p.skew_ms}});
+  } else {
+    paths.push_back({{"packets", {{"received", st.packets_received}, {"lost", st.packets_lost}, {"late", st.packets_late}}},
+                     {"skew_ms", 0.0}});
+  }
+  out["paths"] = paths;
+  if (s.ts) {
+    const auto& c = s.ts->counters;
+    json pids = json::array();
+    for (const auto& p : s.ts->pids)
+      pids.push_back({{"pid", p.pid}, {"stream_type", p.stream_type}, {"kind", p.kind}, {"packets", p.packets},
+                      {"continuity_errors", p.continuity_errors}});
+    out["ts"] = {{"continuity_errors", c.continuity_errors}, {"packets", c.packets}, {"pids", pids},
+                 {"sync_errors", c.sync_errors}, {"transport_errors", c.transport_errors},
+                 {"section_crc_errors", c.section_crc_errors}, {"section_malformed", c.section_malformed},
+                 {"pes_malformed", c.pes_malformed}, {"pes_length_mismatch", c.pes_length_mismatch},
+                 {"elsm_malformed", c.elsm_malformed}, {"plain_udp_datagrams", s.ts->plain_datagrams}};
+    if (s.ts->video_pid) out["ts"]["video_pid"] = *s.ts->video_pid;
+  }
+  return out;
 }
 
 }  // namespace j2k::pipeline

@@ -11,7 +11,9 @@
 #include "packetizer/mxf_writer.hpp"
 #include "packetizer/rtp_j2k_packetizer.hpp"
 #include "packetizer/rtcp_writer.hpp"
+#include "packetizer/fec_encoder.hpp"
 #include "packetizer/rtp_packetizer.hpp"
+#include "packetizer/ts_mux.hpp"
 #include "net/udp_sender.hpp"
 
 namespace j2k::sender {
@@ -24,13 +26,18 @@ struct Due {
   Clock::time_point at;
   std::uint32_t packet = 0;
   bool dropped = false;
+  int path = 0;  // 1: the 2022-7 second path
 };
 
 /// The packetizers of one stream: KLVs (RFC 6597), RFC 5371, and the re-cut of mxf-stream.
+/// The packetizers of one stream: KLVs (RFC 6597), RFC 5371, the re-cut of mxf-stream, and
+/// TR-01 (the TS muxer and RTP/MP2T). Copyable: --end-loss counts packets on copies.
 struct Packetizers {
   packetizer::RtpPacketizer klv;
   packetizer::Rfc5371Packetizer j2k;
   packetizer::RtpPacketizer stream;
+  packetizer::TsMuxer ts;
+  packetizer::RtpMp2tPacketizer mp2t;
 };
 }  // namespace
 
@@ -60,14 +67,51 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   const std::string cname = "j2ksend@" + (!sc.bind_address.empty() ? sc.bind_address
                                           : !sc.iface.empty()       ? sc.iface
                                                                     : std::string("localhost"));
+  // ST 2022-7 second path and ST 2022-1 FEC streams (column port+2, row port+4).
+  std::unique_ptr<net::UdpSender> socket2, fec_column_socket, fec_row_socket;
+  auto open_extra = [&](const StreamUrl& u, int port, std::unique_ptr<net::UdpSender>& out) -> Status {
+    net::SenderConfig xc = sc;
+    xc.address = u.host;
+    xc.port = static_cast<std::uint16_t>(port);
+    xc.iface = u.iface;
+    xc.ttl = u.ttl;
+    auto s2 = net::UdpSender::open(xc);
+    if (!s2) return s2.error();
+    out = std::move(s2).value();
+    return {};
+  };
+  if (config_.to2)
+    if (auto st = open_extra(*config_.to2, config_.to2->port, socket2); !st) return st.error();
+  std::optional<packetizer::FecEncoder> fec;
+  if (config_.fec_columns > 0) {
+    fec.emplace(config_.fec_columns, config_.fec_rows);
+    if (config_.fec_rows > 0)
+      if (auto st = open_extra(config_.to, config_.to.port + 2, fec_column_socket); !st) return st.error();
+    if (auto st = open_extra(config_.to, config_.to.port + 4, fec_row_socket); !st) return st.error();
+  }
 
   std::random_device rd;
   const std::uint32_t ssrc = config_.ssrc ? config_.ssrc : rd();
   const std::uint32_t ts_base = rd();
   const auto first_sequence = static_cast<std::uint16_t>(rd());
+  // 2022-1 encoders (GStreamer's) require SSRC 0 on the media; ours accepts any, but follows.
+  const std::uint32_t media_ssrc = fec ? 0u : ssrc;
+  // TR-01: the TS muxer's descriptor says what the frames are.
+  packetizer::TsMuxConfig tmc;
+  tmc.descriptor.horizontal_size = static_cast<std::uint32_t>(format_.width);
+  tmc.descriptor.vertical_size = static_cast<std::uint32_t>(format_.height);
+  tmc.descriptor.den_frame_rate = static_cast<std::uint16_t>(config_.fps_den);
+  tmc.descriptor.num_frame_rate = static_cast<std::uint16_t>(config_.fps_num);
+  tmc.descriptor.color_specification = 3;  // BT.709, what the test sources are converted with
+  tmc.descriptor.interlaced_video = config_.interlace != 0;
   Packetizers pk{{ssrc, 96, first_sequence, config_.max_payload},
                  {ssrc, 96, first_sequence, config_.max_payload},
-                 {ssrc, 96, first_sequence, config_.max_payload}};
+                 {ssrc, 96, first_sequence, config_.max_payload},
+                 packetizer::TsMuxer(tmc),
+                 {media_ssrc, first_sequence}};
+  std::vector<std::vector<std::uint8_t>> fec_column_packets, fec_row_packets;
+  std::mt19937 rng2(config_.impair.seed * 7919u + 1);
+  int burst2_left = 0;
 
   packetizer::MxfPictureParams mp;
   mp.width = static_cast<std::uint32_t>(format_.width);
@@ -89,6 +133,20 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   auto build_frame = [&](long long f, std::uint32_t ts, std::vector<std::vector<std::uint8_t>>& out,
                          Packetizers& to) -> Status {
     const EncodedFrame& frame = frames_[static_cast<std::size_t>(f % static_cast<long long>(frames_.size()))];
+    if (config_.ts) {
+      // One PES per frame (both fields of an interlaced frame in it), PTS = the frame's 90 kHz time.
+      std::vector<std::uint8_t> ts_bytes;
+      std::vector<Bytes> streams;
+      if (frame.parts.empty()) streams.push_back(frame.codestream);
+      for (const auto& part : frame.parts) streams.push_back(part);
+      const auto fps_int = static_cast<std::uint64_t>(frames_per_second);
+      const auto seconds = static_cast<std::uint64_t>(f) / fps_int;
+      const depacketizer::ts::TimeCode tc{static_cast<std::uint8_t>(seconds / 3600 % 24), static_cast<std::uint8_t>(seconds / 60 % 60),
+                                          static_cast<std::uint8_t>(seconds % 60), static_cast<std::uint8_t>(static_cast<std::uint64_t>(f) % fps_int)};
+      to.ts.mux_frame(streams, static_cast<std::uint64_t>(ts) + 90000, tc, ts_bytes);
+      to.mp2t.packetize(ts_bytes, ts, out);
+      return {};
+    }
     if (config_.rfc5371) {
       if (frame.parts.empty()) {
         if (auto st = to.j2k.packetize(frame.codestream, ts, 0, out); !st) return st.error();
@@ -197,7 +255,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     if (!control) return;
     const auto now = Clock::now();
     depacketizer::SenderReport sr;
-    sr.ssrc = ssrc;
+    sr.ssrc = config_.ts ? media_ssrc : ssrc;  // the media's SSRC (0 for TS under 2022-1 FEC)
     sr.ntp_timestamp = packetizer::ntp_timestamp(std::chrono::system_clock::now());
     // The media clock at this instant: frame f's timestamp belongs to the instant start + f·period.
     const double since_start = std::chrono::duration<double>(now - start).count();
@@ -240,6 +298,24 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     schedule.clear();
     for (std::size_t i = 0; i < packets.size(); ++i)
       schedule.push_back({frame_start + static_cast<long long>(i) * slot, static_cast<std::uint32_t>(i), false});
+    // FEC over the packets as built (before any loss), sent after the frame's media.
+    fec_column_packets.clear();
+    fec_row_packets.clear();
+    if (fec)
+      for (const auto& p : packets) fec->add(p, fec_column_packets, fec_row_packets);
+    // Path 2 (2022-7): every packet again, with its own independent loss.
+    std::vector<Due> path2;
+    if (socket2) {
+      for (std::size_t i = 0; i < packets.size(); ++i) {
+        if (impair && (burst2_left > 0 || (config_.loss2 > 0 && uniform(rng2) < config_.loss2))) {
+          if (burst2_left == 0) burst2_left = std::max(1, config_.burst2);
+          --burst2_left;
+          ++totals.dropped2;
+          continue;
+        }
+        path2.push_back({schedule[i].at, static_cast<std::uint32_t>(i), false, 1});
+      }
+    }
     rtp_packets += packets.size();
     for (const auto& p : packets) rtp_octets += p.size() - packetizer::RtpPacketizerBase::kHeaderBytes;
     SentFrame sent{ts, frame.checksum};
@@ -257,16 +333,28 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     }
     schedule.erase(std::remove_if(schedule.begin(), schedule.end(), [](const Due& d) { return d.dropped; }), schedule.end());
     sent.damaged = sent.dropped > 0 || sent.corrupted > 0;
+    if (socket2) {
+      std::vector<bool> sent1(packets.size(), false), sent2(packets.size(), false);
+      for (const Due& d : schedule) sent1[d.packet] = true;
+      for (const Due& d : path2) sent2[d.packet] = true;
+      for (std::size_t i = 0; i < packets.size(); ++i) totals.dropped_both += !sent1[i] && !sent2[i];
+    }
+    schedule.insert(schedule.end(), path2.begin(), path2.end());
     // Send in due order; ties keep their order (a duplicate follows its original).
     std::stable_sort(schedule.begin(), schedule.end(), [](const Due& a, const Due& b) { return a.at < b.at; });
     for (const Due& d : schedule) {
       // Sleep when the next slot is far; otherwise send now (a sleep costs ~60 µs).
       if (const auto now = Clock::now(); d.at - now > std::chrono::microseconds(200)) std::this_thread::sleep_until(d.at);
       const auto& pkt = packets[d.packet];
-      if (!socket.value()->send(pkt)) ++totals.send_errors;
+      if (!(d.path ? socket2 : socket.value())->send(pkt)) ++totals.send_errors;
       ++totals.packets;
       totals.bytes += pkt.size();
     }
+    for (const auto& p : fec_column_packets)
+      if (fec_column_socket && !fec_column_socket->send(p)) ++totals.send_errors;
+    for (const auto& p : fec_row_packets)
+      if (!fec_row_socket->send(p)) ++totals.send_errors;
+    totals.fec_packets += fec_column_packets.size() + fec_row_packets.size();
     if (sent.damaged) ++totals.damaged_frames;
     sent_frames_.push_back(sent);
     ++totals.frames;

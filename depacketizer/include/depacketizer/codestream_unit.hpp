@@ -34,6 +34,11 @@ struct CodestreamUnit {
   bool merged = false;             ///< luma and chroma codestreams were merged into one
   std::string problem;             ///< why the unit could not be normalised, if it could not
   std::optional<PictureDescriptor> descriptor;  ///< latest descriptor seen, if any
+  /// Transport timing and time code, where the transport carries them (MPEG-2 TS: the PES
+  /// PTS, the program's last PCR, the elsm tcod box as "HH:MM:SS:FF").
+  std::optional<std::uint64_t> pts_90khz;
+  std::optional<std::uint64_t> pcr_27mhz;
+  std::string time_code;
   std::chrono::steady_clock::time_point first_arrival{};
   std::chrono::steady_clock::time_point last_arrival{};
 

@@ -31,9 +31,9 @@ class PayloadDepacketizer {
   virtual const std::optional<PictureDescriptor>& descriptor() const = 0;
 };
 
-enum class PayloadFormat { mxf, rfc5371 };
+enum class PayloadFormat { mxf, rfc5371, ts };
 
-/// "mxf" or "rfc5371".
+/// "mxf", "rfc5371" or "ts" (MPEG-2 TS, VSF TR-01).
 std::optional<PayloadFormat> parse_payload_format(const std::string& name);
 
 std::unique_ptr<PayloadDepacketizer> make_depacketizer(PayloadFormat format, PayloadDepacketizer::Sink sink);

@@ -21,6 +21,7 @@
 #include "depacketizer/payload_probe.hpp"
 #include "depacketizer/rtp.hpp"
 #include "depacketizer/rtp_reorder.hpp"
+#include "depacketizer/ts_depacketizer.hpp"
 
 namespace j2k::depacketizer {
 
@@ -106,6 +107,8 @@ class RtpSession {
   void on_bye(std::uint32_t ssrc);
 
   StreamSnapshot snapshot() const;
+  /// The TS layer's state when the session carries MPEG-2 TS (format ts); thread-safe.
+  std::optional<TsSnapshot> ts_snapshot() const;
 
  private:
   /// A packet kept until its stream is followed or its move is confirmed.
@@ -154,6 +157,7 @@ class RtpSession {
   bool format_stated_ = false;
   bool interlaced_rfc5371_ = false;  // RFC 5371 units of two codestreams are field pairs (tp 1, 2)
   std::unique_ptr<PayloadDepacketizer> payload_;
+  TsDepacketizer* ts_ = nullptr;  // payload_ when it is TS (plain UDP TS bypasses RTP)
   RtpSequenceTracker sequence_;
   JitterEstimator jitter_;
   RtpReorderBuffer reorder_;

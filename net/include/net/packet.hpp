@@ -17,6 +17,7 @@ struct Packet {
   std::uint32_t source_address = 0;   ///< IPv4, host order (0 for other families)
   std::uint16_t source_port = 0;
   bool truncated = false;             ///< datagram was larger than the buffer
+  int channel = 0;                    ///< which socket of a stream (ReceiverConfig::channel)
 
   std::span<const std::uint8_t> bytes() const { return {storage.data(), size}; }
 };

@@ -22,6 +22,7 @@ struct ReceiverConfig {
   int receive_buffer = 32 << 20;  ///< SO_RCVBUF to ask for, bytes
   std::size_t pool_packets = 8192;
   std::size_t packet_size = 9216;  ///< jumbo frames fit
+  int channel = 0;                 ///< stamped on each packet (2022-7 path, 2022-1 FEC stream)
 };
 
 

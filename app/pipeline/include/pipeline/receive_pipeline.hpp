@@ -31,6 +31,7 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_tier1.hpp"
 #include "gpu/device_picture.hpp"
+#include "depacketizer/protected_stream.hpp"
 #include "depacketizer/rtp_session.hpp"
 #include "net/packet_source.hpp"
 #include "pipeline/scheduling.hpp"
@@ -68,6 +69,8 @@ struct PipelineConfig {
   StreamUrl url;
   /// Which decoder the workers build (common/decoder_choice.hpp: the one factory).
   app::DecoderChoice decoder;
+  /// SMPTE ST 2022-7: the second path of the same stream (packets merged by sequence number).
+  std::optional<StreamUrl> url2;
   bool decode = true;              ///< false: receive and reassemble only (capacity tests)
   int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
   int threads_per_decode = 1;      ///< threads inside one decode
@@ -169,6 +172,11 @@ class ReceivePipeline {
   std::uint16_t port() const noexcept;
   net::ReceiverCounters const& receiver_counters() const noexcept;
   depacketizer::StreamSnapshot stream() const;
+  /// 2022-7 paths and 2022-1 FEC (thread-safe).
+  depacketizer::ProtectionSnapshot protection() const { return protection_stream_->snapshot(); }
+  /// The MPEG-2 TS layer when the stream is TS (thread-safe).
+  std::optional<depacketizer::TsSnapshot> ts() const { return session_->ts_snapshot(); }
+  const std::string& transport() const noexcept { return config_.url.format; }
   DecodeSnapshot decode() const;
   /// True when a finite input (a capture file) has been read completely.
   bool input_finished() const noexcept { return receiver_->finished(); }
@@ -201,6 +209,7 @@ class ReceivePipeline {
   std::chrono::steady_clock::time_point now() const { return config_.now ? config_.now() : std::chrono::steady_clock::now(); }
   Result<std::unique_ptr<decoder::Decoder>> make_decoder(gpu::CudaDecoder*& cuda);
   void on_unit(depacketizer::CodestreamUnit&& unit);  // depacketizer thread
+  Status open_protection_receivers();
   void depacketize_loop();
   void decode_loop(Worker& worker);
   void deliver_loop();
@@ -227,6 +236,9 @@ class ReceivePipeline {
   // depacketizer thread when no data packet is waiting. Absent for captures.
   net::PacketQueue control_packets_{64};
   std::unique_ptr<net::PacketSource> control_receiver_;
+  depacketizer::ProtectionConfig protection_;
+  std::unique_ptr<depacketizer::ProtectedStream> protection_stream_;
+  std::vector<std::unique_ptr<net::PacketSource>> extra_receivers_;  // 2022-7 second path, 2022-1 FEC
   std::thread depacketizer_thread_;
   std::thread delivery_thread_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -2,6 +2,7 @@
 // Live statistics: what a monitoring engineer reads once a second, and the JSON summary.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,9 @@ struct StatsSample {
   std::uint64_t truncated = 0;         ///< datagrams larger than a receive buffer (cut)
   depacketizer::StreamSnapshot stream;
   DecodeSnapshot decode;
+  std::string transport;                           ///< url format: mxf, rfc5371, ts
+  depacketizer::ProtectionSnapshot protection;     ///< 2022-7 paths, 2022-1 FEC
+  std::optional<depacketizer::TsSnapshot> ts;      ///< MPEG-2 TS layer, when TS
 
   static StatsSample take(const ReceivePipeline& pipeline);
 };

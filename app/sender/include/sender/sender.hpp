@@ -4,6 +4,7 @@
 // evenly over the frame period.
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,15 @@ struct SendConfig {
   /// RTCP sender reports on port + 1 (after the first frame, then about once a second) and
   /// SR + BYE after the last frame (RFC 3550 6.4.1, 6.6).
   bool rtcp = true;
+  /// VSF TR-01: JPEG 2000 in an MPEG-2 TS (PAT, PMT, elsm, PCR) in RTP/MP2T (payload type 33).
+  bool ts = false;
+  /// SMPTE ST 2022-1 FEC (--fec LxD): L columns × D rows; column FEC to port+2, row FEC to
+  /// port+4 of `to` (D = 0: row FEC only). 0 = off. FEC is computed before impairments.
+  int fec_columns = 0, fec_rows = 0;
+  /// SMPTE ST 2022-7: the same packets also to this second path, with their own loss.
+  std::optional<StreamUrl> to2;
+  double loss2 = 0;  ///< probability that a packet starts a loss event on path 2
+  int burst2 = 1;    ///< packets lost per loss event on path 2
 };
 
 struct SendTotals {
@@ -65,6 +75,9 @@ struct SendTotals {
   std::uint64_t corrupted = 0;
   std::uint64_t damaged_frames = 0;  ///< frames with at least one dropped packet
   std::uint64_t rtcp_reports = 0;    ///< sender reports sent (the last one with BYE)
+  std::uint64_t dropped2 = 0;        ///< packets not sent on path 2 (2022-7)
+  std::uint64_t dropped_both = 0;    ///< packets dropped on both paths (no merge can restore them)
+  std::uint64_t fec_packets = 0;     ///< 2022-1 column + row packets sent
 };
 
 /// What was sent for one frame: its RTP timestamp and the checksum of its source picture.

@@ -1,0 +1,61 @@
+#pragma once
+// The front of a receive session for protected links: media on one or two paths (SMPTE
+// ST 2022-7: merged by sequence number) and, optionally, column and row FEC (SMPTE ST 2022-1:
+// lost media rebuilt by XOR), ahead of the RtpSession. Runs on the session's thread (it owns
+// the merger and the decoder); a copy of the counters is published for other threads.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "depacketizer/fec_2022_1.hpp"
+#include "depacketizer/path_merge_2022_7.hpp"
+#include "depacketizer/rtp_session.hpp"
+
+namespace j2k::depacketizer {
+
+/// Where a datagram came from (net::Packet::channel).
+enum Channel : int { kMediaPath1 = 0, kMediaPath2 = 1, kFecColumn = 2, kFecRow = 3 };
+
+struct ProtectionConfig {
+  bool two_paths = false;  ///< ST 2022-7
+  bool fec = false;        ///< ST 2022-1
+  PathMergeConfig merge;
+  fec::FecConfig fec_config;
+};
+
+struct ProtectionSnapshot {
+  bool two_paths = false;
+  bool fec = false;
+  PathCounters paths[PathMerger::kPaths];
+  fec::FecCounters fec_counters;
+  int fec_columns = 0, fec_rows = 0;
+};
+
+class ProtectedStream {
+ public:
+  ProtectedStream(RtpSession& session, ProtectionConfig config);
+
+  /// One datagram from any channel. Without protection, media go straight to the session.
+  void on_datagram(int channel, Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  ProtectionSnapshot snapshot() const;  ///< thread-safe
+
+ private:
+  void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  void publish();
+
+  RtpSession& session_;
+  ProtectionConfig config_;
+  std::optional<PathMerger> merger_;
+  std::optional<fec::FecDecoder> fec_;
+  std::chrono::steady_clock::time_point now_{};
+  mutable std::mutex mutex_;  // guards published_
+  ProtectionSnapshot published_;
+};
+
+/// The reorder window a session needs so that FEC can rebuild a packet before the window
+/// gives up on it: a whole column of a large matrix (and its FEC) may arrive first.
+ReorderConfig reorder_for_fec(ReorderConfig base);
+
+}  // namespace j2k::depacketizer

@@ -1,0 +1,291 @@
+// SMPTE ST 2022-1 FEC decoder (column and row XOR parity).
+#include "depacketizer/fec_2022_1.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "depacketizer/rtp.hpp"
+
+namespace j2k::depacketizer::fec {
+
+Result<FecHeader> parse_fec_header(Bytes payload, Bytes& body) {
+  if (payload.size() < kFecHeaderSize)
+    return make_error(ErrorKind::corrupt, fmt::format("FEC payload of {} bytes, shorter than its header", payload.size()));
+  ByteReader r(payload);
+  FecHeader h;
+  h.sn_base_low = r.u16();
+  h.length_recovery = r.u16();
+  const std::uint32_t w = r.u32();
+  h.extension = w >> 31;
+  h.pt_recovery = static_cast<std::uint8_t>((w >> 24) & 0x7F);
+  h.mask = w & 0xFFFFFF;
+  h.ts_recovery = r.u32();
+  const std::uint8_t b = r.u8();
+  h.n = b & 0x80;
+  h.row = b & 0x40;
+  h.type = (b >> 3) & 7;
+  h.index = b & 7;
+  h.offset = r.u8();
+  h.na = r.u8();
+  h.sn_base_ext = r.u8();
+  body = r.rest();
+  // 2022-1 8.2: type 0 (XOR) only; a row protects consecutive packets (offset 1).
+  if (h.type != 0) return make_error(ErrorKind::unsupported, fmt::format("FEC type {} (only XOR, 0)", h.type));
+  if (h.offset == 0 || h.na == 0) return make_error(ErrorKind::corrupt, "FEC offset or NA of 0");
+  if (h.row && h.offset != 1) return make_error(ErrorKind::corrupt, fmt::format("row FEC with offset {}", h.offset));
+  return h;
+}
+
+void append_fec_header(std::vector<std::uint8_t>& out, const FecHeader& h) {
+  ByteWriter w(out);
+  w.u16(h.sn_base_low);
+  w.u16(h.length_recovery);
+  w.u32((h.extension ? 0x80000000u : 0) | static_cast<std::uint32_t>(h.pt_recovery & 0x7F) << 24 | (h.mask & 0xFFFFFF));
+  w.u32(h.ts_recovery);
+  w.u8(static_cast<std::uint8_t>((h.n ? 0x80 : 0) | (h.row ? 0x40 : 0) | (h.type & 7) << 3 | (h.index & 7)));
+  w.u8(h.offset);
+  w.u8(h.na);
+  w.u8(h.sn_base_ext);
+}
+
+FecDecoder::FecDecoder(Recovered recovered, FecConfig config)
+    : recovered_(std::move(recovered)), config_(config), slots_(std::max<std::uint32_t>(config.history, 64)) {}
+
+std::int64_t FecDecoder::extend(std::uint16_t seq) const {
+  // Nearest extended number to the highest seen (16-bit serial arithmetic, RFC 3550 A.1).
+  const auto delta = static_cast<std::int16_t>(static_cast<std::uint16_t>(seq - static_cast<std::uint16_t>(highest_)));
+  return highest_ + delta;
+}
+
+bool FecDecoder::have(std::int64_t seq) const {
+  if (seq < 0) return false;
+  const Slot& s = slots_[index(seq)];
+  return s.seq == seq && s.present;
+}
+
+void FecDecoder::advance_to(std::int64_t seq) {
+  // New positions enter the window; what they displace leaves it.
+  const std::int64_t history = static_cast<std::int64_t>(slots_.size());
+  std::int64_t from = highest_ + 1;
+  if (seq - from >= history) from = seq - history + 1;
+  for (std::int64_t s = from; s <= seq; ++s) {
+    Slot& sl = slot(s);
+    sl.seq = s;
+    sl.present = false;
+    sl.written_off = false;
+  }
+  highest_ = seq;
+  expire_old();
+}
+
+void FecDecoder::store(std::int64_t seq, Bytes datagram) {
+  if (seq < 0 || seq <= highest_ - static_cast<std::int64_t>(slots_.size())) return;  // older than the window
+  if (seq > highest_) advance_to(seq);
+  Slot& sl = slot(seq);
+  if (sl.seq > seq) return;  // cannot happen inside the window; kept as a guard
+  if (sl.seq != seq) {
+    // A position the window never advanced over (older than the first packet seen), or one
+    // still holding a number a whole history ago: it is this number's slot now.
+    sl.seq = seq;
+    sl.written_off = false;
+  }
+  sl.present = true;
+  sl.data.assign(datagram.begin(), datagram.end());  // reuses the slot's capacity
+}
+
+void FecDecoder::on_media(Bytes datagram) {
+  auto packet = parse_rtp(datagram);
+  if (!packet.ok() || datagram.size() > config_.max_packet_bytes) return;  // the session counts these
+  if (!started_) {
+    started_ = true;
+    highest_ = packet->sequence;
+    slot(highest_).seq = highest_;
+  }
+  const std::int64_t seq = extend(packet->sequence);
+  if (seq > highest_ + static_cast<std::int64_t>(slots_.size()) * 4) {
+    // A jump this far is a new run of numbers (sender restart): start over.
+    for (auto& sl : slots_) {
+      sl.seq = -1;
+      sl.present = false;
+      sl.written_off = false;
+    }
+    pending_.clear();
+    highest_ = seq;
+  }
+  ssrc_ = packet->ssrc;
+  if (have(seq)) return;
+  store(seq, datagram);
+  if (!have(seq)) return;
+  // A packet that arrived may complete a group, or make a waiting one due.
+  for (std::size_t i = 0; i < pending_.size();) {
+    Group& g = pending_[i];
+    const std::int64_t k = seq - g.base;
+    const bool covers = k >= 0 && k % g.offset == 0 && k / g.offset < g.count;
+    if ((covers || g.last() < highest_) && try_group(g)) {
+      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+      retry_all();
+      i = 0;
+      continue;
+    }
+    ++i;
+  }
+}
+
+void FecDecoder::on_fec(Bytes datagram) {
+  auto packet = parse_rtp(datagram);
+  if (!packet.ok()) {
+    ++counters_.fec_malformed;
+    return;
+  }
+  Bytes body;
+  auto header = parse_fec_header(packet->payload, body);
+  if (!header.ok()) {
+    ++counters_.fec_malformed;
+    return;
+  }
+  ++counters_.fec_packets;
+  if (body.size() > config_.max_packet_bytes) {
+    ++counters_.fec_malformed;
+    return;
+  }
+  Group g;
+  g.offset = header->offset;
+  g.count = header->na;
+  g.header = *header;
+  g.marker = packet->marker;
+  // The whole row/column must fit in half the remembered history, so that a group is solved
+  // or expired while its packets are still known.
+  const std::int64_t span = static_cast<std::int64_t>(g.offset) * (g.count - 1) + 1;
+  if (span > static_cast<std::int64_t>(slots_.size()) / 2) {
+    ++counters_.fec_rejected;
+    return;
+  }
+  if (!started_) {
+    ++counters_.fec_rejected;  // no media yet: nothing to anchor the sequence numbers to
+    return;
+  }
+  g.base = extend(header->sn_base_low);
+  const std::int64_t history = static_cast<std::int64_t>(slots_.size());
+  // A base before the stream's first packet (negative extended number; fuzz case
+  // crash-5390df2f: its write-off indexed the history with a negative number) is rejected.
+  if (g.base < 0 || g.last() <= highest_ - history / 2 || g.base > highest_ + history / 2) {
+    ++counters_.fec_rejected;  // far behind or far ahead of the media: stale or stray
+    return;
+  }
+  if (header->row) l_ = g.count;
+  else {
+    l_ = g.offset;
+    d_ = g.count;
+  }
+  g.body.assign(body.begin(), body.end());
+  if (try_group(g)) {
+    retry_all();
+    return;
+  }
+  if (pending_.size() >= config_.max_pending) {
+    write_off(pending_.front());
+    pending_.pop_front();
+  }
+  pending_.push_back(std::move(g));
+}
+
+bool FecDecoder::try_group(Group& g) {
+  int missing = 0;
+  std::int64_t lost = 0;
+  for (int k = 0; k < g.count; ++k) {
+    const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
+    if (!have(s)) {
+      ++missing;
+      lost = s;
+    }
+  }
+  if (missing == 0) return true;  // nothing lost here
+  if (missing > 1) return false;  // wait: another group may rebuild one of them
+  // Exactly one missing. Rebuild only once a later packet has arrived (the gap is real, not
+  // a packet still on its way) and while its slot is in the window.
+  if (lost >= highest_ || lost <= highest_ - static_cast<std::int64_t>(slots_.size())) return false;
+  std::uint16_t length = g.header.length_recovery;
+  std::uint8_t pt = g.header.pt_recovery;
+  std::uint32_t ts = g.header.ts_recovery;
+  bool marker = g.marker;
+  scratch_.assign(g.body.begin(), g.body.end());
+  for (int k = 0; k < g.count; ++k) {
+    const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
+    if (s == lost) continue;
+    auto p = parse_rtp(slot(s).data);
+    if (!p.ok()) return true;  // cannot happen: stored packets were parsed
+    length ^= static_cast<std::uint16_t>(p->payload.size());
+    pt ^= p->payload_type;
+    ts ^= p->timestamp;
+    marker ^= p->marker;
+    if (p->payload.size() > scratch_.size()) {
+      ++counters_.fec_malformed;  // the parity is shorter than a packet it claims to protect
+      return true;
+    }
+    for (std::size_t i = 0; i < p->payload.size(); ++i) scratch_[i] ^= p->payload[i];
+  }
+  if (length > scratch_.size()) {
+    ++counters_.fec_malformed;  // recovered length past the parity payload
+    return true;
+  }
+  std::vector<std::uint8_t> packet;
+  packet.reserve(12 + length);
+  ByteWriter w(packet);
+  w.u8(0x80);  // V=2; padding and extension are outside the protected payload
+  w.u8(static_cast<std::uint8_t>((marker ? 0x80 : 0) | (pt & 0x7F)));
+  w.u16(static_cast<std::uint16_t>(lost));
+  w.u32(ts);
+  w.u32(ssrc_);
+  w.bytes(Bytes(scratch_.data(), length));
+  ++counters_.recovered;
+  store(lost, packet);
+  recovered_(packet);
+  return true;
+}
+
+void FecDecoder::retry_all() {
+  // Iterate until no group makes progress: a rebuilt packet may complete another row or column.
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      if (try_group(pending_[i])) {
+        pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+        progress = true;
+        break;
+      }
+    }
+  }
+}
+
+void FecDecoder::write_off(const Group& g) {
+  bool any = false;
+  for (int k = 0; k < g.count; ++k) {
+    const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
+    if (s < 0 || s <= highest_ - static_cast<std::int64_t>(slots_.size()) || s > highest_) continue;
+    Slot& sl = slot(s);
+    if (sl.seq == s && !sl.present && !sl.written_off) {
+      sl.written_off = true;  // counted once, though a row and a column may both cover it
+      ++counters_.unrecoverable;
+      any = true;
+    }
+  }
+  if (any) ++counters_.fec_expired;
+}
+
+void FecDecoder::expire_old() {
+  // A group whose last packet is half a history behind will not be solved: the packets it
+  // would need from other groups have had their chance.
+  const std::int64_t limit = highest_ - static_cast<std::int64_t>(slots_.size()) / 2;
+  for (std::size_t i = 0; i < pending_.size();) {
+    if (pending_[i].last() < limit) {
+      write_off(pending_[i]);
+      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace j2k::depacketizer::fec

@@ -1,0 +1,69 @@
+#include "depacketizer/protected_stream.hpp"
+
+#include <algorithm>
+
+namespace j2k::depacketizer {
+
+ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) : session_(session), config_(config) {
+  if (config_.fec)
+    fec_.emplace([this](Bytes d) { session_.on_datagram(d, now_); }, config_.fec_config);
+  if (config_.two_paths)
+    merger_.emplace([this](Bytes d, std::chrono::steady_clock::time_point t) { to_session(d, t); }, config_.merge);
+  published_.two_paths = config_.two_paths;
+  published_.fec = config_.fec;
+}
+
+void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  if (fec_) fec_->on_media(datagram);  // kept for recovery (a copy in the FEC window)
+  session_.on_datagram(datagram, arrival);
+}
+
+void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  now_ = arrival;
+  switch (channel) {
+    case kMediaPath1:
+    case kMediaPath2:
+      if (merger_) merger_->push(channel, datagram, arrival);
+      else if (channel == kMediaPath1) to_session(datagram, arrival);
+      break;
+    case kFecColumn:
+    case kFecRow:
+      if (fec_) fec_->on_fec(datagram);
+      break;
+    default:
+      break;
+  }
+  if (merger_ || fec_) publish();
+}
+
+void ProtectedStream::publish() {
+  // A copy for other threads, taken after the packet was handled: the handling itself may
+  // wait (a full decode queue in analysis mode) and statistics must not wait with it.
+  ProtectionSnapshot s;
+  s.two_paths = merger_.has_value();
+  s.fec = fec_.has_value();
+  if (merger_)
+    for (int p = 0; p < PathMerger::kPaths; ++p) s.paths[p] = merger_->counters(p);
+  if (fec_) {
+    s.fec_counters = fec_->counters();
+    s.fec_columns = fec_->columns();
+    s.fec_rows = fec_->rows();
+  }
+  std::lock_guard lock(mutex_);
+  published_ = s;
+}
+
+ProtectionSnapshot ProtectedStream::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return published_;
+}
+
+ReorderConfig reorder_for_fec(ReorderConfig base) {
+  // 2022-1 matrices hold at most L × D = 100 packets (L, D ≤ 20); column FEC follows its
+  // matrix. Twice that in packets, and time for a slow stream to send it.
+  base.max_packets = std::max<std::uint32_t>(base.max_packets, 512);
+  base.max_delay = std::max<std::chrono::microseconds>(base.max_delay, std::chrono::milliseconds(1500));
+  return base;
+}
+
+}  // namespace j2k::depacketizer

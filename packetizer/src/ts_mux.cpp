@@ -1,0 +1,162 @@
+#include "packetizer/ts_mux.hpp"
+
+#include <algorithm>
+
+namespace j2k::packetizer {
+
+namespace ts = depacketizer::ts;
+
+namespace {
+
+// Long-form PSI section (13818-1 2.4.4.4): table_id, flags + section_length, then the body
+// given, version 0, current, section 0 of 0, and the CRC_32.
+std::vector<std::uint8_t> section(std::uint8_t table_id, std::uint16_t id, const std::vector<std::uint8_t>& body) {
+  std::vector<std::uint8_t> s;
+  ByteWriter w(s);
+  const std::size_t length = 5 + body.size() + 4;  // after the length field
+  w.u8(table_id);
+  w.u16(static_cast<std::uint16_t>(0xB000 | length));  // syntax 1, '0', reserved '11'
+  w.u16(id);
+  w.u8(0xC1);  // reserved '11', version 0, current_next 1
+  w.u8(0);
+  w.u8(0);
+  w.bytes(body);
+  w.u32(ts::crc32_mpeg2(s));
+  return s;
+}
+
+void header(std::vector<std::uint8_t>& out, bool unit_start, std::uint16_t pid, int afc, std::uint8_t& cc) {
+  out.push_back(ts::kSyncByte);
+  out.push_back(static_cast<std::uint8_t>((unit_start ? 0x40 : 0) | (pid >> 8)));
+  out.push_back(static_cast<std::uint8_t>(pid));
+  out.push_back(static_cast<std::uint8_t>(afc << 4 | (cc & 0x0F)));
+  if (afc & 1) cc = static_cast<std::uint8_t>((cc + 1) & 0x0F);  // 2.4.3.3: only packets with payload count
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> TsMuxer::pat() const {
+  std::vector<std::uint8_t> body;
+  ByteWriter w(body);
+  w.u16(config_.program_number);
+  w.u16(static_cast<std::uint16_t>(0xE000 | config_.pmt_pid));
+  return section(0x00, 1, body);
+}
+
+std::vector<std::uint8_t> TsMuxer::pmt() const {
+  std::vector<std::uint8_t> body;
+  ByteWriter w(body);
+  w.u16(static_cast<std::uint16_t>(0xE000 | config_.video_pid));  // PCR_PID
+  w.u16(0xF000);                                                   // program_info_length 0
+  std::vector<std::uint8_t> descriptor;
+  ts::append_j2k_video_descriptor(descriptor, config_.descriptor);
+  w.u8(ts::kStreamTypeJ2k);
+  w.u16(static_cast<std::uint16_t>(0xE000 | config_.video_pid));
+  w.u16(static_cast<std::uint16_t>(0xF000 | descriptor.size()));
+  w.bytes(descriptor);
+  return section(0x02, config_.program_number, body);
+}
+
+void TsMuxer::put_section(std::uint16_t pid, std::uint8_t& cc, const std::vector<std::uint8_t>& s,
+                          std::vector<std::uint8_t>& out) {
+  // Our sections fit one packet: pointer_field 0, the section, 0xFF stuffing.
+  const std::size_t start = out.size();
+  header(out, true, pid, 1, cc);
+  out.push_back(0);
+  out.insert(out.end(), s.begin(), s.end());
+  out.resize(start + ts::kPacketSize, 0xFF);
+}
+
+void TsMuxer::mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts, const ts::TimeCode& time_code,
+                        std::vector<std::uint8_t>& out) {
+  // PSI before every frame: a receiver that joins late waits at most one frame.
+  put_section(ts::kPatPid, cc_pat_, pat(), out);
+  put_section(config_.pmt_pid, cc_pmt_, pmt(), out);
+
+  // PES: elsm header then the codestream(s).
+  ts::ElsmHeader elsm;
+  elsm.frat_den = config_.descriptor.den_frame_rate;
+  elsm.frat_num = config_.descriptor.num_frame_rate;
+  elsm.max_bitrate = config_.descriptor.max_bit_rate;
+  elsm.interlaced = codestreams.size() == 2;
+  elsm.fic = elsm.interlaced ? 2 : 1;
+  elsm.fio = elsm.interlaced ? config_.field_order : 0;
+  elsm.auf[0] = codestreams.empty() ? 0 : static_cast<std::uint32_t>(codestreams[0].size());
+  elsm.auf[1] = elsm.interlaced ? static_cast<std::uint32_t>(codestreams[1].size()) : 0;
+  elsm.time_code = time_code;
+  elsm.colour_spec = config_.descriptor.color_specification;
+  std::vector<std::uint8_t> data;
+  ts::append_elsm_header(data, elsm);
+  for (Bytes c : codestreams) data.insert(data.end(), c.begin(), c.end());
+
+  std::vector<std::uint8_t> pes;
+  ByteWriter w(pes);
+  w.u8(0);
+  w.u8(0);
+  w.u8(1);
+  w.u8(ts::kPrivateStream1);
+  const std::size_t after_length = 3 + 5 + data.size();
+  w.u16(after_length <= 0xFFFF ? static_cast<std::uint16_t>(after_length) : 0);  // 0: unbounded (2.4.3.7)
+  w.u8(0x84);  // '10', not scrambled, data_alignment_indicator
+  w.u8(0x80);  // PTS only
+  w.u8(5);
+  const std::uint64_t p = pts & ((1ull << 33) - 1);
+  w.u8(static_cast<std::uint8_t>(0x21 | ((p >> 29) & 0x0E)));
+  w.u16(static_cast<std::uint16_t>(((p >> 14) & 0xFFFE) | 1));
+  w.u16(static_cast<std::uint16_t>(((p << 1) & 0xFFFE) | 1));
+  w.bytes(data);
+
+  const std::uint64_t pcr_base = pts > config_.pcr_lead_90khz ? pts - config_.pcr_lead_90khz : 0;
+  std::size_t at = 0;
+  bool first = true;
+  while (at < pes.size()) {
+    const std::size_t start = out.size();
+    const std::size_t left = pes.size() - at;
+    // Adaptation field: the PCR in the first packet; stuffing in the last one.
+    std::size_t af = first ? 8 : 0;  // length byte + flags + 6 PCR bytes
+    std::size_t room = ts::kPacketSize - 4 - af;
+    if (left < room) af += room - left, room = left;
+    header(out, first, config_.video_pid, af ? 3 : 1, cc_video_);
+    if (af) {
+      out.push_back(static_cast<std::uint8_t>(af - 1));
+      if (af > 1) {
+        out.push_back(first ? 0x10 : 0x00);
+        std::size_t used = 2;
+        if (first) {
+          const std::uint64_t base = pcr_base & ((1ull << 33) - 1);
+          out.push_back(static_cast<std::uint8_t>(base >> 25));
+          out.push_back(static_cast<std::uint8_t>(base >> 17));
+          out.push_back(static_cast<std::uint8_t>(base >> 9));
+          out.push_back(static_cast<std::uint8_t>(base >> 1));
+          out.push_back(static_cast<std::uint8_t>((base & 1) << 7 | 0x7E));  // 6 reserved bits, ext bit 8 = 0
+          out.push_back(0);
+          used += 6;
+        }
+        out.resize(out.size() + (af - used), 0xFF);
+      }
+    }
+    out.insert(out.end(), pes.begin() + static_cast<std::ptrdiff_t>(at), pes.begin() + static_cast<std::ptrdiff_t>(at + room));
+    at += room;
+    first = false;
+    (void)start;
+  }
+}
+
+void RtpMp2tPacketizer::packetize(Bytes ts, std::uint32_t timestamp, std::vector<std::vector<std::uint8_t>>& out) {
+  constexpr std::size_t kPerDatagram = 7 * ts::kPacketSize;
+  for (std::size_t at = 0; at < ts.size(); at += kPerDatagram) {
+    const std::size_t n = std::min(kPerDatagram, ts.size() - at);
+    std::vector<std::uint8_t> p;
+    p.reserve(12 + n);
+    ByteWriter w(p);
+    w.u8(0x80);
+    w.u8(33);  // MP2T (RFC 3551)
+    w.u16(sequence_++);
+    w.u32(timestamp);
+    w.u32(ssrc_);
+    w.bytes(ts.subspan(at, n));
+    out.push_back(std::move(p));
+  }
+}
+
+}  // namespace j2k::packetizer

@@ -1,0 +1,357 @@
+// SMPTE ST 2022-1 FEC (encoder and decoder) and ST 2022-7 two-path merge.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "depacketizer/fec_2022_1.hpp"
+#include "depacketizer/path_merge_2022_7.hpp"
+#include "depacketizer/rtp.hpp"
+#include "packetizer/fec_encoder.hpp"
+
+using namespace j2k;
+using namespace j2k::depacketizer;
+
+namespace {
+
+using Packet = std::vector<std::uint8_t>;
+
+Packet media(std::uint16_t seq, std::size_t size, bool marker = false, std::uint32_t ts = 0) {
+  Packet p{0x80, static_cast<std::uint8_t>((marker ? 0x80 : 0) | 33), static_cast<std::uint8_t>(seq >> 8),
+           static_cast<std::uint8_t>(seq), static_cast<std::uint8_t>(ts >> 24), static_cast<std::uint8_t>(ts >> 16),
+           static_cast<std::uint8_t>(ts >> 8), static_cast<std::uint8_t>(ts), 0, 0, 0x12, 0x34};
+  std::mt19937 rng(seq * 7919u + static_cast<unsigned>(size));
+  for (std::size_t i = 0; i < size; ++i) p.push_back(static_cast<std::uint8_t>(rng()));
+  return p;
+}
+
+struct Stream {
+  std::vector<Packet> media, column, row;
+};
+
+/// `count` media packets (sizes vary, markers every 13th) with L×D FEC, from `first`.
+Stream make_stream(int l, int d, int count, std::uint16_t first = 100) {
+  packetizer::FecEncoder enc(l, d);
+  Stream s;
+  for (int i = 0; i < count; ++i) {
+    const auto seq = static_cast<std::uint16_t>(first + i);
+    s.media.push_back(media(seq, 1000 + static_cast<std::size_t>((i * 37) % 317), i % 13 == 12, 3600u * static_cast<std::uint32_t>(i / 13)));
+    enc.add(s.media.back(), s.column, s.row);
+  }
+  return s;
+}
+
+struct Recovery {
+  std::map<std::uint16_t, Packet> got;
+  fec::FecDecoder decoder{[this](Bytes d) {
+    auto p = parse_rtp(d);
+    ASSERT_TRUE(p.ok());
+    got[p->sequence] = Packet(d.begin(), d.end());
+  }};
+};
+
+}  // namespace
+
+TEST(Fec2022_1Header, RoundTripsAndRejectsWhat2022_1Forbids) {
+  fec::FecHeader h;
+  h.sn_base_low = 0xFFFE;
+  h.length_recovery = 0x1234;
+  h.pt_recovery = 33;
+  h.ts_recovery = 0xDEADBEEF;
+  h.row = false;
+  h.offset = 10;
+  h.na = 10;
+  std::vector<std::uint8_t> b;
+  fec::append_fec_header(b, h);
+  b.push_back(0xAB);
+  ASSERT_EQ(b.size(), 17u);
+  Bytes body;
+  auto back = fec::parse_fec_header(b, body);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->sn_base_low, 0xFFFE);
+  EXPECT_EQ(back->length_recovery, 0x1234);
+  EXPECT_EQ(back->pt_recovery, 33);
+  EXPECT_TRUE(back->extension);
+  EXPECT_EQ(back->ts_recovery, 0xDEADBEEFu);
+  EXPECT_EQ(back->offset, 10);
+  EXPECT_EQ(back->na, 10);
+  EXPECT_EQ(body.size(), 1u);
+  EXPECT_FALSE(fec::parse_fec_header(Bytes(b).first(15), body).ok());
+  auto row_bad = b;
+  row_bad[12] |= 0x40;  // D = 1 (row) with offset 10
+  EXPECT_FALSE(fec::parse_fec_header(row_bad, body).ok());
+  auto type_bad = b;
+  type_bad[12] |= 0x08;  // type 1
+  EXPECT_FALSE(fec::parse_fec_header(type_bad, body).ok());
+}
+
+TEST(Fec2022_1, RebuildsEveryPacketOfALossPatternRowsAndColumnsCanSolveTogether) {
+  // 10×10 matrix; lose an L shape (11, 12, 21: row 1 and column 1 both start with two
+  // missing, so the row of 21 must be solved first, then column 1, then row 1), four in one row
+  // (only the columns can help), and single losses elsewhere.
+  const auto s = make_stream(10, 10, 300);
+  std::set<int> lost{11, 12, 21, 55, 160, 161, 162, 163, 260};
+  Recovery r;
+  for (int i = 0; i < 300; ++i)
+    if (!lost.count(i)) r.decoder.on_media(s.media[static_cast<std::size_t>(i)]);
+  for (const auto& f : s.row) r.decoder.on_fec(f);
+  for (const auto& f : s.column) r.decoder.on_fec(f);
+  for (int i : lost) {
+    auto it = r.got.find(static_cast<std::uint16_t>(100 + i));
+    ASSERT_NE(it, r.got.end()) << "packet " << i << " not rebuilt";
+    EXPECT_EQ(it->second, s.media[static_cast<std::size_t>(i)]) << "packet " << i;
+  }
+  EXPECT_EQ(r.decoder.counters().recovered, lost.size());
+  EXPECT_EQ(r.decoder.counters().fec_malformed + r.decoder.counters().fec_rejected, 0u);
+  EXPECT_EQ(r.decoder.columns(), 10);
+  EXPECT_EQ(r.decoder.rows(), 10);
+}
+
+TEST(Fec2022_1, WorksWithReorderedMediaAndFecAndAcrossTheSequenceWrap) {
+  const auto s = make_stream(5, 4, 200, 65500);
+  std::set<int> lost{3, 47, 48, 120, 199 - 25};
+  // Everything shuffled within a window of 30 packets, FEC interleaved with media.
+  struct Item { bool fec; const Packet* p; };
+  std::vector<Item> items;
+  std::size_t r_i = 0, c_i = 0;
+  for (int i = 0; i < 200; ++i) {
+    if (!lost.count(i)) items.push_back({false, &s.media[static_cast<std::size_t>(i)]});
+    if (i % 5 == 4 && r_i < s.row.size()) items.push_back({true, &s.row[r_i++]});
+    if (i % 20 == 19)
+      while (c_i < s.column.size() && c_i < static_cast<std::size_t>((i + 1) / 20 * 5)) items.push_back({true, &s.column[c_i++]});
+  }
+  std::mt19937 rng(3);
+  for (std::size_t i = 0; i + 30 < items.size(); i += 30) std::shuffle(items.begin() + static_cast<std::ptrdiff_t>(i), items.begin() + static_cast<std::ptrdiff_t>(i + 30), rng);
+  Recovery r;
+  for (const auto& it : items) it.fec ? r.decoder.on_fec(*it.p) : r.decoder.on_media(*it.p);
+  for (int i : lost) {
+    auto it = r.got.find(static_cast<std::uint16_t>(65500 + i));
+    ASSERT_NE(it, r.got.end()) << "packet " << i << " rejected " << r.decoder.counters().fec_rejected << " malformed "
+                               << r.decoder.counters().fec_malformed << " pending " << r.decoder.pending();
+    EXPECT_EQ(it->second, s.media[static_cast<std::size_t>(i)]);
+  }
+}
+
+TEST(Fec2022_1, UnsolvableLossIsCountedOnceAndMemoryStaysBounded) {
+  const auto s = make_stream(4, 4, 2000);
+  // A 2×2 block inside one matrix with only columns: unsolvable. Then a long clean run makes
+  // the groups expire.
+  std::set<int> lost{5, 6, 9, 10};
+  fec::FecConfig config;
+  config.history = 256;
+  int recovered = 0;
+  fec::FecDecoder d([&](Bytes) { ++recovered; }, config);
+  for (int i = 0; i < 2000; ++i) {
+    if (!lost.count(i)) d.on_media(s.media[static_cast<std::size_t>(i)]);
+    if (i == 20)
+      for (std::size_t c = 0; c < 4; ++c) d.on_fec(s.column[c]);
+    EXPECT_LE(d.pending(), config.max_pending);
+  }
+  EXPECT_EQ(recovered, 0);
+  EXPECT_EQ(d.counters().unrecoverable, 4u);
+  EXPECT_EQ(d.pending(), 0u);
+}
+
+TEST(Fec2022_1, HostileFecHeadersAreRejectedAndCounted) {
+  const auto s = make_stream(10, 10, 100);
+  Recovery r;
+  for (int i = 0; i < 100; ++i)
+    if (i != 50) r.decoder.on_media(s.media[static_cast<std::size_t>(i)]);
+  // Column FEC claiming NA 255 at offset 255: a span far beyond any matrix.
+  auto huge = s.column[0];
+  huge[12 + 13] = 255;  // offset
+  huge[12 + 14] = 255;  // NA
+  r.decoder.on_fec(huge);
+  // A base far away from the media.
+  auto far = s.row[5];
+  far[12] ^= 0x80;
+  r.decoder.on_fec(far);
+  // A runt and garbage.
+  r.decoder.on_fec(Bytes(s.row[0]).first(20));
+  Packet junk(40, 0xFF);
+  r.decoder.on_fec(junk);
+  // A length recovery beyond the parity payload.
+  auto longer = s.row[5];
+  longer[12 + 2] ^= 0x7F;
+  r.decoder.on_fec(longer);
+  const auto& c = r.decoder.counters();
+  EXPECT_EQ(c.fec_rejected, 2u);
+  EXPECT_EQ(c.fec_malformed, 3u);
+  EXPECT_EQ(c.recovered, 0u);
+  EXPECT_TRUE(r.got.empty());
+  // The genuine row still rebuilds packet 50.
+  r.decoder.on_fec(s.row[5]);
+  EXPECT_EQ(r.decoder.counters().recovered, 1u);
+  EXPECT_EQ(r.got.at(150), s.media[50]);
+}
+
+TEST(Fec2022_1, RandomLossOfOnePercentIsFullyRecovered) {
+  const auto s = make_stream(10, 10, 5000);
+  std::mt19937 rng(1);
+  std::bernoulli_distribution drop(0.01);
+  std::set<int> lost;
+  Recovery r;
+  for (int i = 0; i < 5000; ++i) {
+    if (drop(rng) && i > 0 && i < 4999) lost.insert(i);
+    else r.decoder.on_media(s.media[static_cast<std::size_t>(i)]);
+    if (i % 10 == 9) r.decoder.on_fec(s.row[static_cast<std::size_t>(i / 10)]);
+    if (i % 100 == 99)
+      for (int c = 0; c < 10; ++c) r.decoder.on_fec(s.column[static_cast<std::size_t>(i / 100 * 10 + c)]);
+  }
+  ASSERT_GT(lost.size(), 20u);
+  for (int i : lost) EXPECT_TRUE(r.got.count(static_cast<std::uint16_t>(100 + i))) << "packet " << i;
+  EXPECT_EQ(r.decoder.counters().recovered, lost.size());
+}
+
+TEST(PathMerge2022_7, KeepsTheFirstCopyAndCountsEachPath) {
+  std::vector<std::uint16_t> out;
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.push_back(parse_rtp(d)->sequence); });
+  const auto t0 = std::chrono::steady_clock::now();
+  std::mt19937 rng(9);
+  std::bernoulli_distribution drop(0.05);
+  std::uint64_t dropped[2] = {0, 0};
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    const auto seq = static_cast<std::uint16_t>(65000 + i);  // wraps
+    const Packet p = media(seq, 50);
+    const bool keep_first_last = i == 0 || i == n - 1;
+    const bool lose0 = !keep_first_last && drop(rng), lose1 = !keep_first_last && drop(rng);
+    dropped[0] += lose0;
+    dropped[1] += lose1;
+    // Path 1 runs 2 ms behind path 0.
+    if (!lose0) m.push(0, p, t0 + std::chrono::microseconds(100 * i));
+    if (!lose1) m.push(1, p, t0 + std::chrono::microseconds(100 * i + 2000));
+  }
+  std::set<std::uint16_t> unique(out.begin(), out.end());
+  EXPECT_EQ(unique.size(), out.size()) << "a sequence number was forwarded twice";
+  const std::uint64_t both_lost = static_cast<std::uint64_t>(n) - out.size();  // ~0.25 % lost on both paths
+  EXPECT_LT(both_lost, 30u);
+  for (int p = 0; p < 2; ++p) {
+    const auto c = m.counters(p);
+    EXPECT_EQ(c.lost, dropped[p]) << "path " << p;
+    EXPECT_EQ(c.received, static_cast<std::uint64_t>(n) - dropped[p]);
+    EXPECT_EQ(c.late, 0u);
+  }
+  EXPECT_NEAR(m.counters(1).skew_ms, 2.0, 0.2);
+  EXPECT_NEAR(m.counters(0).skew_ms, -2.0, 0.2);
+  EXPECT_EQ(m.counters(0).used + m.counters(1).used, out.size());
+}
+
+TEST(PathMerge2022_7, HugeSkewAndLateCopiesAreCountedNotForwarded) {
+  std::vector<std::uint16_t> out;
+  PathMergeConfig config;
+  config.max_skew = std::chrono::milliseconds(10);
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.push_back(parse_rtp(d)->sequence); }, config);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; ++i) m.push(0, media(static_cast<std::uint16_t>(1000 + i), 20), t0 + std::chrono::milliseconds(i));
+  // Path 1 repeats them 50 ms late (beyond the skew window): late, not forwarded.
+  for (int i = 0; i < 10; ++i) m.push(1, media(static_cast<std::uint16_t>(1000 + i), 20), t0 + std::chrono::milliseconds(50 + i));
+  // Path 1 sends numbers 30000 away (a few: not a consistent new run).
+  for (int i = 0; i < 10; ++i) m.push(1, media(static_cast<std::uint16_t>(31000 + 3 * i), 20), t0 + std::chrono::milliseconds(200));
+  m.push(1, Packet{1, 2, 3}, t0);
+  EXPECT_EQ(out.size(), 100u);
+  EXPECT_EQ(m.counters(1).late, 10u);
+  EXPECT_EQ(m.counters(1).out_of_window, 10u);
+  EXPECT_EQ(m.counters(1).malformed, 1u);
+  EXPECT_EQ(m.counters(1).used, 0u);
+  // A consistent new run on one path (the sender restarted) is followed after a while.
+  for (int i = 0; i < 100; ++i) m.push(0, media(static_cast<std::uint16_t>(40000 + i), 20), t0 + std::chrono::seconds(1));
+  EXPECT_GT(out.size(), 100u + 30u);
+}
+
+#include "depacketizer/protected_stream.hpp"
+#include "packetizer/ts_mux.hpp"
+
+TEST(ProtectedStream, TwoLossyPathsAndFecGiveEveryFrameToTheSession) {
+  spdlog::set_level(spdlog::level::warn);
+  // TR-01 frames in RTP/MP2T, 5×4 FEC; path 1 loses every 7th packet, path 2 every 11th, and
+  // both lose packet 77 (and those both patterns hit): only FEC can bring those back.
+  packetizer::TsMuxConfig mc;
+  mc.descriptor.horizontal_size = 64;
+  mc.descriptor.vertical_size = 48;
+  mc.descriptor.num_frame_rate = 25;
+  mc.descriptor.den_frame_rate = 1;
+  packetizer::TsMuxer muxer(mc);
+  packetizer::RtpMp2tPacketizer rtp(0, 60000);
+  packetizer::FecEncoder enc(5, 4);
+  std::vector<Packet> media_packets, column, row;
+  std::vector<std::vector<std::uint8_t>> sent_codestreams;
+  for (int f = 0; f < 12; ++f) {
+    std::vector<std::uint8_t> cs(8000 + 97 * static_cast<std::size_t>(f), static_cast<std::uint8_t>(f));
+    cs[0] = 0xFF;
+    cs[1] = 0x4F;
+    sent_codestreams.push_back(cs);
+    std::vector<std::uint8_t> ts;
+    muxer.mux_frame({cs}, 3600u * static_cast<std::uint64_t>(f), {}, ts);
+    std::vector<Packet> pkts;
+    rtp.packetize(ts, 3600u * static_cast<std::uint32_t>(f), pkts);
+    for (auto& p : pkts) {
+      enc.add(p, column, row);
+      media_packets.push_back(std::move(p));
+    }
+  }
+  std::vector<CodestreamUnit> units;
+  SessionConfig sc;
+  sc.format = PayloadFormat::ts;
+  sc.reorder = reorder_for_fec(sc.reorder);
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t r = 0, c = 0;
+  for (std::size_t i = 0; i < media_packets.size(); ++i) {
+    const auto t = t0 + std::chrono::microseconds(100 * static_cast<int>(i));
+    const bool last = i + 1 == media_packets.size();
+    if (i == 0 || last || (i % 7 != 3 && i != 77)) stream.on_datagram(kMediaPath1, media_packets[i], t);
+    if (i == 0 || last || (i % 11 != 5 && i != 77)) stream.on_datagram(kMediaPath2, media_packets[i], t + std::chrono::microseconds(30));
+    // FEC as the encoder completes it (rows after 5 packets, columns after 20).
+    for (; r < row.size() && r < (i + 1) / 5; ++r) stream.on_datagram(kFecRow, row[r], t);
+    for (; c < column.size() && c < (i + 1) / 20 * 5; ++c) stream.on_datagram(kFecColumn, column[c], t);
+  }
+  session.flush();
+  ASSERT_GT(media_packets.size(), 78u);
+  std::uint64_t both = 0;
+  for (std::size_t i = 1; i + 1 < media_packets.size(); ++i) both += (i % 7 == 3 || i == 77) && (i % 11 == 5 || i == 77);
+  const auto snap = stream.snapshot();
+  EXPECT_EQ(snap.fec_counters.recovered, both);
+  EXPECT_EQ(snap.paths[0].lost, static_cast<std::uint64_t>(std::count_if(
+                                    media_packets.begin() + 1, media_packets.end() - 1, [&](const Packet& p) {
+                                      const auto k = static_cast<std::size_t>(&p - media_packets.data());
+                                      return k % 7 == 3 || k == 77;
+                                    })));
+  EXPECT_EQ(session.snapshot().packets_lost, 0u);
+  ASSERT_EQ(units.size(), 12u);
+  for (std::size_t f = 0; f < units.size(); ++f) {
+    EXPECT_TRUE(units[f].complete) << f;
+    ASSERT_EQ(units[f].codestreams.size(), 1u);
+    EXPECT_EQ(units[f].codestreams[0], sent_codestreams[f]);
+  }
+}
+
+TEST(Fec2022_1, GroupStartingBeforeTheFirstMediaPacketIsRejected) {
+  // Regression (fuzz case crash-5390df2f): media begin at sequence 5; a row that starts at
+  // 65534 lies before the stream's first packet (negative extended number). Accepted, its
+  // expiry indexed the packet history with a negative number (heap read out of bounds).
+  fec::FecConfig config;
+  config.history = 128;
+  fec::FecDecoder d([](Bytes) {}, config);
+  d.on_media(media(5, 100));
+  fec::FecHeader h;
+  h.sn_base_low = 65534;
+  h.row = true;
+  h.offset = 1;
+  h.na = 4;
+  Packet f{0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  fec::append_fec_header(f, h);
+  f.resize(f.size() + 100, 0);
+  d.on_fec(f);
+  EXPECT_EQ(d.counters().fec_rejected, 1u);
+  EXPECT_EQ(d.pending(), 0u);
+  for (int i = 6; i < 400; ++i) d.on_media(media(static_cast<std::uint16_t>(i), 100));
+  EXPECT_EQ(d.counters().unrecoverable, 0u);
+}
