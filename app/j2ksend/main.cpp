@@ -9,7 +9,7 @@
 #include "../common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
-#include "depacketizer/mxf_file.hpp"
+#include "packetizer/mxf_file.hpp"
 #include "sender/encoded_loop.hpp"
 #include "sender/sender.hpp"
 
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     std::ifstream in(mxf_file, std::ios::binary);
     if (!in) { log->error("cannot read MXF file '{}'", mxf_file); return 2; }
     std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto contents = depacketizer::read_mxf(bytes);
+    auto contents = packetizer::read_mxf(bytes);
     if (!contents) { log->error("{}: {}", mxf_file, contents.error().message); return 2; }
     log->info("{}: {} frames{}", mxf_file, contents->packages.size(),
               contents->descriptor ? ", " + contents->descriptor->describe() : std::string(", no picture descriptor"));

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "decoder/decoder.hpp"
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "media/image_io.hpp"
 #include "transform/idwt.hpp"
 
@@ -20,6 +20,7 @@ namespace {
 
 using namespace j2k;
 using namespace j2k::decoder;
+using namespace j2k::packetizer;
 
 const PlanarImage& flower_1080() {
   static const PlanarImage img = [] {

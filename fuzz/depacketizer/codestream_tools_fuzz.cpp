@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "depacketizer/codestream_tools.hpp"
-#include "depacketizer/mxf_file.hpp"
+#include "packetizer/mxf_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace j2k::depacketizer;
@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const j2k::Bytes rest(data + 3, size - 3);
   switch (data[0] % 3) {
     case 0: {
-      auto mxf = read_mxf(rest);
+      auto mxf = j2k::packetizer::read_mxf(rest);
       if (mxf.ok() && mxf->packages.empty()) __builtin_trap();  // success means pictures were found
       break;
     }

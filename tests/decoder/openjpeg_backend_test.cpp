@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "decoder/decoder.hpp"
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "test_images.hpp"
 
 using namespace j2k;
 using namespace j2k::decoder;
+using namespace j2k::packetizer;
 
 TEST(OpenJpegBackend, LosslessRoundTripIsBitExact422) {
   PlanarImage src = test::photo_ycbcr(192, 108, 10, 2);

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "decoder/decoder.hpp"
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "depacketizer/codestream_tools.hpp"
 #include "test_images.hpp"
 
@@ -36,8 +36,8 @@ PlanarImage decode(Bytes cs) {
 
 struct MergeCase {
   const char* name;
-  decoder::Progression luma_progression;
-  decoder::Progression chroma_progression;
+  packetizer::Progression luma_progression;
+  packetizer::Progression chroma_progression;
   bool lossless;
   int layers;
   int precinct_log2;
@@ -91,7 +91,7 @@ TEST_P(LumaChromaMerge, MergedDecodesToTheSourcesPlanes) {
       p = std::move(half);
     }
   }
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = c.lossless;
   ep.target_bytes = 6000;
   ep.layers = c.layers;
@@ -101,7 +101,7 @@ TEST_P(LumaChromaMerge, MergedDecodesToTheSourcesPlanes) {
   ep.tile = c.tile;
   ep.resolutions = 4;
   ep.progression = c.luma_progression;
-  auto y = decoder::encode_openjpeg(planes(photo, 0, 1), ep);
+  auto y = packetizer::encode_openjpeg(planes(photo, 0, 1), ep);
   ASSERT_TRUE(y.ok()) << y.error().message;
   ep.progression = c.chroma_progression;
   ep.resolutions = 3;  // different level counts on purpose
@@ -111,9 +111,9 @@ TEST_P(LumaChromaMerge, MergedDecodesToTheSourcesPlanes) {
     ep.tile = c.tile / 2;  // chroma tiles cover the same picture area
     ep.tile_height = c.tile / c.chroma_dy;
   }
-  auto cbcr = decoder::encode_openjpeg(planes(photo, 1, 2), ep);
+  auto cbcr = packetizer::encode_openjpeg(planes(photo, 1, 2), ep);
   ASSERT_TRUE(cbcr.ok()) << cbcr.error().message;
-  const decoder::EncodeParams chroma_params = ep;
+  const packetizer::EncodeParams chroma_params = ep;
 
   auto merged = merge_luma_chroma(*y, *cbcr);
   ASSERT_TRUE(merged.ok()) << merged.error().message;
@@ -134,15 +134,15 @@ TEST_P(LumaChromaMerge, MergedDecodesToTheSourcesPlanes) {
     // packet of every layer, so encoding both sources with the merged layer count gives, tile by
     // tile, as many SOPs as the merged codestream must hold; and Nsop must run 0, 1, 2, … per tile.
     const int layers = std::max(c.layers, c.chroma_layers ? c.chroma_layers : c.layers);
-    decoder::EncodeParams ey = ep, ec = chroma_params;
+    packetizer::EncodeParams ey = ep, ec = chroma_params;
     ey.progression = c.luma_progression;
     ey.resolutions = 4;
     ey.target_bytes = 6000;
     ey.tile = c.tile;
     ey.tile_height = 0;
     ey.layers = ec.layers = layers;
-    auto y_all = decoder::encode_openjpeg(planes(photo, 0, 1), ey);
-    auto c_all = decoder::encode_openjpeg(planes(photo, 1, 2), ec);
+    auto y_all = packetizer::encode_openjpeg(planes(photo, 0, 1), ey);
+    auto c_all = packetizer::encode_openjpeg(planes(photo, 1, 2), ec);
     ASSERT_TRUE(y_all.ok() && c_all.ok());
     const auto sy = sop_numbers(*y_all), sc = sop_numbers(*c_all), sm = sop_numbers(*merged);
     ASSERT_EQ(sm.size(), sy.size());
@@ -153,7 +153,7 @@ TEST_P(LumaChromaMerge, MergedDecodesToTheSourcesPlanes) {
   }
 }
 
-using P = decoder::Progression;
+using P = packetizer::Progression;
 INSTANTIATE_TEST_SUITE_P(
     Cases, LumaChromaMerge,
     ::testing::Values(MergeCase{"cprl_lossless", P::CPRL, P::CPRL, true, 1, 0, false, false, 1, 0},
@@ -181,12 +181,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(LumaChromaMerge, RefusesMismatchesWithReasons) {
   PlanarImage photo = test::photo_ycbcr(64, 48, 8, 2);
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = true;
-  auto y = decoder::encode_openjpeg(planes(photo, 0, 1), ep);
+  auto y = packetizer::encode_openjpeg(planes(photo, 0, 1), ep);
   ep.layers = 2;  // unequal layer counts are merged (padding), unequal SOP use is not
   ep.sop = true;
-  auto c = decoder::encode_openjpeg(planes(photo, 1, 2), ep);
+  auto c = packetizer::encode_openjpeg(planes(photo, 1, 2), ep);
   ASSERT_TRUE(y.ok() && c.ok());
   auto m = merge_luma_chroma(*y, *c);
   ASSERT_FALSE(m.ok());
@@ -201,11 +201,11 @@ TEST(LumaChromaMerge, RefusesMismatchesWithReasons) {
 
 TEST(LumaChromaMerge, RefusesPackedPacketHeaders) {
   PlanarImage photo = test::photo_ycbcr(64, 48, 8, 2);
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = true;
-  auto y = decoder::encode_openjpeg(planes(photo, 0, 1), ep);
+  auto y = packetizer::encode_openjpeg(planes(photo, 0, 1), ep);
   ep.layers = 2;
-  auto c = decoder::encode_openjpeg(planes(photo, 1, 2), ep);
+  auto c = packetizer::encode_openjpeg(planes(photo, 1, 2), ep);
   ASSERT_TRUE(y.ok() && c.ok());
   ASSERT_TRUE(merge_luma_chroma(*y, *c).ok());
   // A PPT segment (Zppt 0, one header byte) after the SOT of the chroma's only tile-part.
@@ -224,10 +224,10 @@ TEST(LumaChromaMerge, RefusesPackedPacketHeaders) {
 
 TEST(SplitCodestreams, SplitsByWalkingMarkersNotBySearchingSoc) {
   PlanarImage photo = test::photo_ycbcr(96, 64, 8, 2);
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = true;
-  auto a = decoder::encode_openjpeg(photo, ep);
-  auto b = decoder::encode_openjpeg(test::photo_ycbcr(96, 64, 8, 2, 100, 100), ep);
+  auto a = packetizer::encode_openjpeg(photo, ep);
+  auto b = packetizer::encode_openjpeg(test::photo_ycbcr(96, 64, 8, 2, 100, 100), ep);
   ASSERT_TRUE(a.ok() && b.ok());
   std::vector<std::uint8_t> both(16, 0xAB);  // a vendor prefix
   both.insert(both.end(), a->begin(), a->end());

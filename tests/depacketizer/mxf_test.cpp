@@ -5,12 +5,13 @@
 
 #include "depacketizer/mxf.hpp"
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
-#include "depacketizer/mxf_writer.hpp"
-#include "depacketizer/rtp_packetizer.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
 #include "depacketizer/rtp_session.hpp"
 
 using namespace j2k;
 using namespace j2k::depacketizer;
+using namespace j2k::packetizer;
 
 namespace {
 
@@ -217,7 +218,7 @@ TEST(MxfRtpDepacketizer, TimestampJumpStartsANewFrameAndKeepsTheRate) {
 }
 
 #include "depacketizer/rfc5371.hpp"
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 
 TEST(Rfc5371Depacketizer, HoleInTheFragmentChainIsNeverComplete) {
   // A real-looking codestream: SOC, a minimal main header, SOT, data; cut into fragments.

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <random>
 
-#include "decoder/openjpeg_encoder.hpp"
-#include "depacketizer/mxf_writer.hpp"
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 #include "test_images.hpp"
 
 using namespace j2k;
@@ -37,15 +37,15 @@ std::vector<std::uint8_t> codestream(int x, bool luma_only = false, bool chroma_
     part.height = part.planes[0].height;
     img = part;
   }
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.target_bytes = 1500;
   ep.sop = true;
-  auto cs = decoder::encode_openjpeg(img, ep);
+  auto cs = packetizer::encode_openjpeg(img, ep);
   return cs.ok() ? std::move(cs).value() : std::vector<std::uint8_t>{};
 }
 
 Input rfc5371_stream() {
-  depacketizer::Rfc5371Packetizer packetizer(0x55, 96, 65000, 300);
+  packetizer::Rfc5371Packetizer packetizer(0x55, 96, 65000, 300);
   std::vector<std::vector<std::uint8_t>> packets;
   for (int f = 0; f < 4; ++f) {
     const auto ts = static_cast<std::uint32_t>(f * 3600);
@@ -69,8 +69,8 @@ std::vector<Input> tool_inputs() {
   std::vector<Input> inputs;
   // 0: an MXF file: partition pack, descriptor, two picture elements.
   Input mxf = {0, 0, 0};
-  for (const auto& klv : {depacketizer::mxf_partition_pack(true, 0, 0), depacketizer::mxf_cdci_descriptor({}),
-                          depacketizer::mxf_picture_element(codestream(1)), depacketizer::mxf_picture_element(codestream(2))})
+  for (const auto& klv : {packetizer::mxf_partition_pack(true, 0, 0), packetizer::mxf_cdci_descriptor({}),
+                          packetizer::mxf_picture_element(codestream(1)), packetizer::mxf_picture_element(codestream(2))})
     mxf.insert(mxf.end(), klv.begin(), klv.end());
   inputs.push_back(mxf);
   // 1: two codestreams back to back.

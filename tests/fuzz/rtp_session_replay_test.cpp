@@ -9,12 +9,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "depacketizer/mxf_writer.hpp"
-#include "depacketizer/rtp_packetizer.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
-using namespace j2k::depacketizer;
+using namespace j2k::packetizer;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "media/image_io.hpp"
 
 using namespace j2k;
@@ -38,12 +38,12 @@ PlanarImage mosaic_2160(const PlanarImage& rgb) {
 
 bool write(const std::filesystem::path& dir, const std::string& name, const PlanarImage& img, bool lossless,
            std::size_t bytes, int resolutions) {
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = lossless;
   ep.target_bytes = bytes;
   ep.resolutions = resolutions;
   ep.threads = 2;
-  auto cs = decoder::encode_openjpeg(img, ep);
+  auto cs = packetizer::encode_openjpeg(img, ep);
   if (!cs) {
     std::fprintf(stderr, "%s: %s\n", name.c_str(), cs.error().message.c_str());
     return false;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "decoder/coefficients.hpp"
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "decoder/own_decoder.hpp"
 #include "gpu/colour.hpp"
 #include "gpu/cuda.hpp"
@@ -115,10 +115,10 @@ TEST(CudaFallback, AutoDecoderMatchesTheOwnDecoder) {
   // A textured picture (not a flat gradient) through OpenJPEG, lossless and lossy.
   PlanarImage img = test::textured_ycbcr(203, 117, 10, 2, 7);
   for (bool lossless : {true, false}) {
-    decoder::EncodeParams ep;
+    packetizer::EncodeParams ep;
     ep.lossless = lossless;
     ep.resolutions = 5;
-    auto cs = decoder::encode_openjpeg(img, ep);
+    auto cs = packetizer::encode_openjpeg(img, ep);
     ASSERT_TRUE(cs.ok()) << cs.error().message;
     decoder::DecodeOptions opt;
     opt.threads = 2;

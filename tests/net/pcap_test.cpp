@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../e2e/process.hpp"
-#include "decoder/openjpeg_encoder.hpp"
-#include "depacketizer/mxf_writer.hpp"
-#include "depacketizer/rtp_packetizer.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
 #include "net/pcap_replay.hpp"
 #include "test_images.hpp"
 
@@ -40,22 +40,22 @@ struct Stream {
 
 Stream make_stream(int frames) {
   Stream s;
-  depacketizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
-  depacketizer::MxfPictureParams mp;
+  packetizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
+  packetizer::MxfPictureParams mp;
   mp.width = 96; mp.height = 64; mp.depth = 10;
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = true;
   for (int f = 0; f < frames; ++f) {
     PlanarImage img = test::photo_ycbcr(96, 64, 10, 2, 600 + 13 * f, 400 + 7 * f);
-    auto cs = decoder::encode_openjpeg(img, ep);
+    auto cs = packetizer::encode_openjpeg(img, ep);
     EXPECT_TRUE(cs.ok());
     s.checksums.push_back(checksum(img));
     const auto ts = static_cast<std::uint32_t>(f * 3600);
     if (f == 0) {
-      packetizer.packetize(depacketizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
-      packetizer.packetize(depacketizer::mxf_cdci_descriptor(mp), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_cdci_descriptor(mp), ts, s.packets);
     }
-    packetizer.packetize(depacketizer::mxf_picture_element(*cs), ts, s.packets);
+    packetizer.packetize(packetizer::mxf_picture_element(*cs), ts, s.packets);
   }
   return s;
 }

@@ -125,7 +125,7 @@ Result<EncodedFrame> encode_frame(const PlanarImage& img, const LoopSpec& spec) 
   EncodedFrame frame;
   frame.checksum = checksum(img);  // of the whole frame: what the receiver has after weaving
   if (!spec.interlaced && !spec.dual) {
-    auto cs = decoder::encode_openjpeg(img, spec.encode);
+    auto cs = packetizer::encode_openjpeg(img, spec.encode);
     if (!cs) return cs.error();
     frame.codestream = std::move(cs).value();
     return frame;
@@ -137,22 +137,22 @@ Result<EncodedFrame> encode_frame(const PlanarImage& img, const LoopSpec& spec) 
   } else {
     pictures.push_back(img);
   }
-  decoder::EncodeParams per_part = spec.encode;
+  packetizer::EncodeParams per_part = spec.encode;
   per_part.target_bytes = spec.encode.target_bytes / pictures.size();
   for (const PlanarImage& picture : pictures) {
     if (!spec.dual) {
-      auto cs = decoder::encode_openjpeg(picture, per_part);
+      auto cs = packetizer::encode_openjpeg(picture, per_part);
       if (!cs) return cs.error();
       frame.parts.push_back(std::move(cs).value());
       continue;
     }
     // Luma gets two thirds of the bits, chroma one third (4:2:2 has as many chroma samples as luma).
-    decoder::EncodeParams luma = per_part, chroma = per_part;
+    packetizer::EncodeParams luma = per_part, chroma = per_part;
     luma.target_bytes = per_part.target_bytes * 2 / 3;
     chroma.target_bytes = per_part.target_bytes - luma.target_bytes;
-    auto y = decoder::encode_openjpeg(planes_of(picture, 0, 1), luma);
+    auto y = packetizer::encode_openjpeg(planes_of(picture, 0, 1), luma);
     if (!y) return y.error();
-    auto c = decoder::encode_openjpeg(planes_of(picture, 1, 2), chroma);
+    auto c = packetizer::encode_openjpeg(planes_of(picture, 1, 2), chroma);
     if (!c) return c.error();
     frame.parts.push_back(std::move(y).value());
     frame.parts.push_back(std::move(c).value());

@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "core/log.hpp"
-#include "depacketizer/mxf_writer.hpp"
-#include "depacketizer/rtp_j2k_packetizer.hpp"
-#include "depacketizer/rtp_packetizer.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
 #include "net/udp_sender.hpp"
 
 namespace j2k::sender {
@@ -44,11 +44,11 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   const std::uint32_t ssrc = config_.ssrc ? config_.ssrc : rd();
   const std::uint32_t ts_base = rd();
   const auto first_sequence = static_cast<std::uint16_t>(rd());
-  depacketizer::RtpPacketizer packetizer(ssrc, 96, first_sequence, config_.max_payload);
-  depacketizer::Rfc5371Packetizer j2k_packetizer(ssrc, 96, first_sequence, config_.max_payload);
-  depacketizer::RtpPacketizer stream_packetizer(ssrc, 96, first_sequence, config_.max_payload);
+  packetizer::RtpPacketizer packetizer(ssrc, 96, first_sequence, config_.max_payload);
+  packetizer::Rfc5371Packetizer j2k_packetizer(ssrc, 96, first_sequence, config_.max_payload);
+  packetizer::RtpPacketizer stream_packetizer(ssrc, 96, first_sequence, config_.max_payload);
 
-  depacketizer::MxfPictureParams mp;
+  packetizer::MxfPictureParams mp;
   mp.width = static_cast<std::uint32_t>(format_.width);
   mp.height = static_cast<std::uint32_t>(format_.height);
   mp.depth = static_cast<std::uint32_t>(format_.bits);
@@ -60,8 +60,8 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   }
   mp.rate_num = config_.fps_num;
   mp.rate_den = config_.fps_den;
-  const auto primer = depacketizer::mxf_primer_pack();
-  const auto descriptor = depacketizer::mxf_cdci_descriptor(mp);
+  const auto primer = packetizer::mxf_primer_pack();
+  const auto descriptor = packetizer::mxf_cdci_descriptor(mp);
   const int frames_per_second = std::max(1, (config_.fps_num + config_.fps_den - 1) / config_.fps_den);
 
   const auto period = std::chrono::duration_cast<Clock::duration>(
@@ -133,26 +133,26 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       for (const auto& klv : config_.mxf_header) packetizer.packetize(klv, ts, packets);
     } else if (f % frames_per_second == 0) {
       // Partition pack + header metadata once a second so late joiners learn the format.
-      packetizer.packetize(depacketizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, packets);
+      packetizer.packetize(packetizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, packets);
       packetizer.packetize(primer, ts, packets);
       packetizer.packetize(descriptor, ts, packets);
     }
     if (!frame.klvs.empty()) {
       for (const auto& klv : frame.klvs) packetizer.packetize(klv, ts, packets);
     } else if (!config_.rfc5371) {
-      packetizer.packetize(depacketizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
+      packetizer.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, packets);
       if (frame.parts.empty()) {
-        packetizer.packetize(depacketizer::mxf_picture_element(frame.codestream), ts, packets);
+        packetizer.packetize(packetizer::mxf_picture_element(frame.codestream), ts, packets);
       } else if (config_.interlace == 2) {
         // I2: every codestream of the frame in one KLV, back to back.
         std::vector<std::uint8_t> joined;
         for (const auto& part : frame.parts) joined.insert(joined.end(), part.begin(), part.end());
-        packetizer.packetize(depacketizer::mxf_picture_element(joined), ts, packets);
+        packetizer.packetize(packetizer::mxf_picture_element(joined), ts, packets);
       } else {
         // I1 and/or dual codestreams: one picture element per codestream (cc = their count).
         const int count = static_cast<int>(frame.parts.size());
         for (int k = 0; k < count; ++k)
-          packetizer.packetize(depacketizer::mxf_picture_element(frame.parts[static_cast<std::size_t>(k)], count, k + 1), ts, packets);
+          packetizer.packetize(packetizer::mxf_picture_element(frame.parts[static_cast<std::size_t>(k)], count, k + 1), ts, packets);
       }
     }
 

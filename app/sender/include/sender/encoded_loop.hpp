@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/result.hpp"
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "sender/source.hpp"
 
 namespace j2k::sender {
@@ -23,7 +23,7 @@ struct EncodedFrame {
 
 struct LoopSpec {
   int frames = 100;
-  decoder::EncodeParams encode;
+  packetizer::EncodeParams encode;
   int threads = 0;            ///< encoder threads (frames in parallel); 0 = hardware threads
   std::string cache_dir;      ///< empty: no cache
   bool interlaced = false;    ///< code each frame as two field pictures (top field first)

@@ -6,7 +6,7 @@
 
 #include "core/byte_reader.hpp"
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
 
 class RtpPacketizer {
  public:
@@ -25,4 +25,4 @@ class RtpPacketizer {
   std::size_t max_payload_;
 };
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

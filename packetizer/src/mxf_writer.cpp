@@ -1,8 +1,12 @@
-#include "depacketizer/mxf_writer.hpp"
+#include "packetizer/mxf_writer.hpp"
 
 #include "depacketizer/mxf.hpp"
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
+
+// The KLV/wire-format vocabulary (keys, BER lengths, payload headers) is the depacketizer's;
+// the sender writes what the receiver reads.
+using namespace j2k::depacketizer;
 
 namespace {
 
@@ -121,4 +125,4 @@ KlvBytes mxf_picture_element(Bytes codestream, int count, int number) {
   return out;
 }
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

@@ -1,10 +1,14 @@
-#include "depacketizer/mxf_file.hpp"
+#include "packetizer/mxf_file.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
+
+// The KLV/wire-format vocabulary (keys, BER lengths, payload headers) is the depacketizer's;
+// the sender writes what the receiver reads.
+using namespace j2k::depacketizer;
 
 Result<MxfFileContents> read_mxf(Bytes file) {
   // Skip a run-in (at most 64 KiB, ST 377-1 6.5) up to the header partition pack key.
@@ -79,4 +83,4 @@ Result<MxfFileContents> read_mxf(Bytes file) {
   return out;
 }
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

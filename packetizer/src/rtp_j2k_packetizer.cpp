@@ -1,10 +1,14 @@
-#include "depacketizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
 
 #include <algorithm>
 
 #include "depacketizer/rfc5371.hpp"
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
+
+// The KLV/wire-format vocabulary (keys, BER lengths, payload headers) is the depacketizer's;
+// the sender writes what the receiver reads.
+using namespace j2k::depacketizer;
 
 Result<std::size_t> main_header_length(Bytes cs) {
   ByteReader r(cs);
@@ -57,4 +61,4 @@ Status Rfc5371Packetizer::packetize(Bytes cs, std::uint32_t timestamp, int tp,
   return {};
 }
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

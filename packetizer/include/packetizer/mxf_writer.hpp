@@ -7,7 +7,7 @@
 #include "core/byte_reader.hpp"
 #include "core/planar_image.hpp"
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
 
 struct MxfPictureParams {
   std::uint32_t width = 0;
@@ -35,4 +35,4 @@ KlvBytes mxf_system_item(std::uint16_t continuity);
 /// Frame-wrapped JPEG 2000 picture element `number` of `count` in the content package.
 KlvBytes mxf_picture_element(Bytes codestream, int count = 1, int number = 1);
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

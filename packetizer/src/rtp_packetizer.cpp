@@ -1,8 +1,8 @@
-#include "depacketizer/rtp_packetizer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
 
 #include <algorithm>
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
 
 void RtpPacketizer::packetize(Bytes unit, std::uint32_t timestamp, std::vector<std::vector<std::uint8_t>>& out) {
   std::size_t offset = 0;
@@ -23,4 +23,4 @@ void RtpPacketizer::packetize(Bytes unit, std::uint32_t timestamp, std::vector<s
   } while (offset < unit.size());
 }
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

@@ -6,7 +6,7 @@
 #include "core/planar_image.hpp"
 #include "core/result.hpp"
 
-namespace j2k::decoder {
+namespace j2k::packetizer {
 
 enum class Progression { LRCP, RLCP, RPCL, PCRL, CPRL };
 
@@ -28,4 +28,4 @@ struct EncodeParams {
 /// Encodes a planar image (any components/subsampling) into a raw J2K codestream.
 Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, const EncodeParams& params);
 
-}  // namespace j2k::decoder
+}  // namespace j2k::packetizer

@@ -6,7 +6,7 @@
 #include "core/byte_reader.hpp"
 #include "core/result.hpp"
 
-namespace j2k::depacketizer {
+namespace j2k::packetizer {
 
 /// Offset of the first SOT marker (end of the main header), walking marker segments from
 /// SOC; an error when the segments do not chain.
@@ -28,4 +28,4 @@ class Rfc5371Packetizer {
   std::size_t max_payload_;
 };
 
-}  // namespace j2k::depacketizer
+}  // namespace j2k::packetizer

@@ -1,4 +1,4 @@
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 
 #include <fmt/format.h>
 #include <openjpeg.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-namespace j2k::decoder {
+namespace j2k::packetizer {
 
 namespace {
 
@@ -150,4 +150,4 @@ Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, cons
   return out;
 }
 
-}  // namespace j2k::decoder
+}  // namespace j2k::packetizer
