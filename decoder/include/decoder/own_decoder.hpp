@@ -7,9 +7,6 @@
 #include "decoder/coefficients.hpp"
 #include "decoder/decoder.hpp"
 
-/// Feature macro for code that also builds against older trees (bench/decoder/recon_bench.cpp).
-#define J2K_DECODER_HAS_COEFFICIENT_DECODER 1
-
 namespace j2k::decoder {
 
 /// Parses the codestream and runs tier-2 and tier-1, stopping before dequantisation.
