@@ -53,7 +53,6 @@ int main(int argc, char** argv) {
   if (k > 0)
     std::printf("reconstruct x%d, %d thread(s): caller-thread CPU ms min %.2f median %.2f | wall ms min %.2f median %.2f\n",
                 k, threads, cpu.front(), cpu[cpu.size() / 2], wall.front(), wall[wall.size() / 2]);
-#if defined(J2K_DECODER_HAS_COEFFICIENT_DECODER)
   // The decoder's own path: persistent pool, output planes reused (no allocation, no zero fill).
   {
     j2k::decoder::CoefficientDecoder dec;
@@ -75,6 +74,5 @@ int main(int argc, char** argv) {
                   "median %.2f | wall ms min %.2f median %.2f\n",
                   k, threads, c2.front(), c2[c2.size() / 2], w2.front(), w2[w2.size() / 2]);
   }
-#endif
   return 0;
 }

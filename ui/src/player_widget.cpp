@@ -48,6 +48,13 @@ GLuint compile(GLenum type, const char* source) {
 /// program and a quad; for pictures in device memory, the CUDA-GL presenter (gpu/).
 struct PlayerWidget::Gl {
   GLuint program = 0, vbo = 0, texture = 0, pbo = 0;
+  // GL_TIME_ELAPSED queries around each frame's texture update + draw, read back a few
+  // frames later (never waiting for the GPU).
+  static constexpr int kQueries = 4;
+  GLuint queries[kQueries] = {};
+  bool query_pending[kQueries] = {};
+  int next_query = 0;
+  bool timer_queries = false;
   GLint pos_loc = -1, uv_loc = -1, tex_loc = -1;
   int tex_w = 0, tex_h = 0;
   std::unique_ptr<gpu::CudaGlPresenter> presenter;  // created with the first device picture
@@ -55,6 +62,7 @@ struct PlayerWidget::Gl {
 
 PlayerWidget::PlayerWidget(QWidget* parent) : QOpenGLWidget(parent), gl_(std::make_unique<Gl>()) {
   setMinimumSize(160, 90);
+  connect(this, &QOpenGLWidget::frameSwapped, this, [this] { on_frame_swapped(); });
 }
 
 PlayerWidget::~PlayerWidget() {
@@ -64,15 +72,22 @@ PlayerWidget::~PlayerWidget() {
   glDeleteTextures(1, &gl_->texture);
   glDeleteBuffers(1, &gl_->pbo);
   glDeleteBuffers(1, &gl_->vbo);
+  if (gl_->timer_queries) glDeleteQueries(Gl::kQueries, gl_->queries);
   glDeleteProgram(gl_->program);
   doneCurrent();
 }
 
-void PlayerWidget::present(std::shared_ptr<const gpu::RgbaImage> picture) { post(std::move(picture), nullptr); }
+void PlayerWidget::present(std::shared_ptr<const gpu::RgbaImage> picture, std::optional<Clock::time_point> received) {
+  post(std::move(picture), nullptr, received);
+}
 
-void PlayerWidget::present_device(std::shared_ptr<const gpu::DevicePicture> picture) { post(nullptr, std::move(picture)); }
+void PlayerWidget::present_device(std::shared_ptr<const gpu::DevicePicture> picture,
+                                  std::optional<Clock::time_point> received) {
+  post(nullptr, std::move(picture), received);
+}
 
-void PlayerWidget::post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_ptr<const gpu::DevicePicture> device) {
+void PlayerWidget::post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_ptr<const gpu::DevicePicture> device,
+                        std::optional<Clock::time_point> received) {
   std::shared_ptr<const gpu::DevicePicture> replaced;  // back to its pool, outside the lock
   {
     std::lock_guard lock(mailbox_mutex_);
@@ -80,6 +95,7 @@ void PlayerWidget::post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_
     replaced = std::move(pending_device_);
     pending_ = std::move(host);
     pending_device_ = std::move(device);
+    pending_received_ = received;
   }
   QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
 }
@@ -124,6 +140,75 @@ void PlayerWidget::set_overlay_visible(bool visible) {
   update();
 }
 
+void PlayerWidget::set_monitor_view(MonitorView view) {
+  {
+    std::lock_guard lock(mailbox_mutex_);
+    monitor_view_ = std::move(view);
+  }
+  QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
+}
+
+void PlayerWidget::set_graphs_visible(bool visible) {
+  graphs_visible_ = visible;
+  update();
+}
+
+void PlayerWidget::set_events_visible(bool visible) {
+  events_visible_ = visible;
+  update();
+}
+
+namespace {
+
+double percentile(std::deque<double> v, double q) {
+  if (v.empty()) return 0;
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+void keep_last(std::deque<double>& v, double x) {
+  v.push_back(x);
+  if (v.size() > 1000) v.pop_front();
+}
+
+}  // namespace
+
+DisplayStats PlayerWidget::display_stats() const {
+  std::lock_guard lock(stats_mutex_);
+  DisplayStats s;
+  s.frames_shown = frames_shown_copy_;
+  s.latency_samples = latencies_ms_.size();
+  s.receive_to_swap_p50_ms = percentile(latencies_ms_, 0.50);
+  s.receive_to_swap_p99_ms = percentile(latencies_ms_, 0.99);
+  s.gpu_update_draw_ms = percentile(gpu_ms_, 0.50);
+  return s;
+}
+
+void PlayerWidget::on_frame_swapped() {
+  // The composed frame holding the picture drawn last has been handed to the window system.
+  if (!drawn_received_) return;
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - *drawn_received_).count();
+  drawn_received_.reset();
+  std::lock_guard lock(stats_mutex_);
+  keep_last(latencies_ms_, ms);
+}
+
+void PlayerWidget::collect_gpu_times() {
+  if (!gl_->timer_queries) return;
+  for (int i = 0; i < Gl::kQueries; ++i) {
+    if (!gl_->query_pending[i]) continue;
+    GLint ready = 0;
+    glGetQueryObjectiv(gl_->queries[i], GL_QUERY_RESULT_AVAILABLE, &ready);
+    if (!ready) continue;
+    GLuint64 ns = 0;
+    glGetQueryObjectui64v(gl_->queries[i], GL_QUERY_RESULT, &ns);
+    gl_->query_pending[i] = false;
+    std::lock_guard lock(stats_mutex_);
+    keep_last(gpu_ms_, static_cast<double>(ns) * 1e-6);
+  }
+}
+
 std::uint64_t PlayerWidget::frames_skipped() const {
   std::lock_guard lock(mailbox_mutex_);
   return skipped_;
@@ -166,6 +251,8 @@ void PlayerWidget::initializeGL() {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  gl_->timer_queries = GLEW_VERSION_3_3 || GLEW_ARB_timer_query;
+  if (gl_->timer_queries) glGenQueries(Gl::kQueries, gl_->queries);
   gl_ok_ = true;
 }
 
@@ -256,6 +343,8 @@ void PlayerWidget::keyPressEvent(QKeyEvent* event) {
       break;
     case Qt::Key_Q: close(); break;
     case Qt::Key_I: set_overlay_visible(!overlay_visible_); break;
+    case Qt::Key_G: set_graphs_visible(!graphs_visible_); break;
+    case Qt::Key_E: set_events_visible(!events_visible_); break;
     default: QOpenGLWidget::keyPressEvent(event);
   }
 }
@@ -272,15 +361,26 @@ void PlayerWidget::paintGL() {
 
   std::shared_ptr<const gpu::RgbaImage> next;
   std::shared_ptr<const gpu::DevicePicture> next_device;
+  std::optional<Clock::time_point> received;
   QString overlay;
+  std::optional<MonitorView> monitor;
   {
     std::lock_guard lock(mailbox_mutex_);
     next = std::move(pending_);
     pending_.reset();
     next_device = std::move(pending_device_);
     pending_device_.reset();
+    received = pending_received_;
+    pending_received_.reset();
     overlay = overlay_text_;
+    monitor = monitor_view_;
   }
+  collect_gpu_times();
+  const std::uint64_t shown_before = frames_shown_;
+  // Time the texture update and the draw on the GPU (only for frames that bring a picture).
+  const int query = gl_->next_query;
+  const bool timing = gl_->timer_queries && (next || next_device) && !gl_->query_pending[query];
+  if (timing) glBeginQuery(GL_TIME_ELAPSED, gl_->queries[query]);
   if (next_device && next_device->width() > 0 && next_device->height() > 0 && upload_device(next_device)) {
     shown_w_ = next_device->width();
     shown_h_ = next_device->height();
@@ -326,17 +426,40 @@ void PlayerWidget::paintGL() {
     glUseProgram(0);
     glViewport(0, 0, fb_w, fb_h);
   }
+  if (timing) {
+    glEndQuery(GL_TIME_ELAPSED);
+    gl_->query_pending[query] = true;
+    gl_->next_query = (query + 1) % Gl::kQueries;
+  }
+  if (frames_shown_ != shown_before) {
+    drawn_received_ = received;  // the swap after this paint shows it
+    std::lock_guard lock(stats_mutex_);
+    frames_shown_copy_ = frames_shown_;
+  }
 
-  if (overlay_visible_ && !overlay.isEmpty()) {
+  const bool banner = overlay_visible_ && monitor;
+  if ((overlay_visible_ && !overlay.isEmpty()) || banner || (monitor && (graphs_visible_ || events_visible_))) {
     QPainter painter(this);
     QFont font("monospace");
     font.setStyleHint(QFont::Monospace);
     font.setPointSize(10);
     painter.setFont(font);
-    const QRect text = painter.fontMetrics().boundingRect(QRect(0, 0, width(), height()), Qt::AlignLeft | Qt::AlignTop, overlay);
-    painter.fillRect(text.adjusted(4, 4, 16, 12), QColor(0, 0, 0, 160));
-    painter.setPen(Qt::white);
-    painter.drawText(text.adjusted(10, 8, 10, 8), Qt::AlignLeft | Qt::AlignTop, overlay);
+    int top = 0;
+    if (banner) top = draw_alarm_banner(painter, rect(), *monitor);
+    if (overlay_visible_ && !overlay.isEmpty()) {
+      const QRect text = painter.fontMetrics().boundingRect(QRect(0, top, width(), height() - top),
+                                                            Qt::AlignLeft | Qt::AlignTop, overlay);
+      painter.fillRect(text.adjusted(4, 4, 16, 12), QColor(0, 0, 0, 160));
+      painter.setPen(Qt::white);
+      painter.drawText(text.adjusted(10, 8, 10, 8), Qt::AlignLeft | Qt::AlignTop, overlay);
+    }
+    if (monitor && graphs_visible_) {
+      // The right third of the window, below the banner.
+      const int w = std::max(240, width() / 3);
+      draw_graphs(painter, QRect(width() - w - 8, top + 8, w, std::min(height() - top - 16, 420)), *monitor);
+    }
+    if (monitor && events_visible_)
+      draw_events(painter, QRect(8, height() / 2, width() - 16, height() / 2 - 8), *monitor);
   }
 }
 

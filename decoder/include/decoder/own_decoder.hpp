@@ -8,9 +8,6 @@
 #include "decoder/decoder.hpp"
 #include "decoder/tier1_batch.hpp"
 
-/// Feature macro for code that also builds against older trees (bench/decoder/recon_bench.cpp).
-#define J2K_DECODER_HAS_COEFFICIENT_DECODER 1
-
 namespace j2k::decoder {
 
 /// Parses the codestream and runs tier-2 and tier-1, stopping before dequantisation.

@@ -13,28 +13,54 @@
 // true so that the caller can switch the decoders back to host pictures.
 #include <QOpenGLWidget>
 #include <QString>
+#include <chrono>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "gpu/colour.hpp"
 #include "gpu/device_picture.hpp"
+#include "ui/monitor_view.hpp"
 
 namespace j2k::ui {
 
+/// What the window measured about showing pictures (GUI thread figures, read anywhere).
+struct DisplayStats {
+  std::uint64_t frames_shown = 0;
+  /// Time from the arrival of a frame's last packet to the swap that showed it, over the
+  /// last (up to) 1000 frames shown; 0 when no frame carried its arrival time.
+  double receive_to_swap_p50_ms = 0, receive_to_swap_p99_ms = 0;
+  std::uint64_t latency_samples = 0;
+  /// GPU time of the texture update plus the draw (GL timer queries), median of the last
+  /// (up to) 1000 frames; 0 where the GL has no timer queries.
+  double gpu_update_draw_ms = 0;
+};
+
 class PlayerWidget : public QOpenGLWidget {
  public:
+  using Clock = std::chrono::steady_clock;
+
   explicit PlayerWidget(QWidget* parent = nullptr);
   ~PlayerWidget() override;
 
   /// Thread-safe: hands over the newest picture and schedules a repaint. A picture that
   /// arrives before the previous one was drawn replaces it (counted as skipped).
-  void present(std::shared_ptr<const gpu::RgbaImage> picture);
+  /// `received`: when the frame's last packet arrived (for the receive → swap latency).
+  void present(std::shared_ptr<const gpu::RgbaImage> picture, std::optional<Clock::time_point> received = {});
   /// Thread-safe: the same for a picture in device memory (released once it is on screen).
-  void present_device(std::shared_ptr<const gpu::DevicePicture> picture);
+  void present_device(std::shared_ptr<const gpu::DevicePicture> picture,
+                      std::optional<Clock::time_point> received = {});
   /// Thread-safe: text for the overlay (one line per \n).
   void set_overlay_text(const QString& text);
   void set_overlay_visible(bool visible);
   bool overlay_visible() const { return overlay_visible_; }
+  /// Thread-safe: the operator's panels (alarm banner, graphs with G, events with E).
+  void set_monitor_view(MonitorView view);
+  void set_graphs_visible(bool visible);
+  void set_events_visible(bool visible);
+  /// Thread-safe.
+  DisplayStats display_stats() const;
 
   /// The picture currently on screen (GUI thread; read back from the PBO for the GPU path).
   std::shared_ptr<const gpu::RgbaImage> shown_picture();
@@ -51,7 +77,8 @@ class PlayerWidget : public QOpenGLWidget {
   void initializeGL() override;
   void paintGL() override;
   void resizeGL(int w, int h) override;
-  /// F or double-click: fullscreen; Esc or Q: quit (Esc leaves fullscreen first); I: overlay.
+  /// F or double-click: fullscreen; Esc or Q: quit (Esc leaves fullscreen first); I: overlay;
+  /// G: graphs; E: events.
   void keyPressEvent(QKeyEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
 
@@ -59,7 +86,10 @@ class PlayerWidget : public QOpenGLWidget {
   void toggle_fullscreen();
   void upload_host(const gpu::RgbaImage& picture);
   /// The one-picture mailbox: the newest picture (host or device) replaces a waiting one.
-  void post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_ptr<const gpu::DevicePicture> device);
+  void post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_ptr<const gpu::DevicePicture> device,
+            std::optional<Clock::time_point> received);
+  void on_frame_swapped();
+  void collect_gpu_times();
   bool upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture);
   void set_texture_size(int w, int h);
   struct Gl;
@@ -70,7 +100,16 @@ class PlayerWidget : public QOpenGLWidget {
   std::shared_ptr<const gpu::RgbaImage> pending_;
   std::shared_ptr<const gpu::DevicePicture> pending_device_;  // at most one of the two is set
   QString overlay_text_;
+  std::optional<MonitorView> monitor_view_;
+  std::optional<Clock::time_point> pending_received_;
   std::uint64_t skipped_ = 0;
+
+  mutable std::mutex stats_mutex_;  // guards latencies_ms_, gpu_ms_, frames_shown_copy_
+  std::deque<double> latencies_ms_;
+  std::deque<double> gpu_ms_;
+  std::uint64_t frames_shown_copy_ = 0;
+  std::optional<Clock::time_point> drawn_received_;  // GUI thread: arrival of the picture drawn last
+  bool graphs_visible_ = false, events_visible_ = false;
 
   std::shared_ptr<const gpu::RgbaImage> shown_;  // GUI thread only; null when shown from the device
   int shown_w_ = 0, shown_h_ = 0;

@@ -1,0 +1,102 @@
+#pragma once
+// Alarms an operator acts on: no signal, frozen picture, black picture, loss and jitter
+// above thresholds. Fed once a second by the tool's main loop (`on_second`) and once per
+// delivered frame by the pipeline's sink (`on_frame`); read by the window, the metrics
+// endpoint and the summary. All members are guarded by one mutex: callers are three
+// threads at most, each a few times a second.
+//
+// Severity: no signal, freeze and black are critical (red: the picture is wrong);
+// loss and jitter are warnings (amber: the picture may still be right).
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/planar_image.hpp"
+#include "core/result.hpp"
+#include "monitor/event_log.hpp"
+
+namespace j2k::monitor {
+
+struct AlarmThresholds {
+  double loss_percent = 0.1;  ///< lost / expected packets over one second, in %; < 0: off
+  double jitter_ms = 5;       ///< RFC 3550 interarrival jitter; < 0: off
+  double freeze_s = 2;        ///< no new picture (or only identical ones) for this long; < 0: off
+  double signal_s = 2;        ///< no packet for this long; < 0: off
+  double black_s = 2;         ///< black pictures for this long; < 0: off
+};
+
+/// "loss=0.1%,jitter=5ms,freeze=2s,signal=3s,black=off": keys loss (%, optional sign),
+/// jitter (ms or s), freeze / signal / black (s or ms); "off" disables one.
+Result<AlarmThresholds> parse_alarm_spec(std::string_view spec);
+
+enum class Alarm { no_signal, freeze, black, loss, jitter };
+const char* to_string(Alarm alarm) noexcept;
+
+enum class Severity { ok, warning, critical };
+const char* to_string(Severity severity) noexcept;
+
+struct AlarmStatus {
+  Severity severity = Severity::ok;
+  std::vector<Alarm> active;
+  /// Seconds since the last error of any kind (a lost packet, a damaged or failed frame).
+  std::optional<double> since_last_error_s;
+  /// "NO SIGNAL, LOSS" or "OK".
+  std::string headline() const;
+};
+
+/// What one second of the stream looked like.
+struct SecondSample {
+  std::uint64_t packets_received = 0;  ///< in that second
+  std::uint64_t packets_lost = 0;      ///< in that second
+  std::uint64_t frame_errors = 0;      ///< damaged + failed frames in that second
+  double jitter_ms = 0;
+};
+
+/// A picture's identity and whether it is black (for the freeze and black alarms).
+struct FrameLook {
+  std::uint64_t fingerprint = 0;  ///< equal for identical pictures (see fingerprint_bytes)
+  std::optional<bool> black;      ///< unknown when the picture is not on the host
+};
+
+/// A fingerprint of a codestream: its length and sampled bytes. Identical codestreams give
+/// identical pictures, which is what a frozen encoder source repeats.
+std::uint64_t fingerprint_bytes(const std::uint8_t* data, std::size_t size);
+/// Black: the first component's mean and peak (sampled) sit at the bottom of the range
+/// (at or below narrow-range black, 16/255 of full scale, plus a small margin).
+bool is_black(const PlanarImage& picture);
+
+class AlarmMonitor {
+ public:
+  using Clock = std::chrono::steady_clock;
+  AlarmMonitor(AlarmThresholds thresholds, Clock::time_point start);
+
+  /// Once a second. Returns the raise/clear events of this evaluation.
+  std::vector<Event> on_second(const SecondSample& sample, Clock::time_point now);
+  /// Each frame delivered (decoded or not: `look` empty for frames without a picture).
+  void on_frame(const std::optional<FrameLook>& look, Clock::time_point now);
+
+  AlarmStatus status(Clock::time_point now) const;
+  /// Alarms raised since the start (j2kprobe's exit status).
+  std::uint64_t raised() const;
+  const AlarmThresholds& thresholds() const noexcept { return thresholds_; }
+
+ private:
+  Event transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point now);
+
+  const AlarmThresholds thresholds_;
+  mutable std::mutex mutex_;  // guards everything below
+  Clock::time_point start_;
+  std::optional<Clock::time_point> last_packet_;
+  std::optional<Clock::time_point> last_new_picture_;
+  std::optional<std::uint64_t> last_fingerprint_;
+  std::optional<Clock::time_point> black_since_;
+  std::optional<Clock::time_point> last_error_;
+  bool active_[5] = {};
+  std::uint64_t raised_ = 0;
+};
+
+}  // namespace j2k::monitor

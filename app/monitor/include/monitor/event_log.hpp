@@ -1,0 +1,102 @@
+#pragma once
+// The operator's event log: what happened to the watched link, and when.
+//
+// Events come from several threads (the depacketizer, decode workers, the tool's main
+// loop). `post` never waits for the disk: events go through a bounded queue to a writer
+// thread that appends JSON lines to the file (or stdout); when the queue is full the event
+// is still kept in the in-memory list of recent events and the loss is counted.
+//
+// One line per event:
+//   {"time":"2026-11-24T06:40:01.123Z","event":"sequence_gap","rtp_timestamp":12345,
+//    "frame":17,"first_missing":100,"last_missing":103,"count":4,"message":"4 packets lost (100-103)"}
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/bounded_queue.hpp"
+#include "core/result.hpp"
+
+namespace j2k::monitor {
+
+enum class EventKind {
+  sequence_gap,         ///< packets lost (first and last missing sequence number, count)
+  duplicates,           ///< duplicate packets in the last second
+  late,                 ///< packets that arrived after their gap was given up
+  out_of_window,        ///< stray sequence numbers
+  ssrc_change,          ///< the followed stream changed SSRC
+  format_change,        ///< picture size, sampling or bit depth changed
+  descriptor_change,    ///< the MXF picture descriptor changed
+  signal_lost,          ///< no packet for the configured silence
+  signal_back,
+  decoder_behind,       ///< whole frames dropped before decoding
+  degraded,             ///< frames decoded below full resolution / with fewer layers
+  frame_damaged,        ///< a frame arrived incomplete
+  frame_failed,         ///< a frame could not be decoded
+  fec_recovery,         ///< packets rebuilt by ST 2022-1 FEC
+  path_switch,          ///< ST 2022-7: the merged stream now leans on the other path
+  alarm_raised,
+  alarm_cleared,
+};
+
+const char* to_string(EventKind kind) noexcept;
+
+struct Event {
+  EventKind kind = EventKind::sequence_gap;
+  std::chrono::system_clock::time_point wall{};
+  std::optional<std::uint32_t> rtp_timestamp;
+  std::optional<std::uint64_t> frame;
+  nlohmann::json detail = nlohmann::json::object();  ///< kind-specific fields
+  std::string message;                               ///< one line for people
+
+  static Event now(EventKind kind, std::string message);
+};
+
+/// ISO 8601 UTC with milliseconds: "2026-11-24T06:40:01.123Z".
+std::string iso8601_ms(std::chrono::system_clock::time_point t);
+
+/// The event as one JSON object (a line of the log).
+nlohmann::json to_json(const Event& e);
+
+class EventLog {
+ public:
+  /// `path`: "" keeps events in memory only, "-" writes to stdout, else a file (truncated).
+  static Result<std::unique_ptr<EventLog>> open(const std::string& path, std::size_t recent_capacity = 256);
+  ~EventLog();
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+
+  /// Any thread. Never blocks on the disk.
+  void post(Event event);
+  /// The last `n` events, oldest first (for the player's panel and the graphs' marks).
+  std::vector<Event> recent(std::size_t n) const;
+  std::uint64_t posted() const noexcept { return posted_.load(); }
+  /// Events that could not be written because the writer fell behind (they stay in recent()).
+  std::uint64_t write_dropped() const noexcept { return write_dropped_.load(); }
+  /// Writes what is queued and stops the writer (also done by the destructor).
+  void close();
+
+ private:
+  explicit EventLog(std::size_t recent_capacity);
+  void write_loop();
+
+  BoundedQueue<std::string> lines_{4096};
+  std::FILE* out_ = nullptr;
+  bool owns_file_ = false;
+  std::thread writer_;
+  mutable std::mutex recent_mutex_;  // guards recent_
+  std::deque<Event> recent_;
+  const std::size_t recent_capacity_;
+  std::atomic<std::uint64_t> posted_{0}, write_dropped_{0};
+};
+
+}  // namespace j2k::monitor

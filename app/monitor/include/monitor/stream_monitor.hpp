@@ -1,0 +1,107 @@
+#pragma once
+// The operator's view of one stream, shared by j2kprobe and j2kplay: it turns the
+// pipeline's counters and delivered frames into the event log, the per-second history, the
+// alarms and the metrics endpoint's bodies.
+//
+// Threads: `on_second` from the tool's main loop (once a second); `on_frame` from the
+// pipeline's delivery thread (the sink); `on_stream_event` from the depacketizer thread;
+// the readers (`history`, `events`, `alarm_status`, `summary`) from any thread. Each member
+// object guards itself (EventLog, History, AlarmMonitor); the few fields of our own are
+// guarded by `mutex_`.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.hpp"
+#include "monitor/alarms.hpp"
+#include "monitor/event_log.hpp"
+#include "monitor/history.hpp"
+#include "monitor/metrics_server.hpp"
+
+namespace j2k::monitor {
+
+struct MonitorOptions {
+  std::string events_path;      ///< --events FILE ("-" stdout, "" none)
+  AlarmThresholds alarms;       ///< --alarm
+  std::string metrics_address;  ///< --metrics ADDR:PORT ("" none)
+  std::string url_label;        ///< the stream's URL, the metrics' label
+  std::size_t history_seconds = 3600;
+};
+
+/// What happened to one frame, as the pipeline delivered it.
+struct FrameReport {
+  std::uint64_t index = 0;
+  std::uint32_t rtp_timestamp = 0;
+  bool complete = true;
+  bool decoded = false;
+  bool dropped_decoder_behind = false;
+  bool degraded = false;            ///< decoded below full resolution or quality
+  std::string error;                ///< why it was not decoded
+  std::string format;               ///< "1920x1080 4:2:2 10-bit" when decoded
+  std::optional<FrameLook> look;    ///< for freeze/black (decoded frames)
+};
+
+/// One second of counters (deltas over the second, except jitter).
+struct SecondReport {
+  double t = 0;                     ///< seconds since the first packet
+  std::uint64_t packets_received = 0, packets_lost = 0, packets_late = 0, packets_duplicate = 0;
+  std::uint64_t packets_out_of_window = 0, packets_recovered_by_fec = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t frames_received = 0, frames_decoded = 0, frames_degraded = 0, frames_shown = 0;
+  std::uint64_t frames_damaged = 0, frames_failed = 0, frames_dropped_behind = 0;
+  double seconds = 1;               ///< the length of this "second" (the loop's real interval)
+  double jitter_ms = 0;
+  double decode_ms = 0;             ///< mean over the second
+  double latency_ms = 0;            ///< mean over the second
+};
+
+/// An event the depacketizer reports as it happens (sequence numbers are extended).
+struct StreamEvent {
+  EventKind kind = EventKind::sequence_gap;
+  std::optional<std::uint32_t> rtp_timestamp;
+  std::uint64_t first = 0, last = 0, count = 0;  ///< gaps: first and last missing, count
+  std::string message;
+};
+
+class StreamMonitor {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static Result<std::unique_ptr<StreamMonitor>> create(const MonitorOptions& options, Clock::time_point start);
+  ~StreamMonitor();
+
+  void on_second(const SecondReport& second, Clock::time_point now, const nlohmann::json& summary);
+  void on_frame(const FrameReport& frame, Clock::time_point now);
+  void on_stream_event(const StreamEvent& event);
+
+  const History& history() const noexcept { return history_; }
+  EventLog& events() noexcept { return *events_; }
+  AlarmStatus alarm_status(Clock::time_point now) const { return alarms_.status(now); }
+  std::uint64_t alarms_raised() const { return alarms_.raised(); }
+  std::uint16_t metrics_port() const noexcept { return metrics_ ? metrics_->port() : 0; }
+  /// `summary` plus "history", "alarms" and "events" (the JSON summary's additions).
+  void add_to_summary(nlohmann::json& summary, Clock::time_point now) const;
+  /// Flushes the event log and stops the metrics server.
+  void close();
+
+ private:
+  StreamMonitor(const MonitorOptions& options, Clock::time_point start);
+  void post(Event e);
+
+  const MonitorOptions options_;
+  std::unique_ptr<EventLog> events_;
+  History history_;
+  AlarmMonitor alarms_;
+  std::unique_ptr<MetricsServer> metrics_;
+  std::mutex mutex_;  // guards the fields below
+  std::string last_format_;
+  bool signal_lost_ = false;
+  bool seen_packets_ = false;
+  std::uint64_t damaged_in_a_row_ = 0;
+};
+
+}  // namespace j2k::monitor

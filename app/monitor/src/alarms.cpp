@@ -1,0 +1,218 @@
+#include "monitor/alarms.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace j2k::monitor {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+/// "2s" -> 2, "500ms" -> 0.5, "5ms" in ms units -> 5; `unit_ms`: the result is in ms.
+std::optional<double> parse_quantity(std::string_view text, bool unit_ms, bool percent) {
+  std::string s(text);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !std::isfinite(v) || v < 0) return std::nullopt;
+  const std::string_view unit = trim(std::string_view(end));
+  if (percent) {
+    if (unit.empty() || unit == "%") return v;
+    return std::nullopt;
+  }
+  double seconds = 0;
+  if (unit == "ms") seconds = v / 1000.0;
+  else if (unit == "s") seconds = v;
+  else if (unit.empty()) return v;  // bare number: the key's own unit
+  else return std::nullopt;
+  return unit_ms ? seconds * 1000.0 : seconds;
+}
+
+constexpr int index_of(Alarm a) { return static_cast<int>(a); }
+
+}  // namespace
+
+Result<AlarmThresholds> parse_alarm_spec(std::string_view spec) {
+  AlarmThresholds t;
+  while (!spec.empty()) {
+    const auto comma = spec.find(',');
+    const std::string_view item = trim(spec.substr(0, comma));
+    spec = comma == std::string_view::npos ? std::string_view{} : spec.substr(comma + 1);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      return make_error(ErrorKind::corrupt, fmt::format("alarm '{}' has no value (e.g. loss=0.1%,jitter=5ms,freeze=2s)", item));
+    const std::string_view key = trim(item.substr(0, eq));
+    const std::string_view value = trim(item.substr(eq + 1));
+    double* field = nullptr;
+    bool unit_ms = false, percent = false;
+    if (key == "loss") { field = &t.loss_percent; percent = true; }
+    else if (key == "jitter") { field = &t.jitter_ms; unit_ms = true; }
+    else if (key == "freeze") field = &t.freeze_s;
+    else if (key == "signal") field = &t.signal_s;
+    else if (key == "black") field = &t.black_s;
+    else
+      return make_error(ErrorKind::corrupt,
+                        fmt::format("unknown alarm '{}': use loss, jitter, freeze, signal or black", key));
+    if (value == "off") { *field = -1; continue; }
+    auto q = parse_quantity(value, unit_ms, percent);
+    if (!q)
+      return make_error(ErrorKind::corrupt, fmt::format("alarm {}={} is not a non-negative {}", key, value,
+                                                        percent ? "percentage" : unit_ms ? "time (5ms)" : "time (2s)"));
+    *field = *q;
+  }
+  return t;
+}
+
+const char* to_string(Alarm alarm) noexcept {
+  switch (alarm) {
+    case Alarm::no_signal: return "no_signal";
+    case Alarm::freeze: return "freeze";
+    case Alarm::black: return "black";
+    case Alarm::loss: return "loss";
+    case Alarm::jitter: return "jitter";
+  }
+  return "unknown";
+}
+
+const char* to_string(Severity severity) noexcept {
+  switch (severity) {
+    case Severity::ok: return "ok";
+    case Severity::warning: return "warning";
+    case Severity::critical: return "critical";
+  }
+  return "unknown";
+}
+
+std::string AlarmStatus::headline() const {
+  if (active.empty()) return "OK";
+  std::string s;
+  for (Alarm a : active) {
+    if (!s.empty()) s += ", ";
+    switch (a) {
+      case Alarm::no_signal: s += "NO SIGNAL"; break;
+      case Alarm::freeze: s += "FROZEN PICTURE"; break;
+      case Alarm::black: s += "BLACK PICTURE"; break;
+      case Alarm::loss: s += "PACKET LOSS"; break;
+      case Alarm::jitter: s += "JITTER"; break;
+    }
+  }
+  return s;
+}
+
+std::uint64_t fingerprint_bytes(const std::uint8_t* data, std::size_t size) {
+  // FNV-1a over the length and up to 64 samples of 64 bytes spread over the data.
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::uint8_t b) { h = (h ^ b) * 1099511628211ull; };
+  for (int i = 0; i < 8; ++i) mix(static_cast<std::uint8_t>(size >> (8 * i)));
+  if (size == 0 || data == nullptr) return h;
+  constexpr std::size_t kSamples = 64, kRun = 64;
+  for (std::size_t s = 0; s < kSamples; ++s) {
+    const std::size_t at = size * s / kSamples;
+    const std::size_t n = std::min(kRun, size - at);
+    for (std::size_t i = 0; i < n; ++i) mix(data[at + i]);
+  }
+  return h;
+}
+
+bool is_black(const PlanarImage& picture) {
+  if (picture.planes.empty()) return false;
+  const Plane& y = picture.planes[0];
+  if (y.samples.empty() || y.width <= 0 || y.height <= 0) return false;
+  const double full = static_cast<double>((1u << std::clamp(y.precision, 1, 16)) - 1);
+  const double black_limit = full * (16.0 / 255.0 + 0.03);  // narrow-range black plus a margin
+  const double peak_limit = full * (16.0 / 255.0 + 0.10);
+  double sum = 0, peak = 0;
+  std::size_t n = 0;
+  const int step = std::max(1, std::min(y.width, y.height) / 64);  // ~64x64 samples
+  for (int row = 0; row < y.height; row += step)
+    for (int col = 0; col < y.width; col += step) {
+      double v = y.samples[static_cast<std::size_t>(row) * y.width + col];
+      if (y.is_signed) v += full / 2 + 0.5;
+      sum += v;
+      peak = std::max(peak, v);
+      ++n;
+    }
+  return n > 0 && sum / static_cast<double>(n) <= black_limit && peak <= peak_limit;
+}
+
+AlarmMonitor::AlarmMonitor(AlarmThresholds thresholds, Clock::time_point start)
+    : thresholds_(thresholds), start_(start) {}
+
+Event AlarmMonitor::transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point) {
+  active_[index_of(alarm)] = active;
+  if (active) ++raised_;
+  Event e = Event::now(active ? EventKind::alarm_raised : EventKind::alarm_cleared,
+                       fmt::format("{} {}: {:.3g} (threshold {:.3g})", to_string(alarm), active ? "raised" : "cleared",
+                                   value, threshold));
+  e.detail = {{"alarm", to_string(alarm)}, {"value", value}, {"threshold", threshold}};
+  return e;
+}
+
+std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  std::vector<Event> events;
+  auto seconds_since = [now](std::optional<Clock::time_point> t, Clock::time_point fallback) {
+    return std::chrono::duration<double>(now - t.value_or(fallback)).count();
+  };
+  if (s.packets_received > 0) last_packet_ = now;
+  if (s.packets_lost > 0 || s.frame_errors > 0) last_error_ = now;
+
+  auto evaluate = [&](Alarm a, double threshold, double value, bool condition) {
+    const bool want = threshold >= 0 && condition;
+    if (want != active_[index_of(a)]) events.push_back(transition(a, want, value, threshold, now));
+  };
+  const double silent = s.packets_received > 0 ? 0.0 : seconds_since(last_packet_, start_);
+  evaluate(Alarm::no_signal, thresholds_.signal_s, silent, silent >= thresholds_.signal_s);
+  // Freeze only once a stream was seen (no signal already covers silence from the start).
+  const double frozen = last_packet_ ? seconds_since(last_new_picture_, *last_packet_) : 0.0;
+  evaluate(Alarm::freeze, thresholds_.freeze_s, frozen, last_packet_ && frozen >= thresholds_.freeze_s);
+  const double black_for = black_since_ ? std::chrono::duration<double>(now - *black_since_).count() : 0.0;
+  evaluate(Alarm::black, thresholds_.black_s, black_for, black_since_ && black_for >= thresholds_.black_s);
+  const double expected = static_cast<double>(s.packets_received + s.packets_lost);
+  const double loss = expected > 0 ? 100.0 * static_cast<double>(s.packets_lost) / expected : 0.0;
+  evaluate(Alarm::loss, thresholds_.loss_percent, loss, s.packets_lost > 0 && loss > thresholds_.loss_percent);
+  evaluate(Alarm::jitter, thresholds_.jitter_ms, s.jitter_ms, s.packets_received > 0 && s.jitter_ms > thresholds_.jitter_ms);
+  return events;
+}
+
+void AlarmMonitor::on_frame(const std::optional<FrameLook>& look, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (!look) {
+    last_error_ = now;  // a frame without a picture (damaged, failed or dropped)
+    return;
+  }
+  if (!last_fingerprint_ || *last_fingerprint_ != look->fingerprint) last_new_picture_ = now;
+  last_fingerprint_ = look->fingerprint;
+  if (look->black) {
+    if (*look->black && !black_since_) black_since_ = now;
+    if (!*look->black) black_since_.reset();
+  }
+}
+
+AlarmStatus AlarmMonitor::status(Clock::time_point now) const {
+  std::lock_guard lock(mutex_);
+  AlarmStatus st;
+  for (Alarm a : {Alarm::no_signal, Alarm::freeze, Alarm::black, Alarm::loss, Alarm::jitter})
+    if (active_[index_of(a)]) st.active.push_back(a);
+  for (Alarm a : st.active) {
+    const Severity s = (a == Alarm::loss || a == Alarm::jitter) ? Severity::warning : Severity::critical;
+    st.severity = std::max(st.severity, s);
+  }
+  if (last_error_) st.since_last_error_s = std::chrono::duration<double>(now - *last_error_).count();
+  return st;
+}
+
+std::uint64_t AlarmMonitor::raised() const {
+  std::lock_guard lock(mutex_);
+  return raised_;
+}
+
+}  // namespace j2k::monitor

@@ -1,0 +1,118 @@
+#include "monitor/event_log.hpp"
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace j2k::monitor {
+
+const char* to_string(EventKind kind) noexcept {
+  switch (kind) {
+    case EventKind::sequence_gap: return "sequence_gap";
+    case EventKind::duplicates: return "duplicates";
+    case EventKind::late: return "late";
+    case EventKind::out_of_window: return "out_of_window";
+    case EventKind::ssrc_change: return "ssrc_change";
+    case EventKind::format_change: return "format_change";
+    case EventKind::descriptor_change: return "descriptor_change";
+    case EventKind::signal_lost: return "signal_lost";
+    case EventKind::signal_back: return "signal_back";
+    case EventKind::decoder_behind: return "decoder_behind";
+    case EventKind::degraded: return "degraded";
+    case EventKind::frame_damaged: return "frame_damaged";
+    case EventKind::frame_failed: return "frame_failed";
+    case EventKind::fec_recovery: return "fec_recovery";
+    case EventKind::path_switch: return "path_switch";
+    case EventKind::alarm_raised: return "alarm_raised";
+    case EventKind::alarm_cleared: return "alarm_cleared";
+  }
+  return "unknown";
+}
+
+Event Event::now(EventKind kind, std::string message) {
+  Event e;
+  e.kind = kind;
+  e.wall = std::chrono::system_clock::now();
+  e.message = std::move(message);
+  return e;
+}
+
+std::string iso8601_ms(std::chrono::system_clock::time_point t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&secs, &utc);
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:03d}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms % 1000));
+}
+
+nlohmann::json to_json(const Event& e) {
+  nlohmann::json j;
+  j["time"] = iso8601_ms(e.wall);
+  j["event"] = to_string(e.kind);
+  if (e.rtp_timestamp) j["rtp_timestamp"] = *e.rtp_timestamp;
+  if (e.frame) j["frame"] = *e.frame;
+  if (e.detail.is_object())
+    for (const auto& [key, value] : e.detail.items()) j[key] = value;
+  j["message"] = e.message;
+  return j;
+}
+
+EventLog::EventLog(std::size_t recent_capacity) : recent_capacity_(recent_capacity ? recent_capacity : 1) {}
+
+Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, std::size_t recent_capacity) {
+  std::unique_ptr<EventLog> log(new EventLog(recent_capacity));
+  if (path == "-") {
+    log->out_ = stdout;
+  } else if (!path.empty()) {
+    log->out_ = std::fopen(path.c_str(), "w");
+    if (!log->out_)
+      return make_error(ErrorKind::io, fmt::format("cannot write the event log '{}': {}", path, std::strerror(errno)));
+    log->owns_file_ = true;
+  }
+  if (log->out_) log->writer_ = std::thread([raw = log.get()] { raw->write_loop(); });
+  return log;
+}
+
+EventLog::~EventLog() { close(); }
+
+void EventLog::post(Event event) {
+  posted_.fetch_add(1, std::memory_order_relaxed);
+  if (out_) {
+    std::string line = to_json(event).dump();
+    if (!lines_.try_push(line)) write_dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::lock_guard lock(recent_mutex_);
+  recent_.push_back(std::move(event));
+  while (recent_.size() > recent_capacity_) recent_.pop_front();
+}
+
+std::vector<Event> EventLog::recent(std::size_t n) const {
+  std::lock_guard lock(recent_mutex_);
+  const std::size_t first = recent_.size() > n ? recent_.size() - n : 0;
+  return {recent_.begin() + static_cast<std::ptrdiff_t>(first), recent_.end()};
+}
+
+void EventLog::write_loop() {
+  for (;;) {
+    auto line = lines_.pop_for(std::chrono::milliseconds(200));
+    if (!line) {
+      if (lines_.closed()) break;
+      continue;
+    }
+    std::fputs(line->c_str(), out_);
+    std::fputc('\n', out_);
+    if (lines_.size() == 0) std::fflush(out_);  // a tail -f sees each burst at once
+  }
+  std::fflush(out_);
+}
+
+void EventLog::close() {
+  lines_.close();
+  if (writer_.joinable()) writer_.join();
+  if (owns_file_ && out_) std::fclose(out_);
+  out_ = nullptr;
+  owns_file_ = false;
+}
+
+}  // namespace j2k::monitor

@@ -1,0 +1,159 @@
+#include "monitor/stream_monitor.hpp"
+
+#include <fmt/format.h>
+
+namespace j2k::monitor {
+
+StreamMonitor::StreamMonitor(const MonitorOptions& options, Clock::time_point start)
+    : options_(options), history_(options.history_seconds), alarms_(options.alarms, start) {}
+
+StreamMonitor::~StreamMonitor() { close(); }
+
+Result<std::unique_ptr<StreamMonitor>> StreamMonitor::create(const MonitorOptions& options, Clock::time_point start) {
+  std::unique_ptr<StreamMonitor> m(new StreamMonitor(options, start));
+  auto log = EventLog::open(options.events_path);
+  if (!log) return log.error();
+  m->events_ = std::move(log).value();
+  if (!options.metrics_address.empty()) {
+    auto server = MetricsServer::start(options.metrics_address);
+    if (!server) return server.error();
+    m->metrics_ = std::move(server).value();
+  }
+  return m;
+}
+
+void StreamMonitor::post(Event e) { events_->post(std::move(e)); }
+
+void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, const nlohmann::json& summary) {
+  const double dt = s.seconds > 0 ? s.seconds : 1.0;
+  HistoryRow row;
+  row.t = s.t;
+  row.wall = std::chrono::system_clock::now();
+  row.bitrate_mbps = static_cast<double>(s.payload_bytes) * 8e-6 / dt;
+  row.packets_per_s = static_cast<double>(s.packets_received) / dt;
+  row.lost_per_s = static_cast<double>(s.packets_lost) / dt;
+  row.late_per_s = static_cast<double>(s.packets_late) / dt;
+  row.duplicates_per_s = static_cast<double>(s.packets_duplicate) / dt;
+  row.jitter_ms = s.jitter_ms;
+  row.frames_received_per_s = static_cast<double>(s.frames_received) / dt;
+  row.frames_decoded_per_s = static_cast<double>(s.frames_decoded) / dt;
+  row.frames_degraded_per_s = static_cast<double>(s.frames_degraded) / dt;
+  row.frames_shown_per_s = static_cast<double>(s.frames_shown) / dt;
+  row.decode_ms = s.decode_ms;
+  row.latency_ms = s.latency_ms;
+  history_.push(row);
+
+  // Bursts of one second, reported once per second at most (the gap events carry numbers).
+  auto burst = [&](EventKind kind, std::uint64_t n, const char* what) {
+    if (n == 0) return;
+    Event e = Event::now(kind, fmt::format("{} {} in the last second", n, what));
+    e.detail = {{"count", n}, {"t", s.t}};
+    post(std::move(e));
+  };
+  burst(EventKind::duplicates, s.packets_duplicate, "duplicate packets");
+  burst(EventKind::late, s.packets_late, "late packets");
+  burst(EventKind::out_of_window, s.packets_out_of_window, "packets out of the sequence window");
+  burst(EventKind::fec_recovery, s.packets_recovered_by_fec, "packets rebuilt by FEC");
+  burst(EventKind::decoder_behind, s.frames_dropped_behind, "frames dropped: decoding fell behind");
+  burst(EventKind::degraded, s.frames_degraded, "frames decoded below full resolution or quality");
+
+  {
+    std::lock_guard lock(mutex_);
+    if (s.packets_received > 0) seen_packets_ = true;
+  }
+  SecondSample sample;
+  sample.packets_received = s.packets_received;
+  sample.packets_lost = s.packets_lost;
+  sample.frame_errors = s.frames_damaged + s.frames_failed;
+  sample.jitter_ms = s.jitter_ms;
+  for (auto& e : alarms_.on_second(sample, now)) {
+    // No signal doubles as the signal lost / back events.
+    const bool signal = e.detail.value("alarm", "") == to_string(Alarm::no_signal);
+    if (signal) {
+      std::lock_guard lock(mutex_);
+      const bool raised = e.kind == EventKind::alarm_raised;
+      if (raised != signal_lost_ && (seen_packets_ || raised)) {
+        signal_lost_ = raised;
+        Event s2 = Event::now(raised ? EventKind::signal_lost : EventKind::signal_back,
+                              raised ? "signal lost: no packets" : "signal back");
+        events_->post(std::move(s2));
+      }
+    }
+    post(std::move(e));
+  }
+  if (metrics_) {
+    nlohmann::json full = summary;
+    add_to_summary(full, now);
+    full.erase("history");  // the scrape stays small; /stats has the live numbers
+    metrics_->publish(prometheus_text(full, options_.url_label), full.dump());
+  }
+}
+
+void StreamMonitor::on_frame(const FrameReport& f, Clock::time_point now) {
+  if (f.dropped_decoder_behind) {
+    alarms_.on_frame(std::nullopt, now);
+    return;  // counted per second (decoder_behind), not one event per frame
+  }
+  if (!f.complete || (!f.decoded && !f.error.empty())) {
+    Event e = Event::now(f.complete ? EventKind::frame_failed : EventKind::frame_damaged,
+                         f.complete ? fmt::format("frame {} not decoded: {}", f.index, f.error)
+                                    : fmt::format("frame {} arrived incomplete", f.index));
+    e.frame = f.index;
+    e.rtp_timestamp = f.rtp_timestamp;
+    if (!f.error.empty()) e.detail = {{"error", f.error}};
+    post(std::move(e));
+  }
+  alarms_.on_frame(f.decoded ? f.look : std::nullopt, now);
+  if (f.decoded && !f.format.empty()) {
+    std::lock_guard lock(mutex_);
+    if (f.format != last_format_) {
+      if (!last_format_.empty()) {
+        Event e = Event::now(EventKind::format_change, fmt::format("format {} -> {}", last_format_, f.format));
+        e.frame = f.index;
+        e.rtp_timestamp = f.rtp_timestamp;
+        e.detail = {{"from", last_format_}, {"to", f.format}};
+        events_->post(std::move(e));
+      }
+      last_format_ = f.format;
+    }
+  }
+}
+
+void StreamMonitor::on_stream_event(const StreamEvent& se) {
+  Event e = Event::now(se.kind, se.message);
+  e.rtp_timestamp = se.rtp_timestamp;
+  if (se.kind == EventKind::sequence_gap) {
+    // Sequence numbers as they are on the wire (16 bits), and the extended ones.
+    e.detail = {{"first_missing", se.first & 0xFFFF}, {"last_missing", se.last & 0xFFFF}, {"count", se.count},
+                {"first_missing_extended", se.first}, {"last_missing_extended", se.last}};
+  } else if (se.count) {
+    e.detail = {{"count", se.count}};
+  }
+  post(std::move(e));
+}
+
+void StreamMonitor::add_to_summary(nlohmann::json& summary, Clock::time_point now) const {
+  const AlarmStatus st = alarms_.status(now);
+  nlohmann::json active = nlohmann::json::array();
+  for (Alarm a : st.active) active.push_back(to_string(a));
+  summary["alarms"] = {{"severity", to_string(st.severity)},
+                       {"active", active},
+                       {"active_count", st.active.size()},
+                       {"raised", alarms_.raised()},
+                       {"thresholds",
+                        {{"loss_percent", options_.alarms.loss_percent},
+                         {"jitter_ms", options_.alarms.jitter_ms},
+                         {"freeze_s", options_.alarms.freeze_s},
+                         {"signal_s", options_.alarms.signal_s},
+                         {"black_s", options_.alarms.black_s}}}};
+  if (st.since_last_error_s) summary["alarms"]["since_last_error_s"] = *st.since_last_error_s;
+  summary["events"] = {{"count", events_->posted()}, {"write_dropped", events_->write_dropped()}};
+  summary["history"] = history_.to_json();
+}
+
+void StreamMonitor::close() {
+  if (events_) events_->close();
+  metrics_.reset();
+}
+
+}  // namespace j2k::monitor

@@ -1,0 +1,68 @@
+#pragma once
+// Sound as contribution links carry it beside the picture:
+//  - MXF sound essence (SMPTE ST 382): a sound descriptor (WAVE 0x48 or AES3 0x47 local
+//    set) and frame-wrapped elements of interleaved little-endian PCM, one per content
+//    package (what FFmpeg and GStreamer write, whatever the element key's AES3/BWF byte says);
+//  - SMPTE ST 302M LPCM in MPEG-2 TS PES packets (TR-01 links).
+// Samples are kept interleaved as int32 holding the signed value at its own bit depth.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/byte_reader.hpp"
+#include "core/result.hpp"
+
+namespace j2k::depacketizer {
+
+struct AudioFormat {
+  int channels = 0;
+  int sample_rate = 48000;
+  int bits = 24;  ///< 16, 20 or 24
+  bool operator==(const AudioFormat&) const = default;
+};
+
+struct AudioBlock {
+  AudioFormat format;
+  std::vector<std::int32_t> samples;  ///< interleaved, channels × frames
+  std::uint32_t rtp_timestamp = 0;    ///< of the content package (MXF in RTP)
+  std::optional<std::uint64_t> pts;   ///< 90 kHz (TS)
+  std::size_t frames() const noexcept {
+    return format.channels > 0 ? samples.size() / static_cast<std::size_t>(format.channels) : 0;
+  }
+};
+
+/// What an MXF sound descriptor says (zero when not given).
+struct SoundDescriptor {
+  std::int32_t rate_num = 0, rate_den = 0;  ///< 0x3D03 audio sampling rate
+  std::uint32_t channels = 0;               ///< 0x3D07
+  std::uint32_t bits = 0;                   ///< 0x3D01 quantization bits
+  std::uint32_t block_align = 0;            ///< 0x3D0A bytes per sample frame (all channels)
+  bool aes3 = false;                        ///< an AES3 descriptor (0x47) rather than WAVE (0x48)
+  /// The format, if the values are ones we play: 1–16 channels, 16/20/24 bits, 8–192 kHz,
+  /// block align = channels × bytes per sample. Otherwise why not.
+  Result<AudioFormat> format() const;
+};
+
+/// Reads the value of a WAVE or AES3 audio descriptor local set (item lengths checked).
+Result<SoundDescriptor> parse_sound_descriptor(Bytes value, bool aes3);
+/// Writes a WAVE audio descriptor's local items for `format` (for the sender).
+std::vector<std::uint8_t> sound_descriptor_items(const AudioFormat& format, int edit_rate_num, int edit_rate_den);
+
+/// A frame-wrapped sound element's value: interleaved little-endian PCM, whole sample
+/// frames only; at most one second of sound (a bigger element is refused, not allocated).
+Result<AudioBlock> decode_pcm_element(Bytes value, const AudioFormat& format);
+std::vector<std::uint8_t> encode_pcm_element(const AudioBlock& block);
+
+/// SMPTE ST 302M: a 4-byte header (audio_packet_size 16, number_channels 2 → 2/4/6/8,
+/// channel_identification 8, bits_per_sample 2 → 16/20/24, alignment 4), then for each
+/// sample time the channel pairs, each pair packed as [s0, 4 VUCF bits, s1, 4 VUCF bits]
+/// least significant bit first with every byte's bits reversed: 5, 6 or 7 bytes a pair.
+Result<AudioBlock> decode_s302m(Bytes pes_payload);
+std::vector<std::uint8_t> encode_s302m(const AudioBlock& block);
+
+/// Samples per video frame for 48 kHz audio at `fps_num/fps_den`: 1920 at 25 fps, and the
+/// 1602, 1601, 1602, 1601, 1602 cycle at 30000/1001 (8008 samples per 5 frames). `index`
+/// is the frame's number in the stream.
+int samples_in_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index);
+
+}  // namespace j2k::depacketizer

@@ -1,0 +1,132 @@
+// Alarms on a fake clock: each alarm raises at its threshold and clears when the cause goes.
+#include <gtest/gtest.h>
+
+#include "monitor/alarms.hpp"
+
+namespace j2k::monitor {
+namespace {
+
+using Clock = AlarmMonitor::Clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+bool has(const std::vector<Event>& events, EventKind kind, const char* alarm) {
+  for (const auto& e : events)
+    if (e.kind == kind && e.detail.value("alarm", "") == alarm) return true;
+  return false;
+}
+
+TEST(AlarmSpec, ParsesUnitsAndOff) {
+  auto t = parse_alarm_spec("loss=0.5%,jitter=10ms,freeze=1500ms,signal=3s,black=off");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_DOUBLE_EQ(t->loss_percent, 0.5);
+  EXPECT_DOUBLE_EQ(t->jitter_ms, 10);
+  EXPECT_DOUBLE_EQ(t->freeze_s, 1.5);
+  EXPECT_DOUBLE_EQ(t->signal_s, 3);
+  EXPECT_LT(t->black_s, 0);
+  auto j = parse_alarm_spec("jitter=0.002s");
+  ASSERT_TRUE(j);
+  EXPECT_DOUBLE_EQ(j->jitter_ms, 2);
+}
+
+TEST(AlarmSpec, RejectsUnknownKeysAndBadValues) {
+  for (const char* spec : {"lose=1%", "loss=abc", "jitter=5 parsecs", "freeze", "loss=-1%"}) {
+    auto t = parse_alarm_spec(spec);
+    EXPECT_FALSE(t) << spec;
+  }
+  EXPECT_NE(parse_alarm_spec("lose=1%").error().message.find("unknown alarm 'lose'"), std::string::npos);
+}
+
+TEST(Alarms, NoSignalRaisesAfterSilenceAndClearsWithPackets) {
+  const auto t0 = Clock::time_point{} + seconds(100);
+  AlarmMonitor m(AlarmThresholds{}, t0);
+  EXPECT_TRUE(m.on_second({}, t0 + seconds(1)).empty());
+  auto e = m.on_second({}, t0 + seconds(2));
+  EXPECT_TRUE(has(e, EventKind::alarm_raised, "no_signal"));
+  EXPECT_EQ(m.status(t0 + seconds(2)).severity, Severity::critical);
+  EXPECT_EQ(m.status(t0 + seconds(2)).headline(), "NO SIGNAL");
+  e = m.on_second({.packets_received = 100}, t0 + seconds(3));
+  EXPECT_TRUE(has(e, EventKind::alarm_cleared, "no_signal"));
+  EXPECT_EQ(m.raised(), 1u);
+}
+
+TEST(Alarms, FreezeOnRepeatedPicturesNotOnNewOnes) {
+  const auto t0 = Clock::time_point{} + seconds(10);
+  AlarmMonitor m(AlarmThresholds{}, t0);
+  const SecondSample healthy{.packets_received = 1000};
+  // New pictures every 40 ms for 3 s: no freeze.
+  std::uint64_t fp = 1;
+  for (int ms = 0; ms <= 3000; ms += 40) {
+    m.on_frame(FrameLook{fp++, false}, t0 + milliseconds(ms));
+    if (ms % 1000 == 0) {
+      EXPECT_FALSE(has(m.on_second(healthy, t0 + milliseconds(ms)), EventKind::alarm_raised, "freeze"));
+    }
+  }
+  // The same picture again and again (a frozen source) for 2 s: freeze.
+  std::vector<Event> all;
+  for (int ms = 3040; ms <= 6000; ms += 40) {
+    m.on_frame(FrameLook{fp, false}, t0 + milliseconds(ms));
+    if (ms % 1000 == 0)
+      for (auto& e : m.on_second(healthy, t0 + milliseconds(ms))) all.push_back(e);
+  }
+  EXPECT_TRUE(has(all, EventKind::alarm_raised, "freeze"));
+  m.on_frame(FrameLook{fp + 1, false}, t0 + milliseconds(6040));
+  EXPECT_TRUE(has(m.on_second(healthy, t0 + milliseconds(7000)), EventKind::alarm_cleared, "freeze"));
+}
+
+TEST(Alarms, BlackLossAndJitter) {
+  const auto t0 = Clock::time_point{} + seconds(10);
+  AlarmThresholds th;
+  th.loss_percent = 1.0;
+  th.jitter_ms = 5;
+  AlarmMonitor m(th, t0);
+  std::uint64_t fp = 1;
+  std::vector<Event> all;
+  for (int s = 1; s <= 3; ++s) {
+    for (int f = 0; f < 25; ++f) m.on_frame(FrameLook{fp++, true}, t0 + seconds(s - 1) + milliseconds(40 * f));
+    for (auto& e : m.on_second({.packets_received = 990, .packets_lost = 5, .jitter_ms = 2}, t0 + seconds(s)))
+      all.push_back(e);
+  }
+  EXPECT_TRUE(has(all, EventKind::alarm_raised, "black"));
+  EXPECT_FALSE(has(all, EventKind::alarm_raised, "loss"));  // 0.5 % < 1 %
+  auto e = m.on_second({.packets_received = 900, .packets_lost = 100, .jitter_ms = 12}, t0 + seconds(4));
+  EXPECT_TRUE(has(e, EventKind::alarm_raised, "loss"));
+  EXPECT_TRUE(has(e, EventKind::alarm_raised, "jitter"));
+  const auto st = m.status(t0 + seconds(4) + milliseconds(500));
+  EXPECT_EQ(st.severity, Severity::critical);  // black is critical, loss and jitter warnings
+  ASSERT_TRUE(st.since_last_error_s);
+  EXPECT_NEAR(*st.since_last_error_s, 0.5, 1e-9);
+  e = m.on_second({.packets_received = 1000, .jitter_ms = 1}, t0 + seconds(5));
+  EXPECT_TRUE(has(e, EventKind::alarm_cleared, "loss"));
+  EXPECT_TRUE(has(e, EventKind::alarm_cleared, "jitter"));
+}
+
+TEST(Alarms, BlackDetectionOnPictures) {
+  PlanarImage img;
+  img.width = 64;
+  img.height = 32;
+  Plane y;
+  y.width = 64;
+  y.height = 32;
+  y.precision = 10;
+  y.samples.assign(64 * 32, 64);  // narrow-range black at 10 bits
+  img.planes.push_back(y);
+  EXPECT_TRUE(is_black(img));
+  img.planes[0].samples[100] = 940;  // one white sample: not black
+  EXPECT_FALSE(is_black(img));
+  img.planes[0].samples.assign(64 * 32, 502);  // mid grey
+  EXPECT_FALSE(is_black(img));
+}
+
+TEST(Alarms, FingerprintFollowsBytes) {
+  std::vector<std::uint8_t> a(100000, 7), b = a;
+  EXPECT_EQ(fingerprint_bytes(a.data(), a.size()), fingerprint_bytes(b.data(), b.size()));
+  b[0] = 8;
+  EXPECT_NE(fingerprint_bytes(a.data(), a.size()), fingerprint_bytes(b.data(), b.size()));
+  b = a;
+  b.push_back(7);
+  EXPECT_NE(fingerprint_bytes(a.data(), a.size()), fingerprint_bytes(b.data(), b.size()));
+}
+
+}  // namespace
+}  // namespace j2k::monitor
