@@ -5,13 +5,13 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  qt6-base-dev libqt6opengl6-dev libgl-dev libglew-dev libegl-dev libopengl-dev
+  qt6-base-dev qt6-base-private-dev libqt6opengl6-dev libgl-dev libglew-dev libegl-dev libopengl-dev
   libboost-dev libboost-system-dev
   libopenjp2-7-dev libopenjp2-tools grokj2k-tools
   libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libpcap-dev
-  xvfb xauth libgl1-mesa-dri
+  xvfb xauth libgl1-mesa-dri curl
   ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
   clang libclang-rt-dev
 )

@@ -15,6 +15,7 @@ enum ExitStatus : int {
   exit_error = 1,       ///< the work failed: socket, file, decode, send
   exit_usage = 2,       ///< bad arguments (unknown option, bad value, contradiction)
   exit_no_packets = 3,  ///< receivers only: nothing arrived (or the capture held nothing that matched)
+  exit_alarm = 4,       ///< j2kprobe --alarm: an alarm fired (the stream arrived, but was not healthy)
 };
 
 /// "j2kprobe 0.1.0" and the library versions that matter (Qt, OpenJPEG, CUDA).

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "common/cli_setup.hpp"
+#include "common/monitor_glue.hpp"
 #include "common/cli_util.hpp"
 #include "common/stop_signal.hpp"
 #include "core/log.hpp"
@@ -19,8 +20,49 @@
 #include "pipeline/stats.hpp"
 #include "sender/demo.hpp"
 #include "ui/player_widget.hpp"
+#include "common/decoder_choice.hpp"
+#include "syntax/locate.hpp"
+#include <mutex>
 
 namespace {
+
+/// The operator's panels from the monitor: alarm banner, the last two minutes as graphs, the
+/// last events (and where they fall on the graphs).
+j2k::ui::MonitorView monitor_view(j2k::monitor::StreamMonitor& mon, double shown_per_s) {
+  using namespace j2k;
+  ui::MonitorView v;
+  const auto now = std::chrono::steady_clock::now();
+  const auto st = mon.alarm_status(now);
+  v.level = st.severity == monitor::Severity::critical ? ui::AlarmLevel::critical
+            : st.severity == monitor::Severity::warning ? ui::AlarmLevel::warning
+                                                        : ui::AlarmLevel::ok;
+  v.alarm_text = QString::fromStdString(st.headline());
+  if (st.since_last_error_s) v.since_last_error = QStringLiteral("last error %1 s ago").arg(*st.since_last_error_s, 0, 'f', 0);
+  const auto rows = mon.history().rows(120);
+  ui::Graph rate{QStringLiteral("bit rate"), {{QStringLiteral("Mbit/s"), {}, QColor(90, 200, 255)}}};
+  ui::Graph loss{QStringLiteral("packets"), {{QStringLiteral("lost/s"), {}, QColor(255, 90, 90)}, {QStringLiteral("late/s"), {}, QColor(255, 200, 60)}}};
+  ui::Graph frames{QStringLiteral("frames"), {{QStringLiteral("decoded/s"), {}, QColor(120, 230, 120)}, {QStringLiteral("degraded/s"), {}, QColor(255, 160, 60)}}};
+  ui::Graph timing{QStringLiteral("time"), {{QStringLiteral("ms latency"), {}, QColor(200, 150, 255)}, {QStringLiteral("ms jitter"), {}, QColor(255, 255, 255)}}};
+  for (const auto& r : rows) {
+    rate.series[0].values.push_back(r.bitrate_mbps);
+    loss.series[0].values.push_back(r.lost_per_s);
+    loss.series[1].values.push_back(r.late_per_s);
+    frames.series[0].values.push_back(r.frames_decoded_per_s);
+    frames.series[1].values.push_back(r.frames_degraded_per_s);
+    timing.series[0].values.push_back(r.latency_ms);
+    timing.series[1].values.push_back(r.jitter_ms);
+  }
+  (void)shown_per_s;
+  v.graphs = {rate, loss, frames, timing};
+  const auto newest = rows.empty() ? std::chrono::system_clock::now() : rows.back().wall;
+  for (const auto& e : mon.events().recent(12)) {
+    const double ago = std::chrono::duration<double>(newest - e.wall).count();
+    if (ago >= 0 && ago < static_cast<double>(rows.size())) v.event_marks.push_back(ago);
+    const std::string when = monitor::iso8601_ms(e.wall).substr(11, 12);
+    v.events << QString::fromStdString(when + "  " + monitor::to_string(e.kind) + "  " + e.message);
+  }
+  return v;
+}
 
 bool have_display() {
   const char* platform = std::getenv("QT_QPA_PLATFORM");
@@ -113,7 +155,13 @@ int main(int argc, char** argv) {
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")
       ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
+  bool show_graphs = false, show_events = false;
+  app.add_flag("--graphs", show_graphs, "start with the history graphs shown (key G toggles them)");
+  app.add_flag("--events-panel", show_events, "start with the event panel shown (key E toggles it)");
+  cli::OperatorOptions operator_options;  // --events --alarm --metrics --capture --capture-limit
+  operator_options.add_to(app);
   if (auto status = setup.parse(argc, argv)) return *status;
+  if (auto st = operator_options.check(); !st) return setup.usage_error(st.error().message);
   auto log = logger("j2kplay");
 
   // Every argument is checked before anything starts (the demo sender, the window).
@@ -180,14 +228,35 @@ int main(int argc, char** argv) {
   config.decode_workers = workers;
   config.degrade = degrade == "auto";
   config.make_rgba = !headless;
-  std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (decode thread), set by the GUI thread
+  if (auto st = operator_options.open(config, url_text.empty() ? "demo" : url_text); !st) {
+    log->error("{}", st.error().message);
+    return cli::exit_error;
+  }
+  auto& mon = operator_options.monitor();
+  // With --screenshot the codestreams of the last picture handed to the window are kept, so
+  // that the CPU path's picture of that same frame can be saved beside the window's grab.
+  config.keep_codestreams = !screenshot.empty();
+  std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (delivery thread), set by the GUI thread
   std::atomic<std::uint64_t> frames_seen{0};
+  struct LastShown {
+    std::mutex mutex;  // guards the fields below (the sink writes, the GUI thread reads at the end)
+    std::vector<std::vector<std::uint8_t>> codestreams;
+    std::optional<depacketizer::PictureDescriptor> descriptor;
+    bool first_field_is_top = true;
+  } last_shown;
   auto sink = [&](pipeline::DecodedFrame&& f) {
     frames_seen.fetch_add(1);
-    if (auto* w = widget.load()) {
-      if (f.device_rgba) w->present_device(std::move(f.device_rgba));  // stays on the GPU
-      else if (f.rgba) w->present(std::move(f.rgba));
+    mon.on_frame(cli::frame_report(f), std::chrono::steady_clock::now());
+    auto* w = widget.load();
+    if (!w || (!f.device_rgba && !f.rgba)) return;
+    if (config.keep_codestreams) {
+      std::lock_guard lock(last_shown.mutex);
+      last_shown.codestreams = std::move(f.codestreams);
+      last_shown.descriptor = f.descriptor;
+      last_shown.first_field_is_top = !(f.descriptor && f.descriptor->field_dominance == 2);
     }
+    if (f.device_rgba) w->present_device(std::move(f.device_rgba), f.received);  // stays on the GPU
+    else w->present(std::move(f.rgba), f.received);
   };
   auto opened = pipeline::ReceivePipeline::open(config, sink);
   if (!opened) { log->error("{}", opened.error().message); return cli::exit_error; }
@@ -239,12 +308,16 @@ int main(int argc, char** argv) {
       if (!first) continue;  // no statistics lines before the first packet
       if (now - last >= std::chrono::seconds(1)) {
         auto sample = pipeline::StatsSample::take(pipe);
-        fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, std::chrono::duration<double>(now - *first).count()));
+        const double t = std::chrono::duration<double>(now - *first).count();
+        fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
+        mon.on_second(cli::second_report(sample, before, t), now, pipeline::summary_json(sample, t, url.format));
         before = sample;
         last = now;
       }
     }
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
+    nlohmann::json operator_summary;
+    operator_options.finish(operator_summary);
     auto s = pipeline::StatsSample::take(pipe);
     const auto lat = pipeline::LatencyFigures::of(s.decode.receive_to_decoded);
     log->info("frames decoded {} ({} degraded), packets received {}, lost {}, latency receive->decoded p50/p95/p99 "
@@ -271,8 +344,14 @@ int main(int argc, char** argv) {
   auto before = std::make_shared<pipeline::StatsSample>(pipeline::StatsSample::take(pipe));
   std::optional<int> capture_status;
   QTimer stats_timer;
+  player.set_graphs_visible(show_graphs);
+  player.set_events_visible(show_events);
   QObject::connect(&stats_timer, &QTimer::timeout, [&] {
     auto now = pipeline::StatsSample::take(pipe);
+    const auto first = pipe.first_packet_time();
+    const double t = first ? std::chrono::duration<double>(now.at - *first).count() : 0.0;
+    mon.on_second(cli::second_report(now, *before, t), now.at, pipeline::summary_json(now, t, url.format));
+    player.set_monitor_view(monitor_view(mon, 0));
     player.set_overlay_text(overlay_text(now, *before, url, player.display_path()));
     // The window could not take device pictures (no CUDA-GL interop here): host pictures from now on.
     if (player.device_display_failed() && now.decode.device_display) pipe.set_device_display(false);
@@ -296,6 +375,10 @@ int main(int argc, char** argv) {
   const auto launched = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> first_shown;
   auto take_screenshot = [&] {
+    // Stop the stream first (every frame delivered), so the window draws the last picture
+    // handed to it, whose codestreams the sink kept: what the window drew can then be
+    // compared with the CPU path's picture of the same frame (FILE.cpu.png).
+    pipe.stop(true);
     QImage grab = player.grabFramebuffer();  // as on screen, overlay included unless hidden
     auto shown = player.shown_picture();
     if (!grab.save(QString::fromStdString(screenshot), "PNG")) {
@@ -304,7 +387,28 @@ int main(int argc, char** argv) {
       return;
     }
     if (shown) (void)media::write_png_rgba(screenshot + ".frame.png", shown->pixels.data(), shown->width, shown->height);
-    log->info("screenshot saved to {} ({} frames shown)", screenshot, player.frames_shown());
+    std::lock_guard lock(last_shown.mutex);
+    if (!last_shown.codestreams.empty()) {
+      app::DecoderChoice cpu_choice;
+      cpu_choice.gpu = gpu::GpuMode::off;
+      auto dec = app::make_decoder(cpu_choice);
+      std::vector<PlanarImage> pictures;
+      for (const auto& bytes : last_shown.codestreams) {
+        auto cs = syntax::locate_codestream(bytes);
+        auto img = cs && dec ? (*dec)->decode(*cs, {}) : Result<PlanarImage>(make_error(ErrorKind::corrupt, "no codestream"));
+        if (img) pictures.push_back(std::move(img).value());
+      }
+      Result<PlanarImage> picture = make_error(ErrorKind::corrupt, "the last frame did not decode on the CPU");
+      if (pictures.size() == 1) picture = std::move(pictures[0]);
+      else if (pictures.size() == 2) picture = pipeline::weave_fields(pictures[0], pictures[1], last_shown.first_field_is_top);
+      gpu::RgbaImage rgba;
+      if (picture && gpu::to_rgba8(*picture, pipeline::colour_of(last_shown.descriptor, *picture), rgba))
+        (void)media::write_png_rgba(screenshot + ".cpu.png", rgba.pixels.data(), rgba.width, rgba.height);
+      else
+        log->warn("screenshot: no CPU picture of the last frame ({})", picture ? "conversion failed" : picture.error().message);
+    }
+    log->info("screenshot saved to {} ({} frames shown); display path: {}", screenshot, player.frames_shown(),
+              player.display_path().toStdString());
   };
   QObject::connect(&quit_timer, &QTimer::timeout, [&] {
     const auto now = std::chrono::steady_clock::now();
@@ -325,7 +429,15 @@ int main(int argc, char** argv) {
   const int rc = qt.exec();
   widget = nullptr;
   pipe.stop(false);
-  log->info("shown {} frames ({} replaced before display; {} through CUDA→PBO, {} GPU display fallbacks in the window)",
+  nlohmann::json operator_summary;
+  operator_options.finish(operator_summary);  // flushes the event log, stops the metrics server
+  log->info("shown {} frames ({} replaced before display; {} through the GPU display path, {} GPU display fallbacks in the window)",
             player.frames_shown(), player.frames_skipped(), player.frames_via_device(), player.device_fallbacks());
+  const auto ds = player.display_stats();
+  const double shown_seconds = first_shown ? std::chrono::duration<double>(std::chrono::steady_clock::now() - *first_shown).count() : 0;
+  log->info("display: {:.1f} frames/s shown; last packet -> swap p50 {:.1f} ms, p99 {:.1f} ms ({} frames); "
+            "GPU time of texture update + draw {:.3f} ms (median)",
+            shown_seconds > 0 ? static_cast<double>(ds.frames_shown) / shown_seconds : 0.0, ds.receive_to_swap_p50_ms,
+            ds.receive_to_swap_p99_ms, ds.latency_samples, ds.gpu_update_draw_ms);
   return rc ? rc : rc_screenshot;
 }

@@ -9,6 +9,7 @@
 
 #include "common/bottleneck.hpp"
 #include "common/cli_setup.hpp"
+#include "common/monitor_glue.hpp"
 #include "common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
                        "  0  the stream was received (and decoded)\n"
                        "  1  error: socket, file, capture, output\n"
                        "  2  bad arguments\n"
-                       "  3  no packets arrived within --wait (or the capture held none that matched)");
+                       "  3  no packets arrived within --wait (or the capture held none that matched)\n"
+                       "  4  with --alarm: the stream arrived, but an alarm fired (loss, jitter, freeze, black, no signal)");
   std::string url_text, dump_dir, checksums_file, incomplete = "drop";
   long long max_frames = 0;
   double duration = 0, timeout = 3, wait = 30;
@@ -70,6 +72,8 @@ int main(int argc, char** argv) {
   app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
       ->check(CLI::IsMember({"drop", "decode"}))->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no per-second lines");
+  cli::OperatorOptions operator_options;  // --events --alarm --metrics --capture --capture-limit
+  operator_options.add_to(app);
   if (auto status = setup.parse(argc, argv)) return *status;
   auto log = logger("j2kprobe");
 
@@ -78,6 +82,7 @@ int main(int argc, char** argv) {
   if (url->scheme == StreamUrl::Scheme::demo) return setup.usage_error("demo:// is played by j2kplay --demo");
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
+  if (auto st = operator_options.check(); !st) return setup.usage_error(st.error().message);
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);
@@ -102,6 +107,11 @@ int main(int argc, char** argv) {
   if (max_frames > 0) config.max_frames = static_cast<std::uint64_t>(max_frames);
   config.reorder.max_packets = reorder_packets;
   config.reorder.max_delay = std::chrono::microseconds(static_cast<long long>(reorder_ms * 1000));
+
+  // The operator's view (event log, history, alarms, metrics) and the capture.
+  if (auto st = operator_options.open(config, url_text); !st) { log->error("{}", st.error().message); return cli::exit_error; }
+  auto& mon = operator_options.monitor();
+  if (mon.metrics_port()) log->info("metrics at http://…:{}/metrics (Prometheus) and /stats (JSON)", mon.metrics_port());
 
   // The sink runs on the pipeline's delivery thread, in order.
   std::atomic<long long> delivered{0};
@@ -136,6 +146,7 @@ int main(int argc, char** argv) {
         if (gpu::to_rgba8(f.image, pipeline::colour_of(f.descriptor, f.image), rgba)) (void)media::write_png_rgba(stem + ".png", rgba.pixels.data(), rgba.width, rgba.height);
       }
     }
+    mon.on_frame(cli::frame_report(f), Clock::now());
     delivered.fetch_add(1);
   };
 
@@ -184,10 +195,11 @@ int main(int argc, char** argv) {
     const auto first = pipe.first_packet_time();
     if (duration > 0 && first && std::chrono::duration<double>(now - *first).count() >= duration) break;
     if (pipe.frame_limit_reached()) break;  // the stop below delivers the last of them
-    if (!quiet && now - last_line >= std::chrono::seconds(1)) {
+    if (now - last_line >= std::chrono::seconds(1)) {
       auto sample = pipeline::StatsSample::take(pipe);
       const double t = first ? std::chrono::duration<double>(now - *first).count() : 0.0;
-      fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
+      if (!quiet) fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
+      mon.on_second(cli::second_report(sample, before, t), now, pipeline::summary_json(sample, t, url->format));
       before = sample;
       last_line = now;
     }
@@ -223,6 +235,11 @@ int main(int argc, char** argv) {
                                                 d.dropped_queue_full, *choice));
   }
   summary["bottleneck"] = bottleneck;
+  operator_options.finish(summary);
   if (json) fmt::print("{}\n", summary.dump(2));
+  if (exit_code == cli::exit_ok && operator_options.alarms_armed() && mon.alarms_raised() > 0) {
+    log->warn("{} alarm(s) fired during the run (see the event log and the JSON's alarms)", mon.alarms_raised());
+    exit_code = cli::exit_alarm;
+  }
   return exit_code;
 }

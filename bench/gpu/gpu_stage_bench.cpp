@@ -31,6 +31,7 @@
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_reconstructor.hpp"
 #include "common/bench_stats.hpp"
+#include "syntax/locate.hpp"
 
 using namespace j2k;
 using j2k::bench::median;
@@ -276,7 +277,7 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
 /// the pipeline's workers do: frames per second over the whole run.
 int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int workers,
                      gpu::Tier1Mode tier1, int threads) {
-  auto geometry = decoder::read_geometry(bytes);
+  auto geometry = syntax::read_geometry(bytes);
   if (!geometry) return 1;
   const int w = geometry->width, h = geometry->height;
   std::vector<std::unique_ptr<gpu::CudaDecoder>> decs;

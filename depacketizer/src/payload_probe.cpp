@@ -26,22 +26,30 @@ const char* describe(PayloadLook look) noexcept {
   switch (look) {
     case PayloadLook::mxf: return "MXF (RFC 6597 KLVs)";
     case PayloadLook::rfc5371: return "RFC 5371 (JPEG 2000 codestream fragments)";
-    case PayloadLook::ts: return "MPEG-2 TS (SMPTE ST 2022-2, not played yet)";
+    case PayloadLook::ts: return "MPEG-2 TS (VSF TR-01, SMPTE ST 2022-2)";
     case PayloadLook::none: break;
   }
   return "nothing known";
 }
 
 PayloadLook look_of(PayloadFormat format) noexcept {
-  return format == PayloadFormat::rfc5371 ? PayloadLook::rfc5371 : PayloadLook::mxf;
+  switch (format) {
+    case PayloadFormat::rfc5371: return PayloadLook::rfc5371;
+    case PayloadFormat::ts: return PayloadLook::ts;
+    case PayloadFormat::mxf: break;
+  }
+  return PayloadLook::mxf;
 }
 
 std::optional<PayloadFormat> format_of(PayloadLook look) noexcept {
   if (look == PayloadLook::mxf) return PayloadFormat::mxf;
   if (look == PayloadLook::rfc5371) return PayloadFormat::rfc5371;
+  if (look == PayloadLook::ts) return PayloadFormat::ts;
   return std::nullopt;
 }
 
-const char* to_string(PayloadFormat format) noexcept { return format == PayloadFormat::rfc5371 ? "rfc5371" : "mxf"; }
+const char* to_string(PayloadFormat format) noexcept {
+  return format == PayloadFormat::rfc5371 ? "rfc5371" : format == PayloadFormat::ts ? "ts" : "mxf";
+}
 
 }  // namespace j2k::depacketizer

@@ -41,11 +41,20 @@ RtpSession::RtpSession(Sink sink, SessionConfig config)
       reorder_config_(config.reorder),
       format_(config.format),
       format_stated_(config.format.has_value()),
-      reorder_(config.reorder, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
-        on_ordered(d, loss, t);
+      reorder_(config.reorder, [this](Bytes d, std::uint32_t seq, bool loss, std::chrono::steady_clock::time_point t) {
+        on_ordered(d, seq, loss, t);
       }),
       probation_(kProbationSlots) {
   reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count());
+  on_event_ = std::move(config.on_event);
+  // A stated format has its depacketizer at once (plain UDP TS needs it before any stream
+  // is followed); a detected one gets it when the first stream is followed.
+  if (format_) make_payload();
+}
+
+void RtpSession::make_payload() {
+  interlaced_rfc5371_ = *format_ == PayloadFormat::rfc5371;
+  payload_ = make_depacketizer(*format_, [this](CodestreamUnit&& u) { on_unit(std::move(u)); });
   ts_ = dynamic_cast<TsDepacketizer*>(payload_.get());
 }
 
@@ -212,10 +221,7 @@ void RtpSession::follow(std::size_t index) {
     auto first = parse_rtp(c.held.front().data);
     format_ = format_of(probe_payload(first->payload));
   }
-  if (!payload_) {
-    interlaced_rfc5371_ = *format_ == PayloadFormat::rfc5371;
-    payload_ = make_depacketizer(*format_, [this](CodestreamUnit&& u) { on_unit(std::move(u)); });
-  }
+  if (!payload_) make_payload();
   const std::uint64_t complete = complete_.load(), incomplete = incomplete_.load();
   if (ssrc_) {
     // Close the old stream: what waits is released, pending units end, its counts are kept.
@@ -243,10 +249,13 @@ void RtpSession::follow(std::size_t index) {
     prior_recovered_ += reorder_.counters().recovered;
     prior_late_ += reorder_.counters().late;
     ssrc_changes_.fetch_add(1, std::memory_order_relaxed);
+    last_released_.reset();  // the new stream's sequence numbers start afresh
+    post_event(SessionEvent{SessionEvent::Kind::ssrc_change, 0, 0, 0, std::nullopt,
+                      fmt::format("stream changed from SSRC 0x{:08X} to 0x{:08X}", *ssrc_, c.ssrc)});
     log->warn("stream changed from SSRC 0x{:08X} to 0x{:08X} (the old one quiet for {} ms)", *ssrc_, c.ssrc,
               std::chrono::duration_cast<std::chrono::milliseconds>(c.held.back().arrival - followed_last_arrival_).count());
-    reorder_ = RtpReorderBuffer(reorder_config_, [this](Bytes d, std::uint32_t, bool loss, std::chrono::steady_clock::time_point t) {
-      on_ordered(d, loss, t);
+    reorder_ = RtpReorderBuffer(reorder_config_, [this](Bytes d, std::uint32_t seq, bool loss, std::chrono::steady_clock::time_point t) {
+      on_ordered(d, seq, loss, t);
     });
     late_seen_ = 0;
     sequence_ = RtpSequenceTracker{};
@@ -382,9 +391,23 @@ void RtpSession::adapt_reorder_delay() {
   reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count(), std::memory_order_relaxed);
 }
 
-void RtpSession::on_ordered(Bytes datagram, bool loss_before, std::chrono::steady_clock::time_point arrival) {
+void RtpSession::on_ordered(Bytes datagram, std::uint32_t extended_sequence, bool loss_before,
+                            std::chrono::steady_clock::time_point arrival) {
   auto packet = parse_rtp(datagram);  // validated before it entered the reorder buffer
   if (!packet.ok()) return;
+  // A gap the reorder window gave up on: the packets between the last one handed on and this.
+  if (loss_before && last_released_ && extended_sequence - *last_released_ > 1 && on_event_) {
+    SessionEvent e;
+    e.kind = SessionEvent::Kind::sequence_gap;
+    e.first = *last_released_ + 1;
+    e.last = extended_sequence - 1;
+    e.count = e.last - e.first + 1;
+    e.rtp_timestamp = packet->timestamp;
+    e.message = e.count == 1 ? fmt::format("1 packet lost ({})", e.first & 0xFFFF)
+                             : fmt::format("{} packets lost ({}-{})", e.count, e.first & 0xFFFF, e.last & 0xFFFF);
+    post_event(std::move(e));
+  }
+  last_released_ = extended_sequence;
   payload_bytes_.fetch_add(packet->payload.size(), std::memory_order_relaxed);
   payload_->push(*packet, loss_before, arrival);
 }
@@ -490,6 +513,12 @@ void RtpSession::on_unit(CodestreamUnit&& unit) {
   if (unit.descriptor) {
     std::lock_guard lock(descriptor_mutex_);
     descriptor_copy_ = unit.descriptor;
+    if (const std::string d = unit.descriptor->describe(); d != last_descriptor_.value_or(d)) {
+      last_descriptor_ = d;
+      post_event(SessionEvent{SessionEvent::Kind::descriptor_change, 0, 0, 0, unit.rtp_timestamp, "picture descriptor now " + d});
+    } else {
+      last_descriptor_ = d;
+    }
   }
   sink_(std::move(unit));
 }

@@ -66,6 +66,9 @@ TEST(StreamUrl, EveryDocumentedParameterIsAccepted) {
   EXPECT_TRUE(parse_stream_url("rtp://239.1.1.1:5004?iface=127.0.0.1&source=10.0.0.5&format=rfc5371&ttl=4&bind=10.0.0.1").ok());
   EXPECT_TRUE(parse_stream_url("pcap:c.pcap?port=5004&dst=239.1.1.1&timing=capture&format=mxf").ok());
   EXPECT_TRUE(parse_stream_url("pcap:c.pcap?port=5004&timing=fast").ok());
+  EXPECT_TRUE(parse_stream_url("rtp://239.1.1.1:5004?format=ts&fec=1&fec_column=6000&fec_row=6002").ok());
+}
+
 TEST(StreamUrl, AcceptsTsFormatAndFecParameters) {
   auto url = parse_stream_url("rtp://239.1.1.1:5004?format=ts&fec=1&fec_column=6000");
   ASSERT_TRUE(url.ok()) << url.error().message;

@@ -10,15 +10,16 @@
 #include "core/log.hpp"
 #include "depacketizer/mxf.hpp"
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
-#include "depacketizer/mxf_writer.hpp"
+#include "packetizer/mxf_writer.hpp"
 #include "depacketizer/payload_probe.hpp"
 #include "depacketizer/rfc5371.hpp"
-#include "depacketizer/rtp_j2k_packetizer.hpp"
-#include "depacketizer/rtp_packetizer.hpp"
+#include "packetizer/rtp_j2k_packetizer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
 #include "depacketizer/rtp_session.hpp"
 
 using namespace j2k;
 using namespace j2k::depacketizer;
+using namespace j2k::packetizer;
 
 namespace {
 

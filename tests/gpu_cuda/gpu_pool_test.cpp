@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "decoder/own_decoder.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
@@ -24,10 +24,10 @@ namespace {
 
 std::vector<std::uint8_t> textured_codestream(bool lossless, int w = 203, int h = 117) {
   PlanarImage img = test::textured_ycbcr(w, h, 10, 2, 7);
-  decoder::EncodeParams ep;
+  packetizer::EncodeParams ep;
   ep.lossless = lossless;
   ep.layers = lossless ? 1 : 3;
-  auto cs = decoder::encode_openjpeg(img, ep);
+  auto cs = packetizer::encode_openjpeg(img, ep);
   return cs.ok() ? *cs : std::vector<std::uint8_t>{};
 }
 

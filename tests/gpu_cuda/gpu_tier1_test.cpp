@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "decoder/openjpeg_encoder.hpp"
+#include "packetizer/openjpeg_encoder.hpp"
 #include "decoder/own_decoder.hpp"
 #include "decoder/tier1_batch.hpp"
 #include "gpu/cuda.hpp"
@@ -137,11 +137,11 @@ std::vector<std::pair<std::string, std::vector<std::uint8_t>>> codestreams() {
   PlanarImage img = test::textured_ycbcr(203, 117, 10, 2, 7);
   for (bool lossless : {true, false})
     for (int cb : {64, 32}) {
-      decoder::EncodeParams ep;
+      packetizer::EncodeParams ep;
       ep.lossless = lossless;
       ep.codeblock = cb;
       ep.layers = lossless ? 1 : 3;
-      auto cs = decoder::encode_openjpeg(img, ep);
+      auto cs = packetizer::encode_openjpeg(img, ep);
       if (cs.ok()) out.emplace_back(std::string("textured_") + (lossless ? "53_cb" : "97_cb") + std::to_string(cb), *cs);
     }
   return out;

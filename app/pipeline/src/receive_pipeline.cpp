@@ -11,6 +11,7 @@
 #include "net/pcap_replay.hpp"
 #include "net/udp_receiver.hpp"
 #include "syntax/locate.hpp"
+#include "monitor/alarms.hpp"
 
 namespace j2k::pipeline {
 
@@ -154,7 +155,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
   p->session_ = std::make_unique<depacketizer::RtpSession>(
       [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
       depacketizer::SessionConfig{p->protection_.fec ? depacketizer::reorder_for_fec(config.reorder) : config.reorder,
-                                  config.url.query.count("format") ? format : std::nullopt});
+                                  config.url.query.count("format") ? format : std::nullopt, config.on_stream_event});
   p->protection_stream_ = std::make_unique<depacketizer::ProtectedStream>(*p->session_, p->protection_);
   return p;
 }
@@ -370,6 +371,7 @@ void ReceivePipeline::depacketize_loop() {
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);
+    if (config_.on_datagram) config_.on_datagram(**packet);
     protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
   }
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
@@ -614,6 +616,8 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       failed_.fetch_add(1, std::memory_order_relaxed);
       if (error_log.allow()) log->warn("frame {} not decoded: {}", f.index, f.error);
     }
+    for (const auto& cs : job->unit.codestreams)
+      f.fingerprint = f.fingerprint * 1099511628211ull ^ monitor::fingerprint_bytes(cs.data(), cs.size());
     if (config_.keep_codestreams) f.codestreams = std::move(job->unit.codestreams);
     hand_on(job->seq, std::move(f));
   }

@@ -13,7 +13,7 @@ enum class PayloadLook {
   none,     ///< nothing recognisable at the start (a continuation, or junk)
   mxf,      ///< begins with a KLV whose key we know (RFC 6597, SMPTE 336 / 377-1)
   rfc5371,  ///< RFC 5371 header at fragment offset 0 followed by SOC and SIZ (15444-1 A.4.1, A.5.1)
-  ts,       ///< whole MPEG-2 transport stream packets (188 bytes, sync byte 0x47): not played yet
+  ts,       ///< whole MPEG-2 transport stream packets (188 bytes, sync byte 0x47): TR-01
 };
 
 /// Only strong signs count: a random payload matches with probability below 2^-32.

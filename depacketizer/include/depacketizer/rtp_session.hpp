@@ -76,10 +76,22 @@ struct StreamSnapshot {
   RtcpSnapshot rtcp;                    ///< the sender's reports; packets_lost includes rtcp.packets_lost_at_end
 };
 
+/// Something that happened to the stream, as it happened (for the operator's event log).
+struct SessionEvent {
+  enum class Kind { sequence_gap, ssrc_change, descriptor_change };
+  Kind kind = Kind::sequence_gap;
+  std::uint64_t first = 0, last = 0, count = 0;  ///< gaps: first and last missing extended sequence, count
+  std::optional<std::uint32_t> rtp_timestamp;    ///< of the packet after a gap, or of the unit
+  std::string message;
+};
+
 struct SessionConfig {
   ReorderConfig reorder;
   /// The stated payload format; nullopt: decide from the first packets that carry a unit start.
   std::optional<PayloadFormat> format = PayloadFormat::mxf;
+  /// Called on the depacketizer thread for each event (a gap when the reorder window gives it
+  /// up, an SSRC change, a changed picture descriptor). Must not block.
+  std::function<void(const SessionEvent&)> on_event;
 };
 
 /// Turns what a payload carried into decodable pictures: splits KLVs that hold two codestreams
@@ -144,7 +156,10 @@ class RtpSession {
   void on_followed(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   void note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look);
   void process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
-  void on_ordered(Bytes datagram, bool loss_before, std::chrono::steady_clock::time_point arrival);
+  void on_ordered(Bytes datagram, std::uint32_t extended_sequence, bool loss_before,
+                  std::chrono::steady_clock::time_point arrival);
+  void post_event(SessionEvent&& event) { if (on_event_) on_event_(event); }
+  void make_payload();  // the payload depacketizer for format_
   void adapt_reorder_delay();
   void publish_counters();
   void on_unit(CodestreamUnit&& unit);
@@ -153,6 +168,9 @@ class RtpSession {
 
   Sink sink_;
   ReorderConfig reorder_config_;
+  std::function<void(const SessionEvent&)> on_event_;
+  std::optional<std::uint32_t> last_released_;  // extended sequence of the last packet handed on
+  std::optional<std::string> last_descriptor_;  // describe() of the last picture descriptor seen
   std::optional<PayloadFormat> format_;  // stated, or decided by the first followed stream
   bool format_stated_ = false;
   bool interlaced_rfc5371_ = false;  // RFC 5371 units of two codestreams are field pairs (tp 1, 2)

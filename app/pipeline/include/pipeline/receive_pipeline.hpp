@@ -57,6 +57,9 @@ struct DecodedFrame {
   /// `image` is then empty. Dropping the last reference returns it to the pipeline's pool.
   std::shared_ptr<const gpu::DevicePicture> device_rgba;
   double decode_ms = 0;
+  /// Identity of the frame's codestreams (length and sampled bytes): equal for identical
+  /// frames, so a frozen source shows as repeated fingerprints (the freeze alarm).
+  std::uint64_t fingerprint = 0;
   int reduce = 0;                     ///< resolution levels skipped (degraded when > 0)
   /// Arrival of the unit's last packet, and from there to decoded (0 when not decoded).
   std::chrono::steady_clock::time_point received{};
@@ -116,6 +119,11 @@ struct PipelineConfig {
   PacketSourceFactory packet_source;  ///< empty: the socket or capture of `url`
   DecoderFactory decoder_factory;     ///< empty: `backend` / `gpu`
   NowFunction now;                    ///< empty: steady_clock::now
+  /// Operator hooks, both called on the depacketizer thread and required not to block:
+  /// every datagram as it is taken from the sockets (the capture writer copies it), and
+  /// every stream event (gaps, SSRC and descriptor changes; the event log).
+  std::function<void(const net::Packet&)> on_datagram;
+  std::function<void(const depacketizer::SessionEvent&)> on_stream_event;
 };
 
 /// Totals of the decode side (the receive side is in StreamSnapshot / ReceiverCounters).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dsp.hpp"
 #include "tier1/code_block_decoder.hpp"
 #include "tier2/tile_structure.hpp"
 
@@ -61,7 +62,7 @@ Status validate_tier1_batch(const Tier1Batch& batch) {
 }
 
 std::uint64_t decode_tier1_batch_cpu(const Tier1Batch& batch, std::int32_t* coefficients) {
-  own::CodeBlockDecoder dec;
+  own::CodeBlockDecoder dec(own::t1_dsp());
   own::CodeBlock cb;
   std::uint64_t damaged = 0;
   for (const Tier1Block& b : batch.blocks) {

@@ -1,0 +1,170 @@
+#pragma once
+// The receive pipeline's counters and frames in the operator view's terms (monitor/): the
+// glue both receivers (j2kprobe, j2kplay) use, so they report alike.
+#include <arpa/inet.h>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <string>
+
+#include "monitor/stream_monitor.hpp"
+#include "net/capture_writer.hpp"
+#include "pipeline/receive_pipeline.hpp"
+#include "pipeline/stats.hpp"
+
+namespace j2k::cli {
+
+/// One second of counters (the deltas between two samples) for the monitor.
+inline monitor::SecondReport second_report(const pipeline::StatsSample& now, const pipeline::StatsSample& before,
+                                           double t) {
+  auto delta = [](std::uint64_t a, std::uint64_t b) { return a >= b ? a - b : 0; };
+  const auto& s = now.stream;
+  const auto& b = before.stream;
+  monitor::SecondReport r;
+  r.t = t;
+  r.seconds = std::chrono::duration<double>(now.at - before.at).count();
+  r.packets_received = delta(s.packets_received, b.packets_received);
+  r.packets_lost = delta(s.packets_lost, b.packets_lost);
+  r.packets_late = delta(s.packets_late, b.packets_late);
+  r.packets_duplicate = delta(s.packets_duplicate, b.packets_duplicate);
+  r.packets_out_of_window = delta(s.packets_out_of_window, b.packets_out_of_window);
+  r.packets_recovered_by_fec = delta(now.protection.fec_counters.recovered, before.protection.fec_counters.recovered);
+  r.payload_bytes = delta(s.payload_bytes, b.payload_bytes);
+  r.frames_received = delta(s.frames_complete + s.frames_incomplete, b.frames_complete + b.frames_incomplete);
+  r.frames_damaged = delta(s.frames_incomplete, b.frames_incomplete);
+  r.frames_decoded = delta(now.decode.decoded, before.decode.decoded);
+  r.frames_degraded = delta(now.decode.degraded, before.decode.degraded);
+  r.frames_failed = delta(now.decode.failed, before.decode.failed);
+  r.frames_dropped_behind = delta(now.decode.dropped_queue_full, before.decode.dropped_queue_full);
+  r.jitter_ms = s.jitter_ms;
+  const double decode_ms = now.decode.decode_ms_total - before.decode.decode_ms_total;
+  r.decode_ms = r.frames_decoded ? decode_ms / static_cast<double>(r.frames_decoded) : 0.0;
+  r.latency_ms = pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded)).p50;
+  return r;
+}
+
+/// A delivered frame as the monitor sees it (on the pipeline's delivery thread).
+inline monitor::FrameReport frame_report(const pipeline::DecodedFrame& f) {
+  monitor::FrameReport r;
+  r.index = f.index;
+  r.rtp_timestamp = f.rtp_timestamp;
+  r.complete = f.complete;
+  r.decoded = f.decoded;
+  r.dropped_decoder_behind = !f.decoded && f.error.rfind("dropped", 0) == 0;
+  r.degraded = f.decoded && f.reduce > 0;
+  if (!f.decoded && !r.dropped_decoder_behind && f.error != "decode off") r.error = f.error;
+  if (f.decoded) {
+    if (!f.image.empty()) r.format = f.image.describe();
+    monitor::FrameLook look;
+    look.fingerprint = f.fingerprint;
+    if (!f.image.empty()) look.black = monitor::is_black(f.image);
+    r.look = look;
+  }
+  return r;
+}
+
+inline monitor::StreamEvent stream_event(const depacketizer::SessionEvent& e) {
+  monitor::StreamEvent m;
+  switch (e.kind) {
+    case depacketizer::SessionEvent::Kind::sequence_gap: m.kind = monitor::EventKind::sequence_gap; break;
+    case depacketizer::SessionEvent::Kind::ssrc_change: m.kind = monitor::EventKind::ssrc_change; break;
+    case depacketizer::SessionEvent::Kind::descriptor_change: m.kind = monitor::EventKind::descriptor_change; break;
+  }
+  m.rtp_timestamp = e.rtp_timestamp;
+  m.first = e.first;
+  m.last = e.last;
+  m.count = e.count;
+  m.message = e.message;
+  return m;
+}
+
+/// Where a captured datagram was received: the URL's address and port, the second path's,
+/// or the FEC ports (port + 2, port + 4) by the socket's channel.
+inline std::pair<std::uint32_t, std::uint16_t> capture_destination(const pipeline::PipelineConfig& config, int channel) {
+  const StreamUrl& u = channel == 1 && config.url2 ? *config.url2 : config.url;
+  in_addr a{};
+  const std::uint32_t address = inet_pton(AF_INET, u.host.c_str(), &a) == 1 ? ntohl(a.s_addr) : 0;
+  const int port = channel == 2 ? u.port + 2 : channel == 3 ? u.port + 4 : u.port;
+  return {address, static_cast<std::uint16_t>(port)};
+}
+
+/// The receive time of a packet (steady clock) on the wall clock, for captures and events.
+inline std::chrono::system_clock::time_point wall_time(std::chrono::steady_clock::time_point t) {
+  const auto now_steady = std::chrono::steady_clock::now();
+  return std::chrono::system_clock::now() -
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(now_steady - t);
+}
+
+/// --events, --alarm, --metrics, --capture, --capture-limit: the operator's options, the same in
+/// j2kprobe and j2kplay. After parsing, `open()` makes the monitor and the capture and hooks
+/// them into the pipeline's configuration (both live as long as this object).
+class OperatorOptions {
+ public:
+  void add_to(CLI::App& app) {
+    app.add_option("--events", events_, "write the event log to FILE (JSON lines; '-' for stdout)");
+    app.add_option("--alarm", alarm_,
+                   "alarm thresholds, e.g. loss=0.1%,jitter=5ms,freeze=2s,signal=2s,black=2s ('off' disables one)");
+    app.add_option("--metrics", metrics_, "serve Prometheus text at /metrics and the JSON summary at /stats on ADDR:PORT");
+    app.add_option("--capture", capture_file_, "record every datagram received (all sockets) to FILE.pcapng");
+    app.add_option("--capture-limit", capture_limit_, "with --capture: keep the last SIZE or TIME (1GB, 10min), a ring of two files");
+  }
+  /// Checks the values; the error is a usage error (status 2).
+  Status check() {
+    if (!alarm_.empty()) {
+      auto thresholds = monitor::parse_alarm_spec(alarm_);
+      if (!thresholds) return make_error(ErrorKind::corrupt, "--alarm: " + thresholds.error().message);
+      options_.alarms = *thresholds;
+    }
+    if (!capture_limit_.empty()) {
+      if (capture_file_.empty())
+        return make_error(ErrorKind::corrupt, "--capture-limit limits a capture: give --capture FILE as well");
+      auto limit = net::parse_capture_limit(capture_limit_);
+      if (!limit) return limit.error();
+      limit_ = *limit;
+    }
+    return {};
+  }
+  /// Makes the monitor (and the capture) and sets the pipeline's hooks; `config` must outlive
+  /// the pipeline (its hooks read it). Errors: unwritable files, a metrics port in use.
+  Status open(pipeline::PipelineConfig& config, const std::string& url_label) {
+    options_.events_path = events_;
+    options_.metrics_address = metrics_;
+    options_.url_label = url_label;
+    auto made = monitor::StreamMonitor::create(options_, std::chrono::steady_clock::now());
+    if (!made) return made.error();
+    monitor_ = std::move(made).value();
+    if (!capture_file_.empty()) {
+      auto opened = net::CaptureWriter::open(capture_file_, limit_);
+      if (!opened) return opened.error();
+      capture_ = std::move(opened).value();
+      config.on_datagram = [this, &config](const net::Packet& p) {
+        const auto [address, port] = capture_destination(config, p.channel);
+        capture_->record(p.bytes(), wall_time(p.received), p.source_address, p.source_port, address, port);
+      };
+    }
+    config.on_stream_event = [this](const depacketizer::SessionEvent& e) { monitor_->on_stream_event(stream_event(e)); };
+    return {};
+  }
+  monitor::StreamMonitor& monitor() { return *monitor_; }
+  bool alarms_armed() const noexcept { return !alarm_.empty(); }
+  /// The summary's additions ("alarms", "events", "history", "capture"); closes the files.
+  void finish(nlohmann::json& summary) {
+    monitor_->add_to_summary(summary, std::chrono::steady_clock::now());
+    if (capture_) {
+      capture_->close();
+      summary["capture"] = {{"file", capture_file_}, {"datagrams", capture_->written()}, {"dropped", capture_->dropped()},
+                            {"rotations", capture_->rotations()}};
+    }
+    monitor_->close();
+  }
+
+ private:
+  std::string events_, alarm_, metrics_, capture_file_, capture_limit_;
+  monitor::MonitorOptions options_;
+  net::CaptureLimit limit_;
+  std::unique_ptr<monitor::StreamMonitor> monitor_;
+  std::unique_ptr<net::CaptureWriter> capture_;
+};
+
+}  // namespace j2k::cli

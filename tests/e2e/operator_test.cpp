@@ -1,0 +1,113 @@
+// The operator's view end to end (issue 14): the event log lists exactly the gaps the sender
+// made, the metrics endpoint answers during a run, a capture written by j2kprobe replays to
+// the same counters, and --alarm turns an unhealthy stream into exit status 4.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "process.hpp"
+
+using j2k::test::bin;
+using nlohmann::json;
+
+namespace {
+
+const std::string kCache = " --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+const std::string kEncode = "--pattern --size 160x90 --fps 25 --lossless --loop-frames 5 --mtu 300";
+
+void warm_cache(const std::string& tag) {
+  auto r = j2k::test::run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --frames 1 --no-rtcp " + kEncode + kCache, tag);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+std::vector<json> json_lines(const std::string& path) {
+  std::vector<json> out;
+  std::istringstream in(j2k::test::slurp(path));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(json::parse(line));
+  return out;
+}
+
+}  // namespace
+
+TEST(Operator, EventLogListsExactlyTheGapsTheSenderMade) {
+  warm_cache("events.warm");
+  const std::string url = "'rtp://239.10.41.1:5110?iface=127.0.0.1'";
+  auto [probe, tx] = j2k::test::run_receiver_and_sender(
+      bin("j2kprobe") + " " + url + " --json --timeout 5 --no-decode --events events.jsonl",
+      bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 60 --loss 0.02 --seed 11 --manifest events.tx.json" + kCache,
+      "events");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const auto sent = json::parse(j2k::test::slurp("events.tx.json"));
+  std::set<int> dropped;
+  for (const auto& s : sent["impaired_packets"]["dropped"]) dropped.insert(s.get<int>());
+  ASSERT_GT(dropped.size(), 3u);
+  std::set<int> reported;
+  std::size_t gap_events = 0;
+  for (const auto& e : json_lines("events.jsonl")) {
+    EXPECT_TRUE(e.contains("time") && e.contains("event") && e.contains("message")) << e.dump();
+    if (e["event"] != "sequence_gap") continue;
+    ++gap_events;
+    EXPECT_TRUE(e.contains("rtp_timestamp")) << e.dump();
+    const int first = e["first_missing"].get<int>(), last = e["last_missing"].get<int>();
+    const int count = e["count"].get<int>();
+    for (int k = 0; k < count; ++k) reported.insert((first + k) & 0xFFFF);
+    EXPECT_EQ((first + count - 1) & 0xFFFF, last) << e.dump();
+  }
+  EXPECT_GT(gap_events, 0u);
+  EXPECT_EQ(reported, dropped) << "the event log's gaps are exactly the packets the sender dropped";
+  const auto summary = json::parse(probe.out);
+  EXPECT_EQ(summary["packets"]["lost"].get<std::size_t>(), dropped.size());
+  EXPECT_GE(summary["events"]["count"].get<int>(), static_cast<int>(gap_events));
+  EXPECT_GE(summary["history"].size(), 1u);
+}
+
+TEST(Operator, MetricsAreScrapedDuringARunAndAlarmsSetTheExitStatus) {
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl not installed";
+  warm_cache("metrics.warm");
+  const std::string url = "'rtp://239.10.41.2:5112?iface=127.0.0.1'";
+  // A fixed port in this test's own range: the probe serves it while the sender runs.
+  j2k::test::BackgroundReceiver rx(bin("j2kprobe") + " " + url + " --json --timeout 5 --no-decode "
+                                       "--metrics 127.0.0.1:19412 --alarm loss=0.1%,freeze=off,black=off,signal=off",
+                                   "metrics.probe");
+  ASSERT_TRUE(rx.wait_listening());
+  std::thread tx([&] {
+    (void)j2k::test::run(bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 100 --loss 0.03 --seed 5" + kCache,
+                         "metrics.send");
+  });
+  // Scrape while packets flow (the probe publishes once a second).
+  std::string body;
+  for (int i = 0; i < 100 && body.find("j2k_packets_received_total") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling the endpoint, not a timing assumption
+    body = j2k::test::run("curl -s --max-time 2 http://127.0.0.1:19412/metrics", "metrics.curl").out;
+  }
+  tx.join();
+  auto probe = rx.join();
+  ASSERT_NE(body.find("# TYPE j2k_packets_received_total counter"), std::string::npos) << body;
+  EXPECT_NE(body.find("j2k_packets_received_total{url=\"rtp://239.10.41.2:5112?iface=127.0.0.1\"}"), std::string::npos) << body;
+  EXPECT_EQ(probe.exit_code, 4) << "3 % loss against a 0.1 % threshold: the loss alarm fired\n" << probe.err;
+  const auto summary = json::parse(probe.out);
+  EXPECT_GE(summary["alarms"]["raised"].get<int>(), 1);
+}
+
+TEST(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
+  warm_cache("capture.warm");
+  const std::string url = "'rtp://239.10.41.3:5114?iface=127.0.0.1'";
+  auto [probe, tx] = j2k::test::run_receiver_and_sender(
+      bin("j2kprobe") + " " + url + " --json --timeout 5 --capture op-capture.pcapng",
+      bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 40 --loss 0.02 --seed 9 --no-rtcp" + kCache, "capture");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const auto live = json::parse(probe.out);
+  EXPECT_GT(live["capture"]["datagrams"].get<int>(), 100);
+  EXPECT_EQ(live["capture"]["dropped"], 0);
+  auto replay = j2k::test::run(bin("j2kprobe") + " 'pcap:op-capture.pcapng?port=5114' --json", "capture.replay");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const auto again = json::parse(replay.out);
+  for (const char* key : {"received", "lost", "duplicate"})
+    EXPECT_EQ(again["packets"][key], live["packets"][key]) << key;
+  for (const char* key : {"complete", "incomplete", "decoded"}) EXPECT_EQ(again["frames"][key], live["frames"][key]) << key;
+}
