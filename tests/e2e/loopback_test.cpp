@@ -289,7 +289,8 @@ TEST(Loopback, DegradationEngagesOnAStreamFasterThanTheDecoderAndFramesStayInOrd
                 f["skipped_incomplete"].get<int>(),
             100)
       << "every frame is accounted for";
-  EXPECT_EQ(summary["stream"]["format"], "1920x1080 4:2:2 10-bit") << "the stream's format, not the degraded picture's";
+  EXPECT_EQ(summary["stream"]["format"], "1920x1080 4:2:2 10-bit, separate fields, MXF (RFC 6597)")
+      << "the stream's format, not the degraded picture's";
   EXPECT_GT(summary["latency"]["receive_to_decoded_ms"]["p99"].get<double>(), 0.0);
   auto decoded = json::parse(test::slurp("degrade.rx.json"))["decoded"];
   ASSERT_EQ(decoded.size(), f["decoded"].get<std::size_t>());
