@@ -51,7 +51,8 @@ done
 for tool in j2ksend j2kprobe; do
   [[ -x "${bin}/${tool}" ]] || { echo "no ${bin}/${tool} (use --bin DIR)" >&2; exit 2; }
 done
-[[ -x /usr/bin/time ]] || { echo "/usr/bin/time is needed for CPU and peak RSS (apt install time)" >&2; exit 2; }
+time_bin="${TIME_BIN:-/usr/bin/time}"
+[[ -x "$time_bin" ]] || { echo "$time_bin is needed for CPU and peak RSS (apt install time, or TIME_BIN=...)" >&2; exit 2; }
 mkdir -p "$out"
 
 summary="${out}/summary.md"
@@ -73,7 +74,7 @@ for name in ${cases//,/ }; do
   echo "== ${name}: ${size} ${fps} fps ${interlace} ${bitrate}, ${frames} frames; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" | tee -a "${out}/machine.txt" >&2
 
   # The probe first; the sender starts once the probe says it is listening.
-  /usr/bin/time -v -o "${out}/${name}.time" \
+  "$time_bin" -v -o "${out}/${name}.time" \
     "${bin}/j2kprobe" "$url" --json --quiet --frames "$frames" --duration $(( duration + 30 )) --timeout 900 ${probe_args} \
     > "${out}/${name}.json" 2> "${out}/${name}.probe.log" &
   probe=$!

@@ -18,6 +18,7 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/plugins/platforms" "$stage/plugins/eg
 tools=(j2kplay j2ksend j2kprobe)
 for t in "${tools[@]}"; do cp "$build/bin/$t" "$stage/bin/"; done
 [ -x "$build/bin/ui_gpu_tests" ] && cp "$build/bin/ui_gpu_tests" "$stage/bin/"
+cp /usr/bin/time "$stage/bin/" 2>/dev/null || true  # GNU time: the e2e benchmark's CPU and peak RSS
 qt_plugins="$(qtpaths6 --query QT_INSTALL_PLUGINS 2>/dev/null || echo /usr/lib/x86_64-linux-gnu/qt6/plugins)"
 cp "$qt_plugins/platforms/libqeglfs.so" "$stage/plugins/platforms/"
 cp "$build/plugins/egldeviceintegrations/libj2k_eglfs_device.so" "$stage/plugins/egldeviceintegrations/"

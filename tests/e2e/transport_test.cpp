@@ -178,6 +178,24 @@ TEST(Tr01Interop, J2ksendTsIsReadByGStreamerAndFfprobe) {
   EXPECT_TRUE(ffd == theirs.substr(0, ffd.size())) << "FFmpeg's decode of the first frame differs";
 }
 
+// Issue 13 item 5: without format= in the URL the payload decides, TS included.
+TEST(Tr01Detection, TsWithoutFormatInTheUrlIsDetectedAndPlayed) {
+  const int port = 5180;
+  const std::string p = std::to_string(port);
+  auto [probe, tx] = receive_and_send(
+      bin("j2kprobe") + " 'rtp://127.0.0.1:" + p + "' --frames 30 --timeout 10 --json --no-drop -q", {port},
+      bin("j2ksend") + " --to rtp://127.0.0.1:" + p + " --format ts --size 320x240 --fps 50 --frames 30 --bitrate 20M "
+                       "--pattern --no-cache",
+      "tr01_detect");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  auto s = json::parse(probe.out);
+  EXPECT_EQ(s["frames"]["decoded"], 30);
+  EXPECT_EQ(s["stream"]["transport"], "ts");
+  EXPECT_EQ(s["stream"]["transport_detected"], true);
+  EXPECT_NE(probe.err.find("MPEG-2 TS"), std::string::npos) << "the decision is logged\n" << probe.err;
+}
+
 TEST(Tr01Fec, TenByTenFecWithOnePercentLossDeliversEveryFrame) {
   const int port = 5170;
   const std::string tag = "tr01_fec";

@@ -17,11 +17,26 @@ namespace j2k::pipeline {
 
 using Clock = std::chrono::steady_clock;
 
-Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bool first_is_top, PlanarImage& frame) {
-  if (first.planes.size() != second.planes.size() || first.width != second.width)
+/// Whether two field pictures weave into one frame: the same width and components, and the
+/// field holding the frame's first line as tall as the other or one line taller (odd heights).
+/// The CPU weave and the GPU display path ask the same question.
+static Status fields_weave(const PlanarImage& top, const PlanarImage& bottom) {
+  if (top.planes.size() != bottom.planes.size() || top.width != bottom.width || bottom.height > top.height ||
+      top.height - bottom.height > 1)
     return make_error(ErrorKind::corrupt, "the two fields differ in size or components");
+  for (std::size_t c = 0; c < top.planes.size(); ++c) {
+    const Plane& t = top.planes[c];
+    const Plane& b = bottom.planes[c];
+    if (t.width != b.width || b.height > t.height || t.height - b.height > 1)
+      return make_error(ErrorKind::corrupt, fmt::format("fields differ in component {} geometry", c));
+  }
+  return {};
+}
+
+Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bool first_is_top, PlanarImage& frame) {
   const PlanarImage& top = first_is_top ? first : second;
   const PlanarImage& bottom = first_is_top ? second : first;
+  if (auto st = fields_weave(top, bottom); !st) return st;
   frame.width = top.width;
   frame.height = top.height + bottom.height;
   frame.colour = top.colour;
@@ -30,8 +45,6 @@ Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bo
   for (std::size_t c = 0; c < frame.planes.size(); ++c) {
     const Plane& t = top.planes[c];
     const Plane& b = bottom.planes[c];
-    if (t.width != b.width || b.height > t.height || t.height - b.height > 1)
-      return make_error(ErrorKind::corrupt, fmt::format("fields differ in component {} geometry", c));
     Plane& p = frame.planes[c];
     // The geometry and sample format of the field; the frame's own sample memory is reused.
     p.width = t.width;
@@ -641,8 +654,7 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
   if (fields) {
     const PlanarImage& t = shapes[top];
     const PlanarImage& b = shapes[1 - top];
-    if (t.width != b.width || t.planes.size() != b.planes.size() || b.height > t.height || t.height - b.height > 1)
-      return false;  // the CPU weave explains what is wrong
+    if (!fields_weave(t, b)) return false;  // the CPU weave explains what is wrong
     shape.height = t.height + b.height;
     for (std::size_t c = 0; c < shape.planes.size(); ++c) shape.planes[c].height += b.planes[c].height;
   }

@@ -2,8 +2,9 @@
 // Display pictures that stay in device memory: the player's GPU path.
 //
 //   decode worker:  pool.acquire(w, h) -> CudaDecoder::decode_to_device(picture.target())
-//   GUI thread:     CudaGlPresenter::copy(picture, pbo)   (map, device->PBO copy, unmap)
-//                   glTexSubImage2D from the PBO; then drop the picture (back to the pool)
+//   GUI thread:     CudaGlPresenter::update_texture(picture, texture): glTexSubImage2D from
+//                   the picture's memory imported into GL (no map), or through a PBO that
+//                   CUDA copies into (map, copy, unmap); then drop the picture (back to the pool)
 //
 // The pool is bounded: at most `capacity` pictures exist at a time, whoever holds them;
 // acquire() fails with ErrorKind::limit (counted) rather than grow, and the caller takes
