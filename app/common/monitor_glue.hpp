@@ -53,6 +53,7 @@ inline monitor::FrameReport frame_report(const pipeline::DecodedFrame& f) {
   r.decoded = f.decoded;
   r.dropped_decoder_behind = !f.decoded && f.error.rfind("dropped", 0) == 0;
   r.degraded = f.decoded && f.reduce > 0;
+  r.time_code = f.time_code;
   if (!f.decoded && !r.dropped_decoder_behind && f.error != "decode off") r.error = f.error;
   if (f.decoded) {
     if (!f.image.empty()) r.format = f.image.describe();

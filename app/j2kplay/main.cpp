@@ -20,6 +20,7 @@
 #include "pipeline/stats.hpp"
 #include "sender/demo.hpp"
 #include "ui/player_widget.hpp"
+#include "ui/stream_picker.hpp"
 #include "common/decoder_choice.hpp"
 #include "syntax/locate.hpp"
 #include <mutex>
@@ -202,8 +203,10 @@ int main(int argc, char** argv) {
     log->info("no display found ($DISPLAY/$WAYLAND_DISPLAY unset): running headless with statistics");
     headless = true;
   }
-  const bool capture = url.scheme == StreamUrl::Scheme::pcap;
-  if (implicit_demo) log->info("no stream URL given: playing the built-in demo (see --help)");
+  bool capture = url.scheme == StreamUrl::Scheme::pcap;
+  // Without a URL: a window asks which stream (the stream picker); headless, the demo plays.
+  const bool pick = implicit_demo && !headless;
+  if (implicit_demo && !pick) log->info("no stream URL given: playing the built-in demo (see --help)");
 
   // The QApplication comes first, before any helper thread: Qt takes the thread that first
   // touches it as its main thread, and the demo sender and decoders use Qt for image I/O.
@@ -213,6 +216,25 @@ int main(int argc, char** argv) {
     if (!std::getenv("QT_XCB_GL_INTEGRATION")) setenv("QT_XCB_GL_INTEGRATION", "xcb_glx", 0);
     qt_app.emplace(argc, argv);
     QApplication::setApplicationName("j2kplay");
+  }
+  if (pick) {
+    ui::StreamPicker picker(ui::load_recent_streams());
+    if (picker.exec() != QDialog::Accepted) return cli::exit_ok;  // the user closed the dialog
+    url_text = picker.url().toStdString();
+    auto parsed = parse_stream_url(url_text);
+    if (!parsed) {
+      log->error("{}", parsed.error().message);
+      return cli::exit_usage;
+    }
+    ui::remember_stream(QString::fromStdString(url_text));
+    url = *parsed;
+    demo = url.scheme == StreamUrl::Scheme::demo;
+    if (demo) {
+      url = StreamUrl{};
+      url.host = "127.0.0.1";
+      url.port = 0;
+    }
+    capture = url.scheme == StreamUrl::Scheme::pcap;
   }
 
   pipeline::PipelineConfig config;
@@ -244,9 +266,15 @@ int main(int argc, char** argv) {
     std::optional<depacketizer::PictureDescriptor> descriptor;
     bool first_field_is_top = true;
   } last_shown;
+  std::mutex time_code_mutex;  // guards time_code (the sink writes, the GUI timer reads)
+  std::string time_code;
   auto sink = [&](pipeline::DecodedFrame&& f) {
     frames_seen.fetch_add(1);
     mon.on_frame(cli::frame_report(f), std::chrono::steady_clock::now());
+    if (!f.time_code.empty()) {
+      std::lock_guard lock(time_code_mutex);
+      time_code = f.time_code;
+    }
     auto* w = widget.load();
     if (!w || (!f.device_rgba && !f.rgba)) return;
     if (config.keep_codestreams) {
@@ -352,7 +380,12 @@ int main(int argc, char** argv) {
     const double t = first ? std::chrono::duration<double>(now.at - *first).count() : 0.0;
     mon.on_second(cli::second_report(now, *before, t), now.at, pipeline::summary_json(now, t, url.format));
     player.set_monitor_view(monitor_view(mon, 0));
-    player.set_overlay_text(overlay_text(now, *before, url, player.display_path()));
+    QString text = overlay_text(now, *before, url, player.display_path());
+    {
+      std::lock_guard lock(time_code_mutex);
+      if (!time_code.empty()) text += QStringLiteral("\ntime code %1").arg(QString::fromStdString(time_code));
+    }
+    player.set_overlay_text(text);
     // The window could not take device pictures (no CUDA-GL interop here): host pictures from now on.
     if (player.device_display_failed() && now.decode.device_display) pipe.set_device_display(false);
     *before = now;

@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
   // The sink runs on the pipeline's delivery thread, in order.
   std::atomic<long long> delivered{0};
   nlohmann::json checksums = nlohmann::json::array();  // guarded by the pipeline's in-order delivery
+  std::string last_time_code;                          // the sink's (delivery thread), read after the stop
   gpu::RgbaImage rgba;
   std::ofstream raw_out;
   if (!raw_file.empty()) {
@@ -124,8 +125,12 @@ int main(int argc, char** argv) {
   }
   std::vector<std::uint8_t> raw_bytes;
   auto sink = [&](pipeline::DecodedFrame&& f) {
-    if (f.decoded && !checksums_file.empty())
-      checksums.push_back({{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", checksum(f.image))}});
+    if (!f.time_code.empty()) last_time_code = f.time_code;
+    if (f.decoded && !checksums_file.empty()) {
+      nlohmann::json entry = {{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", checksum(f.image))}};
+      if (!f.time_code.empty()) entry["time_code"] = f.time_code;
+      checksums.push_back(std::move(entry));
+    }
     if (f.decoded && raw_out.is_open()) {
       // Planar samples as raw video tools write them (e.g. yuv422p, yuv422p10le).
       raw_bytes.clear();
@@ -235,6 +240,7 @@ int main(int argc, char** argv) {
                                                 d.dropped_queue_full, *choice));
   }
   summary["bottleneck"] = bottleneck;
+  if (!last_time_code.empty()) summary["stream"]["time_code"] = last_time_code;  // of the last frame
   operator_options.finish(summary);
   if (json) fmt::print("{}\n", summary.dump(2));
   if (exit_code == cli::exit_ok && operator_options.alarms_armed() && mon.alarms_raised() > 0) {

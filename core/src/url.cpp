@@ -1,5 +1,10 @@
 #include "core/url.hpp"
 
+#include <fstream>
+#include <sstream>
+
+#include "core/sdp.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -80,9 +85,36 @@ std::string StreamUrl::describe() const {
   return s;
 }
 
+namespace {
+
+/// sdp:FILE[?iface=ADDR]: the stream a session description names (RFC 8866).
+Result<StreamUrl> stream_url_from_sdp(const std::string& text) {
+  std::string rest = text.substr(4);
+  if (rest.rfind("//", 0) == 0) rest = rest.substr(2);
+  std::string iface;
+  if (auto q = rest.find('?'); q != std::string::npos) {
+    const std::string query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+    if (query.rfind("iface=", 0) != 0 || query.find('&') != std::string::npos)
+      return bad(text, "an sdp: URL takes only ?iface=ADDR (the rest is in the file)");
+    iface = query.substr(6);
+  }
+  std::ifstream in(rest);
+  if (!in) return bad(text, fmt::format("cannot read the session description '{}'", rest));
+  std::stringstream body;
+  body << in.rdbuf();
+  if (body.str().size() > (1u << 20)) return bad(text, "the session description is larger than 1 MiB");
+  auto sdp = parse_sdp(body.str());
+  if (!sdp) return bad(text, sdp.error().message);
+  return to_stream_url(*sdp, iface);
+}
+
+}  // namespace
+
 Result<StreamUrl> parse_stream_url(const std::string& text) {
   StreamUrl url;
   std::string rest;
+  if (text.rfind("sdp:", 0) == 0) return stream_url_from_sdp(text);
   if (text.rfind("demo://", 0) == 0 || text == "demo") {
     url.scheme = StreamUrl::Scheme::demo;
     rest = text == "demo" ? "" : text.substr(7);
@@ -95,7 +127,7 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
     rest = text.substr(5);
     if (rest.rfind("//", 0) == 0) rest = rest.substr(2);
   } else {
-    return bad(text, "unknown scheme (use rtp://, udp://, pcap: or demo://)");
+    return bad(text, "unknown scheme (use rtp://, udp://, pcap:, sdp: or demo://)");
   }
 
   std::string authority = rest;

@@ -1,4 +1,5 @@
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
+#include "depacketizer/timecode.hpp"
 
 #include <algorithm>
 
@@ -110,6 +111,7 @@ void MxfRtpDepacketizer::begin_unit_if_needed(std::uint32_t timestamp, std::chro
   pending_.emplace();
   pending_->rtp_timestamp = timestamp;
   pending_->first_arrival = arrival;
+  if (time_code_timestamp_ == timestamp) pending_->time_code = time_code_;
 }
 
 void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
@@ -147,8 +149,17 @@ void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
       if (static_cast<int>(pending_->codestreams.size()) >= id.count) emit_pending();
       break;
     }
+    case KlvKind::system_item: {
+      // The content package's time code (SMPTE ST 12-1 in the system metadata pack); it
+      // belongs to the picture elements that follow with the same timestamp.
+      if (auto tc = system_item_timecode(value)) {
+        time_code_ = tc->to_string();
+        time_code_timestamp_ = current_timestamp_;
+      }
+      break;
+    }
     default:
-      break;  // partition packs, primer, other metadata, system items and fill need no action
+      break;  // partition packs, primer, other metadata and fill need no action
   }
 }
 

@@ -76,3 +76,24 @@ TEST(StreamUrl, AcceptsTsFormatAndFecParameters) {
   EXPECT_EQ(url->query.at("fec"), "1");
   EXPECT_EQ(url->query.at("fec_column"), "6000");
 }
+
+// Issue 14 item 6: sdp:FILE names a stream by its session description.
+TEST(StreamUrl, SdpFileGivesTheStreamItDescribes) {
+  const char* path = "url_test_stream.sdp";
+  {
+    std::FILE* f = std::fopen(path, "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("v=0\r\no=- 0 0 IN IP4 10.0.0.5\r\ns=cam\r\nt=0 0\r\nm=video 5004 RTP/AVP 96\r\nc=IN IP4 239.1.1.9/16\r\n"
+               "a=rtpmap:96 jpeg2000/90000\r\n", f);
+    std::fclose(f);
+  }
+  auto url = parse_stream_url(std::string("sdp:") + path + "?iface=127.0.0.1");
+  ASSERT_TRUE(url.ok()) << url.error().message;
+  EXPECT_EQ(url->host, "239.1.1.9");
+  EXPECT_EQ(url->port, 5004);
+  EXPECT_EQ(url->format, "rfc5371");
+  EXPECT_EQ(url->iface, "127.0.0.1");
+  EXPECT_FALSE(parse_stream_url("sdp:/nonexistent/x.sdp").ok());
+  EXPECT_FALSE(parse_stream_url(std::string("sdp:") + path + "?port=5").ok());
+  std::remove(path);
+}

@@ -111,3 +111,39 @@ TEST(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
     EXPECT_EQ(again["packets"][key], live["packets"][key]) << key;
   for (const char* key : {"complete", "incomplete", "decoded"}) EXPECT_EQ(again["frames"][key], live["frames"][key]) << key;
 }
+
+// Issue 14 item 6: j2ksend --sdp writes what j2kprobe sdp:FILE receives.
+TEST(Operator, AnSdpWrittenByTheSenderIsReceivedByTheProbe) {
+  warm_cache("sdp.warm");
+  // The sender writes the description first; the probe joins from it.
+  auto w = j2k::test::run(bin("j2ksend") + " --to 'rtp://239.10.41.4:5116?iface=127.0.0.1' --format rfc5371 " + kEncode +
+                              " --frames 1 --no-rtcp --sdp op-stream.sdp" + kCache,
+                          "sdp.write");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  auto [probe, tx] = j2k::test::run_receiver_and_sender(
+      bin("j2kprobe") + " 'sdp:op-stream.sdp?iface=127.0.0.1' --json --timeout 5 --frames 20",
+      bin("j2ksend") + " --to 'rtp://239.10.41.4:5116?iface=127.0.0.1' --format rfc5371 " + kEncode + " --frames 20" + kCache,
+      "sdp");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const auto summary = json::parse(probe.out);
+  EXPECT_EQ(summary["frames"]["decoded"], 20);
+  EXPECT_EQ(summary["stream"]["transport"], "rfc5371");
+}
+
+// Issue 14 item 8: the MXF system item's time code reaches the summary and the per-frame list.
+TEST(Operator, TimeCodeFromTheSystemItemIsReported) {
+  warm_cache("tc.warm");
+  const std::string url = "'rtp://239.10.41.5:5118?iface=127.0.0.1'";
+  auto [probe, tx] = j2k::test::run_receiver_and_sender(
+      bin("j2kprobe") + " " + url + " --json --timeout 5 --frames 30 --checksums tc.checksums.json",
+      bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 30" + kCache, "tc");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const auto summary = json::parse(probe.out);
+  EXPECT_EQ(summary["stream"]["time_code"], "00:00:01:04");  // frame 29 at 25 fps
+  const auto sums = json::parse(j2k::test::slurp("tc.checksums.json"));
+  ASSERT_EQ(sums["decoded"].size(), 30u);
+  EXPECT_EQ(sums["decoded"][0]["time_code"], "00:00:00:00");
+  EXPECT_EQ(sums["decoded"][26]["time_code"], "00:00:01:01");
+}

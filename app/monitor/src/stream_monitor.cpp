@@ -100,7 +100,8 @@ void StreamMonitor::on_frame(const FrameReport& f, Clock::time_point now) {
                                     : fmt::format("frame {} arrived incomplete", f.index));
     e.frame = f.index;
     e.rtp_timestamp = f.rtp_timestamp;
-    if (!f.error.empty()) e.detail = {{"error", f.error}};
+    if (!f.error.empty()) e.detail["error"] = f.error;
+    if (!f.time_code.empty()) e.detail["time_code"] = f.time_code;
     post(std::move(e));
   }
   alarms_.on_frame(f.decoded ? f.look : std::nullopt, now);

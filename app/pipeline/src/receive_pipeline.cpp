@@ -329,6 +329,7 @@ void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
     f.complete = unit.complete;
     f.descriptor = unit.descriptor;
     f.received = unit.last_arrival;
+    f.time_code = unit.time_code;
     f.error = unit.complete ? "decode off" : "incomplete (dropped by policy)";
     if (!unit.complete && config_.decode) skipped_.fetch_add(1, std::memory_order_relaxed);
     if (config_.keep_codestreams) f.codestreams = std::move(unit.codestreams);
@@ -555,6 +556,7 @@ void ReceivePipeline::decode_loop(Worker& worker) {
     f.complete = unit.complete;
     f.descriptor = unit.descriptor;
     f.received = unit.last_arrival;
+    f.time_code = unit.time_code;
     const auto t0 = now();
     if (config_.drop_when_behind) {
       // A frame that waited past its latency budget would be shown late: drop it (counted)
@@ -591,6 +593,8 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       f.rtp_timestamp = unit.rtp_timestamp;
       f.complete = unit.complete;
       f.received = unit.last_arrival;
+      f.time_code = unit.time_code;
+    f.time_code = unit.time_code;
       f.error = "out of memory while decoding this frame";
     }
     const auto t1 = now();

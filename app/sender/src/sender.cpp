@@ -165,7 +165,17 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     if (!frame.klvs.empty()) {
       for (const auto& klv : frame.klvs) to.klv.packetize(klv, ts, out);
     } else if (!config_.rfc5371) {
-      to.klv.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, out);
+      {
+        // Time code from the frame number at the nominal rate (non-drop), from 00:00:00:00.
+        const auto n = static_cast<std::uint64_t>(f);
+        const auto fps = static_cast<std::uint64_t>(frames_per_second);
+        depacketizer::TimeCode tc;
+        tc.frames = static_cast<int>(n % fps);
+        tc.seconds = static_cast<int>(n / fps % 60);
+        tc.minutes = static_cast<int>(n / fps / 60 % 60);
+        tc.hours = static_cast<int>(n / fps / 3600 % 24);
+        to.klv.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f), tc), ts, out);
+      }
       if (frame.parts.empty()) {
         to.klv.packetize(packetizer::mxf_picture_element(frame.codestream), ts, out);
       } else if (config_.interlace == 2) {

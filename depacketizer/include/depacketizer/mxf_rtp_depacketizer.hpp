@@ -96,6 +96,8 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   std::uint64_t next_index_ = 0;
   int last_element_count_ = 1;       // cc of the last picture element seen
   bool capped_current_ = false;      // current_timestamp_'s unit hit a cap: drop its other elements
+  std::string time_code_;             // of the last system item, and the timestamp it came with
+  std::optional<std::uint32_t> time_code_timestamp_;
   RateLimiter cap_log_, descriptor_log_;
 };
 

@@ -1,4 +1,7 @@
 #pragma once
+#include <optional>
+
+#include "depacketizer/timecode.hpp"
 // Writes the MXF KLVs a sender transmits (wire-format.md §2): partition packs, primer
 // pack, a CDCI picture descriptor, system items and frame-wrapped JPEG 2000 picture elements.
 #include <cstdint>
@@ -31,7 +34,9 @@ KlvBytes mxf_partition_pack(bool header, std::uint64_t this_partition, std::uint
 KlvBytes mxf_primer_pack();
 KlvBytes mxf_cdci_descriptor(const MxfPictureParams& params);
 /// A minimal SMPTE 385 system metadata pack with a continuity count (frame number).
-KlvBytes mxf_system_item(std::uint16_t continuity);
+/// The content package's system item; with `time_code`, its user date/time stamp carries it
+/// (SMPTE ST 12-1, type 0x81), as FFmpeg writes it.
+KlvBytes mxf_system_item(std::uint16_t continuity, const std::optional<depacketizer::TimeCode>& time_code = std::nullopt);
 /// Frame-wrapped JPEG 2000 picture element `number` of `count` in the content package.
 KlvBytes mxf_picture_element(Bytes codestream, int count = 1, int number = 1);
 

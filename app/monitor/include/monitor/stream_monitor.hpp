@@ -43,6 +43,7 @@ struct FrameReport {
   bool degraded = false;            ///< decoded below full resolution or quality
   std::string error;                ///< why it was not decoded
   std::string format;               ///< "1920x1080 4:2:2 10-bit" when decoded
+  std::string time_code;            ///< the frame's time code ("" if the stream has none)
   std::optional<FrameLook> look;    ///< for freeze/black (decoded frames)
 };
 
