@@ -20,6 +20,18 @@ using Clock = std::chrono::steady_clock;
 /// Whether two field pictures weave into one frame: the same width and components, and the
 /// field holding the frame's first line as tall as the other or one line taller (odd heights).
 /// The CPU weave and the GPU display path ask the same question.
+/// A unit's frame before decoding: what identifies it, when it arrived, what the stream said of it.
+static DecodedFrame frame_of(const depacketizer::CodestreamUnit& unit) {
+  DecodedFrame f;
+  f.index = unit.index;
+  f.rtp_timestamp = unit.rtp_timestamp;
+  f.complete = unit.complete;
+  f.descriptor = unit.descriptor;
+  f.received = unit.last_arrival;
+  f.time_code = unit.time_code;
+  return f;
+}
+
 static Status fields_weave(const PlanarImage& top, const PlanarImage& bottom) {
   if (top.planes.size() != bottom.planes.size() || top.width != bottom.width || bottom.height > top.height ||
       top.height - bottom.height > 1)
@@ -323,13 +335,7 @@ void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
     job.due = stream_clock_.due(unit.rtp_timestamp, unit.last_arrival);
   }
   if (!config_.decode || (!unit.complete && config_.incomplete == IncompletePolicy::drop)) {
-    DecodedFrame f;
-    f.index = unit.index;
-    f.rtp_timestamp = unit.rtp_timestamp;
-    f.complete = unit.complete;
-    f.descriptor = unit.descriptor;
-    f.received = unit.last_arrival;
-    f.time_code = unit.time_code;
+    DecodedFrame f = frame_of(unit);
     f.error = unit.complete ? "decode off" : "incomplete (dropped by policy)";
     if (!unit.complete && config_.decode) skipped_.fetch_add(1, std::memory_order_relaxed);
     if (config_.keep_codestreams) f.codestreams = std::move(unit.codestreams);
@@ -344,11 +350,7 @@ void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
   // Live: the queue is the memory bound; frames are normally dropped earlier, as late.
   if (auto evicted = units_.push_drop_oldest(std::move(job))) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
-    DecodedFrame f;
-    f.index = evicted->unit.index;
-    f.rtp_timestamp = evicted->unit.rtp_timestamp;
-    f.complete = evicted->unit.complete;
-    f.received = evicted->unit.last_arrival;
+    DecodedFrame f = frame_of(evicted->unit);
     f.error = "dropped: decoder behind";
     hand_on(evicted->seq, std::move(f));
   }
@@ -549,14 +551,8 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       if (units_.closed()) break;  // closed and drained
       continue;
     }
-    DecodedFrame f;
     const auto& unit = job->unit;
-    f.index = unit.index;
-    f.rtp_timestamp = unit.rtp_timestamp;
-    f.complete = unit.complete;
-    f.descriptor = unit.descriptor;
-    f.received = unit.last_arrival;
-    f.time_code = unit.time_code;
+    DecodedFrame f = frame_of(unit);
     const auto t0 = now();
     if (config_.drop_when_behind) {
       // A frame that waited past its latency budget would be shown late: drop it (counted)
@@ -588,13 +584,7 @@ void ReceivePipeline::decode_loop(Worker& worker) {
     } catch (const std::bad_alloc&) {
       // The frame boundary is where an allocation failure ends: this frame fails, reception goes on.
       out_of_memory_.fetch_add(1, std::memory_order_relaxed);
-      f = DecodedFrame{};
-      f.index = unit.index;
-      f.rtp_timestamp = unit.rtp_timestamp;
-      f.complete = unit.complete;
-      f.received = unit.last_arrival;
-      f.time_code = unit.time_code;
-    f.time_code = unit.time_code;
+      f = frame_of(unit);
       f.error = "out of memory while decoding this frame";
     }
     const auto t1 = now();
