@@ -29,7 +29,7 @@ namespace {
 
 /// The operator's panels from the monitor: alarm banner, the last two minutes as graphs, the
 /// last events (and where they fall on the graphs).
-j2k::ui::MonitorView monitor_view(j2k::monitor::StreamMonitor& mon, double shown_per_s) {
+j2k::ui::MonitorView monitor_view(j2k::monitor::StreamMonitor& mon) {
   using namespace j2k;
   ui::MonitorView v;
   const auto now = std::chrono::steady_clock::now();
@@ -53,7 +53,6 @@ j2k::ui::MonitorView monitor_view(j2k::monitor::StreamMonitor& mon, double shown
     timing.series[0].values.push_back(r.latency_ms);
     timing.series[1].values.push_back(r.jitter_ms);
   }
-  (void)shown_per_s;
   v.graphs = {rate, loss, frames, timing};
   const auto newest = rows.empty() ? std::chrono::system_clock::now() : rows.back().wall;
   for (const auto& e : mon.events().recent(12)) {
@@ -338,7 +337,8 @@ int main(int argc, char** argv) {
         auto sample = pipeline::StatsSample::take(pipe);
         const double t = std::chrono::duration<double>(now - *first).count();
         fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
-        mon.on_second(cli::second_report(sample, before, t), now, pipeline::summary_json(sample, t, url.format));
+        mon.on_second(cli::second_report(sample, before, t), now,
+                      mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
         before = sample;
         last = now;
       }
@@ -378,8 +378,9 @@ int main(int argc, char** argv) {
     auto now = pipeline::StatsSample::take(pipe);
     const auto first = pipe.first_packet_time();
     const double t = first ? std::chrono::duration<double>(now.at - *first).count() : 0.0;
-    mon.on_second(cli::second_report(now, *before, t), now.at, pipeline::summary_json(now, t, url.format));
-    player.set_monitor_view(monitor_view(mon, 0));
+    mon.on_second(cli::second_report(now, *before, t), now.at,
+                  mon.serves_metrics() ? pipeline::summary_json(now, t, url.format) : nlohmann::json{});
+    player.set_monitor_view(monitor_view(mon));
     QString text = overlay_text(now, *before, url, player.display_path());
     {
       std::lock_guard lock(time_code_mutex);

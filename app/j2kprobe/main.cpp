@@ -204,7 +204,8 @@ int main(int argc, char** argv) {
       auto sample = pipeline::StatsSample::take(pipe);
       const double t = first ? std::chrono::duration<double>(now - *first).count() : 0.0;
       if (!quiet) fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
-      mon.on_second(cli::second_report(sample, before, t), now, pipeline::summary_json(sample, t, url->format));
+      mon.on_second(cli::second_report(sample, before, t), now,
+                    mon.serves_metrics() ? pipeline::summary_json(sample, t, url->format) : nlohmann::json{});
       before = sample;
       last_line = now;
     }

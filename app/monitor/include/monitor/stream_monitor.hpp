@@ -75,6 +75,7 @@ class StreamMonitor {
   static Result<std::unique_ptr<StreamMonitor>> create(const MonitorOptions& options, Clock::time_point start);
   ~StreamMonitor();
 
+  /// `summary`: the live JSON summary when serves_metrics(), else ignored (may be empty).
   void on_second(const SecondReport& second, Clock::time_point now, const nlohmann::json& summary);
   void on_frame(const FrameReport& frame, Clock::time_point now);
   void on_stream_event(const StreamEvent& event);
@@ -84,6 +85,8 @@ class StreamMonitor {
   AlarmStatus alarm_status(Clock::time_point now) const { return alarms_.status(now); }
   std::uint64_t alarms_raised() const { return alarms_.raised(); }
   std::uint16_t metrics_port() const noexcept { return metrics_ ? metrics_->port() : 0; }
+  /// Whether on_second needs the live summary (only the metrics endpoint serves it).
+  bool serves_metrics() const noexcept { return metrics_ != nullptr; }
   /// `summary` plus "history", "alarms" and "events" (the JSON summary's additions).
   void add_to_summary(nlohmann::json& summary, Clock::time_point now) const;
   /// Flushes the event log and stops the metrics server.
