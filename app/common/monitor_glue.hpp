@@ -71,6 +71,7 @@ inline monitor::StreamEvent stream_event(const depacketizer::SessionEvent& e) {
     case depacketizer::SessionEvent::Kind::sequence_gap: m.kind = monitor::EventKind::sequence_gap; break;
     case depacketizer::SessionEvent::Kind::ssrc_change: m.kind = monitor::EventKind::ssrc_change; break;
     case depacketizer::SessionEvent::Kind::descriptor_change: m.kind = monitor::EventKind::descriptor_change; break;
+    case depacketizer::SessionEvent::Kind::restart: m.kind = monitor::EventKind::source_restart; break;
   }
   m.rtp_timestamp = e.rtp_timestamp;
   m.first = e.first;

@@ -42,14 +42,17 @@ j2k::ui::MonitorView monitor_view(j2k::monitor::StreamMonitor& mon) {
   const auto rows = mon.history().rows(120);
   ui::Graph rate{QStringLiteral("bit rate"), {{QStringLiteral("Mbit/s"), {}, QColor(90, 200, 255)}}};
   ui::Graph loss{QStringLiteral("packets"), {{QStringLiteral("lost/s"), {}, QColor(255, 90, 90)}, {QStringLiteral("late/s"), {}, QColor(255, 200, 60)}}};
-  ui::Graph frames{QStringLiteral("frames"), {{QStringLiteral("decoded/s"), {}, QColor(120, 230, 120)}, {QStringLiteral("degraded/s"), {}, QColor(255, 160, 60)}}};
+  ui::Graph frames{QStringLiteral("frames"), {{QStringLiteral("decoded/s"), {}, QColor(120, 230, 120)},
+                                                 {QStringLiteral("shown/s"), {}, QColor(90, 200, 255)},
+                                                 {QStringLiteral("degraded/s"), {}, QColor(255, 160, 60)}}};
   ui::Graph timing{QStringLiteral("time"), {{QStringLiteral("ms latency"), {}, QColor(200, 150, 255)}, {QStringLiteral("ms jitter"), {}, QColor(255, 255, 255)}}};
   for (const auto& r : rows) {
     rate.series[0].values.push_back(r.bitrate_mbps);
     loss.series[0].values.push_back(r.lost_per_s);
     loss.series[1].values.push_back(r.late_per_s);
     frames.series[0].values.push_back(r.frames_decoded_per_s);
-    frames.series[1].values.push_back(r.frames_degraded_per_s);
+    frames.series[1].values.push_back(r.frames_shown_per_s);
+    frames.series[2].values.push_back(r.frames_degraded_per_s);
     timing.series[0].values.push_back(r.latency_ms);
     timing.series[1].values.push_back(r.jitter_ms);
   }
@@ -374,12 +377,16 @@ int main(int argc, char** argv) {
   QTimer stats_timer;
   player.set_graphs_visible(show_graphs);
   player.set_events_visible(show_events);
+  std::uint64_t shown_before = 0;  // frames shown up to the last second (GUI thread)
   QObject::connect(&stats_timer, &QTimer::timeout, [&] {
     auto now = pipeline::StatsSample::take(pipe);
     const auto first = pipe.first_packet_time();
     const double t = first ? std::chrono::duration<double>(now.at - *first).count() : 0.0;
-    mon.on_second(cli::second_report(now, *before, t), now.at,
-                  mon.serves_metrics() ? pipeline::summary_json(now, t, url.format) : nlohmann::json{});
+    auto second = cli::second_report(now, *before, t);
+    const std::uint64_t shown = player.frames_shown();
+    second.frames_shown = shown - shown_before;
+    shown_before = shown;
+    mon.on_second(second, now.at, mon.serves_metrics() ? pipeline::summary_json(now, t, url.format) : nlohmann::json{});
     player.set_monitor_view(monitor_view(mon));
     QString text = overlay_text(now, *before, url, player.display_path());
     {

@@ -48,7 +48,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::vector<std::string> known_keys(StreamUrl::Scheme scheme) {
   switch (scheme) {
     case StreamUrl::Scheme::rtp: return {"iface", "source", "format", "ttl", "bind", "fec", "fec_column", "fec_row"};
-    case StreamUrl::Scheme::pcap: return {"port", "dst", "timing", "format"};
+    case StreamUrl::Scheme::pcap: return {"port", "dst", "timing", "format", "loop"};
     case StreamUrl::Scheme::demo: return {};
   }
   return {};
@@ -162,6 +162,8 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
       url.port = static_cast<std::uint16_t>(port);
     } else if (key == "timing" && value != "capture" && value != "fast") {
       return bad(text, fmt::format("timing '{}' is not capture or fast", value));
+    } else if (key == "loop" && value != "1" && value != "0") {
+      return bad(text, fmt::format("loop '{}' is not 1 (play the capture again at its end) or 0", value));
     }
   }
   if (url.format != "mxf" && url.format != "rfc5371" && url.format != "ts")

@@ -211,6 +211,59 @@ void RtpSession::follow_quiet_successor(std::chrono::steady_clock::time_point no
   if (best) follow(*best);
 }
 
+void RtpSession::close_followed() {
+  // What waits is released, pending units end, and the stream's counts join the totals.
+  reorder_.flush();
+  for (auto& p : probation_) p.used = false;
+  payload_->flush();
+  publish_counters();
+  const std::uint64_t complete_now = complete_.load(), incomplete_now = incomplete_.load();
+  {
+    std::lock_guard lock(descriptor_mutex_);
+    for (auto& e : ssrcs_)
+      if (e.ssrc == *ssrc_) {
+        e.datagrams += followed_datagrams_.exchange(0);
+        e.bytes += followed_bytes_.exchange(0);
+        e.packets_received += sequence_.received();
+        e.packets_lost += sequence_.lost();
+        e.frames_complete += complete_now - stream_start_complete_;
+        e.frames_incomplete += incomplete_now - stream_start_incomplete_;
+      }
+  }
+  prior_received_ += sequence_.received();
+  prior_lost_ += sequence_.lost();
+  prior_duplicates_ += sequence_.duplicates();
+  prior_out_of_window_ += sequence_.strays();
+  prior_recovered_ += reorder_.counters().recovered;
+  prior_late_ += reorder_.counters().late;
+  // The next stream's sequence numbers, timestamps and arrival times start afresh.
+  last_released_.reset();
+  reorder_ = RtpReorderBuffer(reorder_config_, [this](Bytes d, std::uint32_t seq, bool loss, std::chrono::steady_clock::time_point t) {
+    on_ordered(d, seq, loss, t);
+  });
+  late_seen_ = 0;
+  sequence_ = RtpSequenceTracker{};
+  jitter_ = JitterEstimator{};
+  last_unit_timestamp_.reset();
+  stream_start_complete_ = complete_now;
+  stream_start_incomplete_ = incomplete_now;
+}
+
+void RtpSession::restart() {
+  if (!ssrc_) return;  // nothing followed yet: the next packets are judged as usual
+  close_followed();
+  {
+    std::lock_guard lock(descriptor_mutex_);
+    prior_received_seen_ = prior_received_;
+    prior_lost_seen_ = prior_lost_;
+    stream_start_complete_seen_ = stream_start_complete_;
+    stream_start_incomplete_seen_ = stream_start_incomplete_;
+  }
+  publish_counters();
+  post_event(SessionEvent{SessionEvent::Kind::restart, 0, 0, 0, std::nullopt,
+                          fmt::format("the source started again (SSRC 0x{:08X}): sequence numbers begin afresh", *ssrc_)});
+}
+
 void RtpSession::follow(std::size_t index) {
   Candidate c = std::move(candidates_[index]);
   candidates_.erase(candidates_.begin() + static_cast<std::ptrdiff_t>(index));
@@ -224,45 +277,12 @@ void RtpSession::follow(std::size_t index) {
   if (!payload_) make_payload();
   const std::uint64_t complete = complete_.load(), incomplete = incomplete_.load();
   if (ssrc_) {
-    // Close the old stream: what waits is released, pending units end, its counts are kept.
-    reorder_.flush();
-    for (auto& p : probation_) p.used = false;
-    payload_->flush();
-    publish_counters();
-    const std::uint64_t complete_now = complete_.load(), incomplete_now = incomplete_.load();
-    {
-      std::lock_guard lock(descriptor_mutex_);
-      for (auto& e : ssrcs_)
-        if (e.ssrc == *ssrc_) {
-          e.datagrams += followed_datagrams_.exchange(0);
-          e.bytes += followed_bytes_.exchange(0);
-          e.packets_received += sequence_.received();
-          e.packets_lost += sequence_.lost();
-          e.frames_complete += complete_now - stream_start_complete_;
-          e.frames_incomplete += incomplete_now - stream_start_incomplete_;
-        }
-    }
-    prior_received_ += sequence_.received();
-    prior_lost_ += sequence_.lost();
-    prior_duplicates_ += sequence_.duplicates();
-    prior_out_of_window_ += sequence_.strays();
-    prior_recovered_ += reorder_.counters().recovered;
-    prior_late_ += reorder_.counters().late;
+    close_followed();
     ssrc_changes_.fetch_add(1, std::memory_order_relaxed);
-    last_released_.reset();  // the new stream's sequence numbers start afresh
     post_event(SessionEvent{SessionEvent::Kind::ssrc_change, 0, 0, 0, std::nullopt,
                       fmt::format("stream changed from SSRC 0x{:08X} to 0x{:08X}", *ssrc_, c.ssrc)});
     log->warn("stream changed from SSRC 0x{:08X} to 0x{:08X} (the old one quiet for {} ms)", *ssrc_, c.ssrc,
               std::chrono::duration_cast<std::chrono::milliseconds>(c.held.back().arrival - followed_last_arrival_).count());
-    reorder_ = RtpReorderBuffer(reorder_config_, [this](Bytes d, std::uint32_t seq, bool loss, std::chrono::steady_clock::time_point t) {
-      on_ordered(d, seq, loss, t);
-    });
-    late_seen_ = 0;
-    sequence_ = RtpSequenceTracker{};
-    jitter_ = JitterEstimator{};
-    last_unit_timestamp_.reset();
-    stream_start_complete_ = complete_now;
-    stream_start_incomplete_ = incomplete_now;
   } else {
     stream_start_complete_ = complete;
     stream_start_incomplete_ = incomplete;

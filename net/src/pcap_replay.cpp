@@ -6,6 +6,7 @@
 #include <pcap/pcap.h>
 
 #include <map>
+#include <utility>
 
 #include "core/byte_reader.hpp"
 #include "core/log.hpp"
@@ -131,16 +132,31 @@ void PcapReplay::run() {
     in_addr a{};
     if (inet_pton(AF_INET, config_.destination.c_str(), &a) == 1) want_destination = ntohl(a.s_addr);
   }
-  std::optional<double> first_capture_time;
+  double first_capture_time = 0;  // of this pass's first datagram handed on
+  bool have_first = false;
   // UDP destination ports in the capture, to name them when none matched (bounded: a capture
   // of random traffic could hold every port).
   constexpr std::size_t kMaxPortsListed = 1024;
   std::map<std::uint16_t, std::uint64_t> udp_ports;
-  const Clock::time_point replay_start = Clock::now();
+  Clock::time_point replay_start = Clock::now();
+  Clock::time_point last_due = replay_start;
+  Clock::duration last_gap{};        // between the last two datagrams handed on (a loop's seam)
+  std::uint64_t pass_datagrams = 0;  // handed on in this pass
+  bool restart = false;              // the next datagram handed on starts a new pass
   pcap_pkthdr* header = nullptr;
   const u_char* data = nullptr;
   while (running_.load()) {
     const int rc = pcap_next_ex(impl_->handle, &header, &data);
+    if (rc == PCAP_ERROR_BREAK && config_.loop && pass_datagrams > 0 && rewind()) {
+      // Looping: the next pass follows the last datagram after the capture's own last gap,
+      // and its first datagram tells the depacketizer that the stream starts afresh.
+      capture_.passes.fetch_add(1, std::memory_order_relaxed);
+      replay_start = last_due + last_gap;
+      have_first = false;
+      pass_datagrams = 0;
+      restart = true;
+      continue;
+    }
     if (rc != 1) break;  // end of file (-2) or a read error (-1)
     capture_.frames.fetch_add(1, std::memory_order_relaxed);
     if (header->caplen < header->len) capture_.truncated.fetch_add(1, std::memory_order_relaxed);
@@ -155,8 +171,11 @@ void PcapReplay::run() {
       continue;
     }
     const double t = static_cast<double>(header->ts.tv_sec) + header->ts.tv_usec * 1e-6;
-    if (!first_capture_time) first_capture_time = t;
-    const auto due = replay_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - *first_capture_time));
+    if (!have_first) {
+      first_capture_time = t;
+      have_first = true;
+    }
+    const auto due = replay_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - first_capture_time));
     if (config_.capture_timing) std::this_thread::sleep_until(due);
     // A file can wait for its consumer: take a buffer (waiting for one to come back).
     PacketPtr p = impl_->pool.acquire();
@@ -171,6 +190,9 @@ void PcapReplay::run() {
     p->truncated = n < udp.payload.size();
     // Arrival times follow the capture, so jitter and rates describe the link, not the replay.
     p->received = due;
+    p->restart = std::exchange(restart, false);
+    if (pass_datagrams++ > 0) last_gap = due - last_due;
+    last_due = due;
     p->source_address = udp.source;
     p->source_port = udp.source_port;
     counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
@@ -187,7 +209,20 @@ void PcapReplay::run() {
                          config_.destination.empty() ? std::string() : " for " + config_.destination,
                          ports.empty() ? std::string("none") : ports);
   }
+  capture_.passes.fetch_add(1, std::memory_order_relaxed);
   finished_.store(true);
+}
+
+bool PcapReplay::rewind() {
+  char error[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* again = pcap_open_offline(config_.file.c_str(), error);
+  if (!again) {
+    logger("net")->error("{}: cannot read it again to loop ({})", config_.file, error);
+    return false;
+  }
+  pcap_close(impl_->handle);
+  impl_->handle = again;
+  return true;
 }
 
 CaptureScan scan_capture(std::span<const std::uint8_t> file, std::uint64_t max_frames) {

@@ -215,6 +215,49 @@ TEST_P(PcapReplayProbe, EveryFrameOfTheCaptureDecodesBitExact) {
 INSTANTIATE_TEST_SUITE_P(Formats, PcapReplayProbe, ::testing::Values(false, true),
                          [](const auto& param_info) { return std::string(param_info.param ? "pcapng" : "pcap"); });
 
+TEST(PcapReplayProbe, ALoopedCaptureStartsAfreshAtEachPassAndItsCountsAddUp) {
+  // Issue 14 item 5: a capture can loop. Each pass starts the sequence numbers and timestamps
+  // again; without a restart the second pass would be a burst of duplicates and late packets.
+  Stream s = make_stream(5);
+  write_pcap("loop.pcap", s, 5004);
+  auto r = test::run("timeout -s KILL 120 " + test::bin("j2kprobe") +
+                         " 'pcap:loop.pcap?port=5004&loop=1' --json --frames 15 --events loop.events.jsonl --checksums loop.json",
+                     "loop.probe");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["frames"]["complete"], 15);
+  EXPECT_EQ(summary["frames"]["incomplete"], 0);
+  EXPECT_EQ(summary["frames"]["decoded"], 15);
+  EXPECT_EQ(summary["packets"]["lost"], 0);
+  EXPECT_EQ(summary["packets"]["duplicate"], 0);
+  EXPECT_EQ(summary["packets"]["late"], 0);
+  auto decoded = nlohmann::json::parse(test::slurp("loop.json"))["decoded"];
+  ASSERT_EQ(decoded.size(), 15u);
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(decoded[i]["checksum"], fmt::format("{:016x}", s.checksums[i % 5])) << i;
+  std::istringstream events(test::slurp("loop.events.jsonl"));
+  int restarts = 0;
+  for (std::string line; std::getline(events, line);)
+    if (!line.empty() && nlohmann::json::parse(line)["event"] == "source_restart") ++restarts;
+  EXPECT_GE(restarts, 2) << "passes 2 and 3 each start with a restart";
+}
+
+TEST(PcapReplayPlayer, ALoopedCapturePlaysOnUntilStopped) {
+  if (!J2K_HAVE_PLAYER) GTEST_SKIP() << "built without the player";
+  Stream s = make_stream(5);
+  write_pcap("playloop.pcap", s, 5004);
+  // At the capture's pace one pass lasts about 0.1 s: two seconds hold many passes, and the
+  // player says nothing of an end.
+  auto r = test::run("env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + test::bin("j2kplay") +
+                         " 'pcap:playloop.pcap?port=5004&loop=1' --quit-after 2",
+                     "play.loop");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("end of capture"), std::string::npos) << r.err;
+  const auto at = r.err.find("frames decoded ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_GT(std::stoi(r.err.substr(at + 15)), 10) << "more frames than one pass holds (5)\n" << r.err;
+  EXPECT_NE(r.err.find("lost 0"), std::string::npos) << r.err;
+}
+
 TEST(PcapReplayProbe, MissingOrBogusFileIsAClearError) {
   auto r = test::run(test::bin("j2kprobe") + " 'pcap:/nonexistent.pcap?port=5004'", "nopcap");
   EXPECT_EQ(r.exit_code, 1);

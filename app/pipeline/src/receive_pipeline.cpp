@@ -152,6 +152,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     if (auto it = config.url.query.find("dst"); it != config.url.query.end()) pc.destination = it->second;
     pc.capture_timing = config.capture_timing ||
                         (config.url.query.count("timing") && config.url.query.at("timing") == "capture");
+    pc.loop = config.url.query.count("loop") && config.url.query.at("loop") == "1";
     auto replay = net::PcapReplay::open(pc, p->packets_);
     if (!replay) return replay.error();
     p->receiver_ = std::move(replay).value();
@@ -388,6 +389,7 @@ void ReceivePipeline::depacketize_loop() {
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);
     if (config_.on_datagram) config_.on_datagram(**packet);
+    if ((*packet)->restart) protection_stream_->restart();
     protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
   }
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit

@@ -40,6 +40,9 @@ class ProtectedStream {
   /// One datagram from any channel. Without protection, media go straight to the session.
   void on_datagram(int channel, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   ProtectionSnapshot snapshot() const;  ///< thread-safe
+  /// The source started again (net::Packet::restart: a looped capture, which has one path and
+  /// no FEC): the session's sequence space begins afresh.
+  void restart() { session_.restart(); }
 
  private:
   void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival);

@@ -78,7 +78,7 @@ struct StreamSnapshot {
 
 /// Something that happened to the stream, as it happened (for the operator's event log).
 struct SessionEvent {
-  enum class Kind { sequence_gap, ssrc_change, descriptor_change };
+  enum class Kind { sequence_gap, ssrc_change, descriptor_change, restart };
   Kind kind = Kind::sequence_gap;
   std::uint64_t first = 0, last = 0, count = 0;  ///< gaps: first and last missing extended sequence, count
   std::optional<std::uint32_t> rtp_timestamp;    ///< of the packet after a gap, or of the unit
@@ -111,6 +111,10 @@ class RtpSession {
   void tick(std::chrono::steady_clock::time_point now);
   /// Emits pending data (end of input).
   void flush();
+  /// The source starts again with the same SSRC (a looped capture): the followed stream is
+  /// closed as at an SSRC change (pending units end, counts kept) and its sequence numbers,
+  /// timestamps and jitter begin afresh. Depacketizer thread.
+  void restart();
 
   /// One datagram from the control port (RTP port + 1): RTCP of the stream's sender
   /// (rtp_session_rtcp.cpp). Malformed ones are counted and dropped.
@@ -152,6 +156,7 @@ class RtpSession {
 
   void on_candidate(const RtpPacket& packet, PayloadLook look, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   void follow(std::size_t candidate);
+  void close_followed();  // ends the followed stream's sequence space (an SSRC change, a restart)
   void follow_quiet_successor(std::chrono::steady_clock::time_point now);
   void on_followed(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   void note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look);

@@ -18,6 +18,8 @@ struct Packet {
   std::uint16_t source_port = 0;
   bool truncated = false;             ///< datagram was larger than the buffer
   int channel = 0;                    ///< which socket of a stream (ReceiverConfig::channel)
+  bool restart = false;               ///< the source started again (a looped capture's first datagram):
+                                      ///< sequence numbers and timestamps begin afresh here
 
   std::span<const std::uint8_t> bytes() const { return {storage.data(), size}; }
 };

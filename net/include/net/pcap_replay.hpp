@@ -15,6 +15,7 @@ struct PcapConfig {
   std::uint16_t port = 0;        ///< UDP destination port to keep (0 = every UDP datagram)
   std::string destination;       ///< destination IPv4 address to keep ("" = any)
   bool capture_timing = false;   ///< sleep to reproduce the capture's inter-packet times
+  bool loop = false;             ///< start again at the end (the first datagram of each pass is marked `restart`)
   std::size_t pool_packets = 4096;
   std::size_t packet_size = 9216;
 };
@@ -25,6 +26,7 @@ struct PcapCounters {
   std::atomic<std::uint64_t> not_udp{0};        ///< other protocols, other ports
   std::atomic<std::uint64_t> fragments{0};      ///< IPv4 fragments (not reassembled)
   std::atomic<std::uint64_t> truncated{0};      ///< captured shorter than on the wire
+  std::atomic<std::uint64_t> passes{0};         ///< times the file was read to its end (loop)
 };
 
 class PcapReplay final : public PacketSource {
@@ -44,6 +46,7 @@ class PcapReplay final : public PacketSource {
   struct Impl;
   PcapReplay(const PcapConfig& config, PacketQueue& out);
   void run();
+  bool rewind();  ///< reopens the file at its start (loop); false, said in the log, if it cannot
 
   PcapConfig config_;
   PacketQueue& out_;

@@ -34,6 +34,7 @@ enum class EventKind {
   late,                 ///< packets that arrived after their gap was given up
   out_of_window,        ///< stray sequence numbers
   ssrc_change,          ///< the followed stream changed SSRC
+  source_restart,       ///< the source started again with fresh sequence numbers (a looped capture)
   format_change,        ///< picture size, sampling or bit depth changed
   descriptor_change,    ///< the MXF picture descriptor changed
   signal_lost,          ///< no packet for the configured silence
