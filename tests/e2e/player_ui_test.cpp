@@ -3,7 +3,10 @@
 
 #include <QImage>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "gpu/cuda.hpp"
 #include "process.hpp"
@@ -49,6 +52,106 @@ TEST(PlayerUi, DemoScreenshotMatchesDecodedFrame) {
   EXPECT_LT(diff / n, 2.0);
   EXPECT_GT(stddev, 20.0) << "a real photograph has contrast; a blank window does not";
   EXPECT_GT(mean, 30.0);
+}
+
+namespace {
+
+const std::string kXvfb = "ASAN_OPTIONS=detect_leaks=0 XDG_CACHE_HOME=" + std::string(J2K_TEST_CACHE_DIR) +
+                          " xvfb-run -a -s '-screen 0 1600x900x24' ";
+
+/// The mean of one channel-combined luminance over a rectangle of an RGB888 image.
+double mean_luma(const QImage& img, const QRect& r) {
+  double sum = 0;
+  for (int y = r.top(); y <= r.bottom(); ++y)
+    for (int x = r.left(); x <= r.right(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      sum += 0.2126 * qRed(p) + 0.7152 * qGreen(p) + 0.0722 * qBlue(p);
+    }
+  return sum / (static_cast<double>(r.width()) * r.height());
+}
+
+/// The banner's colour: sampled at the right end of the window's top row of text, where
+/// the banner's text does not reach.
+QRgb banner_colour(const QImage& shot) { return shot.pixel(shot.width() - 6, 6); }
+
+/// Copies a screenshot into $J2K_SCREENSHOT_DIR (scripts/screenshots.sh points it at docs/).
+void publish(const std::string& file, const std::string& name) {
+  const char* dir = std::getenv("J2K_SCREENSHOT_DIR");
+  if (!dir || !*dir) return;
+  std::filesystem::copy_file(file, std::filesystem::path(dir) / name, std::filesystem::copy_options::overwrite_existing);
+}
+
+/// j2kplay under Xvfb on a j2ksend stream with 2 % packet loss (a real photograph), until
+/// the player quits; the sender runs until then (it is stopped with SIGINT afterwards).
+j2k::test::CommandResult play_impaired(const std::string& player_options, const std::string& tag) {
+  const std::string url = "'rtp://127.0.0.1:5194'";
+  const std::string encode = " --image " + std::string(J2K_MEDIA_DIR) + "/flower.png --size 960x540 --fps 25 --bits 10 "
+                             "--bitrate 20M --loop-frames 5 --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+  auto warm = run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --frames 1 --no-rtcp" + encode, tag + ".warm");
+  EXPECT_EQ(warm.exit_code, 0) << warm.err;
+  j2k::test::BackgroundReceiver player(kXvfb + bin("j2kplay") + " " + url + " " + player_options, tag + ".play");
+  EXPECT_TRUE(player.wait_listening());
+  std::remove((tag + ".pid").c_str());
+  std::thread sender([&] {
+    (void)run("sh -c '" + bin("j2ksend") + " --to rtp://127.0.0.1:5194 --loop --loss 0.02 --seed 3" + encode +
+                  " & echo $! > " + tag + ".pid; wait'",
+              tag + ".send");
+  });
+  auto played = player.join();
+  for (int i = 0; i < 600 && j2k::test::slurp(tag + ".pid").empty(); ++i)  // written at once; polled
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (const auto pid = j2k::test::slurp(tag + ".pid"); !pid.empty()) ::kill(std::stoi(pid), SIGINT);
+  sender.join();
+  return played;
+}
+
+}  // namespace
+
+TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
+  // Issue 14: the overlay in a healthy and an alarmed state, and the graphs panel, taken under
+  // Xvfb; scripts/screenshots.sh copies them into docs/ (J2K_SCREENSHOT_DIR).
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+
+  // Healthy: the demo on loopback (thresholds that a loaded test machine's jitter stays under).
+  auto healthy = run(kXvfb + bin("j2kplay") +
+                         " --demo --screenshot op-healthy.png --quit-after 3 --window-size 960x540 --degrade off "
+                         "--alarm jitter=50ms",
+                     "op-healthy");
+  ASSERT_EQ(healthy.exit_code, 0) << healthy.err;
+  QImage shot = QImage("op-healthy.png").convertToFormat(QImage::Format_RGB888);
+  ASSERT_FALSE(shot.isNull()) << healthy.err;
+  QRgb c = banner_colour(shot);
+  EXPECT_GT(qGreen(c), qRed(c) + 40) << "a green banner: " << qRed(c) << "," << qGreen(c) << "," << qBlue(c);
+  EXPECT_GT(qGreen(c), qBlue(c) + 40);
+
+  // Alarmed: 2 % loss against a 0.1 % threshold turns the banner amber.
+  auto alarmed = play_impaired("--screenshot op-alarmed.png --quit-after 3 --window-size 960x540 --degrade off "
+                               "--alarm loss=0.1%,jitter=50ms",
+                               "op-alarmed");
+  ASSERT_EQ(alarmed.exit_code, 0) << alarmed.err;
+  shot = QImage("op-alarmed.png").convertToFormat(QImage::Format_RGB888);
+  ASSERT_FALSE(shot.isNull()) << alarmed.err;
+  c = banner_colour(shot);
+  EXPECT_GT(qRed(c), 150) << "an amber banner: " << qRed(c) << "," << qGreen(c) << "," << qBlue(c);
+  EXPECT_GT(qRed(c), qGreen(c) + 30);
+  EXPECT_GT(qGreen(c), qBlue(c) + 40);
+
+  // The graphs and events panels over the same impaired stream: the right third of the window
+  // is darkened under the graphs (compared with the picture that was shown there).
+  auto graphs = play_impaired("--screenshot op-graphs.png --quit-after 5 --window-size 960x540 --degrade off "
+                              "--alarm loss=0.1%,jitter=50ms --graphs --events-panel --no-overlay",
+                              "op-graphs");
+  ASSERT_EQ(graphs.exit_code, 0) << graphs.err;
+  shot = QImage("op-graphs.png").convertToFormat(QImage::Format_RGB888);
+  const QImage picture = QImage("op-graphs.png.frame.png").convertToFormat(QImage::Format_RGB888).scaled(shot.size());
+  ASSERT_FALSE(shot.isNull()) << graphs.err;
+  ASSERT_FALSE(picture.isNull());
+  const QRect panel(shot.width() - 300, 60, 280, 200);
+  EXPECT_LT(mean_luma(shot, panel), 0.75 * mean_luma(picture, panel) + 5) << "the graphs darken the picture under them";
+
+  publish("op-healthy.png", "operator-healthy.png");
+  publish("op-alarmed.png", "operator-alarmed.png");
+  publish("op-graphs.png", "operator-graphs.png");
 }
 
 TEST(PlayerHeadless, CudaBackendWithoutAUsableGpuIsAnErrorAtOnce) {

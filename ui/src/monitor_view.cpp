@@ -56,12 +56,20 @@ void draw_graphs(QPainter& painter, const QRect& area, const MonitorView& view) 
       for (double v : s.values) top = std::max(top, v);
     }
     top = nice_ceiling(top);
-    // Title and scale, then a baseline.
-    painter.setPen(QColor(220, 220, 220));
-    QString title = graph.title + QStringLiteral("  (max %1)").arg(top, 0, 'g', 3);
+    // Title and scale, then each series' latest value in its own colour (the legend), as far
+    // as the box is wide; then a baseline.
+    int pen_x = box.left();
+    auto say = [&](const QString& text, const QColor& colour) {
+      const int room = box.right() - pen_x;
+      if (room <= 0) return;
+      painter.setPen(colour);
+      const QString fitted = fm.elidedText(text, Qt::ElideRight, room);
+      painter.drawText(pen_x, box.top() + fm.ascent(), fitted);
+      pen_x += fm.horizontalAdvance(fitted);
+    };
+    say(graph.title + QStringLiteral(" ≤%1").arg(top, 0, 'g', 3), QColor(220, 220, 220));
     for (const auto& s : graph.series)
-      if (!s.values.empty()) title += QStringLiteral("  %1 %2").arg(s.values.back(), 0, 'f', 1).arg(s.name);
-    painter.drawText(box.left(), box.top() + fm.ascent(), title);
+      if (!s.values.empty()) say(QStringLiteral("  %1 %2").arg(s.values.back(), 0, 'f', 1).arg(s.name), s.colour);
     painter.setPen(QColor(90, 90, 90));
     painter.drawLine(plot.bottomLeft(), plot.bottomRight());
     if (samples < 2 || plot.height() < 4) continue;

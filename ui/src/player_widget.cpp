@@ -453,13 +453,15 @@ void PlayerWidget::paintGL() {
       painter.setPen(Qt::white);
       painter.drawText(text.adjusted(10, 8, 10, 8), Qt::AlignLeft | Qt::AlignTop, overlay);
     }
-    if (monitor && graphs_visible_) {
-      // The right third of the window, below the banner.
-      const int w = std::max(240, width() / 3);
-      draw_graphs(painter, QRect(width() - w - 8, top + 8, w, std::min(height() - top - 16, 420)), *monitor);
-    }
+    // The graphs take the right third of the window below the banner; the events the bottom
+    // half of what is left of it.
+    const int graphs_width = monitor && graphs_visible_ ? std::max(320, width() / 3) : 0;
+    if (graphs_width)
+      draw_graphs(painter, QRect(width() - graphs_width - 8, top + 8, graphs_width, std::min(height() - top - 16, 420)),
+                  *monitor);
     if (monitor && events_visible_)
-      draw_events(painter, QRect(8, height() / 2, width() - 16, height() / 2 - 8), *monitor);
+      draw_events(painter, QRect(8, height() / 2, width() - 16 - (graphs_width ? graphs_width + 8 : 0), height() / 2 - 8),
+                  *monitor);
   }
 }
 
