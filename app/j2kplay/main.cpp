@@ -386,7 +386,12 @@ int main(int argc, char** argv) {
     const std::uint64_t shown = player.frames_shown();
     second.frames_shown = shown - shown_before;
     shown_before = shown;
-    mon.on_second(second, now.at, mon.serves_metrics() ? pipeline::summary_json(now, t, url.format) : nlohmann::json{});
+    nlohmann::json summary;
+    if (mon.serves_metrics()) {
+      summary = pipeline::summary_json(now, t, url.format);
+      summary["frames"]["shown"] = shown;  // j2k_frames_shown_total
+    }
+    mon.on_second(second, now.at, std::move(summary));
     player.set_monitor_view(monitor_view(mon));
     QString text = overlay_text(now, *before, url, player.display_path());
     {
