@@ -8,28 +8,20 @@
 #include <thread>
 
 #include "net/udp_sender.hpp"
-#include "process.hpp"
+#include "stream_run.hpp"
 
 using namespace j2k;
 using j2k::test::bin;
 using j2k::test::run;
 using nlohmann::json;
 
-namespace {
-const std::string kCache = std::string(" --cache-dir ") + J2K_TEST_CACHE_DIR;
-}
+using j2k::test::kCache;
+using Loopback = j2k::test::LoopbackStream;
 
-TEST(Loopback, LosslessEveryFrameArrivesAndDecodesBitExact) {
-  const std::string url = "'rtp://239.10.20.1:5004?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 75 --no-drop --checksums lossless.rx.json",
-      bin("j2ksend") + " --to " + url + " --size 320x180 --fps 25 --bits 10 --lossless --loop-frames 25 "
-                    "--frames 75 --manifest lossless.tx.json" + kCache, "lossless");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto summary = json::parse(probe.out);
-  auto sent = json::parse(test::slurp("lossless.tx.json"));
-  auto decoded = json::parse(test::slurp("lossless.rx.json"));
+TEST_F(Loopback, LosslessEveryFrameArrivesAndDecodesBitExact) {
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.1:5004", "--json --wait 60 --timeout 60 --duration 30 --frames 75 --no-drop",
+      "--size 320x180 --fps 25 --bits 10 --lossless --loop-frames 25 --frames 75", "lossless", kManifestAndChecksums));
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["packets"]["received"], sent["packets"]);
   EXPECT_EQ(summary["frames"]["complete"], 75);
@@ -39,23 +31,18 @@ TEST(Loopback, LosslessEveryFrameArrivesAndDecodesBitExact) {
   EXPECT_EQ(summary["stream"]["height"], 180);
   EXPECT_EQ(summary["stream"]["fps"], 25.0);
   // Every decoded frame equals the frame the sender encoded, in order.
-  ASSERT_EQ(decoded["decoded"].size(), sent["sent"].size());
+  ASSERT_EQ(decoded.size(), sent["sent"].size());
   for (std::size_t i = 0; i < sent["sent"].size(); ++i) {
-    EXPECT_EQ(decoded["decoded"][i]["checksum"], sent["sent"][i]["checksum"]) << i;
-    EXPECT_EQ(decoded["decoded"][i]["rtp_timestamp"], sent["sent"][i]["rtp_timestamp"]) << i;
+    EXPECT_EQ(decoded[i]["checksum"], sent["sent"][i]["checksum"]) << i;
+    EXPECT_EQ(decoded[i]["rtp_timestamp"], sent["sent"][i]["rtp_timestamp"]) << i;
   }
-  EXPECT_NE(tx.out.find("sent 75 frames"), std::string::npos) << tx.out;
+  EXPECT_NE(streamed.tx.out.find("sent 75 frames"), std::string::npos) << streamed.tx.out;
 }
 
-TEST(Loopback, LossyRealPhotographStreamAt50fps) {
-  const std::string url = "'rtp://239.10.20.2:5006?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 100",
-      bin("j2ksend") + " --to " + url + " --size 640x360 --fps 50 --bitrate 20M --loop-frames 50 --frames 100" +
-                    kCache, "lossy");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto summary = json::parse(probe.out);
+TEST_F(Loopback, LossyRealPhotographStreamAt50fps) {
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.2:5006", "--json --wait 60 --timeout 60 --duration 30 --frames 100",
+      "--size 640x360 --fps 50 --bitrate 20M --loop-frames 50 --frames 100", "lossy"));
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["frames"]["complete"], 100);
   EXPECT_EQ(summary["stream"]["format"], "640x360 4:2:2 8-bit, progressive, MXF (RFC 6597)");  // issue 10 item 12
@@ -116,18 +103,12 @@ TEST(BadInput, GarbageDatagramsAreCountedAndSurvived) {
   EXPECT_EQ(summary["frames"]["decoded"], 0);
 }
 
-TEST(Loopback, ImpairedStreamCountersMatchTheSenderAndIntactFramesDecodeExactly) {
-  const std::string url = "'rtp://239.10.20.5:5012?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 150 --no-drop --checksums impaired.rx.json",
-      bin("j2ksend") + " --to " + url + " --pattern --size 480x270 --fps 50 --lossless --mtu 400 --loop-frames 50 "
-                    "--frames 150 --loss 0.01 --reorder 8 --reorder-prob 0.01 --duplicate 0.01 --seed 7 "
-                    "--manifest impaired.tx.json" + kCache, "impaired");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto summary = json::parse(probe.out);
-  auto sent = json::parse(test::slurp("impaired.tx.json"));
-  auto decoded = json::parse(test::slurp("impaired.rx.json"));
+TEST_F(Loopback, ImpairedStreamCountersMatchTheSenderAndIntactFramesDecodeExactly) {
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.5:5012", "--json --wait 60 --timeout 60 --duration 30 --frames 150 --no-drop",
+      "--pattern --size 480x270 --fps 50 --lossless --mtu 400 --loop-frames 50 "
+      "--frames 150 --loss 0.01 --reorder 8 --reorder-prob 0.01 --duplicate 0.01 --seed 7", "impaired",
+      kManifestAndChecksums));
   ASSERT_GT(sent["dropped"].get<int>(), 0);
   ASSERT_GT(sent["duplicated"].get<int>(), 0);
   ASSERT_GT(sent["reordered"].get<int>(), 0);
@@ -153,9 +134,9 @@ TEST(Loopback, ImpairedStreamCountersMatchTheSenderAndIntactFramesDecodeExactly)
   EXPECT_GT(incomplete, 0);
   EXPECT_LE(incomplete, damaged);
   EXPECT_EQ(summary["frames"]["complete"].get<int>() + incomplete, 150);
-  EXPECT_EQ(decoded["decoded"].size(), static_cast<std::size_t>(150 - incomplete));
+  EXPECT_EQ(decoded.size(), static_cast<std::size_t>(150 - incomplete));
   std::set<std::uint32_t> seen;
-  for (const auto& d : decoded["decoded"]) {
+  for (const auto& d : decoded) {
     const auto ts = d["rtp_timestamp"].get<std::uint32_t>();
     auto it = expected.find(ts);
     ASSERT_NE(it, expected.end());
@@ -169,19 +150,13 @@ TEST(Loopback, ImpairedStreamCountersMatchTheSenderAndIntactFramesDecodeExactly)
   }
 }
 
-TEST(Loopback, Interlaced1080DualCodestreamLosslessEveryFrameIdentical) {
+TEST_F(Loopback, Interlaced1080DualCodestreamLosslessEveryFrameIdentical) {
   // 1080i: two field codestreams per frame, each as separate luma and chroma codestreams
   // (four per frame) that the receiver merges and weaves.
-  const std::string url = "'rtp://239.10.20.6:5014?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 90 --timeout 90 --duration 60 --frames 100 --no-drop --checksums i1080.rx.json",
-      bin("j2ksend") + " --to " + url + " --pattern --size 1920x1080 --fps 25 --bits 10 --lossless --interlaced I1 "
-                    "--dual-codestream --loop-frames 10 --frames 100 --manifest i1080.tx.json" + kCache, "i1080");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto summary = json::parse(probe.out);
-  auto sent = json::parse(test::slurp("i1080.tx.json"));
-  auto decoded = json::parse(test::slurp("i1080.rx.json"))["decoded"];
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.6:5014", "--json --wait 90 --timeout 90 --duration 60 --frames 100 --no-drop",
+      "--pattern --size 1920x1080 --fps 25 --bits 10 --lossless --interlaced I1 "
+      "--dual-codestream --loop-frames 10 --frames 100", "i1080", kManifestAndChecksums));
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["frames"]["complete"], 100);
   EXPECT_EQ(summary["frames"]["merged_luma_chroma"], 100);
@@ -192,17 +167,13 @@ TEST(Loopback, Interlaced1080DualCodestreamLosslessEveryFrameIdentical) {
   for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(decoded[i]["checksum"], sent["sent"][i]["checksum"]) << i;
 }
 
-TEST(Loopback, Interlaced1080At150MbitEveryFrameArrivesWhole) {
+TEST_F(Loopback, Interlaced1080At150MbitEveryFrameArrivesWhole) {
   // The contribution-link rate: a real photograph at 150 Mbit/s, I2 (both fields in one KLV),
   // separate luma/chroma codestreams; reception and reassembly only (decoding is measured elsewhere).
-  const std::string url = "'rtp://239.10.20.7:5016?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 120 --timeout 120 --duration 90 --frames 1500 --no-decode",
-      bin("j2ksend") + " --to " + url + " --size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
-                    "--dual-codestream --loop-frames 25 --frames 1500" + kCache, "i150");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto summary = json::parse(probe.out);
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.7:5016", "--json --wait 120 --timeout 120 --duration 90 --frames 1500 --no-decode",
+      "--size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
+      "--dual-codestream --loop-frames 25 --frames 1500", "i150"));
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["packets"]["dropped_in_receiver"], 0);
   EXPECT_EQ(summary["frames"]["complete"], 1500);  // 60 s of 1080i50
@@ -212,19 +183,13 @@ TEST(Loopback, Interlaced1080At150MbitEveryFrameArrivesWhole) {
   EXPECT_GT(summary["stream"]["bitrate_mbps"].get<double>(), 120.0);
 }
 
-TEST(Loopback, LooseMxfByteStreamWithLossResynchronisesAndStaysExact) {
+TEST_F(Loopback, LooseMxfByteStreamWithLossResynchronisesAndStaysExact) {
   // KLVs cut at the MTU with no regard for their boundaries (several per packet, units
   // starting mid-packet); after a loss the receiver waits for a packet that starts a KLV.
-  const std::string url = "'rtp://239.10.20.8:5018?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --duration 30 --frames 100 --no-drop --checksums loose.rx.json",
-      bin("j2ksend") + " --to " + url + " --format mxf-stream --mtu 700 --pattern --size 480x270 --fps 50 "
-                    "--lossless --loop-frames 50 --frames 100 --loss 0.01 --seed 5 --manifest loose.tx.json" + kCache, "loose");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto summary = json::parse(probe.out);
-  auto sent = json::parse(test::slurp("loose.tx.json"));
-  auto decoded = json::parse(test::slurp("loose.rx.json"))["decoded"];
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.8:5018", "--json --wait 60 --timeout 60 --duration 30 --frames 100 --no-drop",
+      "--format mxf-stream --mtu 700 --pattern --size 480x270 --fps 50 "
+      "--lossless --loop-frames 50 --frames 100 --loss 0.01 --seed 5", "loose", kManifestAndChecksums));
   EXPECT_EQ(summary["packets"]["lost"], sent["dropped"]);
   EXPECT_GT(summary["frames"]["incomplete"].get<int>(), 0);
   EXPECT_EQ(summary["frames"]["complete"].get<int>() + summary["frames"]["incomplete"].get<int>(), 100);
@@ -234,7 +199,7 @@ TEST(Loopback, LooseMxfByteStreamWithLossResynchronisesAndStaysExact) {
   for (const auto& d : decoded) EXPECT_EQ(d["checksum"], expected.at(d["rtp_timestamp"].get<std::uint32_t>()));
 }
 
-TEST(Loopback, SourceSpecificMulticastAcceptsOnlyTheNamedSender) {
+TEST_F(Loopback, SourceSpecificMulticastAcceptsOnlyTheNamedSender) {
   // The sender sends from 127.0.0.2 (loopback owns 127/8); a receiver joined for that source
   // gets the stream, one joined for another source gets nothing.
   const std::string group = "239.10.20.9:5022";
@@ -254,37 +219,30 @@ TEST(Loopback, SourceSpecificMulticastAcceptsOnlyTheNamedSender) {
   EXPECT_NE(wrong.err.find("from 127.0.0.3"), std::string::npos) << wrong.err;
 }
 
-TEST(Loopback, IncompleteFramesCanBeDecodedResiliently) {
+TEST_F(Loopback, IncompleteFramesCanBeDecodedResiliently) {
   // --incomplete decode: a frame whose codestream lost its tail still decodes (the own
   // decoder's resilient mode uses what arrived); nothing fails, nothing crashes.
-  const std::string url = "'rtp://239.10.20.10:5024?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 60 --timeout 60 --frames 100 --no-drop --incomplete decode",
-      bin("j2ksend") + " --to " + url + " --size 480x270 --fps 50 --bitrate 20M --loop-frames 20 --frames 100 "
-                    "--loss 0.01 --seed 9" + kCache, "resilient");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto f = json::parse(probe.out)["frames"];
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.10:5024", "--json --wait 60 --timeout 60 --frames 100 --no-drop --incomplete decode",
+      "--size 480x270 --fps 50 --bitrate 20M --loop-frames 20 --frames 100 "
+      "--loss 0.01 --seed 9", "resilient"));
+  const auto& f = summary["frames"];
   EXPECT_GT(f["incomplete"].get<int>(), 0);
   EXPECT_EQ(f["decoded"].get<int>() + f["decode_failed"].get<int>(), 100);
   EXPECT_GE(f["decoded"].get<int>(), f["complete"].get<int>());  // the intact ones at least, usually all
 }
 
-TEST(Loopback, DegradationEngagesOnAStreamFasterThanTheDecoderAndFramesStayInOrder) {
+TEST_F(Loopback, DegradationEngagesOnAStreamFasterThanTheDecoderAndFramesStayInOrder) {
   // Issue 12 item 2: one decoder with one thread for 1080i at 150 Mbit/s is well below the
   // stream's 25 frames/s on any machine. The probe decodes at a lower resolution instead of
   // dropping: degradation engages, and every frame is delivered, in order.
-  const std::string url = "'rtp://239.10.20.11:5026?iface=127.0.0.1'";
-  auto [probe, tx] = test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --wait 120 --timeout 120 --duration 90 --frames 100 --workers 1 --checksums degrade.rx.json",
-      bin("j2ksend") + " --to " + url + " --size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
-                    "--dual-codestream --loop-frames 25 --frames 100" + kCache, "degrade");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto summary = json::parse(probe.out);
+  ASSERT_NO_FATAL_FAILURE(stream(
+      "239.10.20.11:5026", "--json --wait 120 --timeout 120 --duration 90 --frames 100 --workers 1",
+      "--size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
+      "--dual-codestream --loop-frames 25 --frames 100", "degrade", kChecksums));
   const auto& f = summary["frames"];
   EXPECT_EQ(f["complete"].get<int>() + f["incomplete"].get<int>(), 100);
-  EXPECT_GT(f["degraded"].get<int>(), 0) << probe.err;
+  EXPECT_GT(f["degraded"].get<int>(), 0) << streamed.probe.err;
   EXPECT_EQ(f["decoded"].get<int>() + f["dropped_decoder_behind"].get<int>() + f["decode_failed"].get<int>() +
                 f["skipped_incomplete"].get<int>(),
             100)
@@ -292,7 +250,6 @@ TEST(Loopback, DegradationEngagesOnAStreamFasterThanTheDecoderAndFramesStayInOrd
   EXPECT_EQ(summary["stream"]["format"], "1920x1080 4:2:2 10-bit, separate fields, MXF (RFC 6597)")
       << "the stream's format, not the degraded picture's";
   EXPECT_GT(summary["latency"]["receive_to_decoded_ms"]["p99"].get<double>(), 0.0);
-  auto decoded = json::parse(test::slurp("degrade.rx.json"))["decoded"];
   ASSERT_EQ(decoded.size(), f["decoded"].get<std::size_t>());
   for (std::size_t i = 1; i < decoded.size(); ++i)
     EXPECT_GT(static_cast<std::int32_t>(decoded[i]["rtp_timestamp"].get<std::uint32_t>() -

@@ -7,20 +7,26 @@
 #include <set>
 #include <thread>
 
-#include "process.hpp"
+#include "stream_run.hpp"
 
 using j2k::test::bin;
 using nlohmann::json;
 
 namespace {
 
-const std::string kCache = " --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+using j2k::test::kCache;
 const std::string kEncode = "--pattern --size 160x90 --fps 25 --lossless --loop-frames 5 --mtu 300";
 
-void warm_cache(const std::string& tag) {
-  auto r = j2k::test::run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --frames 1 --no-rtcp " + kEncode + kCache, tag);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-}
+/// Each test first encodes (into the test cache) what it sends, so that the sender starts at
+/// once and the probe's silence timeout only ends the stream.
+class Operator : public j2k::test::LoopbackStream {
+ protected:
+  void SetUp() override {
+    const std::string tag = std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".warm";
+    auto r = j2k::test::run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --frames 1 --no-rtcp " + kEncode + kCache, tag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+};
 
 std::vector<json> json_lines(const std::string& path) {
   std::vector<json> out;
@@ -32,16 +38,9 @@ std::vector<json> json_lines(const std::string& path) {
 
 }  // namespace
 
-TEST(Operator, EventLogListsExactlyTheGapsTheSenderMade) {
-  warm_cache("events.warm");
-  const std::string url = "'rtp://239.10.41.1:5110?iface=127.0.0.1'";
-  auto [probe, tx] = j2k::test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 5 --no-decode --events events.jsonl",
-      bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 60 --loss 0.02 --seed 11 --manifest events.tx.json" + kCache,
-      "events");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  const auto sent = json::parse(j2k::test::slurp("events.tx.json"));
+TEST_F(Operator, EventLogListsExactlyTheGapsTheSenderMade) {
+  ASSERT_NO_FATAL_FAILURE(stream("239.10.41.1:5110", "--json --timeout 5 --no-decode --events events.jsonl",
+                                 kEncode + " --frames 60 --loss 0.02 --seed 11", "events", kManifest));
   std::set<int> dropped;
   for (const auto& s : sent["impaired_packets"]["dropped"]) dropped.insert(s.get<int>());
   ASSERT_GT(dropped.size(), 3u);
@@ -59,15 +58,13 @@ TEST(Operator, EventLogListsExactlyTheGapsTheSenderMade) {
   }
   EXPECT_GT(gap_events, 0u);
   EXPECT_EQ(reported, dropped) << "the event log's gaps are exactly the packets the sender dropped";
-  const auto summary = json::parse(probe.out);
   EXPECT_EQ(summary["packets"]["lost"].get<std::size_t>(), dropped.size());
   EXPECT_GE(summary["events"]["count"].get<int>(), static_cast<int>(gap_events));
   EXPECT_GE(summary["history"].size(), 1u);
 }
 
-TEST(Operator, MetricsAreScrapedDuringARunAndAlarmsSetTheExitStatus) {
+TEST_F(Operator, MetricsAreScrapedDuringARunAndAlarmsSetTheExitStatus) {
   if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl not installed";
-  warm_cache("metrics.warm");
   const std::string url = "'rtp://239.10.41.2:5112?iface=127.0.0.1'";
   // A fixed port in this test's own range: the probe serves it while the sender runs.
   j2k::test::BackgroundReceiver rx(bin("j2kprobe") + " " + url + " --json --timeout 5 --no-decode "
@@ -89,19 +86,13 @@ TEST(Operator, MetricsAreScrapedDuringARunAndAlarmsSetTheExitStatus) {
   ASSERT_NE(body.find("# TYPE j2k_packets_received_total counter"), std::string::npos) << body;
   EXPECT_NE(body.find("j2k_packets_received_total{url=\"rtp://239.10.41.2:5112?iface=127.0.0.1\"}"), std::string::npos) << body;
   EXPECT_EQ(probe.exit_code, 4) << "3 % loss against a 0.1 % threshold: the loss alarm fired\n" << probe.err;
-  const auto summary = json::parse(probe.out);
-  EXPECT_GE(summary["alarms"]["raised"].get<int>(), 1);
+  EXPECT_GE(json::parse(probe.out)["alarms"]["raised"].get<int>(), 1);
 }
 
-TEST(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
-  warm_cache("capture.warm");
-  const std::string url = "'rtp://239.10.41.3:5114?iface=127.0.0.1'";
-  auto [probe, tx] = j2k::test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 5 --capture op-capture.pcapng",
-      bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 40 --loss 0.02 --seed 9 --no-rtcp" + kCache, "capture");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  const auto live = json::parse(probe.out);
+TEST_F(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
+  ASSERT_NO_FATAL_FAILURE(stream("239.10.41.3:5114", "--json --timeout 5 --capture op-capture.pcapng",
+                                 kEncode + " --frames 40 --loss 0.02 --seed 9 --no-rtcp", "capture"));
+  const auto& live = summary;
   EXPECT_GT(live["capture"]["datagrams"].get<int>(), 100);
   EXPECT_EQ(live["capture"]["dropped"], 0);
   auto replay = j2k::test::run(bin("j2kprobe") + " 'pcap:op-capture.pcapng?port=5114' --json", "capture.replay");
@@ -113,37 +104,25 @@ TEST(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
 }
 
 // Issue 14 item 6: j2ksend --sdp writes what j2kprobe sdp:FILE receives.
-TEST(Operator, AnSdpWrittenByTheSenderIsReceivedByTheProbe) {
-  warm_cache("sdp.warm");
+TEST_F(Operator, AnSdpWrittenByTheSenderIsReceivedByTheProbe) {
   // The sender writes the description first; the probe joins from it.
   auto w = j2k::test::run(bin("j2ksend") + " --to 'rtp://239.10.41.4:5116?iface=127.0.0.1' --format rfc5371 " + kEncode +
                               " --frames 1 --no-rtcp --sdp op-stream.sdp" + kCache,
                           "sdp.write");
   ASSERT_EQ(w.exit_code, 0) << w.err;
-  auto [probe, tx] = j2k::test::run_receiver_and_sender(
+  ASSERT_NO_FATAL_FAILURE(j2k::test::receive_stream(
       bin("j2kprobe") + " 'sdp:op-stream.sdp?iface=127.0.0.1' --json --timeout 5 --frames 20",
       bin("j2ksend") + " --to 'rtp://239.10.41.4:5116?iface=127.0.0.1' --format rfc5371 " + kEncode + " --frames 20" + kCache,
-      "sdp");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  const auto summary = json::parse(probe.out);
+      "sdp", streamed));
   EXPECT_EQ(summary["frames"]["decoded"], 20);
   EXPECT_EQ(summary["stream"]["transport"], "rfc5371");
 }
 
 // Issue 14 item 8: the MXF system item's time code reaches the summary and the per-frame list.
-TEST(Operator, TimeCodeFromTheSystemItemIsReported) {
-  warm_cache("tc.warm");
-  const std::string url = "'rtp://239.10.41.5:5118?iface=127.0.0.1'";
-  auto [probe, tx] = j2k::test::run_receiver_and_sender(
-      bin("j2kprobe") + " " + url + " --json --timeout 5 --frames 30 --checksums tc.checksums.json",
-      bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 30" + kCache, "tc");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  const auto summary = json::parse(probe.out);
+TEST_F(Operator, TimeCodeFromTheSystemItemIsReported) {
+  ASSERT_NO_FATAL_FAILURE(stream("239.10.41.5:5118", "--json --timeout 5 --frames 30", kEncode + " --frames 30", "tc", kChecksums));
   EXPECT_EQ(summary["stream"]["time_code"], "00:00:01:04");  // frame 29 at 25 fps
-  const auto sums = json::parse(j2k::test::slurp("tc.checksums.json"));
-  ASSERT_EQ(sums["decoded"].size(), 30u);
-  EXPECT_EQ(sums["decoded"][0]["time_code"], "00:00:00:00");
-  EXPECT_EQ(sums["decoded"][26]["time_code"], "00:00:01:01");
+  ASSERT_EQ(decoded.size(), 30u);
+  EXPECT_EQ(decoded[0]["time_code"], "00:00:00:00");
+  EXPECT_EQ(decoded[26]["time_code"], "00:00:01:01");
 }

@@ -10,7 +10,7 @@
 #include <regex>
 #include <thread>
 
-#include "process.hpp"
+#include "stream_run.hpp"
 
 using j2k::test::bin;
 using j2k::test::run;
@@ -48,6 +48,14 @@ std::pair<j2k::test::CommandResult, j2k::test::CommandResult> receive_and_send(c
   return {rx_result, tx_result};
 }
 
+/// receive_and_send, then the checks every such test starts with (expect_both_succeeded). Call
+/// it inside ASSERT_NO_FATAL_FAILURE.
+void receive_stream(const std::string& receiver, const std::vector<int>& ports, const std::string& sender, const std::string& tag,
+                    j2k::test::StreamRun& run) {
+  std::tie(run.probe, run.tx) = receive_and_send(receiver, ports, sender, tag);
+  j2k::test::expect_both_succeeded(run);
+}
+
 std::uint64_t number_after(const std::string& text, const std::string& label) {
   std::smatch m;
   if (std::regex_search(text, m, std::regex(label + " (\\d+)"))) return std::stoull(m[1]);
@@ -58,6 +66,15 @@ const std::string kGstSource =
     "videotestsrc num-buffers=25 pattern=smpte horizontal-speed=4 ! video/x-raw,width=720,height=576,format=Y42B,framerate=25/1 ! "
     "openjpegenc ! jpeg2000parse ! image/x-jpc,alignment=frame";
 
+/// GStreamer's own path through its TS demuxer and decoder, on the same deterministic stream as
+/// kGstSource sends: TAG.gst.yuv. Call it inside ASSERT_NO_FATAL_FAILURE.
+void decode_like_gstreamer(const std::string& tag) {
+  auto ref = run("gst-launch-1.0 -q " + kGstSource +
+                     " ! mpegtsmux ! tsdemux ! jpeg2000parse ! openjpegdec ! video/x-raw,format=Y42B ! filesink location=" + tag + ".gst.yuv",
+                 tag + ".ref");
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+}
+
 }  // namespace
 
 TEST(Tr01Interop, GStreamerTsOverRtpDecodesLikeGStreamer) {
@@ -65,19 +82,14 @@ TEST(Tr01Interop, GStreamerTsOverRtpDecodesLikeGStreamer) {
     GTEST_SKIP() << "GStreamer with mpegtsmux and rtpmp2tpay not installed (gstreamer1.0-plugins-bad, -good)";
   const int port = 5140;
   const std::string tag = "tr01_gst";
-  auto [probe, tx] = receive_and_send(
+  j2k::test::StreamRun stream;
+  ASSERT_NO_FATAL_FAILURE(receive_stream(
       bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(port) + "?format=ts' --frames 25 --timeout 10 --json --no-drop --dump-raw " +
           tag + ".ours.yuv",
       {port}, "gst-launch-1.0 -q " + kGstSource + " ! mpegtsmux alignment=7 ! rtpmp2tpay ! udpsink host=127.0.0.1 port=" + std::to_string(port),
-      tag);
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  // GStreamer's own path through its TS demuxer, on the same deterministic stream.
-  auto ref = run("gst-launch-1.0 -q " + kGstSource +
-                     " ! mpegtsmux ! tsdemux ! jpeg2000parse ! openjpegdec ! video/x-raw,format=Y42B ! filesink location=" + tag + ".gst.yuv",
-                 tag + ".ref");
-  ASSERT_EQ(ref.exit_code, 0) << ref.err;
-  auto summary = json::parse(probe.out);
+      tag, stream));
+  ASSERT_NO_FATAL_FAILURE(decode_like_gstreamer(tag));
+  const auto& summary = stream.summary;
   EXPECT_EQ(summary["stream"]["transport"], "ts");
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["frames"]["complete"], 25);
@@ -98,7 +110,8 @@ TEST(Tr01Interop, GStreamer2022_1FecRecoversLossOnTheMediaStream) {
   const std::string tag = "tr01_gst_fec";
   const std::string p = std::to_string(port);
   // The media leaves the FEC encoder, then loses packets; the FEC streams arrive whole.
-  auto [probe, tx] = receive_and_send(
+  j2k::test::StreamRun stream;
+  ASSERT_NO_FATAL_FAILURE(receive_stream(
       bin("j2kprobe") + " 'rtp://127.0.0.1:" + p + "?format=ts&fec=1' --frames 25 --timeout 10 --json --no-drop --dump-raw " + tag + ".ours.yuv",
       {port, port + 2, port + 4},
       "gst-launch-1.0 -q " + kGstSource +
@@ -106,14 +119,9 @@ TEST(Tr01Interop, GStreamer2022_1FecRecoversLossOnTheMediaStream) {
           "fec.src ! identity drop-probability=0.01 ! udpsink host=127.0.0.1 port=" + p +
           " fec.fec_0 ! udpsink async=false host=127.0.0.1 port=" + std::to_string(port + 2) +
           " fec.fec_1 ! udpsink async=false host=127.0.0.1 port=" + std::to_string(port + 4),
-      tag);
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto ref = run("gst-launch-1.0 -q " + kGstSource +
-                     " ! mpegtsmux ! tsdemux ! jpeg2000parse ! openjpegdec ! video/x-raw,format=Y42B ! filesink location=" + tag + ".gst.yuv",
-                 tag + ".ref");
-  ASSERT_EQ(ref.exit_code, 0) << ref.err;
-  auto summary = json::parse(probe.out);
+      tag, stream));
+  ASSERT_NO_FATAL_FAILURE(decode_like_gstreamer(tag));
+  const auto& summary = stream.summary;
   EXPECT_GT(summary["fec"]["packets"].get<int>(), 0) << "no FEC packets arrived";
   EXPECT_EQ(summary["packets"]["lost"], 0);
   EXPECT_EQ(summary["frames"]["complete"], 25);
@@ -182,36 +190,34 @@ TEST(Tr01Interop, J2ksendTsIsReadByGStreamerAndFfprobe) {
 TEST(Tr01Detection, TsWithoutFormatInTheUrlIsDetectedAndPlayed) {
   const int port = 5180;
   const std::string p = std::to_string(port);
-  auto [probe, tx] = receive_and_send(
+  j2k::test::StreamRun stream;
+  ASSERT_NO_FATAL_FAILURE(receive_stream(
       bin("j2kprobe") + " 'rtp://127.0.0.1:" + p + "' --frames 30 --timeout 10 --json --no-drop -q", {port},
       bin("j2ksend") + " --to rtp://127.0.0.1:" + p + " --format ts --size 320x240 --fps 50 --frames 30 --bitrate 20M "
                        "--pattern --no-cache",
-      "tr01_detect");
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  auto s = json::parse(probe.out);
+      "tr01_detect", stream));
+  const auto& s = stream.summary;
   EXPECT_EQ(s["frames"]["decoded"], 30);
   EXPECT_EQ(s["stream"]["transport"], "ts");
   EXPECT_EQ(s["stream"]["transport_detected"], true);
-  EXPECT_NE(probe.err.find("MPEG-2 TS"), std::string::npos) << "the decision is logged\n" << probe.err;
+  EXPECT_NE(stream.probe.err.find("MPEG-2 TS"), std::string::npos) << "the decision is logged\n" << stream.probe.err;
 }
 
 TEST(Tr01Fec, TenByTenFecWithOnePercentLossDeliversEveryFrame) {
   const int port = 5170;
   const std::string tag = "tr01_fec";
   const std::string p = std::to_string(port);
-  auto [probe, tx] = receive_and_send(
+  j2k::test::StreamRun stream;
+  ASSERT_NO_FATAL_FAILURE(receive_stream(
       bin("j2kprobe") + " 'rtp://127.0.0.1:" + p + "?format=ts&fec=1' --frames 100 --timeout 10 --json --no-drop -q",
       {port, port + 2, port + 4},
       bin("j2ksend") + " --to rtp://127.0.0.1:" + p + " --format ts --fec 10x10 --loss 0.01 --seed 7 --size 320x240 --fps 50 "
                        "--frames 100 --bitrate 20M --pattern --no-cache",
-      tag);
-  ASSERT_EQ(tx.exit_code, 0) << tx.err;
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  const auto dropped = number_after(tx.out, "dropped");
-  ASSERT_NE(dropped, ~0ull) << tx.out;
+      tag, stream));
+  const auto dropped = number_after(stream.tx.out, "dropped");
+  ASSERT_NE(dropped, ~0ull) << stream.tx.out;
   ASSERT_GT(dropped, 0u) << "the sender dropped nothing: the test would prove nothing";
-  auto s = json::parse(probe.out);
+  const auto& s = stream.summary;
   EXPECT_EQ(s["packets"]["lost"], 0);
   EXPECT_EQ(s["packets"]["recovered_by_fec"].get<std::uint64_t>(), dropped);
   EXPECT_EQ(s["frames"]["complete"], 100);
