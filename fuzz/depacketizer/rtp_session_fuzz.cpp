@@ -3,8 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "datagram_input.hpp"
-#include "depacketizer/rtp_session.hpp"
+#include "session_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace j2k::depacketizer;
@@ -13,14 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ++units;
     bytes += unit.total_bytes();
   });
-  const auto t0 = std::chrono::steady_clock::now();
-  j2k::fuzz::for_each_datagram(data, size, [&](j2k::Bytes datagram, int n) {
-    session.on_datagram(datagram, t0 + std::chrono::microseconds(100 * n));
-  });
-  session.flush();
-  auto s = session.snapshot();
+  j2k::fuzz::feed_datagrams(session, data, size, std::chrono::microseconds(100));
   // Invariants that must hold whatever arrives.
-  if (s.packets_lost > (1u << 20) * 64u) __builtin_trap();
-  if (units != s.frames_complete + s.frames_incomplete) __builtin_trap();
+  if (session.snapshot().packets_lost > (1u << 20) * 64u) __builtin_trap();
+  j2k::fuzz::check_units_counted(session, units);
   return 0;
 }

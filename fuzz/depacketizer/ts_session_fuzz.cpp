@@ -7,9 +7,8 @@
 #include <cstdint>
 
 #include "core/log.hpp"
-#include "datagram_input.hpp"
-#include "depacketizer/rtp_session.hpp"
 #include "depacketizer/ts.hpp"
+#include "session_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace j2k::depacketizer;
@@ -43,20 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   std::size_t units = 0;
-  SessionConfig config;
-  config.format = PayloadFormat::ts;
-  config.reorder.max_packets = 16;
-  RtpSession session([&](CodestreamUnit&& unit) {
-    ++units;
-    if (unit.complete && unit.problem.empty() && unit.codestreams.size() > 2) __builtin_trap();
-  }, config);
-  const auto t0 = std::chrono::steady_clock::now();
-  j2k::fuzz::for_each_datagram(data + 1, size - 1, [&](j2k::Bytes datagram, int n) {
-    session.on_datagram(datagram, t0 + std::chrono::microseconds(50 * n));
-  });
-  session.flush();
-  auto s = session.snapshot();
-  if (units != s.frames_complete + s.frames_incomplete) __builtin_trap();
+  auto session = j2k::fuzz::counting_session(PayloadFormat::ts, units);
+  j2k::fuzz::feed_datagrams(session, data + 1, size - 1, std::chrono::microseconds(50));
+  j2k::fuzz::check_units_counted(session, units);
   if (!session.ts_snapshot()) __builtin_trap();
   return 0;
 }

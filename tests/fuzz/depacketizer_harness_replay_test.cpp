@@ -1,21 +1,15 @@
 // The RFC 5371 and codestream-tool fuzz harnesses as ordinary tests: committed corpora plus
 // deterministic mutations of valid inputs (real codestreams from a photograph).
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <random>
 
 #include "packetizer/openjpeg_encoder.hpp"
 #include "packetizer/mxf_writer.hpp"
 #include "packetizer/rtp_j2k_packetizer.hpp"
+#include "fuzz_replay.hpp"
 #include "test_images.hpp"
 
 using namespace j2k;
-using Input = std::vector<std::uint8_t>;
-using Harness = int (*)(const std::uint8_t*, std::size_t);
+using namespace j2k::test::fuzz;
 
 // Each harness source is compiled into its own object with a renamed entry point.
 extern "C" int fuzz_rfc5371_session(const std::uint8_t* data, std::size_t size);
@@ -57,15 +51,12 @@ Input rfc5371_stream() {
     }
   }
   Input out;
-  for (const auto& p : packets) {
-    out.push_back(static_cast<std::uint8_t>(p.size() >> 8));
-    out.push_back(static_cast<std::uint8_t>(p.size()));
-    out.insert(out.end(), p.begin(), p.end());
-  }
+  for (const auto& p : packets) append_datagram(out, p);
   return out;
 }
 
-std::vector<Input> tool_inputs() {
+/// The codestream tools' inputs, one per mode byte: tools_0.bin to tools_4.bin.
+std::vector<Seed> tool_inputs() {
   std::vector<Input> inputs;
   // 0: an MXF file: partition pack, descriptor, two picture elements.
   Input mxf = {0, 0, 0};
@@ -101,57 +92,17 @@ std::vector<Input> tool_inputs() {
                          static_cast<std::uint8_t>(lbox >> 8), static_cast<std::uint8_t>(lbox), 'j', 'p', '2', 'c'});
   jp2.insert(jp2.end(), boxed.begin(), boxed.end());
   inputs.push_back(jp2);
-  return inputs;
-}
-
-void replay_corpus(const std::string& name, Harness harness) {
-  const std::filesystem::path dir = std::string(J2K_SOURCE_DIR) + "/fuzz/corpus/" + name;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::ifstream f(e.path(), std::ios::binary);
-    Input data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    harness(data.data(), data.size());
-  }
-}
-
-void mutate_and_run(const Input& base, Harness harness, int rounds, unsigned seed, std::size_t protect = 0) {
-  std::mt19937 rng(seed);
-  harness(base.data(), base.size());
-  for (int i = 0; i < rounds; ++i) {
-    Input m = base;
-    const int edits = 1 + static_cast<int>(rng() % 6);
-    for (int e = 0; e < edits && m.size() > protect; ++e) {
-      const std::size_t at = protect + rng() % (m.size() - protect);
-      switch (rng() % 4) {
-        case 0: m[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-        case 1: m[at] = static_cast<std::uint8_t>(rng()); break;
-        case 2: m.resize(at); break;
-        case 3: m.insert(m.begin() + static_cast<std::ptrdiff_t>(at), static_cast<std::uint8_t>(rng())); break;
-      }
-    }
-    harness(m.data(), m.size());
-  }
-}
-
-void write_seed(const char* dir, const std::string& name, const Input& data) {
-  std::ofstream(std::string(dir) + "/" + name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  std::vector<Seed> seeds;
+  for (std::size_t i = 0; i < inputs.size(); ++i) seeds.push_back({"tools_" + std::to_string(i) + ".bin", inputs[i]});
+  return seeds;
 }
 
 }  // namespace
 
 TEST(DepacketizerFuzzReplay, Rfc5371SessionCorpusAndMutations) {
-  spdlog::set_level(spdlog::level::off);
-  const Input base = rfc5371_stream();
-  if (const char* dir = std::getenv("J2K_WRITE_SEEDS")) write_seed(dir, "rfc5371_fields.bin", base);
-  replay_corpus("rfc5371_session", fuzz_rfc5371_session);
-  mutate_and_run(base, fuzz_rfc5371_session, 1500, 11);
+  replay(fuzz_rfc5371_session, "rfc5371_session", {{"rfc5371_fields.bin", rfc5371_stream()}}, {.rounds = 1500, .seed = 11});
 }
 
 TEST(DepacketizerFuzzReplay, MxfFileSplitAndMergeCorpusAndMutations) {
-  spdlog::set_level(spdlog::level::off);
-  auto inputs = tool_inputs();
-  if (const char* dir = std::getenv("J2K_WRITE_SEEDS"))
-    for (std::size_t i = 0; i < inputs.size(); ++i) write_seed(dir, "tools_" + std::to_string(i) + ".bin", inputs[i]);
-  replay_corpus("codestream_tools", fuzz_codestream_tools);
-  for (std::size_t i = 0; i < inputs.size(); ++i) mutate_and_run(inputs[i], fuzz_codestream_tools, 700, 100 + static_cast<unsigned>(i), 1);
+  replay(fuzz_codestream_tools, "codestream_tools", tool_inputs(), {.rounds = 700, .seed = 100, .keep = 1});
 }

@@ -2,17 +2,11 @@
 // plus deterministic mutations of valid inputs (a reordering, lossy, stalling packet run; a
 // small capture with Ethernet, VLAN, fragment and cut frames).
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <random>
-
+#include "fuzz_replay.hpp"
 #include "net/pcap_replay.hpp"
 
-using Input = std::vector<std::uint8_t>;
-using Harness = int (*)(const std::uint8_t*, std::size_t);
+using namespace j2k::test::fuzz;
 
 // Each harness source is compiled into its own object with a renamed entry point.
 extern "C" int fuzz_rtp_reorder(const std::uint8_t* data, std::size_t size);
@@ -63,55 +57,14 @@ Input pcap_seed() {
   return o;
 }
 
-void replay_corpus(const std::string& name, Harness harness) {
-  const std::filesystem::path dir = std::string(J2K_SOURCE_DIR) + "/fuzz/corpus/" + name;
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::ifstream f(e.path(), std::ios::binary);
-    Input data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    harness(data.data(), data.size());
-    ++n;
-  }
-  EXPECT_GT(n, 0) << dir;
-}
-
-void mutate_and_run(const Input& base, Harness harness, int rounds, unsigned seed) {
-  std::mt19937 rng(seed);
-  harness(base.data(), base.size());
-  for (int i = 0; i < rounds; ++i) {
-    Input m = base;
-    const int edits = 1 + static_cast<int>(rng() % 6);
-    for (int e = 0; e < edits && !m.empty(); ++e) {
-      const std::size_t at = rng() % m.size();
-      switch (rng() % 4) {
-        case 0: m[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-        case 1: m[at] = static_cast<std::uint8_t>(rng()); break;
-        case 2: m.resize(at); break;
-        case 3: m.insert(m.begin() + static_cast<std::ptrdiff_t>(at), static_cast<std::uint8_t>(rng())); break;
-      }
-    }
-    harness(m.data(), m.size());
-  }
-}
-
-void write_seed(const char* dir, const std::string& name, const Input& data) {
-  std::ofstream(std::string(dir) + "/" + name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-}
-
 }  // namespace
 
 TEST(ReorderFuzzReplay, CorpusAndMutations) {
-  const Input base = reorder_seed();
-  if (const char* dir = std::getenv("J2K_WRITE_SEEDS")) write_seed(dir, "reorder_seed.bin", base);
-  replay_corpus("rtp_reorder", fuzz_rtp_reorder);
-  mutate_and_run(base, fuzz_rtp_reorder, 2000, 31);
+  replay(fuzz_rtp_reorder, "rtp_reorder", {{"reorder_seed.bin", reorder_seed()}}, {.rounds = 2000, .seed = 31});
 }
 
 TEST(PcapReaderFuzzReplay, CorpusAndMutations) {
-  spdlog::set_level(spdlog::level::off);
   const Input base = pcap_seed();
-  if (const char* dir = std::getenv("J2K_WRITE_SEEDS")) write_seed(dir, "four_frames.pcap", base);
   // The seed itself reads as built: two datagrams (one in a VLAN), a fragment, a cut frame.
   const auto scan = j2k::net::scan_capture(base);
   EXPECT_TRUE(scan.opened);
@@ -119,6 +72,5 @@ TEST(PcapReaderFuzzReplay, CorpusAndMutations) {
   EXPECT_EQ(scan.udp, 2u);
   EXPECT_EQ(scan.fragments, 1u);
   EXPECT_EQ(scan.truncated, 1u);
-  replay_corpus("pcap_reader", fuzz_pcap_reader);
-  mutate_and_run(base, fuzz_pcap_reader, 3000, 32);
+  replay(fuzz_pcap_reader, "pcap_reader", {{"four_frames.pcap", base}}, {.rounds = 3000, .seed = 32});
 }

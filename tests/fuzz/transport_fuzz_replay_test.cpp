@@ -1,21 +1,17 @@
 // The transport fuzz harnesses (TS/PES, ST 2022-1 FEC) as ordinary tests: the committed
 // corpora plus deterministic mutations of valid inputs made by our own TS muxer.
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <random>
 
 #include <fmt/format.h>
 
+#include "fuzz_replay.hpp"
 #include "packetizer/fec_encoder.hpp"
 #include "packetizer/ts_mux.hpp"
 
 using namespace j2k;
-using Input = std::vector<std::uint8_t>;
-using Harness = int (*)(const std::uint8_t*, std::size_t);
+using namespace j2k::test::fuzz;
 
 extern "C" int fuzz_ts_session(const std::uint8_t* data, std::size_t size);
 extern "C" int fuzz_fec(const std::uint8_t* data, std::size_t size);
@@ -56,11 +52,7 @@ Input ts_input(bool datagrams, bool interlaced) {
     }
     std::vector<std::vector<std::uint8_t>> packets;
     rtp.packetize(ts, 3600u * static_cast<std::uint32_t>(f), packets);
-    for (const auto& p : packets) {
-      out.push_back(static_cast<std::uint8_t>(p.size() >> 8));
-      out.push_back(static_cast<std::uint8_t>(p.size()));
-      out.insert(out.end(), p.begin(), p.end());
-    }
+    for (const auto& p : packets) append_datagram(out, p);
   }
   return out;
 }
@@ -72,9 +64,7 @@ Input fec_input(unsigned seed) {
   Input out;
   auto put = [&](int kind, const std::vector<std::uint8_t>& p) {
     out.push_back(static_cast<std::uint8_t>(kind));
-    out.push_back(static_cast<std::uint8_t>(p.size() >> 8));
-    out.push_back(static_cast<std::uint8_t>(p.size()));
-    out.insert(out.end(), p.begin(), p.end());
+    append_datagram(out, p);
   };
   for (int i = 0; i < 48; ++i) {
     const auto seq = static_cast<std::uint16_t>(65520 + i);
@@ -91,63 +81,21 @@ Input fec_input(unsigned seed) {
   return out;
 }
 
-void replay_corpus(const std::string& name, Harness harness) {
-  const std::filesystem::path dir = std::string(J2K_SOURCE_DIR) + "/fuzz/corpus/" + name;
-  std::size_t n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::ifstream f(e.path(), std::ios::binary);
-    Input data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    harness(data.data(), data.size());
-    ++n;
-  }
-  EXPECT_GT(n, 0u) << "empty corpus " << dir;
-}
-
-void mutate_and_run(const Input& base, Harness harness, int rounds, unsigned seed) {
-  std::mt19937 rng(seed);
-  harness(base.data(), base.size());
-  for (int i = 0; i < rounds; ++i) {
-    Input m = base;
-    const int edits = 1 + static_cast<int>(rng() % 6);
-    for (int e = 0; e < edits && m.size() > 1; ++e) {
-      const std::size_t at = 1 + rng() % (m.size() - 1);  // keep the mode byte
-      switch (rng() % 4) {
-        case 0: m[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-        case 1: m[at] = static_cast<std::uint8_t>(rng()); break;
-        case 2: m.resize(at); break;
-        case 3: m.erase(m.begin() + static_cast<std::ptrdiff_t>(at), m.begin() + static_cast<std::ptrdiff_t>(std::min(m.size(), at + 188))); break;
-      }
-    }
-    harness(m.data(), m.size());
-  }
-}
-
-void write_seed(const char* dir, const std::string& name, const Input& data) {
-  std::ofstream(std::string(dir) + "/" + name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-}
+/// Edits that keep the harness's leading mode byte and erase up to a TS packet's worth.
+Mutations transport_mutations(int rounds, unsigned seed) { return {.rounds = rounds, .seed = seed, .keep = 1, .cut = 188}; }
 
 }  // namespace
 
 TEST(TransportFuzzReplay, TsSessionCorpusAndMutations) {
-  spdlog::set_level(spdlog::level::off);
-  int k = 0;
+  std::vector<Seed> seeds;
   for (bool datagrams : {false, true})
-    for (bool interlaced : {false, true}) {
-      const Input base = ts_input(datagrams, interlaced);
-      if (const char* dir = std::getenv("J2K_WRITE_SEEDS"))
-        write_seed(dir, fmt::format("ts_{}_{}.bin", datagrams ? "rtp" : "raw", interlaced ? "i" : "p"), base);
-      mutate_and_run(base, fuzz_ts_session, 400, 40 + static_cast<unsigned>(k++));
-    }
-  replay_corpus("ts_session", fuzz_ts_session);
+    for (bool interlaced : {false, true})
+      seeds.push_back({fmt::format("ts_{}_{}.bin", datagrams ? "rtp" : "raw", interlaced ? "i" : "p"), ts_input(datagrams, interlaced)});
+  replay(fuzz_ts_session, "ts_session", seeds, transport_mutations(400, 40));
 }
 
 TEST(TransportFuzzReplay, FecAndPathMergeCorpusAndMutations) {
-  spdlog::set_level(spdlog::level::off);
-  for (unsigned k = 0; k < 3; ++k) {
-    const Input base = fec_input(k);
-    if (const char* dir = std::getenv("J2K_WRITE_SEEDS")) write_seed(dir, fmt::format("fec_{}.bin", k), base);
-    mutate_and_run(base, fuzz_fec, 500, 70 + k);
-  }
-  replay_corpus("fec", fuzz_fec);
+  std::vector<Seed> seeds;
+  for (unsigned k = 0; k < 3; ++k) seeds.push_back({fmt::format("fec_{}.bin", k), fec_input(k)});
+  replay(fuzz_fec, "fec", seeds, transport_mutations(500, 70));
 }
