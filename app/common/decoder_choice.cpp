@@ -2,25 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "core/enum_names.hpp"
 #include "gpu/cuda_decoder.hpp"
 
 namespace j2k::app {
 
-std::optional<DecoderBackend> parse_decoder_backend(const std::string& text) {
-  if (text == "own") return DecoderBackend::own;
-  if (text == "cuda") return DecoderBackend::cuda;
-  if (text == "openjpeg") return DecoderBackend::openjpeg;
-  return std::nullopt;
-}
+namespace {
+constexpr EnumName<DecoderBackend> kBackends[] = {
+    {DecoderBackend::own, "own"}, {DecoderBackend::cuda, "cuda"}, {DecoderBackend::openjpeg, "openjpeg"}};
+}  // namespace
 
-const char* to_string(DecoderBackend backend) noexcept {
-  switch (backend) {
-    case DecoderBackend::own: return "own";
-    case DecoderBackend::cuda: return "cuda";
-    case DecoderBackend::openjpeg: return "openjpeg";
-  }
-  return "?";
-}
+std::optional<DecoderBackend> parse_decoder_backend(const std::string& text) { return value_of(kBackends, text); }
+const char* to_string(DecoderBackend backend) noexcept { return name_of(kBackends, backend); }
 
 gpu::GpuMode DecoderChoice::effective_gpu() const noexcept {
   switch (backend) {

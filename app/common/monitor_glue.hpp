@@ -65,20 +65,19 @@ inline monitor::FrameReport frame_report(const pipeline::DecodedFrame& f) {
   return r;
 }
 
-inline monitor::StreamEvent stream_event(const depacketizer::SessionEvent& e) {
-  monitor::StreamEvent m;
-  switch (e.kind) {
-    case depacketizer::SessionEvent::Kind::sequence_gap: m.kind = monitor::EventKind::sequence_gap; break;
-    case depacketizer::SessionEvent::Kind::ssrc_change: m.kind = monitor::EventKind::ssrc_change; break;
-    case depacketizer::SessionEvent::Kind::descriptor_change: m.kind = monitor::EventKind::descriptor_change; break;
-    case depacketizer::SessionEvent::Kind::restart: m.kind = monitor::EventKind::source_restart; break;
+inline monitor::EventKind event_kind(depacketizer::SessionEvent::Kind kind) {
+  switch (kind) {
+    case depacketizer::SessionEvent::Kind::sequence_gap: return monitor::EventKind::sequence_gap;
+    case depacketizer::SessionEvent::Kind::ssrc_change: return monitor::EventKind::ssrc_change;
+    case depacketizer::SessionEvent::Kind::descriptor_change: return monitor::EventKind::descriptor_change;
+    case depacketizer::SessionEvent::Kind::restart: return monitor::EventKind::source_restart;
   }
-  m.rtp_timestamp = e.rtp_timestamp;
-  m.first = e.first;
-  m.last = e.last;
-  m.count = e.count;
-  m.message = e.message;
-  return m;
+  return monitor::EventKind::sequence_gap;
+}
+
+inline monitor::StreamEvent stream_event(const depacketizer::SessionEvent& e) {
+  return {.kind = event_kind(e.kind), .rtp_timestamp = e.rtp_timestamp, .first = e.first, .last = e.last, .count = e.count,
+          .message = e.message};
 }
 
 /// Where a captured datagram was received: the URL's address and port, the second path's,

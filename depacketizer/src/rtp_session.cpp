@@ -34,6 +34,12 @@ bool timestamps_close(std::uint32_t a, std::uint32_t b) {
   const auto d = static_cast<std::int32_t>(a - b);
   return d >= -kMaxTimestampStep && d <= kMaxTimestampStep;
 }
+
+/// A counter's value for readers on other threads (statistics: no ordering needed).
+template <typename T>
+T relaxed(const std::atomic<T>& counter) noexcept {
+  return counter.load(std::memory_order_relaxed);
+}
 }  // namespace
 
 RtpSession::RtpSession(Sink sink, SessionConfig config)
@@ -545,30 +551,30 @@ void RtpSession::on_unit(CodestreamUnit&& unit) {
 
 StreamSnapshot RtpSession::snapshot() const {
   StreamSnapshot s;
-  s.packets_received = received_.load(std::memory_order_relaxed);
-  s.packets_lost = lost_.load(std::memory_order_relaxed);
-  s.packets_duplicate = duplicates_.load(std::memory_order_relaxed);
-  s.packets_recovered = recovered_.load(std::memory_order_relaxed);
-  s.packets_late = late_.load(std::memory_order_relaxed);
-  s.packets_out_of_window = out_of_window_.load(std::memory_order_relaxed);
-  s.packets_malformed = malformed_.load(std::memory_order_relaxed);
-  s.packets_foreign = foreign_.load(std::memory_order_relaxed);
-  s.payload_bytes = payload_bytes_.load(std::memory_order_relaxed);
-  s.frames_complete = complete_.load(std::memory_order_relaxed);
-  s.frames_incomplete = incomplete_.load(std::memory_order_relaxed);
-  s.resync_skipped = resync_skipped_.load(std::memory_order_relaxed);
-  s.klv_malformed = klv_malformed_.load(std::memory_order_relaxed);
-  s.units_merged = merged_.load(std::memory_order_relaxed);
-  s.units_unusable = unusable_.load(std::memory_order_relaxed);
-  s.jitter_ms = jitter_ticks_.load(std::memory_order_relaxed) / 90.0;
-  s.frame_rate = frame_rate_.load(std::memory_order_relaxed);
-  s.packets_suspect = suspect_.load(std::memory_order_relaxed);
-  s.packets_wrong_format = wrong_format_.load(std::memory_order_relaxed);
-  s.units_capped = capped_.load(std::memory_order_relaxed);
-  s.offsets_rejected = offsets_rejected_.load(std::memory_order_relaxed);
-  s.descriptors_rejected = descriptors_rejected_.load(std::memory_order_relaxed);
-  s.ssrc_changes = ssrc_changes_.load(std::memory_order_relaxed);
-  s.reorder_window_ms = reorder_delay_ms_.load(std::memory_order_relaxed);
+  s.packets_received = relaxed(received_);
+  s.packets_lost = relaxed(lost_);
+  s.packets_duplicate = relaxed(duplicates_);
+  s.packets_recovered = relaxed(recovered_);
+  s.packets_late = relaxed(late_);
+  s.packets_out_of_window = relaxed(out_of_window_);
+  s.packets_malformed = relaxed(malformed_);
+  s.packets_foreign = relaxed(foreign_);
+  s.payload_bytes = relaxed(payload_bytes_);
+  s.frames_complete = relaxed(complete_);
+  s.frames_incomplete = relaxed(incomplete_);
+  s.resync_skipped = relaxed(resync_skipped_);
+  s.klv_malformed = relaxed(klv_malformed_);
+  s.units_merged = relaxed(merged_);
+  s.units_unusable = relaxed(unusable_);
+  s.jitter_ms = relaxed(jitter_ticks_) / 90.0;
+  s.frame_rate = relaxed(frame_rate_);
+  s.packets_suspect = relaxed(suspect_);
+  s.packets_wrong_format = relaxed(wrong_format_);
+  s.units_capped = relaxed(capped_);
+  s.offsets_rejected = relaxed(offsets_rejected_);
+  s.descriptors_rejected = relaxed(descriptors_rejected_);
+  s.ssrc_changes = relaxed(ssrc_changes_);
+  s.reorder_window_ms = relaxed(reorder_delay_ms_);
   s.ssrc = ssrc_value_.load();
   {
     std::lock_guard lock(rtcp_mutex_);
@@ -584,8 +590,8 @@ StreamSnapshot RtpSession::snapshot() const {
   // The followed stream's share so far (the counts of its earlier turns are in the entry).
   for (auto& e : s.ssrcs)
     if (e.followed && e.ssrc == s.ssrc) {
-      e.datagrams += followed_datagrams_.load(std::memory_order_relaxed);
-      e.bytes += followed_bytes_.load(std::memory_order_relaxed);
+      e.datagrams += relaxed(followed_datagrams_);
+      e.bytes += relaxed(followed_bytes_);
       auto since = [](std::uint64_t now, std::uint64_t then) { return now > then ? now - then : 0; };
       e.packets_received += since(s.packets_received, prior_received_seen_);
       e.packets_lost += since(s.packets_lost, prior_lost_seen_);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 using j2k::BoundedQueue;
 
@@ -36,4 +37,18 @@ TEST(BoundedQueue, CloseWakesConsumerAndKeepsFifoAcrossThreads) {
   q.close();
   consumer.join();
   EXPECT_EQ(sum, 1000LL * 1001 / 2);
+}
+
+TEST(BoundedQueue, PopWaitsForItemsInOrderAndEndsOnlyWhenClosedAndDrained) {
+  BoundedQueue<int> q(4);
+  std::vector<int> got;
+  std::thread consumer([&] {
+    while (auto v = q.pop()) got.push_back(*v);
+  });
+  for (int i = 1; i <= 100; ++i) ASSERT_TRUE(q.push_wait(i));
+  q.close();  // what is still queued is delivered before pop() says closed
+  consumer.join();
+  ASSERT_EQ(got.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], i + 1);
+  EXPECT_FALSE(q.pop().has_value());  // closed and empty: no wait
 }

@@ -105,6 +105,35 @@ struct ReferenceMq {
   }
 };
 
+/// The fast decoder and the reference on the same bytes, with N contexts each started in the
+/// same random state (MPS 0, or a random MPS too).
+template <int N>
+struct BothDecoders {
+  std::vector<std::uint8_t> data;
+  MqRegisters fast;
+  ReferenceMq ref;
+  MqContext fast_ctx[N];
+  ReferenceMq::Ctx ref_ctx[N];
+
+  BothDecoders(std::vector<std::uint8_t> bytes, std::mt19937& rng, bool random_mps) : data(std::move(bytes)) {
+    data.push_back(0xFF);  // the padding both decoders rely on
+    data.push_back(0xFF);
+    data.push_back(0);  // readable, never used (the fast decoder's refill reads ahead)
+    data.push_back(0);
+    mq_init(fast, data.data());
+    ref.init(data.data());
+    for (int i = 0; i < N; ++i) {
+      const unsigned start = rng() % 47;
+      const unsigned mps = random_mps ? rng() % 2 : 0;
+      fast_ctx[i] = kMqStates[start * 2 + mps];
+      ref_ctx[i].index = start;
+      ref_ctx[i].mps = mps;
+    }
+  }
+  /// The packed state word for the reference context's state.
+  MqContext reference_state(int cx) const { return kMqStates[ref_ctx[cx].index * 2 + ref_ctx[cx].mps]; }
+};
+
 TEST(MqDecoder, MatchesFlowchartReferenceOnRandomInput) {
   std::mt19937 rng(2024);
   for (int trial = 0; trial < 200; ++trial) {
@@ -114,31 +143,17 @@ TEST(MqDecoder, MatchesFlowchartReferenceOnRandomInput) {
       unsigned v = rng() % 256;
       b = static_cast<std::uint8_t>(v < 20 ? 0xFF : v);
     }
-    data.push_back(0xFF);  // the padding both decoders rely on
-    data.push_back(0xFF);
-    data.push_back(0);  // readable, never used (the fast decoder's refill reads ahead)
-    data.push_back(0);
-    MqRegisters fast;
-    mq_init(fast, data.data());
-    ReferenceMq ref;
-    ref.init(data.data());
     constexpr int kContexts = 19;
-    MqContext fast_ctx[kContexts];
-    ReferenceMq::Ctx ref_ctx[kContexts];
-    for (int i = 0; i < kContexts; ++i) {
-      unsigned start = rng() % 47;
-      fast_ctx[i] = kMqStates[start * 2];
-      ref_ctx[i].index = start;
-    }
+    BothDecoders<kContexts> d(std::move(data), rng, false);
     for (int n = 0; n < 4000; ++n) {
       int cx = static_cast<int>(rng() % kContexts);
-      unsigned want = ref.decode(ref_ctx[cx]);
-      unsigned got = mq_decode(fast, fast_ctx[cx]);
+      unsigned want = d.ref.decode(d.ref_ctx[cx]);
+      unsigned got = mq_decode(d.fast, d.fast_ctx[cx]);
       ASSERT_EQ(got, want) << "trial " << trial << " symbol " << n;
-      ASSERT_EQ(fast_ctx[cx], kMqStates[ref_ctx[cx].index * 2 + ref_ctx[cx].mps]) << "trial " << trial << " symbol " << n;
+      ASSERT_EQ(d.fast_ctx[cx], d.reference_state(cx)) << "trial " << trial << " symbol " << n;
     }
-    EXPECT_EQ(mq_a(fast), ref.a);
-    EXPECT_EQ(mq_c_high(fast), ref.c >> 16);  // the fast C keeps more code bits below
+    EXPECT_EQ(mq_a(d.fast), d.ref.a);
+    EXPECT_EQ(mq_c_high(d.fast), d.ref.c >> 16);  // the fast C keeps more code bits below
   }
 }
 
@@ -154,36 +169,20 @@ TEST(MqDecoder, SkewedFastPathMatchesFlowchartReference) {
       unsigned v = rng() % 256;
       b = static_cast<std::uint8_t>(v < 200 ? 0 : v < 210 ? 0xFF : v);
     }
-    data.push_back(0xFF);
-    data.push_back(0xFF);
-    data.push_back(0);
-    data.push_back(0);
-    MqRegisters fast;
-    mq_init(fast, data.data());
-    ReferenceMq ref;
-    ref.init(data.data());
     constexpr int kContexts = 3;
-    MqContext fast_ctx[kContexts];
-    ReferenceMq::Ctx ref_ctx[kContexts];
-    for (int i = 0; i < kContexts; ++i) {
-      unsigned start = rng() % 47;
-      unsigned mps = rng() % 2;
-      fast_ctx[i] = kMqStates[start * 2 + mps];
-      ref_ctx[i].index = start;
-      ref_ctx[i].mps = mps;
-    }
+    BothDecoders<kContexts> d(std::move(data), rng, true);
     for (int n = 0; n < 4000; ++n) {
       int cx = rng() % 8 == 0 ? static_cast<int>(rng() % kContexts) : 0;
-      unsigned want = ref.decode(ref_ctx[cx]);
-      const std::uint32_t a_before = fast.a;
-      unsigned got = (n & 3) ? mq_decode_skewed(fast, fast_ctx[cx], mq_next_base()) : mq_decode(fast, fast_ctx[cx]);
-      fast_hits += (n & 3) && fast.a == a_before - static_cast<std::uint32_t>(fast_ctx[cx] >> 32) ? 1 : 0;
+      unsigned want = d.ref.decode(d.ref_ctx[cx]);
+      const std::uint32_t a_before = d.fast.a;
+      unsigned got = (n & 3) ? mq_decode_skewed(d.fast, d.fast_ctx[cx], mq_next_base()) : mq_decode(d.fast, d.fast_ctx[cx]);
+      fast_hits += (n & 3) && d.fast.a == a_before - static_cast<std::uint32_t>(d.fast_ctx[cx] >> 32) ? 1 : 0;
       ++total;
       ASSERT_EQ(got, want) << "trial " << trial << " symbol " << n;
-      ASSERT_EQ(fast_ctx[cx], kMqStates[ref_ctx[cx].index * 2 + ref_ctx[cx].mps]) << "trial " << trial << " symbol " << n;
-      ASSERT_EQ(mq_a(fast), ref.a) << "trial " << trial << " symbol " << n;
+      ASSERT_EQ(d.fast_ctx[cx], d.reference_state(cx)) << "trial " << trial << " symbol " << n;
+      ASSERT_EQ(mq_a(d.fast), d.ref.a) << "trial " << trial << " symbol " << n;
     }
-    EXPECT_EQ(mq_c_high(fast), ref.c >> 16);
+    EXPECT_EQ(mq_c_high(d.fast), d.ref.c >> 16);
   }
   EXPECT_GT(fast_hits, total / 10);  // the fast path was exercised
 }

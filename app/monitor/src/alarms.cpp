@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/enum_names.hpp"
+
 namespace j2k::monitor {
 
 namespace {
@@ -36,6 +38,11 @@ std::optional<double> parse_quantity(std::string_view text, bool unit_ms, bool p
 }
 
 constexpr int index_of(Alarm a) { return static_cast<int>(a); }
+
+constexpr EnumName<Alarm> kAlarmNames[] = {{Alarm::no_signal, "no_signal"}, {Alarm::freeze, "freeze"}, {Alarm::black, "black"},
+                                           {Alarm::loss, "loss"},           {Alarm::jitter, "jitter"}};
+constexpr EnumName<Severity> kSeverityNames[] = {
+    {Severity::ok, "ok"}, {Severity::warning, "warning"}, {Severity::critical, "critical"}};
 
 }  // namespace
 
@@ -71,25 +78,8 @@ Result<AlarmThresholds> parse_alarm_spec(std::string_view spec) {
   return t;
 }
 
-const char* to_string(Alarm alarm) noexcept {
-  switch (alarm) {
-    case Alarm::no_signal: return "no_signal";
-    case Alarm::freeze: return "freeze";
-    case Alarm::black: return "black";
-    case Alarm::loss: return "loss";
-    case Alarm::jitter: return "jitter";
-  }
-  return "unknown";
-}
-
-const char* to_string(Severity severity) noexcept {
-  switch (severity) {
-    case Severity::ok: return "ok";
-    case Severity::warning: return "warning";
-    case Severity::critical: return "critical";
-  }
-  return "unknown";
-}
+const char* to_string(Alarm alarm) noexcept { return name_of(kAlarmNames, alarm, "unknown"); }
+const char* to_string(Severity severity) noexcept { return name_of(kSeverityNames, severity, "unknown"); }
 
 std::string AlarmStatus::headline() const {
   if (active.empty()) return "OK";

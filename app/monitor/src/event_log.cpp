@@ -95,12 +95,7 @@ std::vector<Event> EventLog::recent(std::size_t n) const {
 }
 
 void EventLog::write_loop() {
-  for (;;) {
-    auto line = lines_.pop_for(std::chrono::milliseconds(200));
-    if (!line) {
-      if (lines_.closed()) break;
-      continue;
-    }
+  while (auto line = lines_.pop()) {
     std::fputs(line->c_str(), out_);
     std::fputc('\n', out_);
     if (lines_.size() == 0) std::fflush(out_);  // a tail -f sees each burst at once

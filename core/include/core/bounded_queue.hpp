@@ -4,7 +4,8 @@
 // The producer chooses the back-pressure policy explicitly: `try_push` fails when
 // full (caller drops and counts), `push_drop_oldest` evicts the oldest item and
 // returns it so the caller can count what was dropped. Consumers wait with a
-// timeout so they can notice shutdown; `close()` wakes everybody.
+// timeout (to do other work meanwhile) or until the queue is closed and drained;
+// `close()` wakes everybody.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -63,15 +64,18 @@ class BoundedQueue {
   std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
     std::unique_lock lock(mutex_);
     if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); })) return std::nullopt;
-    if (items_.empty()) return std::nullopt;
-    T item = std::move(items_.front());
-    items_.pop_front();
-    lock.unlock();
-    not_full_.notify_one();
-    return item;
+    return take(lock);
   }
 
   std::optional<T> try_pop() { return pop_for(std::chrono::seconds(0)); }
+
+  /// Waits for an item. Empty result only once the queue is closed and drained: a consumer
+  /// that has nothing else to do loops `while (auto item = queue.pop())`.
+  std::optional<T> pop() {
+    std::unique_lock lock(mutex_);
+    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    return take(lock);
+  }
 
   void close() {
     {
@@ -92,6 +96,16 @@ class BoundedQueue {
   std::size_t capacity() const noexcept { return capacity_; }
 
  private:
+  /// The front item, if any; releases `lock` (held on mutex_) and wakes a waiting producer.
+  std::optional<T> take(std::unique_lock<std::mutex>& lock) {
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    lock.unlock();
+    not_full_.notify_one();
+    return item;
+  }
+
   const std::size_t capacity_;
   mutable std::mutex mutex_;  // guards items_ and closed_
   std::condition_variable not_empty_;

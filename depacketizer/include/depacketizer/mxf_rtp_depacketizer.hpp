@@ -20,17 +20,15 @@
 
 namespace j2k::depacketizer {
 
-struct MxfDepacketizerCounters {
+/// The counters every payload format keeps (resync_skipped_packets: payloads dropped while
+/// looking for a key; malformed: bad key/length, over-long KLV; units_capped: the pending unit
+/// passed the byte or time cap; descriptors_rejected: implausible values, also counted in
+/// malformed), and the MXF ones.
+struct MxfDepacketizerCounters : PayloadCounters {
   std::uint64_t klv_units = 0;
   std::uint64_t picture_elements = 0;
-  std::uint64_t damaged_elements = 0;   ///< lost packets inside a KLV
-  std::uint64_t resync_skipped_packets = 0;  ///< payloads dropped while looking for a key
-  std::uint64_t malformed = 0;          ///< bad key/length, over-long KLV
+  std::uint64_t damaged_elements = 0;  ///< lost packets inside a KLV
   std::uint64_t descriptors = 0;
-  std::uint64_t units_complete = 0;
-  std::uint64_t units_incomplete = 0;
-  std::uint64_t units_capped = 0;       ///< pending unit passed the byte or time cap
-  std::uint64_t descriptors_rejected = 0;  ///< implausible values (also counted in malformed)
 };
 
 /// Bounds on what one content package may hold before it is handed on.
@@ -57,16 +55,7 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
 
   const MxfDepacketizerCounters& counters() const noexcept { return counters_; }
   const std::optional<PictureDescriptor>& descriptor() const override { return descriptor_; }
-  PayloadCounters payload_counters() const override {
-    PayloadCounters c;
-    c.units_complete = counters_.units_complete;
-    c.units_incomplete = counters_.units_incomplete;
-    c.resync_skipped_packets = counters_.resync_skipped_packets;
-    c.malformed = counters_.malformed;
-    c.units_capped = counters_.units_capped;
-    c.descriptors_rejected = counters_.descriptors_rejected;
-    return c;
-  }
+  PayloadCounters payload_counters() const override { return counters_; }
   /// Bytes held by the unit being assembled (for tests and memory accounting).
   std::size_t pending_bytes() const noexcept { return pending_ ? pending_->total_bytes() : 0; }
 
