@@ -24,6 +24,18 @@ Status check_component(int component, std::size_t csiz, const char* what) {
   return {};
 }
 
+/// A segment about one component (COC, QCC, RGN): the component's index, then what `rest`
+/// writes (it may refuse with an error).
+template <typename Rest>
+Status write_component_segment(Out& out, std::uint16_t marker, const char* what, int component, std::size_t csiz, Rest rest) {
+  if (Status st = check_component(component, csiz, what); !st) return st;
+  Out body;
+  ByteWriter w(body);
+  write_component_index(w, component, csiz);
+  if (Status st = rest(w); !st) return st;
+  return write_segment(out, marker, body);
+}
+
 /// SPcod / SPcoc (A.6.1 Table A.15), `precincts` from Scod/Scoc bit 0.
 Status read_spcod(ByteReader& r, bool precincts, ComponentCoding& c) {
   c.levels = r.u8();
@@ -109,14 +121,7 @@ Result<Siz> read_siz(Bytes body) {
   ByteReader r(body);
   Siz siz;
   siz.rsiz = r.u16();  // capabilities; Part 2/15 features show in their own markers
-  siz.x1 = r.u32();
-  siz.y1 = r.u32();
-  siz.x0 = r.u32();
-  siz.y0 = r.u32();
-  siz.tw = r.u32();
-  siz.th = r.u32();
-  siz.tx0 = r.u32();
-  siz.ty0 = r.u32();
+  for (std::uint32_t* v : {&siz.x1, &siz.y1, &siz.x0, &siz.y0, &siz.tw, &siz.th, &siz.tx0, &siz.ty0}) *v = r.u32();
   const int csiz = r.u16();
   if (r.failed()) return corrupt("SIZ marker segment is truncated");
   // A.5.1 ranges, and a grid cap so that nothing derived from it can overflow an int.
@@ -213,18 +218,16 @@ Result<ComponentCodingOf> read_coc(Bytes body, std::size_t csiz) {
   c.component = read_component_index(r, csiz);
   const int scoc = r.u8();
   if (r.failed() || static_cast<std::size_t>(c.component) >= csiz) return corrupt("COC: bad component index");
-  if (Status st = read_spcod(r, (scoc & 1) != 0, c.coding); !st) return st.error();
+  if (Status st = read_spcod(r, (scoc & 1) != 0, c.value); !st) return st.error();
   return c;
 }
 
-Status write_coc(Out& out, int component, const ComponentCoding& coding, std::size_t csiz) {
-  if (Status st = check_component(component, csiz, "COC"); !st) return st;
-  Out body;
-  ByteWriter w(body);
-  write_component_index(w, component, csiz);
-  w.u8(coding.explicit_precincts ? 1 : 0);
-  write_spcod(w, coding);
-  return write_segment(out, marker::COC, body);
+Status write_coc(Out& out, const ComponentCodingOf& coc, std::size_t csiz) {
+  return write_component_segment(out, marker::COC, "COC", coc.component, csiz, [&](ByteWriter<Out>& w) {
+    w.u8(coc.value.explicit_precincts ? 1 : 0);
+    write_spcod(w, coc.value);
+    return Status{};
+  });
 }
 
 // ---- QCD, QCC ----
@@ -248,17 +251,13 @@ Result<QuantizationOf> read_qcc(Bytes body, std::size_t csiz) {
   QuantizationOf q;
   q.component = read_component_index(r, csiz);
   if (r.failed() || static_cast<std::size_t>(q.component) >= csiz) return corrupt("QCC: bad component index");
-  if (Status st = read_quant(r, r.remaining(), q.quant); !st) return st.error();
+  if (Status st = read_quant(r, r.remaining(), q.value); !st) return st.error();
   return q;
 }
 
-Status write_qcc(Out& out, int component, const Quantization& q, std::size_t csiz) {
-  if (Status st = check_component(component, csiz, "QCC"); !st) return st;
-  Out body;
-  ByteWriter w(body);
-  write_component_index(w, component, csiz);
-  if (Status st = write_quant(w, q); !st) return st;
-  return write_segment(out, marker::QCC, body);
+Status write_qcc(Out& out, const QuantizationOf& qcc, std::size_t csiz) {
+  return write_component_segment(out, marker::QCC, "QCC", qcc.component, csiz,
+                                 [&](ByteWriter<Out>& w) { return write_quant(w, qcc.value); });
 }
 
 // ---- RGN ----
@@ -276,14 +275,12 @@ Result<RoiShift> read_rgn(Bytes body, std::size_t csiz) {
 }
 
 Status write_rgn(Out& out, const RoiShift& roi, std::size_t csiz) {
-  if (Status st = check_component(roi.component, csiz, "RGN"); !st) return st;
-  if (roi.shift < 0 || roi.shift > 37) return corrupt("RGN: shift beyond 37 bit-planes");
-  Out body;
-  ByteWriter w(body);
-  write_component_index(w, roi.component, csiz);
-  w.u8(0);
-  w.u8(static_cast<std::uint8_t>(roi.shift));
-  return write_segment(out, marker::RGN, body);
+  return write_component_segment(out, marker::RGN, "RGN", roi.component, csiz, [&](ByteWriter<Out>& w) -> Status {
+    if (roi.shift < 0 || roi.shift > 37) return corrupt("RGN: shift beyond 37 bit-planes");
+    w.u8(0);  // Srgn: maxshift
+    w.u8(static_cast<std::uint8_t>(roi.shift));
+    return {};
+  });
 }
 
 // ---- POC ----

@@ -116,7 +116,7 @@ Result<std::vector<ComponentCoding>> main_styles(const syntax::MainHeader& main,
     if (seg.marker != marker::COC) continue;
     auto coc = syntax::read_coc(seg.body, static_cast<std::size_t>(csiz));
     if (!coc) return in_codestream(coc.error());
-    styles[static_cast<std::size_t>(coc->component)] = coc->coding;
+    styles[static_cast<std::size_t>(coc->component)] = coc->value;
   }
   return styles;
 }
@@ -128,7 +128,7 @@ Result<std::vector<ComponentCoding>> tile_styles(std::vector<ComponentCoding> st
       if (seg.marker != marker::COC) continue;
       auto coc = syntax::read_coc(seg.body, styles.size());
       if (!coc) return in_codestream(coc.error());
-      styles[static_cast<std::size_t>(coc->component)] = coc->coding;
+      styles[static_cast<std::size_t>(coc->component)] = coc->value;
     }
   return styles;
 }
@@ -180,23 +180,16 @@ Out empty_packets(std::uint64_t count, bool sop, bool eph, std::uint64_t first_n
 /// `offset` + its own in the merged codestream (Csiz 3), read and written by the shared syntax.
 Status put_component_segment(Out& out, const Segment& s, std::size_t csiz, int offset) {
   constexpr std::size_t kMerged = 3;
+  auto moved = [&](auto read, auto write) -> Status {
+    auto v = read(s.body, csiz);
+    if (!v) return in_codestream(v.error());
+    v->component += offset;
+    return write(out, *v, kMerged);
+  };
   switch (s.marker) {
-    case marker::COC: {
-      auto coc = syntax::read_coc(s.body, csiz);
-      if (!coc) return in_codestream(coc.error());
-      return syntax::write_coc(out, coc->component + offset, coc->coding, kMerged);
-    }
-    case marker::QCC: {
-      auto qcc = syntax::read_qcc(s.body, csiz);
-      if (!qcc) return in_codestream(qcc.error());
-      return syntax::write_qcc(out, qcc->component + offset, qcc->quant, kMerged);
-    }
-    case marker::RGN: {
-      auto rgn = syntax::read_rgn(s.body, csiz);
-      if (!rgn) return in_codestream(rgn.error());
-      rgn->component += offset;
-      return syntax::write_rgn(out, *rgn, kMerged);
-    }
+    case marker::COC: return moved(syntax::read_coc, syntax::write_coc);
+    case marker::QCC: return moved(syntax::read_qcc, syntax::write_qcc);
+    case marker::RGN: return moved(syntax::read_rgn, syntax::write_rgn);
     default: return corrupt(fmt::format("marker {:04X} is not a component segment", s.marker));
   }
 }
@@ -334,7 +327,7 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
     put(syntax::write_cod(out, cod));
   }
   // Chroma components: their own COC (last one wins, A.6.2) or the chroma COD's coding.
-  for (int c = 0; c < 2; ++c) put(syntax::write_coc(out, c + 1, (*styles_c)[static_cast<std::size_t>(c)], 3));
+  for (int c = 0; c < 2; ++c) put(syntax::write_coc(out, {c + 1, (*styles_c)[static_cast<std::size_t>(c)]}, 3));
   put(syntax::write_qcd(out, *qcd_y));
   for (int c = 0; c < 2; ++c) {
     syntax::Quantization q = *qcd_c;
@@ -342,9 +335,9 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
       if (s.marker == marker::QCC) {
         auto qcc = syntax::read_qcc(s.body, 2);
         if (!qcc) return in_codestream(qcc.error());
-        if (qcc->component == c) q = qcc->quant;
+        if (qcc->component == c) q = qcc->value;
       }
-    put(syntax::write_qcc(out, c + 1, q, 3));
+    put(syntax::write_qcc(out, {c + 1, q}, 3));
   }
   // Luma's per-component segments keep component 0; chroma's RGN moves up by one.
   for (const auto& s : py->main.segments)
@@ -368,7 +361,7 @@ Result<std::vector<std::uint8_t>> merge_luma_chroma(Bytes luma, Bytes chroma) {
           if (seg.marker == marker::COC) {
             auto coc = syntax::read_coc(seg.body, csiz);
             if (!coc) return in_codestream(coc.error());
-            levels = std::max(levels, coc->coding.levels);
+            levels = std::max(levels, coc->value.levels);
           }
       return levels + 1;
     };

@@ -19,20 +19,21 @@ using j2k::Bytes;
 using j2k::syntax::Out;
 
 /// A reader/writer pair must be idempotent after one round: write(read(write(read(b)))) equals
-/// write(read(b)), and a segment the writer made is always read back.
-template <typename Read, typename Write>
-void round_trip(Bytes body, Read read, Write write) {
-  auto first = read(body);
+/// write(read(b)), and a segment the writer made is always read back. `csiz`: the component
+/// count, for the pairs that take it.
+template <typename Read, typename Write, typename... Csiz>
+void round_trip(Bytes body, Read read, Write write, Csiz... csiz) {
+  auto first = read(body, csiz...);
   if (!first.ok()) return;
   Out once;
-  if (!write(once, *first).ok()) return;
+  if (!write(once, *first, csiz...).ok()) return;
   j2k::ByteReader r(once);
   auto seg = j2k::syntax::read_segment(r);
   if (!seg.ok()) __builtin_trap();  // the writer made a segment the reader refuses
-  auto second = read(seg->body);
+  auto second = read(seg->body, csiz...);
   if (!second.ok()) __builtin_trap();
   Out twice;
-  if (!write(twice, *second).ok() || twice != once) __builtin_trap();
+  if (!write(twice, *second, csiz...).ok() || twice != once) __builtin_trap();
 }
 
 void syntax_walk(Bytes data) {
@@ -45,35 +46,17 @@ void syntax_walk(Bytes data) {
   if (!length.ok() || *length != header->length) __builtin_trap();
   auto siz = syntax::read_siz(header->siz.body);
   if (!siz.ok()) return;
-  round_trip(header->siz.body, [](Bytes b) { return syntax::read_siz(b); }, [](Out& o, const syntax::Siz& s) { return syntax::write_siz(o, s); });
+  round_trip(header->siz.body, syntax::read_siz, syntax::write_siz);
   const std::size_t csiz = siz->components.size();
   for (const auto& seg : header->segments) {
     switch (seg.marker) {
-      case marker::COD:
-        round_trip(seg.body, [](Bytes b) { return syntax::read_cod(b); }, [](Out& o, const syntax::CodingStyle& c) { return syntax::write_cod(o, c); });
-        break;
-      case marker::COC:
-        round_trip(seg.body, [csiz](Bytes b) { return syntax::read_coc(b, csiz); },
-                   [csiz](Out& o, const syntax::ComponentCodingOf& c) { return syntax::write_coc(o, c.component, c.coding, csiz); });
-        break;
-      case marker::QCD:
-        round_trip(seg.body, [](Bytes b) { return syntax::read_qcd(b); }, [](Out& o, const syntax::Quantization& q) { return syntax::write_qcd(o, q); });
-        break;
-      case marker::QCC:
-        round_trip(seg.body, [csiz](Bytes b) { return syntax::read_qcc(b, csiz); },
-                   [csiz](Out& o, const syntax::QuantizationOf& q) { return syntax::write_qcc(o, q.component, q.quant, csiz); });
-        break;
-      case marker::RGN:
-        round_trip(seg.body, [csiz](Bytes b) { return syntax::read_rgn(b, csiz); },
-                   [csiz](Out& o, const syntax::RoiShift& r) { return syntax::write_rgn(o, r, csiz); });
-        break;
-      case marker::POC:
-        round_trip(seg.body, [csiz](Bytes b) { return syntax::read_poc(b, csiz); },
-                   [csiz](Out& o, const std::vector<syntax::ProgressionChange>& p) { return syntax::write_poc(o, p, csiz); });
-        break;
-      case marker::TLM:
-        round_trip(seg.body, [](Bytes b) { return syntax::read_tlm(b); }, [](Out& o, const syntax::TileLengths& t) { return syntax::write_tlm(o, t); });
-        break;
+      case marker::COD: round_trip(seg.body, syntax::read_cod, syntax::write_cod); break;
+      case marker::COC: round_trip(seg.body, syntax::read_coc, syntax::write_coc, csiz); break;
+      case marker::QCD: round_trip(seg.body, syntax::read_qcd, syntax::write_qcd); break;
+      case marker::QCC: round_trip(seg.body, syntax::read_qcc, syntax::write_qcc, csiz); break;
+      case marker::RGN: round_trip(seg.body, syntax::read_rgn, syntax::write_rgn, csiz); break;
+      case marker::POC: round_trip(seg.body, syntax::read_poc, syntax::write_poc, csiz); break;
+      case marker::TLM: round_trip(seg.body, syntax::read_tlm, syntax::write_tlm); break;
       default: break;
     }
   }

@@ -14,9 +14,30 @@ using namespace j2k::decoder;
 
 namespace {
 
+struct Geometry {
+  int x0, y0, w, h;
+  Rect rect() const { return {x0, y0, x0 + w, y0 + h}; }
+  /// Random coefficients for the region: integers in ±`range`, times `scale` (1 for 5/3).
+  template <typename T>
+  std::vector<T> random(std::mt19937& rng, int range = 1000, float scale = 1.0f) const {
+    std::vector<T> buf(static_cast<std::size_t>(w) * h);
+    for (auto& v : buf) v = static_cast<T>(static_cast<float>(static_cast<int>(rng() % (2 * range + 1)) - range) * scale);
+    return buf;
+  }
+};
+const Geometry kGeometries[] = {{0, 0, 64, 64}, {1, 0, 1, 1}, {0, 1, 2, 1}, {3, 5, 17, 9},  {2, 7, 131, 3},
+                                {5, 2, 1, 33},  {0, 0, 2, 2}, {7, 7, 65, 67}, {1, 1, 200, 150}};
+
+/// One row at a time, and rows then column strips of several widths.
+const std::pair<own::IdwtSchedule, int> kSchedules[] = {{own::IdwtSchedule::fused, 0}, {own::IdwtSchedule::split, 64},
+                                                        {own::IdwtSchedule::split, 8}, {own::IdwtSchedule::split, 3},
+                                                        {own::IdwtSchedule::split, 1}};
+
 /// Reference: F.3.2 2D_SR as HOR_SR on rows then VER_SR on columns, through the line twins.
 template <typename T, typename Line>
-std::vector<T> reference(std::vector<T> buf, int w, int h, const Rect& r, Line line) {
+std::vector<T> reference(std::vector<T> buf, const Geometry& g, Line line) {
+  const int w = g.w, h = g.h;
+  const Rect r = g.rect();
   const int low_w = (r.x1 + 1) / 2 - (r.x0 + 1) / 2, low_h = (r.y1 + 1) / 2 - (r.y0 + 1) / 2;
   const int sx = r.x0 & 1, sy = r.y0 & 1;
   std::vector<T> x(static_cast<std::size_t>(std::max(w, h)));
@@ -41,27 +62,17 @@ std::vector<T> reference(std::vector<T> buf, int w, int h, const Rect& r, Line l
   return buf;
 }
 
-struct Geometry {
-  int x0, y0, w, h;
-};
-const Geometry kGeometries[] = {{0, 0, 64, 64}, {1, 0, 1, 1}, {0, 1, 2, 1}, {3, 5, 17, 9},  {2, 7, 131, 3},
-                                {5, 2, 1, 33},  {0, 0, 2, 2}, {7, 7, 65, 67}, {1, 1, 200, 150}};
-
 // Both schedules (one row at a time; rows then column strips of several widths) must give
 // the reference's results: exactly for 5/3, and for 9/7 the same floats bit for bit (the
 // kernels perform each sample's operations in the reference's order).
 TEST(Idwt, FiveThreeMatchesLineReferenceExactly) {
   std::mt19937 rng(7);
   for (const Geometry& g : kGeometries) {
-    Rect r{g.x0, g.y0, g.x0 + g.w, g.y0 + g.h};
-    std::vector<std::int32_t> buf(static_cast<std::size_t>(g.w) * g.h);
-    for (auto& v : buf) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
-    auto want = reference(buf, g.w, g.h, r, own::idwt53_line_reference);
-    for (auto [schedule, strip] : {std::pair{own::IdwtSchedule::fused, 0}, std::pair{own::IdwtSchedule::split, 64},
-                                   std::pair{own::IdwtSchedule::split, 8}, std::pair{own::IdwtSchedule::split, 3},
-                                   std::pair{own::IdwtSchedule::split, 1}}) {
+    const auto buf = g.random<std::int32_t>(rng);
+    auto want = reference(buf, g, own::idwt53_line_reference);
+    for (auto [schedule, strip] : kSchedules) {
       auto got = buf;
-      own::idwt53_level(got.data(), g.w, r, schedule, strip);
+      own::idwt53_level(got.data(), g.w, g.rect(), schedule, strip);
       EXPECT_EQ(got, want) << g.x0 << "," << g.y0 << " " << g.w << "x" << g.h << " strip " << strip;
     }
   }
@@ -70,15 +81,11 @@ TEST(Idwt, FiveThreeMatchesLineReferenceExactly) {
 TEST(Idwt, NineSevenMatchesLineReference) {
   std::mt19937 rng(9);
   for (const Geometry& g : kGeometries) {
-    Rect r{g.x0, g.y0, g.x0 + g.w, g.y0 + g.h};
-    std::vector<float> buf(static_cast<std::size_t>(g.w) * g.h);
-    for (auto& v : buf) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) * 0.37f;
-    auto want = reference(buf, g.w, g.h, r, own::idwt97_line_reference);
-    for (auto [schedule, strip] : {std::pair{own::IdwtSchedule::fused, 0}, std::pair{own::IdwtSchedule::split, 64},
-                                   std::pair{own::IdwtSchedule::split, 8}, std::pair{own::IdwtSchedule::split, 3},
-                                   std::pair{own::IdwtSchedule::split, 1}}) {
+    const auto buf = g.random<float>(rng, 1000, 0.37f);
+    auto want = reference(buf, g, own::idwt97_line_reference);
+    for (auto [schedule, strip] : kSchedules) {
       auto got = buf;
-      own::idwt97_level(got.data(), g.w, r, schedule, strip);
+      own::idwt97_level(got.data(), g.w, g.rect(), schedule, strip);
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_EQ(got[i], want[i]) << g.w << "x" << g.h << " at " << i << " strip " << strip;
     }
@@ -90,19 +97,16 @@ TEST(Idwt, NineSevenMatchesLineReference) {
 TEST(Idwt, EmittedRowsMatchRoundedReference) {
   std::mt19937 rng(13);
   for (const Geometry& g : kGeometries) {
-    Rect r{g.x0, g.y0, g.x0 + g.w, g.y0 + g.h};
-    std::vector<float> buf(static_cast<std::size_t>(g.w) * g.h);
-    for (auto& v : buf) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) * 0.37f;
-    auto want = reference(buf, g.w, g.h, r, own::idwt97_line_reference);
-    std::vector<std::int32_t> ibuf(buf.size());
-    for (auto& v : ibuf) v = static_cast<std::int32_t>(rng() % 2001) - 1000;
-    auto iwant = reference(ibuf, g.w, g.h, r, own::idwt53_line_reference);
+    const auto buf = g.random<float>(rng, 1000, 0.37f);
+    auto want = reference(buf, g, own::idwt97_line_reference);
+    const auto ibuf = g.random<std::int32_t>(rng);
+    auto iwant = reference(ibuf, g, own::idwt53_line_reference);
     for (auto schedule : {own::IdwtSchedule::fused, own::IdwtSchedule::split}) {
       std::vector<std::int32_t> got(buf.size(), 12345), igot(buf.size(), 12345);
       auto copy = buf;
-      own::idwt97_level(copy.data(), g.w, r, schedule, 16, got.data());
+      own::idwt97_level(copy.data(), g.w, g.rect(), schedule, 16, got.data());
       auto icopy = ibuf;
-      own::idwt53_level(icopy.data(), g.w, r, schedule, 16, igot.data());
+      own::idwt53_level(icopy.data(), g.w, g.rect(), schedule, 16, igot.data());
       for (std::size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got[i], static_cast<std::int32_t>(std::nearbyint(want[i]))) << g.w << "x" << g.h << " at " << i;
         ASSERT_EQ(igot[i], iwant[i]) << g.w << "x" << g.h << " at " << i;
@@ -117,13 +121,11 @@ TEST(Idwt, KernelVariantsAgree) {
   const own::IdwtKernels portable = own::make_idwt_dsp(0), simd = own::make_idwt_dsp(own::kCpuAll);
   std::mt19937 rng(11);
   for (const Geometry& g : kGeometries) {
-    Rect r{g.x0, g.y0, g.x0 + g.w, g.y0 + g.h};
-    std::vector<float> buf(static_cast<std::size_t>(g.w) * g.h);
-    for (auto& v : buf) v = static_cast<float>(static_cast<int>(rng() % 20001) - 10000) * 0.173f;
+    const auto buf = g.random<float>(rng, 10000, 0.173f);
     for (auto schedule : {own::IdwtSchedule::fused, own::IdwtSchedule::split}) {
       auto base = buf, v3 = buf;
-      own::idwt97_level(base.data(), g.w, r, schedule, 16, nullptr, &portable);
-      own::idwt97_level(v3.data(), g.w, r, schedule, 16, nullptr, &simd);
+      own::idwt97_level(base.data(), g.w, g.rect(), schedule, 16, nullptr, &portable);
+      own::idwt97_level(v3.data(), g.w, g.rect(), schedule, 16, nullptr, &simd);
       EXPECT_EQ(base, v3) << g.w << "x" << g.h;
     }
   }

@@ -16,6 +16,7 @@
 #include "packetizer/rtp_j2k_packetizer.hpp"
 #include "packetizer/rtp_packetizer.hpp"
 #include "depacketizer/rtp_session.hpp"
+#include "mxf_stream.hpp"
 
 using namespace j2k;
 using namespace j2k::depacketizer;
@@ -38,23 +39,8 @@ std::vector<std::uint8_t> fake_codestream(int frame, std::size_t size) {
 /// An MXF stream as j2ksend sends it: header metadata every 10 frames, one element a frame.
 Packets mxf_stream(std::uint32_t ssrc, int frames, std::size_t frame_bytes, std::uint16_t first_seq = 100,
                    std::uint32_t first_ts = 0) {
-  MxfPictureParams params;
-  params.width = 1280; params.height = 720; params.depth = 10;
-  RtpPacketizer packetizer(ssrc, 96, first_seq, 1400);
-  Packets out;
-  for (int f = 0; f < frames; ++f) {
-    const auto ts = first_ts + static_cast<std::uint32_t>(f * 3600);
-    if (f % 10 == 0) {
-      auto primer = mxf_primer_pack();
-      auto desc = mxf_cdci_descriptor(params);
-      packetizer.packetize(mxf_partition_pack(f == 0, 0, primer.size() + desc.size()), ts, out);
-      packetizer.packetize(primer, ts, out);
-      packetizer.packetize(desc, ts, out);
-    }
-    packetizer.packetize(mxf_system_item(static_cast<std::uint16_t>(f)), ts, out);
-    packetizer.packetize(mxf_picture_element(fake_codestream(f, frame_bytes)), ts, out);
-  }
-  return out;
+  return test::mxf_rtp_packets({.ssrc = ssrc, .first_sequence = first_seq, .first_timestamp = first_ts}, frames,
+                               [&](int f) { return fake_codestream(f, frame_bytes); });
 }
 
 Packets rfc5371_stream(std::uint32_t ssrc, int frames, std::size_t frame_bytes) {
@@ -316,18 +302,24 @@ TEST(SessionCapture, TwoSendersInARowAreBothCountedPerSsrcAndInTotal) {
   }
 }
 
+namespace {
+/// Eight frames of RFC 5371 (or MXF), 300 µs apart, through a session told `format` (or none).
+StreamSnapshot receive_eight_frames(bool rfc, std::optional<PayloadFormat> format, Collect& out) {
+  SessionConfig config;
+  config.format = format;
+  RtpSession session(out.sink(), config);
+  Clock::time_point t = kT0;
+  for (auto& p : rfc ? rfc5371_stream(3, 8, 4000) : mxf_stream(3, 8, 4000)) session.on_datagram(p, t += std::chrono::microseconds(300));
+  session.flush();
+  return session.snapshot();
+}
+}  // namespace
+
 // Issue 10 item 8 / issue 13 item 5: detection without format=, and a stated format that does not fit.
 TEST(PayloadFormat, DetectedFromThePayloadWhenNotStated) {
   for (bool rfc : {false, true}) {
     Collect out;
-    SessionConfig config;
-    config.format.reset();
-    RtpSession session(out.sink(), config);
-    Packets packets = rfc ? rfc5371_stream(3, 8, 4000) : mxf_stream(3, 8, 4000);
-    Clock::time_point t = kT0;
-    for (auto& p : packets) session.on_datagram(p, t += std::chrono::microseconds(300));
-    session.flush();
-    auto s = session.snapshot();
+    const auto s = receive_eight_frames(rfc, std::nullopt, out);
     EXPECT_EQ(s.payload_format, rfc ? "rfc5371" : "mxf");
     EXPECT_TRUE(s.format_detected);
     EXPECT_EQ(out.complete(), 8u);
@@ -338,14 +330,7 @@ TEST(PayloadFormat, StatedFormatThatDoesNotFitIsSaidInOneLineAndCounted) {
   for (bool send_rfc : {false, true}) {
     LogCapture log("depacketizer");
     Collect out;
-    SessionConfig config;
-    config.format = send_rfc ? PayloadFormat::mxf : PayloadFormat::rfc5371;
-    RtpSession session(out.sink(), config);
-    Packets packets = send_rfc ? rfc5371_stream(3, 8, 4000) : mxf_stream(3, 8, 4000);
-    Clock::time_point t = kT0;
-    for (auto& p : packets) session.on_datagram(p, t += std::chrono::microseconds(300));
-    session.flush();
-    auto s = session.snapshot();
+    const auto s = receive_eight_frames(send_rfc, send_rfc ? PayloadFormat::mxf : PayloadFormat::rfc5371, out);
     EXPECT_EQ(s.frames_complete + s.frames_incomplete, 0u) << "no bogus frames from the wrong format";
     EXPECT_GT(s.packets_wrong_format, 0u);
     EXPECT_EQ(log.count("does not look like"), 1u) << log.text();

@@ -8,6 +8,7 @@
 #include "packetizer/mxf_writer.hpp"
 #include "packetizer/rtp_packetizer.hpp"
 #include "depacketizer/rtp_session.hpp"
+#include "mxf_stream.hpp"
 
 using namespace j2k;
 using namespace j2k::depacketizer;
@@ -27,24 +28,8 @@ std::vector<std::uint8_t> fake_codestream(int frame, std::size_t size) {
 
 /// A stream as j2ksend makes it: header metadata on frame 0 and every `repeat` frames.
 Packets make_stream(int frames, std::size_t frame_bytes, int repeat = 10, std::size_t mtu = 1400) {
-  MxfPictureParams params;
-  params.width = 1280; params.height = 720; params.depth = 10;
-  RtpPacketizer packetizer(0xCAFE, 96, 65000, mtu);
-  Packets out;
-  for (int f = 0; f < frames; ++f) {
-    const auto ts = static_cast<std::uint32_t>(f * 1800);
-    if (f % repeat == 0) {
-      auto primer = mxf_primer_pack();
-      auto desc = mxf_cdci_descriptor(params);
-      packetizer.packetize(mxf_partition_pack(f == 0, 0, primer.size() + desc.size()), ts, out);
-      packetizer.packetize(primer, ts, out);
-      packetizer.packetize(desc, ts, out);
-    }
-    packetizer.packetize(mxf_system_item(static_cast<std::uint16_t>(f)), ts, out);
-    auto cs = fake_codestream(f, frame_bytes + static_cast<std::size_t>(f) * 37);
-    packetizer.packetize(mxf_picture_element(cs), ts, out);
-  }
-  return out;
+  return test::mxf_rtp_packets({.first_sequence = 65000, .mtu = mtu, .timestamp_step = 1800, .header_every = repeat}, frames,
+                               [&](int f) { return fake_codestream(f, frame_bytes + static_cast<std::size_t>(f) * 37); });
 }
 
 }  // namespace

@@ -84,9 +84,17 @@ TEST(RtpSequence, WrapsAt16Bits) {
   EXPECT_EQ(t.duplicates(), 0u);
 }
 
-TEST(RtpSequence, LargeJumpIsARestartNotLoss) {
+namespace {
+/// A tracker that has seen sequence numbers 10 to 19, in order.
+RtpSequenceTracker tracker_after_ten_packets() {
   RtpSequenceTracker t;
   for (std::uint16_t s = 10; s < 20; ++s) t.accept(s);
+  return t;
+}
+}  // namespace
+
+TEST(RtpSequence, LargeJumpIsARestartNotLoss) {
+  RtpSequenceTracker t = tracker_after_ten_packets();
   EXPECT_EQ(t.accept(40000), RtpSequenceTracker::Verdict::stray);
   EXPECT_EQ(t.accept(40001), RtpSequenceTracker::Verdict::restart);
   t.accept(40002);
@@ -96,8 +104,7 @@ TEST(RtpSequence, LargeJumpIsARestartNotLoss) {
 }
 
 TEST(RtpSequence, StrayPacketIsIgnoredNotARestart) {
-  RtpSequenceTracker t;
-  for (std::uint16_t s = 10; s < 20; ++s) t.accept(s);
+  RtpSequenceTracker t = tracker_after_ten_packets();
   EXPECT_EQ(t.accept(30000), RtpSequenceTracker::Verdict::stray);
   EXPECT_EQ(t.accept(20), RtpSequenceTracker::Verdict::in_order);
   EXPECT_EQ(t.lost(), 0u);

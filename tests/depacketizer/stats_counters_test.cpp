@@ -41,12 +41,9 @@ TEST(StatsCounters, PeriodicLineShowsEveryHostileInputCounter) {
 
 TEST(StatsCounters, JsonSummaryHasPayloadCountersAndEverySsrc) {
   const auto j = pipeline::summary_json(sample(), 3);
-  EXPECT_EQ(j["payload"]["errors"], 3);
-  EXPECT_EQ(j["payload"]["resync_skipped_packets"], 5);
-  EXPECT_EQ(j["payload"]["offsets_rejected"], 7);
-  EXPECT_EQ(j["payload"]["units_capped"], 2);
-  EXPECT_EQ(j["payload"]["descriptors_rejected"], 11);
-  EXPECT_EQ(j["payload"]["wrong_format_packets"], 19);
+  const std::pair<const char*, int> payload[] = {{"errors", 3},       {"resync_skipped_packets", 5}, {"offsets_rejected", 7},
+                                                 {"units_capped", 2}, {"descriptors_rejected", 11},  {"wrong_format_packets", 19}};
+  for (const auto& [key, value] : payload) EXPECT_EQ(j["payload"][key], value) << key;
   EXPECT_EQ(j["packets"]["suspect"], 13);
   EXPECT_EQ(j["packets"]["truncated"], 23);
   EXPECT_EQ(j["stream"]["transport"], "rfc5371");

@@ -31,16 +31,9 @@ std::vector<std::uint8_t> fake_codestream(std::size_t n, std::uint8_t seed) {
 }
 
 packetizer::TsMuxConfig mux_config(bool interlaced = false) {
-  packetizer::TsMuxConfig c;
-  c.descriptor.horizontal_size = 1920;
-  c.descriptor.vertical_size = 1080;
-  c.descriptor.den_frame_rate = 1001;
-  c.descriptor.num_frame_rate = 30000;
-  c.descriptor.color_specification = 3;
-  c.descriptor.max_bit_rate = 150000000;
-  c.descriptor.interlaced_video = interlaced;
-  c.field_order = 1;
-  return c;
+  return {.descriptor = {.horizontal_size = 1920, .vertical_size = 1080, .max_bit_rate = 150000000, .den_frame_rate = 1001,
+                         .num_frame_rate = 30000, .color_specification = 3, .interlaced_video = interlaced},
+          .field_order = 1};
 }
 
 /// The TS of `frames` frames, split into 188-byte packets.
@@ -172,16 +165,9 @@ TEST(Tr01Elsm, AcceptsProgressiveWithZeroSecondSizeAndRejectsWrongBoxes) {
 }
 
 TEST(Tr01Descriptor, RoundTripsAndRejectsShortBodies) {
-  tsn::J2kVideoDescriptor d;
-  d.profile_and_level = 0x0102;
-  d.horizontal_size = 3840;
-  d.vertical_size = 2160;
-  d.max_bit_rate = 1;
-  d.max_buffer_size = 2;
-  d.den_frame_rate = 1;
-  d.num_frame_rate = 50;
-  d.color_specification = 6;
-  d.interlaced_video = true;
+  const tsn::J2kVideoDescriptor d{.profile_and_level = 0x0102, .horizontal_size = 3840, .vertical_size = 2160, .max_bit_rate = 1,
+                                  .max_buffer_size = 2, .den_frame_rate = 1, .num_frame_rate = 50, .color_specification = 6,
+                                  .interlaced_video = true};
   std::vector<std::uint8_t> b;
   tsn::append_j2k_video_descriptor(b, d);
   ASSERT_EQ(b.size(), 26u);

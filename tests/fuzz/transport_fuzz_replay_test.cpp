@@ -29,14 +29,8 @@ std::vector<std::uint8_t> pseudo_codestream(std::size_t n, int seed) {
 
 /// Raw TS (mode 0) or RTP/MP2T datagrams (mode 1) of three frames, progressive or interlaced.
 Input ts_input(bool datagrams, bool interlaced) {
-  packetizer::TsMuxConfig mc;
-  mc.descriptor.horizontal_size = 64;
-  mc.descriptor.vertical_size = 48;
-  mc.descriptor.den_frame_rate = 1;
-  mc.descriptor.num_frame_rate = 25;
-  mc.descriptor.color_specification = 2;
-  mc.descriptor.interlaced_video = interlaced;
-  packetizer::TsMuxer muxer(mc);
+  packetizer::TsMuxer muxer({.descriptor = {.horizontal_size = 64, .vertical_size = 48, .den_frame_rate = 1, .num_frame_rate = 25,
+                                             .color_specification = 2, .interlaced_video = interlaced}});
   packetizer::RtpMp2tPacketizer rtp(99, 65533);
   Input out{static_cast<std::uint8_t>(datagrams ? 1 : 0)};
   for (int f = 0; f < 3; ++f) {

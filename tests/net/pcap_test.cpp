@@ -34,29 +34,41 @@ std::vector<std::uint8_t> frame_around(const std::vector<std::uint8_t>& payload,
   return f;
 }
 
+/// An MXF stream over RTP as a capture holds it: the partition pack and a 96x64 10-bit
+/// descriptor, then one picture element per frame (25 fps).
 struct Stream {
-  std::vector<std::vector<std::uint8_t>> packets;
-  std::vector<std::uint64_t> checksums;
-};
+  explicit Stream(std::uint16_t first_sequence = 65500) : packetizer(0xABCD, 96, first_sequence, 1200) {}
 
-Stream make_stream(int frames) {
-  Stream s;
-  packetizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
-  packetizer::MxfPictureParams mp;
-  mp.width = 96; mp.height = 64; mp.depth = 10;
-  packetizer::EncodeParams ep;
-  ep.lossless = true;
-  for (int f = 0; f < frames; ++f) {
-    PlanarImage img = test::photo_ycbcr(96, 64, 10, 2, 600 + 13 * f, 400 + 7 * f);
-    auto cs = packetizer::encode_openjpeg(img, ep);
-    EXPECT_TRUE(cs.ok());
-    s.checksums.push_back(checksum(img));
+  /// Frame f's packets (the header metadata before frame 0's).
+  void add(int f, Bytes element) {
     const auto ts = static_cast<std::uint32_t>(f * 3600);
     if (f == 0) {
-      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
-      packetizer.packetize(packetizer::mxf_cdci_descriptor(mp), ts, s.packets);
+      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, packets);
+      packetizer.packetize(packetizer::mxf_cdci_descriptor({.width = 96, .height = 64, .depth = 10}), ts, packets);
     }
-    packetizer.packetize(packetizer::mxf_picture_element(*cs), ts, s.packets);
+    packetizer.packetize(packetizer::mxf_picture_element(element), ts, packets);
+  }
+
+  packetizer::RtpPacketizer packetizer;
+  std::vector<std::vector<std::uint8_t>> packets;
+  std::vector<std::uint64_t> checksums;  ///< of make_stream's pictures
+};
+
+Result<std::vector<std::uint8_t>> encode_lossless(const PlanarImage& img) {
+  packetizer::EncodeParams ep;
+  ep.lossless = true;
+  return packetizer::encode_openjpeg(img, ep);
+}
+
+/// `frames` windows of the photograph, each a little further on.
+Stream make_stream(int frames) {
+  Stream s;
+  for (int f = 0; f < frames; ++f) {
+    PlanarImage img = test::photo_ycbcr(96, 64, 10, 2, 600 + 13 * f, 400 + 7 * f);
+    auto cs = encode_lossless(img);
+    EXPECT_TRUE(cs.ok());
+    s.checksums.push_back(checksum(img));
+    s.add(f, *cs);
   }
   return s;
 }
@@ -80,6 +92,21 @@ void write_pcap(const std::string& path, const Stream& s, std::uint16_t port) {
   }
   pcap_dump_close(dump);
   pcap_close(dead);
+}
+
+/// What j2kprobe said of a capture: its result and its --json summary.
+struct Probed {
+  test::CommandResult result;
+  nlohmann::json summary;
+};
+
+/// Writes `s` to capture FILE (datagrams to port 5004) and runs j2kprobe --json `options` on
+/// it; fatal unless the probe exits 0. Call it inside ASSERT_NO_FATAL_FAILURE.
+void probe_capture(const Stream& s, const std::string& file, const std::string& options, Probed& out) {
+  write_pcap(file, s, 5004);
+  out.result = test::run(test::bin("j2kprobe") + " 'pcap:" + file + "?port=5004' --json" + options, file + ".probe");
+  ASSERT_EQ(out.result.exit_code, 0) << out.result.err;
+  out.summary = nlohmann::json::parse(out.result.out);
 }
 
 /// pcapng by hand (libpcap reads it but cannot write it): SHB, IDB, then one EPB per frame.
@@ -123,45 +150,31 @@ TEST(PcapReplayProbe, CudaBackendWithoutAUsableGpuIsAnErrorAtOnce) {
 
 TEST(PcapReplayProbe, FrameLimitIsExactInFastReplay) {
   // Issue 10 item 5: --frames was ignored in fast pcap replay (all frames decoded for 3).
-  Stream s = make_stream(12);
-  write_pcap("limit.pcap", s, 5004);
-  auto r = test::run(test::bin("j2kprobe") + " 'pcap:limit.pcap?port=5004' --json --frames 3", "limit.probe");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto summary = nlohmann::json::parse(r.out);
-  EXPECT_EQ(summary["frames"]["complete"], 3);
-  EXPECT_EQ(summary["frames"]["incomplete"], 0);
-  EXPECT_EQ(summary["frames"]["decoded"], 3);
+  Probed probed;
+  ASSERT_NO_FATAL_FAILURE(probe_capture(make_stream(12), "limit.pcap", " --frames 3", probed));
+  EXPECT_EQ(probed.summary["frames"]["complete"], 3);
+  EXPECT_EQ(probed.summary["frames"]["incomplete"], 0);
+  EXPECT_EQ(probed.summary["frames"]["decoded"], 3);
 }
 
 TEST(PcapReplayProbe, AFrameFarLargerThanTheDescriptorIsRejectedAndTheRestDecode) {
   // Issue 9 item 1 (live path): the descriptor says 96x64; one picture element declares
   // 512x384. It is refused before decoding (counted), the stream goes on.
-  Stream s;
-  packetizer::RtpPacketizer packetizer(0xABCD, 96, 100, 1200);
-  packetizer::MxfPictureParams mp;
-  mp.width = 96; mp.height = 64; mp.depth = 10;
-  packetizer::EncodeParams ep;
-  ep.lossless = true;
+  Stream s(100);
   for (int f = 0; f < 6; ++f) {
     const bool big = f == 3;
-    auto cs = packetizer::encode_openjpeg(test::photo_ycbcr(big ? 512 : 96, big ? 384 : 64, 10, 2, 600, 400), ep);
+    auto cs = encode_lossless(test::photo_ycbcr(big ? 512 : 96, big ? 384 : 64, 10, 2, 600, 400));
     ASSERT_TRUE(cs.ok());
-    const auto ts = static_cast<std::uint32_t>(f * 3600);
-    if (f == 0) {
-      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
-      packetizer.packetize(packetizer::mxf_cdci_descriptor(mp), ts, s.packets);
-    }
-    packetizer.packetize(packetizer::mxf_picture_element(*cs), ts, s.packets);
+    s.add(f, *cs);
   }
-  write_pcap("oversize.pcap", s, 5004);
-  auto r = test::run(test::bin("j2kprobe") + " 'pcap:oversize.pcap?port=5004' --json", "oversize.probe");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto summary = nlohmann::json::parse(r.out);
+  Probed probed;
+  ASSERT_NO_FATAL_FAILURE(probe_capture(s, "oversize.pcap", "", probed));
+  auto& summary = probed.summary;
   EXPECT_EQ(summary["frames"]["complete"], 6);
   EXPECT_EQ(summary["frames"]["decoded"], 5);
   EXPECT_EQ(summary["frames"]["decode_failed"], 1);
   EXPECT_EQ(summary["frames"]["rejected_oversize"], 1);
-  EXPECT_NE(r.err.find("far beyond the descriptor"), std::string::npos) << r.err;
+  EXPECT_NE(probed.result.err.find("far beyond the descriptor"), std::string::npos) << probed.result.err;
 }
 
 }  // namespace
@@ -321,27 +334,16 @@ TEST(PcapReplayPlayer, CaptureEndsWithAMessageAndStatusAndStatisticsOnStderr) {
 // element) was counted in frames.unusable and again in frames.decode_failed.
 TEST(PcapReplayProbe, UnusableFramesAreCountedOnceInTheirOwnCounter) {
   Stream s;
-  packetizer::RtpPacketizer packetizer(0xABCD, 96, 65500, 1200);
-  packetizer::MxfPictureParams mp;
-  mp.width = 96; mp.height = 64; mp.depth = 10;
-  packetizer::EncodeParams ep;
-  ep.lossless = true;
   for (int f = 0; f < 6; ++f) {
-    auto cs = packetizer::encode_openjpeg(test::photo_ycbcr(96, 64, 10, 2, 600, 400), ep);
+    auto cs = encode_lossless(test::photo_ycbcr(96, 64, 10, 2, 600, 400));
     ASSERT_TRUE(cs.ok());
-    const auto ts = static_cast<std::uint32_t>(f * 3600);
-    if (f == 0) {
-      packetizer.packetize(packetizer::mxf_partition_pack(true, 0, 0), ts, s.packets);
-      packetizer.packetize(packetizer::mxf_cdci_descriptor(mp), ts, s.packets);
-    }
     std::vector<std::uint8_t> element = *cs;
     if (f % 2 == 1) element.assign(300, 0x55);  // frames 1, 3, 5: bytes that hold no codestream
-    packetizer.packetize(packetizer::mxf_picture_element(element), ts, s.packets);
+    s.add(f, element);
   }
-  write_pcap("unusable.pcap", s, 5004);
-  auto r = test::run(test::bin("j2kprobe") + " 'pcap:unusable.pcap?port=5004' --json", "unusable.probe");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto frames = nlohmann::json::parse(r.out)["frames"];
+  Probed probed;
+  ASSERT_NO_FATAL_FAILURE(probe_capture(s, "unusable.pcap", "", probed));
+  const auto& frames = probed.summary["frames"];
   EXPECT_EQ(frames["complete"], 6);
   EXPECT_EQ(frames["unusable"], 3);
   EXPECT_EQ(frames["decoded"], 3);

@@ -8,17 +8,31 @@
 
 using namespace j2k;
 
-TEST(UdpReceiver, ReceivesEveryDatagramWithKernelTimestamps) {
-  net::PacketQueue queue(4096);
+namespace {
+
+/// A receiver on a free port of 127.0.0.1 with `pool_packets` buffers.
+Result<std::unique_ptr<net::UdpReceiver>> local_receiver(net::PacketQueue& queue, std::size_t pool_packets) {
   net::ReceiverConfig rc;
   rc.address = "127.0.0.1";
   rc.port = 0;  // any free port
-  rc.pool_packets = 512;
-  auto rx = net::UdpReceiver::open(rc, queue);
+  rc.pool_packets = pool_packets;
+  return net::UdpReceiver::open(rc, queue);
+}
+
+/// A sender to `rx`.
+Result<std::unique_ptr<net::UdpSender>> sender_to(const net::UdpReceiver& rx) {
+  return net::UdpSender::open({"127.0.0.1", rx.port(), "", 1, 8 << 20, ""});
+}
+
+}  // namespace
+
+TEST(UdpReceiver, ReceivesEveryDatagramWithKernelTimestamps) {
+  net::PacketQueue queue(4096);
+  auto rx = local_receiver(queue, 512);
   ASSERT_TRUE(rx.ok()) << rx.error().message;
   EXPECT_TRUE((*rx)->kernel_timestamps());
   (*rx)->start();
-  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1, 8 << 20, ""});
+  auto tx = sender_to(**rx);
   ASSERT_TRUE(tx.ok());
   const auto before = std::chrono::steady_clock::now();
   std::vector<std::uint8_t> datagram(1200);
@@ -43,13 +57,10 @@ TEST(UdpReceiver, ReceivesEveryDatagramWithKernelTimestamps) {
 
 TEST(UdpReceiver, FullQueueDropsAndCountsNeverBlocks) {
   net::PacketQueue queue(10);
-  net::ReceiverConfig rc;
-  rc.address = "127.0.0.1";
-  rc.pool_packets = 64;
-  auto rx = net::UdpReceiver::open(rc, queue);
+  auto rx = local_receiver(queue, 64);
   ASSERT_TRUE(rx.ok());
   (*rx)->start();
-  auto tx = net::UdpSender::open({"127.0.0.1", (*rx)->port(), "", 1, 8 << 20, ""});
+  auto tx = sender_to(**rx);
   std::vector<std::uint8_t> datagram(100);
   for (int i = 0; i < 200; ++i) (*tx)->send(datagram);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

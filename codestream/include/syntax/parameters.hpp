@@ -86,13 +86,16 @@ struct CodingStyle {
 Result<CodingStyle> read_cod(Bytes body);
 Status write_cod(Out& out, const CodingStyle& cod);
 
-struct ComponentCodingOf {
+/// What a COC or QCC segment says: one component's coding style or quantisation.
+template <typename T>
+struct OfComponent {
   int component = 0;
-  ComponentCoding coding;
+  T value;
 };
+using ComponentCodingOf = OfComponent<ComponentCoding>;
 /// COC of a codestream with `csiz` components (the index is 16 bits when Csiz >= 257, A.6.2).
 Result<ComponentCodingOf> read_coc(Bytes body, std::size_t csiz);
-Status write_coc(Out& out, int component, const ComponentCoding& coding, std::size_t csiz);
+Status write_coc(Out& out, const ComponentCodingOf& coc, std::size_t csiz);
 
 // ---- QCD, QCC (A.6.4, A.6.5) ----
 
@@ -106,12 +109,9 @@ struct Quantization {
 Result<Quantization> read_qcd(Bytes body);
 Status write_qcd(Out& out, const Quantization& q);
 
-struct QuantizationOf {
-  int component = 0;
-  Quantization quant;
-};
+using QuantizationOf = OfComponent<Quantization>;
 Result<QuantizationOf> read_qcc(Bytes body, std::size_t csiz);
-Status write_qcc(Out& out, int component, const Quantization& q, std::size_t csiz);
+Status write_qcc(Out& out, const QuantizationOf& qcc, std::size_t csiz);
 
 // ---- RGN (A.6.3) ----
 

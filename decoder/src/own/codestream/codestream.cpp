@@ -45,7 +45,7 @@ Status read_param_marker(const syntax::Segment& seg, HeaderParams& p, std::size_
     case marker::COC: {
       auto coc = syntax::read_coc(seg.body, ncomp);
       if (!coc) return coc.error();
-      p.coc[static_cast<std::size_t>(coc->component)] = coc->coding;
+      p.coc[static_cast<std::size_t>(coc->component)] = coc->value;
       return {};
     }
     case marker::QCD: {
@@ -57,7 +57,7 @@ Status read_param_marker(const syntax::Segment& seg, HeaderParams& p, std::size_
     case marker::QCC: {
       auto qcc = syntax::read_qcc(seg.body, ncomp);
       if (!qcc) return qcc.error();
-      p.qcc[static_cast<std::size_t>(qcc->component)] = std::move(qcc->quant);
+      p.qcc[static_cast<std::size_t>(qcc->component)] = std::move(qcc->value);
       return {};
     }
     case marker::RGN: {
