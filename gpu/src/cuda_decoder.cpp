@@ -102,6 +102,13 @@ class ReconstructorPool {
   std::vector<CudaReconstructor*> free_;
 };
 
+/// Gives a frame's coefficient buffers back to the decoder they came from when the scope ends.
+struct RecycleOnExit {
+  decoder::CoefficientDecoder& to;
+  decoder::CoefficientFrame& frame;
+  ~RecycleOnExit() { to.recycle(std::move(frame)); }
+};
+
 class CudaBackend final : public CudaDecoder {
  public:
   CudaBackend(const CudaDecoderOptions& options, std::shared_ptr<ReconstructorPool> pool)
@@ -133,11 +140,7 @@ class CudaBackend final : public CudaDecoder {
   Result<PlanarImage> run_gpu_tier1(Bytes codestream, const decoder::DecodeOptions& options, ReconstructRequest req) {
     auto frame = coefficients_.decode_deferred(codestream, options, batch_, &stats_);
     if (!frame) return frame.error();
-    struct Recycle {
-      decoder::CoefficientDecoder& to;
-      decoder::CoefficientFrame& frame;
-      ~Recycle() { to.recycle(std::move(frame)); }
-    } recycle{coefficients_, *frame};
+    RecycleOnExit recycle{coefficients_, *frame};
     req.tier1 = &batch_;
     auto lease = pool_->acquire();
     if (!lease) return lease.error();
@@ -178,11 +181,7 @@ class CudaBackend final : public CudaDecoder {
     // buffers go back to it right after).
     auto frame = coefficients_.decode(codestream, options, &stats_);
     if (!frame) return frame.error();
-    struct Recycle {
-      decoder::CoefficientDecoder& to;
-      decoder::CoefficientFrame& frame;
-      ~Recycle() { to.recycle(std::move(frame)); }
-    } recycle{coefficients_, *frame};
+    RecycleOnExit recycle{coefficients_, *frame};
     if (active_) {
       auto lease = pool_->acquire();
       auto img = lease ? (*lease)->reconstruct(*frame, req, &times_) : Result<PlanarImage>(lease.error());

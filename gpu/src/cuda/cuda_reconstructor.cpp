@@ -616,18 +616,15 @@ Result<Staged> CudaReconstructor::Impl::stage(Slot& slot, const CoefficientFrame
         l = cuda::LevelDesc{};
         if (res > dl || w == 0 || h == 0) continue;
         const Rect rr = shift_rect(cc.rect, cc.levels - res);
-        l.a = work_a + work_pos;
-        l.b = work_b + work_pos;
-        l.stride = d.stride;
-        l.x0 = rr.x0;
-        l.y0 = rr.y0;
-        l.x1 = rr.x1;
-        l.y1 = rr.y1;
-        l.is_float = d.is_float;
-        l.active = rr.width() > 0 && rr.height() > 0 ? 1 : 0;
-        l.level = res;
-        l.dq = reinterpret_cast<const cuda::DequantDesc*>(dev + tp.dequant_off) + c;
-        l.coeffs = out.d_coeffs;
+        l = {.a = work_a + work_pos,
+             .b = work_b + work_pos,
+             .stride = d.stride,
+             .x0 = rr.x0, .y0 = rr.y0, .x1 = rr.x1, .y1 = rr.y1,
+             .is_float = d.is_float,
+             .active = rr.width() > 0 && rr.height() > 0 ? 1 : 0,
+             .level = res,
+             .dq = reinterpret_cast<const cuda::DequantDesc*>(dev + tp.dequant_off) + c,
+             .coeffs = out.d_coeffs};
         auto& mw = tp.level_max_w[static_cast<std::size_t>(res - 1)];
         auto& mh = tp.level_max_h[static_cast<std::size_t>(res - 1)];
         mw = std::max(mw, rr.width());

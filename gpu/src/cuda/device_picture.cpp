@@ -17,24 +17,16 @@ namespace {
 // runtime is linked statically, the driver library is loaded by it). Allocations made this
 // way can be exported as a file descriptor that OpenGL imports (EXT_memory_object_fd).
 struct Vmm {
-  using MemCreate = CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long);
-  using Export = CUresult (*)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long);
-  using Granularity = CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags);
-  using Reserve = CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long);
-  using Map = CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
-  using SetAccess = CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t);
-  using Unmap = CUresult (*)(CUdeviceptr, size_t);
-  using Release = CUresult (*)(CUmemGenericAllocationHandle);
-  using AddressFree = CUresult (*)(CUdeviceptr, size_t);
-  MemCreate create = nullptr;
-  Export export_handle = nullptr;
-  Granularity granularity = nullptr;
-  Reserve reserve = nullptr;
-  Map map = nullptr;
-  SetAccess set_access = nullptr;
-  Unmap unmap = nullptr;
-  Release release = nullptr;
-  AddressFree address_free = nullptr;
+  // The pointers have the types cuda.h declares for these functions.
+  decltype(&cuMemCreate) create = nullptr;
+  decltype(&cuMemExportToShareableHandle) export_handle = nullptr;
+  decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
+  decltype(&cuMemAddressReserve) reserve = nullptr;
+  decltype(&cuMemMap) map = nullptr;
+  decltype(&cuMemSetAccess) set_access = nullptr;
+  decltype(&cuMemUnmap) unmap = nullptr;
+  decltype(&cuMemRelease) release = nullptr;
+  decltype(&cuMemAddressFree) address_free = nullptr;
   bool ok = false;
 
   template <class F>

@@ -32,49 +32,37 @@ Status read_siz(const syntax::Segment& seg, Siz& siz, const DecodeLimits& limits
   return {};
 }
 
+/// Reads `seg` with `read` (given `csiz` when it takes the component count) and hands the
+/// value to `use`.
+template <typename Read, typename Use, typename... Csiz>
+Status read_into(const syntax::Segment& seg, Read read, Use use, Csiz... csiz) {
+  auto value = read(seg.body, csiz...);
+  if (!value) return value.error();
+  use(std::move(value).value());
+  return {};
+}
+
 /// One parameter marker of a header (main or tile-part) into `p`; markers the decoder does not
 /// need (TLM, PLM, PLT, CRG, COM and unknown ones with a length) are skipped.
 Status read_param_marker(const syntax::Segment& seg, HeaderParams& p, std::size_t ncomp) {
+  auto at = [](int component) { return static_cast<std::size_t>(component); };
   switch (seg.marker) {
-    case marker::COD: {
-      auto cod = syntax::read_cod(seg.body);
-      if (!cod) return cod.error();
-      p.cod = *cod;
-      return {};
-    }
-    case marker::COC: {
-      auto coc = syntax::read_coc(seg.body, ncomp);
-      if (!coc) return coc.error();
-      p.coc[static_cast<std::size_t>(coc->component)] = coc->value;
-      return {};
-    }
-    case marker::QCD: {
-      auto qcd = syntax::read_qcd(seg.body);
-      if (!qcd) return qcd.error();
-      p.qcd = std::move(qcd).value();
-      return {};
-    }
-    case marker::QCC: {
-      auto qcc = syntax::read_qcc(seg.body, ncomp);
-      if (!qcc) return qcc.error();
-      p.qcc[static_cast<std::size_t>(qcc->component)] = std::move(qcc->value);
-      return {};
-    }
-    case marker::RGN: {
-      auto rgn = syntax::read_rgn(seg.body, ncomp);
-      if (!rgn) return rgn.error();
-      p.roi_shift[static_cast<std::size_t>(rgn->component)] = rgn->shift;
-      return {};
-    }
-    case marker::POC: {
+    case marker::COD: return read_into(seg, syntax::read_cod, [&](CodingStyle cod) { p.cod = cod; });
+    case marker::COC:
+      return read_into(seg, syntax::read_coc, [&](syntax::ComponentCodingOf coc) { p.coc[at(coc.component)] = coc.value; }, ncomp);
+    case marker::QCD: return read_into(seg, syntax::read_qcd, [&](Quantization qcd) { p.qcd = std::move(qcd); });
+    case marker::QCC:
+      return read_into(seg, syntax::read_qcc, [&](syntax::QuantizationOf qcc) { p.qcc[at(qcc.component)] = std::move(qcc.value); },
+                       ncomp);
+    case marker::RGN:
+      return read_into(seg, syntax::read_rgn, [&](syntax::RoiShift rgn) { p.roi_shift[at(rgn.component)] = rgn.shift; }, ncomp);
+    case marker::POC:
       // A.6.6: POC segments add to the progressions already given (several markers, and
       // the tile-parts of one tile, each continue the list).
       if (p.poc.size() > 256) return corrupt("POC: more than 256 progression changes");
-      auto poc = syntax::read_poc(seg.body, ncomp);
-      if (!poc) return poc.error();
-      p.poc.insert(p.poc.end(), poc->begin(), poc->end());
-      return {};
-    }
+      return read_into(seg, syntax::read_poc, [&](const std::vector<ProgressionChange>& poc) {
+        p.poc.insert(p.poc.end(), poc.begin(), poc.end());
+      }, ncomp);
     default: return {};  // A.7 lengths, A.9 CRG/COM, unknown markers: not needed to decode
   }
 }
