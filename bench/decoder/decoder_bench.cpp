@@ -9,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "decoder/decoder.hpp"
@@ -88,29 +89,22 @@ BENCHMARK(BM_Lossy422_OpenJpeg)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->
 BENCHMARK(BM_LosslessRgb_Own)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LosslessRgb_OpenJpeg)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-/// One 9/7 synthesis level of a 1920x1080 plane (single thread).
-void BM_Idwt97Level1080(benchmark::State& state) {
-  std::vector<float> buf(1920u * 1080u);
-  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>((i * 2654435761u) % 1024) - 512.0f;
-  Rect res{0, 0, 1920, 1080};
+/// One synthesis level of a 1920x1080 plane (single thread): 9/7 on floats, 5/3 on integers.
+template <typename T>
+void idwt_level_1080(benchmark::State& state) {
+  std::vector<T> buf(1920u * 1080u);
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<T>((i * 2654435761u) % 1024) - T{512};
+  const Rect res{0, 0, 1920, 1080};
   for (auto _ : state) {
-    own::idwt97_level(buf.data(), 1920, res, own::IdwtSchedule::fused);
+    if constexpr (std::is_same_v<T, float>) own::idwt97_level(buf.data(), 1920, res, own::IdwtSchedule::fused);
+    else own::idwt53_level(buf.data(), 1920, res, own::IdwtSchedule::fused);
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * buf.size()));
 }
+void BM_Idwt97Level1080(benchmark::State& state) { idwt_level_1080<float>(state); }
+void BM_Idwt53Level1080(benchmark::State& state) { idwt_level_1080<std::int32_t>(state); }
 BENCHMARK(BM_Idwt97Level1080)->Unit(benchmark::kMillisecond);
-
-void BM_Idwt53Level1080(benchmark::State& state) {
-  std::vector<std::int32_t> buf(1920u * 1080u);
-  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<std::int32_t>((i * 2654435761u) % 1024) - 512;
-  Rect res{0, 0, 1920, 1080};
-  for (auto _ : state) {
-    own::idwt53_level(buf.data(), 1920, res, own::IdwtSchedule::fused);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * buf.size()));
-}
 BENCHMARK(BM_Idwt53Level1080)->Unit(benchmark::kMillisecond);
 
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {

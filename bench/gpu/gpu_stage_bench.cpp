@@ -53,6 +53,17 @@ std::vector<std::uint8_t> read_file(const char* p) {
     }                                                                            \
   } while (0)
 
+/// One cudaMemcpyAsync on the default stream, timed with CUDA events (`ms`); the first error.
+cudaError_t timed_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaEvent_t e0, cudaEvent_t e1,
+                       float& ms) {
+  cudaError_t e = cudaEventRecord(e0);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(dst, src, bytes, kind);
+  if (e == cudaSuccess) e = cudaEventRecord(e1);
+  if (e == cudaSuccess) e = cudaEventSynchronize(e1);
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, e0, e1);
+  return e;
+}
+
 /// GB/s of a device-to-device copy (bytes read + written) and of a pinned host-to-device copy.
 int measure_copy(double& d2d, double& h2d) {
   const std::size_t n = 256u << 20;
@@ -68,17 +79,9 @@ int measure_copy(double& d2d, double& h2d) {
   std::vector<double> t1, t2;
   for (int i = 0; i < 12; ++i) {
     float ms = 0;
-    CHECK(cudaEventRecord(e0));
-    CHECK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice));
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK(timed_copy(b, a, n, cudaMemcpyDeviceToDevice, e0, e1, ms));
     if (i >= 2) t1.push_back(ms);
-    CHECK(cudaEventRecord(e0));
-    CHECK(cudaMemcpyAsync(a, h, 64u << 20, cudaMemcpyHostToDevice));
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK(timed_copy(a, h, 64u << 20, cudaMemcpyHostToDevice, e0, e1, ms));
     if (i >= 2) t2.push_back(ms);
   }
   d2d = 2.0 * n / (median(t1) * 1e6);
@@ -88,11 +91,7 @@ int measure_copy(double& d2d, double& h2d) {
     std::vector<double> t;
     for (int i = 0; i < 12; ++i) {
       float ms = 0;
-      CHECK(cudaEventRecord(e0));
-      CHECK(cudaMemcpyAsync(a, h, mb << 20, cudaMemcpyHostToDevice));
-      CHECK(cudaEventRecord(e1));
-      CHECK(cudaEventSynchronize(e1));
-      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      CHECK(timed_copy(a, h, mb << 20, cudaMemcpyHostToDevice, e0, e1, ms));
       if (i >= 2) t.push_back(ms);
     }
     std::printf("  pinned H2D %2zu MiB: %.3f ms = %.1f GB/s\n", mb, median(t), double(mb << 20) / (median(t) * 1e6));
@@ -103,11 +102,7 @@ int measure_copy(double& d2d, double& h2d) {
     for (int i = 0; i < 12; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       float ms = 0;
-      CHECK(cudaEventRecord(e0));
-      CHECK(cudaMemcpyAsync(a, h, 8u << 20, cudaMemcpyHostToDevice));
-      CHECK(cudaEventRecord(e1));
-      CHECK(cudaEventSynchronize(e1));
-      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      CHECK(timed_copy(a, h, 8u << 20, cudaMemcpyHostToDevice, e0, e1, ms));
       if (i >= 2) t.push_back(ms);
     }
     std::printf("  pinned H2D  8 MiB after 2 ms idle: %.3f ms = %.1f GB/s\n", median(t), double(8u << 20) / (median(t) * 1e6));

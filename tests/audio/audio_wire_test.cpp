@@ -2,44 +2,35 @@
 // per-frame sample counts.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 
 #include "depacketizer/audio.hpp"
+#include "hex.hpp"
 
 namespace j2k::depacketizer {
 namespace {
 
-std::vector<std::uint8_t> hex(const char* s) {
-  std::vector<std::uint8_t> out;
-  for (; s[0] && s[1]; s += 2) out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(s, 2), nullptr, 16)));
-  return out;
+using test::hex;
+
+/// Two stereo sample pairs of an ST 302M payload FFmpeg wrote decode at `bits` to `want`.
+void expect_ffmpeg_pairs(const char* payload, int bits, const std::array<std::int32_t, 4>& want) {
+  auto b = decode_s302m(hex(payload));
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->format, (AudioFormat{2, 48000, bits}));
+  ASSERT_EQ(b->samples.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(b->samples[i], want[i]) << "sample " << i;
 }
 
 // The first two sample pairs of PES payloads FFmpeg 5.1's s302m encoder wrote for a stereo
 // WAV whose samples are L = 0x1234 + i, R = 0x0ABC + 3i (16-bit) and L = 0x123450 + i,
 // R = 0x0ABC00 + 3i (24-bit), with the header's size rewritten for two pairs.
 TEST(S302m, DecodesWhatFfmpegWrote16Bit) {
-  auto p = hex("000A0000" "2c4813d500" "ac480fd500");
-  auto b = decode_s302m(p);
-  ASSERT_TRUE(b) << b.error().message;
-  EXPECT_EQ(b->format, (AudioFormat{2, 48000, 16}));
-  ASSERT_EQ(b->samples.size(), 4u);
-  EXPECT_EQ(b->samples[0], 0x1234);
-  EXPECT_EQ(b->samples[1], 0x0ABC);
-  EXPECT_EQ(b->samples[2], 0x1235);
-  EXPECT_EQ(b->samples[3], 0x0ABF);
+  expect_ffmpeg_pairs("000A0000" "2c4813d500" "ac480fd500", 16, {0x1234, 0x0ABC, 0x1235, 0x0ABF});
 }
 
 TEST(S302m, DecodesWhatFfmpegWrote24Bit) {
-  auto p = hex("000E0020" "0a2c481003d500" "8a2c480c03d500");
-  auto b = decode_s302m(p);
-  ASSERT_TRUE(b) << b.error().message;
-  EXPECT_EQ(b->format, (AudioFormat{2, 48000, 24}));
-  ASSERT_EQ(b->samples.size(), 4u);
-  EXPECT_EQ(b->samples[0], 0x123450);
-  EXPECT_EQ(b->samples[1], 0x0ABC00);
-  EXPECT_EQ(b->samples[2], 0x123451);
-  EXPECT_EQ(b->samples[3], 0x0ABC03);
+  expect_ffmpeg_pairs("000E0020" "0a2c481003d500" "8a2c480c03d500", 24, {0x123450, 0x0ABC00, 0x123451, 0x0ABC03});
 }
 
 TEST(S302m, RoundTripsEveryDepthAndChannelCount) {

@@ -2,15 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "depacketizer/timecode.hpp"
+#include "hex.hpp"
 
 namespace j2k::depacketizer {
 namespace {
 
-std::vector<std::uint8_t> hex(const char* s) {
-  std::vector<std::uint8_t> out;
-  for (; s[0] && s[1]; s += 2) out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(s, 2), nullptr, 16)));
-  return out;
-}
+using test::hex;
 
 TEST(TimeCode, FromAnFfmpegSystemItem) {
   const auto v = hex("58040000000000" "060e2b34040101070d010301020c0100" "0000000000000000000000000000000000"
