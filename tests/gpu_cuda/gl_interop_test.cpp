@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +27,7 @@
 #include "gpu/cuda_gl.hpp"
 #include "gpu/cuda_reconstructor.hpp"
 #include "gpu/device_picture.hpp"
+#include "gpu_test_util.hpp"
 
 using namespace j2k;
 
@@ -84,19 +86,13 @@ struct HeadlessGl {
     context = eglCreateContext(display, config, EGL_NO_CONTEXT, nullptr);
     if (context == EGL_NO_CONTEXT) return fail("eglCreateContext failed");
     if (!eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context)) return fail("eglMakeCurrent failed");
-    gen = reinterpret_cast<GenBuffers>(eglGetProcAddress("glGenBuffers"));
-    bind = reinterpret_cast<BindBuffer>(eglGetProcAddress("glBindBuffer"));
-    data = reinterpret_cast<BufferData>(eglGetProcAddress("glBufferData"));
-    get = reinterpret_cast<GetBufferSubData>(eglGetProcAddress("glGetBufferSubData"));
-    del = reinterpret_cast<DeleteBuffers>(eglGetProcAddress("glDeleteBuffers"));
-    if (!gen || !bind || !data || !get || !del) return fail("GL buffer functions missing");
-    gen_queries = reinterpret_cast<GenQueries>(eglGetProcAddress("glGenQueries"));
-    begin_query = reinterpret_cast<BeginQuery>(eglGetProcAddress("glBeginQuery"));
-    end_query = reinterpret_cast<EndQuery>(eglGetProcAddress("glEndQuery"));
-    query_result = reinterpret_cast<GetQueryObjectui64v>(eglGetProcAddress("glGetQueryObjectui64v"));
-    del_queries = reinterpret_cast<DeleteQueries>(eglGetProcAddress("glDeleteQueries"));
-    buffer_storage = reinterpret_cast<BufferStorage>(eglGetProcAddress("glBufferStorage"));
-    if (!gen_queries || !begin_query || !end_query || !query_result || !del_queries) return fail("GL query functions missing");
+    if (!(load(gen, "glGenBuffers") && load(bind, "glBindBuffer") && load(data, "glBufferData") &&
+          load(get, "glGetBufferSubData") && load(del, "glDeleteBuffers")))
+      return fail("GL buffer functions missing");
+    if (!(load(gen_queries, "glGenQueries") && load(begin_query, "glBeginQuery") && load(end_query, "glEndQuery") &&
+          load(query_result, "glGetQueryObjectui64v") && load(del_queries, "glDeleteQueries")))
+      return fail("GL query functions missing");
+    load(buffer_storage, "glBufferStorage");
     std::printf("[ info ] EGL %d.%d, GL %s on %s\n", major, minor, reinterpret_cast<const char*>(glGetString(GL_VERSION)),
                 reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     return true;
@@ -104,6 +100,12 @@ struct HeadlessGl {
   bool fail(const char* w) {
     why = w;
     return false;
+  }
+  /// The GL entry point `name` into `f`; false when the context lacks it.
+  template <class F>
+  static bool load(F& f, const char* name) {
+    f = reinterpret_cast<F>(eglGetProcAddress(name));
+    return f != nullptr;
   }
   ~HeadlessGl() {
     if (display != EGL_NO_DISPLAY) {
@@ -114,22 +116,7 @@ struct HeadlessGl {
   }
 };
 
-std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::filesystem::path corpus_file(const char* name) {
-  const char* e = std::getenv("J2K_GPU_CORPUS");
-  return std::filesystem::path(e ? e : J2K_GPU_CORPUS_DIR) / name;
-}
-
-/// The bytes of the first of `names` that the GPU corpus holds; empty when it has none.
-std::vector<std::uint8_t> read_corpus(std::initializer_list<const char*> names) {
-  for (const char* name : names)
-    if (const auto path = corpus_file(name); std::filesystem::exists(path)) return read_file(path);
-  return {};
-}
+using test::read_corpus;
 
 /// The tests below need a CUDA device and a headless OpenGL context; they skip without.
 /// The context lives as long as the test (created before its body, destroyed after).
@@ -140,7 +127,19 @@ class CudaGl : public ::testing::Test {
     if (!gl.open()) GTEST_SKIP() << "SKIPPED: no headless OpenGL: " << gl.why;
   }
 
+  /// The corpus's 1080 photograph as coefficients (8 threads) into `photo`, for the timing
+  /// tests. Skips the test without the corpus; call it inside ASSERT_NO_FATAL_FAILURE, then
+  /// return if IsSkipped().
+  void load_photo_1080() {
+    const auto bytes = read_corpus({"bench/photo_1080_422_10_97.j2k", "1919x1081_422_10_97.j2k"});
+    if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
+    auto frame = decoder::decode_coefficients(bytes, {.threads = 8});
+    ASSERT_TRUE(frame.ok());
+    photo = std::move(frame).value();
+  }
+
   HeadlessGl gl;  ///< the context and the GL entry points the tests call
+  std::optional<decoder::CoefficientFrame> photo;
 };
 
 }  // namespace
@@ -184,6 +183,61 @@ struct PlayerGlObjects {
     glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
     return px;
   }
+};
+
+/// The decode side of the timing loops: each frame decoded into a pooled device picture,
+/// either before its hand-off (sequential) or while the previous picture is handed off
+/// (overlapped with the next decode, as in the player).
+class DecodeSide {
+ public:
+  DecodeSide(gpu::CudaReconstructor& rec, gpu::DevicePicturePool& pool, const decoder::CoefficientFrame& frame, bool overlapped)
+      : rec_(rec), pool_(pool), frame_(frame), overlapped_(overlapped) {}
+
+  std::shared_ptr<gpu::DevicePicture> shown;  ///< the picture to hand off
+  gpu::GpuTimes times;                        ///< of the decode finished last
+
+  /// Decodes the next frame (sequential) or starts it (overlapped). `ready` is false when
+  /// there is nothing to hand off yet (the first overlapped frame, then decoded at once).
+  /// Call it inside ASSERT_NO_FATAL_FAILURE.
+  void start(bool& ready) {
+    ready = true;
+    times = {};
+    auto pic = pool_.acquire(frame_.image.width(), frame_.image.height());
+    ASSERT_TRUE(pic.ok()) << pic.error().message;
+    const gpu::DeviceTarget target = (*pic)->target();  // read by submit(): the colour kernel's output
+    gpu::ReconstructRequest req;
+    req.planar = false;
+    req.target = &target;
+    if (!overlapped_) {
+      auto r = rec_.reconstruct(frame_, req, &times);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      shown = std::move(pic).value();
+      return;
+    }
+    auto tk = rec_.submit(frame_, req);
+    ASSERT_TRUE(tk.ok()) << tk.error().message;
+    ticket_ = *tk;
+    pending_ = std::move(pic).value();
+    if (!shown) {
+      ready = false;
+      ASSERT_NO_FATAL_FAILURE(finish());
+    }
+  }
+  /// Overlapped: waits for the decode started last, whose picture is handed off next (the one
+  /// shown before goes back to the pool).
+  void finish() {
+    if (!overlapped_) return;
+    ASSERT_TRUE(rec_.collect(ticket_, &times).ok());
+    shown = std::move(pending_);
+  }
+
+ private:
+  gpu::CudaReconstructor& rec_;
+  gpu::DevicePicturePool& pool_;
+  const decoder::CoefficientFrame& frame_;
+  const bool overlapped_;
+  int ticket_ = -1;
+  std::shared_ptr<gpu::DevicePicture> pending_;
 };
 
 int worst_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
@@ -272,18 +326,13 @@ TEST_F(CudaGl, DevicePictureThroughThePboEqualsTheCpuPicture) {
 // presenter's stream) and glTexSubImage2D from the PBO (GL timer query); also the host
 // wall time of the whole hand-off until glFinish returns. Median of 100 after 20 warm-up.
 TEST_F(CudaGl, HandOffTiming1080) {
-  const auto bytes = read_corpus({"bench/photo_1080_422_10_97.j2k", "1919x1081_422_10_97.j2k"});
-  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
-  decoder::DecodeOptions opt;
-  opt.threads = 8;
-  auto frame = decoder::decode_coefficients(bytes, opt);
-  ASSERT_TRUE(frame.ok());
+  ASSERT_NO_FATAL_FAILURE(load_photo_1080());
+  if (IsSkipped()) return;
+  const auto& frame = photo;
   const int w = frame->image.width(), h = frame->image.height();
   auto pool = gpu::DevicePicturePool::create(3);
   ASSERT_TRUE(pool.ok());
-  gpu::CudaReconstructor::Options ro;
-  ro.timing = true;
-  auto rec = gpu::CudaReconstructor::create(ro);
+  auto rec = gpu::CudaReconstructor::create({.timing = true});
   ASSERT_TRUE(rec.ok());
   auto presenter = gpu::CudaGlPresenter::create();
   ASSERT_TRUE(presenter.ok());
@@ -312,33 +361,14 @@ TEST_F(CudaGl, HandOffTiming1080) {
     // mode 1: as in the player, the next frame's decode is in flight during the hand-off.
     for (int mode = 0; mode < 2; ++mode) {
       std::vector<Sample> samples;
-      std::shared_ptr<gpu::DevicePicture> shown;
+      DecodeSide side{**rec, **pool, *frame, mode == 1};
       for (int i = 0; i < 120; ++i) {
-        auto pic = (*pool)->acquire(w, h);
-        ASSERT_TRUE(pic.ok()) << pic.error().message;
-        gpu::ReconstructRequest req;
-        req.planar = false;
-        const gpu::DeviceTarget target = (*pic)->target();
-        req.target = &target;
-        gpu::GpuTimes t;
-        int ticket = -1;
-        if (mode == 0) {
-          auto r = (*rec)->reconstruct(*frame, req, &t);
-          ASSERT_TRUE(r.ok()) << r.error().message;
-          shown = *pic;
-        } else {
-          auto tk = (*rec)->submit(*frame, req);
-          ASSERT_TRUE(tk.ok()) << tk.error().message;
-          ticket = *tk;
-          if (!shown) {
-            ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
-            shown = *pic;
-            continue;
-          }
-        }
+        bool ready = false;
+        ASSERT_NO_FATAL_FAILURE(side.start(ready));
+        if (!ready) continue;
         const auto w0 = std::chrono::steady_clock::now();
         ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
-        ASSERT_TRUE((*presenter)->copy(*shown, objs.pbo));
+        ASSERT_TRUE((*presenter)->copy(*side.shown, objs.pbo));
         ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
         gl.begin_query(kTimeElapsed, query);
         if (!v.texture) objs.texture_from_pbo();
@@ -350,12 +380,9 @@ TEST_F(CudaGl, HandOffTiming1080) {
         ASSERT_EQ(cudaEventElapsedTime(&cuda_ms, e0, e1), cudaSuccess);
         std::uint64_t gl_ns = 0;
         gl.query_result(query, kQueryResult, &gl_ns);
-        if (mode == 1) {
-          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
-          shown = *pic;  // the previous one goes back to the pool
-        }
+        ASSERT_NO_FATAL_FAILURE(side.finish());
         if (i >= 20)
-          samples.push_back({t.total_ms, cuda_ms, gl_ns * 1e-6, std::chrono::duration<double, std::milli>(w1 - w0).count()});
+          samples.push_back({side.times.total_ms, cuda_ms, gl_ns * 1e-6, std::chrono::duration<double, std::milli>(w1 - w0).count()});
       }
       auto pick = [&](double Sample::*m) {
         std::vector<double> x;
@@ -386,12 +413,9 @@ TEST_F(CudaGl, HandOffTiming1080) {
 // GPU time of the hand-off (CUDA events on the presenter's stream + GL timer), the decode
 // side into the same pooled pictures, sequential and with the next decode in flight.
 TEST_F(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
-  const auto bytes = read_corpus({"bench/photo_1080_422_10_97.j2k", "1919x1081_422_10_97.j2k"});
-  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file";
-  decoder::DecodeOptions opt;
-  opt.threads = 8;
-  auto frame = decoder::decode_coefficients(bytes, opt);
-  ASSERT_TRUE(frame.ok());
+  ASSERT_NO_FATAL_FAILURE(load_photo_1080());
+  if (IsSkipped()) return;
+  const auto& frame = photo;
   auto cpu = decoder::reconstruct(*frame, 8);
   ASSERT_TRUE(cpu.ok());
   gpu::RgbaImage want;
@@ -399,9 +423,7 @@ TEST_F(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
   const int w = cpu->width, h = cpu->height;
   auto pool = gpu::DevicePicturePool::create(4);
   ASSERT_TRUE(pool.ok());
-  gpu::CudaReconstructor::Options ro;
-  ro.timing = true;
-  auto rec = gpu::CudaReconstructor::create(ro);
+  auto rec = gpu::CudaReconstructor::create({.timing = true});
   ASSERT_TRUE(rec.ok());
   GLuint query[2] = {0, 0};
   gl.gen_queries(2, query);
@@ -419,33 +441,15 @@ TEST_F(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
     const int frames = frames_env ? std::max(25, std::atoi(frames_env)) : 120;
     for (int mode = 0; mode < 2; ++mode) {
       std::vector<double> dec, cuda_part, gl_part, gl_only, wall;
-      std::shared_ptr<gpu::DevicePicture> shown;
-      int ticket = -1;
+      DecodeSide side{**rec, **pool, *frame, mode == 1};
       for (int i = 0; i < frames; ++i) {
-        auto pic = (*pool)->acquire(w, h);
-        ASSERT_TRUE(pic.ok()) << pic.error().message;
-        const gpu::DeviceTarget target = (*pic)->target();
-        gpu::ReconstructRequest req;
-        req.planar = false;
-        req.target = &target;
-        gpu::GpuTimes t;
-        if (mode == 0) {
-          ASSERT_TRUE((*rec)->reconstruct(*frame, req, &t).ok());
-          shown = std::move(pic).value();
-        } else {
-          auto tk = (*rec)->submit(*frame, req);
-          ASSERT_TRUE(tk.ok()) << tk.error().message;
-          ticket = *tk;
-          if (!shown) {
-            ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
-            shown = std::move(pic).value();
-            continue;
-          }
-        }
+        bool ready = false;
+        ASSERT_NO_FATAL_FAILURE(side.start(ready));
+        if (!ready) continue;
         const auto w0 = std::chrono::steady_clock::now();
         ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
         gl.begin_query(kTimeElapsed, query[0]);
-        auto st = (*presenter)->update_texture(shown, objs.texture);
+        auto st = (*presenter)->update_texture(side.shown, objs.texture);
         gl.end_query(kTimeElapsed);
         ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
         ASSERT_TRUE(st) << st.error().message;
@@ -461,12 +465,9 @@ TEST_F(CudaGl, PlayerHandOffBothPathsEqualTheCpuPictureAndTiming) {
         std::uint64_t ns0 = 0, ns1 = 0;
         gl.query_result(query[0], kQueryResult, &ns0);
         gl.query_result(query[1], kQueryResult, &ns1);
-        if (mode == 1) {
-          ASSERT_TRUE((*rec)->collect(ticket, &t).ok());
-          shown = std::move(pic).value();
-        }
+        ASSERT_NO_FATAL_FAILURE(side.finish());
         if (i >= 20) {
-          dec.push_back(t.total_ms);
+          dec.push_back(side.times.total_ms);
           cuda_part.push_back(cuda_ms);
           gl_part.push_back(ns0 * 1e-6);
           gl_only.push_back(ns1 * 1e-6);

@@ -32,20 +32,9 @@ using decoder::Wavelet;
 
 namespace {
 
-#define REQUIRE_CUDA()                                                                    \
-  do {                                                                                    \
-    if (!gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << gpu::cuda_describe() << ")"; \
-  } while (0)
 
-std::string corpus_dir() {
-  if (const char* e = std::getenv("J2K_GPU_CORPUS")) return e;
-  return J2K_GPU_CORPUS_DIR;
-}
-
-std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::corpus_dir;
+using test::read_file;
 
 /// Largest absolute difference between two planar pictures; -1 if the geometry differs.
 long long max_diff(const PlanarImage& a, const PlanarImage& b, std::string* where = nullptr) {
@@ -182,7 +171,7 @@ struct GeometryCase {
 class CudaPlanar : public ::testing::Test {
  protected:
   void SetUp() override {
-    REQUIRE_CUDA();
+    J2K_REQUIRE_CUDA();
     auto r = gpu::CudaReconstructor::create();
     ASSERT_TRUE(r.ok()) << r.error().message;
     rec_ = std::move(*r);
@@ -258,21 +247,20 @@ TEST_F(CudaPlanar, SubsamplingMctSignedReduceAndTiles) {
   std::uint32_t seed = 500;
   for (const Case& c : cases)
     for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7}) {
-      test::SynthSpec s;
-      s.image = {5, 3, 5 + 211, 3 + 143};
-      s.tile_x0 = c.tile_w ? 1 : 0;
-      s.tile_y0 = c.tile_h ? 2 : 0;
-      s.tile_w = c.tile_w;
-      s.tile_h = c.tile_h;
-      s.dx = c.dx;
-      s.dy = c.dy;
-      s.mct = c.mct;
-      s.is_signed = c.is_signed;
-      s.reduce = c.reduce;
-      s.precision = c.precision;
-      s.levels = 4;
-      s.wavelet = w;
-      s.seed = seed++;
+      const test::SynthSpec s{.image = {5, 3, 5 + 211, 3 + 143},
+                              .tile_x0 = c.tile_w ? 1 : 0,
+                              .tile_y0 = c.tile_h ? 2 : 0,
+                              .tile_w = c.tile_w,
+                              .tile_h = c.tile_h,
+                              .dx = c.dx,
+                              .dy = c.dy,
+                              .precision = c.precision,
+                              .is_signed = c.is_signed,
+                              .levels = 4,
+                              .reduce = c.reduce,
+                              .wavelet = w,
+                              .mct = c.mct,
+                              .seed = seed++};
       expect_planar_match(*rec_, test::make_synthetic_frame(s), w,
                           std::string(c.name) + (w == Wavelet::reversible_5_3 ? " 5/3" : " 9/7"));
     }
@@ -350,7 +338,7 @@ int compare_rgb10(const std::vector<std::uint32_t>& gpu_px, const gpu::Rgb10A2Im
 }  // namespace
 
 TEST(CudaColour, MatricesRangesDepthsAndSubsamplingWithinOne) {
-  REQUIRE_CUDA();
+  J2K_REQUIRE_CUDA();
   test::DeviceImage out;
   int n = 0;
   for (int bits : {8, 10, 12})
@@ -382,7 +370,7 @@ TEST(CudaColour, MatricesRangesDepthsAndSubsamplingWithinOne) {
 }
 
 TEST(CudaColour, GreyPicture) {
-  REQUIRE_CUDA();
+  J2K_REQUIRE_CUDA();
   PlanarImage img = random_planes(37, 29, 12, 1, 1, 77);
   img.planes.resize(1);
   test::DeviceImage out;
@@ -394,7 +382,7 @@ TEST(CudaColour, GreyPicture) {
 }
 
 TEST(CudaColour, FieldWeaveMatchesTheCpuWeave) {
-  REQUIRE_CUDA();
+  J2K_REQUIRE_CUDA();
   for (bool top_first : {true, false}) {
     PlanarImage a = random_planes(45, 21, 10, 2, 2, 5), b = random_planes(45, 20, 10, 2, 2, 6);
     test::DeviceImage out;
@@ -418,7 +406,7 @@ TEST(CudaColour, FieldWeaveMatchesTheCpuWeave) {
 // ---- Display straight from coefficients (fused and planar paths) vs CPU twins ------------
 
 TEST(CudaDisplay, FusedAndPlanarPathsMatchTheCpu) {
-  REQUIRE_CUDA();
+  J2K_REQUIRE_CUDA();
   for (bool zero_copy : {false, true}) {
     gpu::CudaReconstructor::Options ro;
     ro.zero_copy = zero_copy;
@@ -439,19 +427,20 @@ TEST(CudaDisplay, FusedAndPlanarPathsMatchTheCpu) {
     for (const Case& c : cases)
       for (Wavelet w : {Wavelet::reversible_5_3, Wavelet::irreversible_9_7})
         for (bool planar : {false, true}) {
-          test::SynthSpec s;
           // Odd origins where every component is full size; even ones where chroma is
-          // subsampled (to_rgba8 needs the chroma planes to cover the picture).
-          s.image = c.dx.size() > 1 && c.dx[1] > 1 ? decoder::Rect{4, 6, 4 + 181, 6 + 97} : decoder::Rect{3, 5, 3 + 181, 5 + 97};
-          s.tile_w = c.tile_w;
-          s.tile_h = c.tile_w;
-          s.dx = c.dx;
-          s.dy = c.dy;
-          s.mct = c.mct;
-          s.levels = 4;
-          s.wavelet = w;
-          s.amplitude = 300;  // displayable values, not only clipped ones
-          s.seed = seed++;
+          // subsampled (to_rgba8 needs the chroma planes to cover the picture). Amplitude 300:
+          // displayable values, not only clipped ones.
+          const bool subsampled = c.dx.size() > 1 && c.dx[1] > 1;
+          const test::SynthSpec s{.image = subsampled ? decoder::Rect{4, 6, 4 + 181, 6 + 97} : decoder::Rect{3, 5, 3 + 181, 5 + 97},
+                                  .tile_w = c.tile_w,
+                                  .tile_h = c.tile_w,
+                                  .dx = c.dx,
+                                  .dy = c.dy,
+                                  .levels = 4,
+                                  .wavelet = w,
+                                  .mct = c.mct,
+                                  .amplitude = 300,
+                                  .seed = seed++};
           const auto frame = test::make_synthetic_frame(s);
           auto cpu = decoder::reconstruct(frame);
           ASSERT_TRUE(cpu.ok());
@@ -477,7 +466,7 @@ TEST(CudaDisplay, FusedAndPlanarPathsMatchTheCpu) {
 // ---- Real photographs: codestreams from flower.png crops (made by gpu_corpus_maker) ---------
 
 TEST(CudaPhoto, PlanarAndDisplayMatchTheCpuOnEveryCorpusCodestream) {
-  REQUIRE_CUDA();
+  J2K_REQUIRE_CUDA();
   const std::filesystem::path dir = corpus_dir();
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "SKIPPED: no corpus at " << dir << " (run gpu_corpus_maker)";
   auto rec = gpu::CudaReconstructor::create();
@@ -521,7 +510,7 @@ TEST(CudaPhoto, PlanarAndDisplayMatchTheCpuOnEveryCorpusCodestream) {
 }
 
 TEST(CudaPhoto, CudaDecoderBackendMatchesTheOwnDecoder) {
-  REQUIRE_CUDA();
+  J2K_REQUIRE_CUDA();
   const std::filesystem::path dir = corpus_dir();
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "SKIPPED: no corpus at " << dir;
   auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
@@ -541,60 +530,68 @@ TEST(CudaPhoto, CudaDecoderBackendMatchesTheOwnDecoder) {
   }
 }
 
-TEST(CudaPhoto, DecoderDisplayPathWeavesTwoFieldPictures) {
-  REQUIRE_CUDA();
-  const std::filesystem::path dir = corpus_dir();
-  const auto path = dir / "1919x1081_422_10_97.j2k";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
-  const auto bytes = read_file(path);
+/// The display-path tests' picture (the corpus's 1919x1081 4:2:2 10-bit 9/7 codestream), what
+/// the CPU path makes of it, and a CUDA decoder (GPU on).
+struct DisplayCase {
+  std::vector<std::uint8_t> bytes;
+  decoder::DecodeOptions opt{.threads = 4};
+  test::CpuPicture cpu;
+  std::unique_ptr<gpu::CudaDecoder> dec;
+};
+
+/// Skips the test without a CUDA device or the corpus file; fatal when the reference or the
+/// decoder cannot be made. Call it inside ASSERT_NO_FATAL_FAILURE, then return if IsSkipped().
+void display_case(DisplayCase& c) {
+  J2K_REQUIRE_CUDA();
+  c.bytes = test::read_corpus({"1919x1081_422_10_97.j2k"});
+  if (c.bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file 1919x1081_422_10_97.j2k";
+  ASSERT_NO_FATAL_FAILURE(test::cpu_picture(c.bytes, c.opt, c.cpu));
   auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
   ASSERT_TRUE(dec.ok()) << dec.error().message;
-  decoder::DecodeOptions opt;
-  opt.threads = 4;
-  auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
-  ASSERT_TRUE(cpu.ok());
-  gpu::RgbaImage field;
-  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, field));
+  c.dec = std::move(dec).value();
+}
+
+TEST(CudaPhoto, DecoderDisplayPathWeavesTwoFieldPictures) {
+  DisplayCase c;
+  ASSERT_NO_FATAL_FAILURE(display_case(c));
+  if (IsSkipped()) return;
+  const auto& [bytes, opt, reference, dec] = c;
+  const PlanarImage& cpu = reference.planar;
+  const gpu::RgbaImage& field = reference.rgba;
   // The same picture as both fields of a frame of twice its height, bottom field first.
   test::DeviceImage out;
-  ASSERT_TRUE(out.allocate(cpu->width, 2 * cpu->height, gpu::OutputFormat::rgba8));
+  ASSERT_TRUE(out.allocate(cpu.width, 2 * cpu.height, gpu::OutputFormat::rgba8));
   for (int f = 0; f < 2; ++f) {
     gpu::DeviceTarget t = out.target;
     t.row0 = f == 0 ? 1 : 0;  // first field decoded is the bottom one
     t.row_step = 2;
-    auto r = (*dec)->decode_to_device(bytes, opt, t, {}, f == 1);
+    auto r = dec->decode_to_device(bytes, opt, t, {}, f == 1);
     ASSERT_TRUE(r.ok()) << r.error().message;
     if (f == 1) {
-      EXPECT_LE(max_diff(*cpu, *r), 1);  // planar output on request, same picture (9/7: within 1)
+      EXPECT_LE(max_diff(cpu, *r), 1);  // planar output on request, same picture (9/7: within 1)
     }
   }
   auto woven = gpu::weave_fields(field, field, false);
   ASSERT_TRUE(woven.ok());
   EXPECT_LE(compare_rgba(out.download(), *woven), 1);
-  EXPECT_TRUE((*dec)->gpu_active());
-  EXPECT_GT((*dec)->last_gpu_times().total_ms, 0.0);
+  EXPECT_TRUE(dec->gpu_active());
+  EXPECT_GT(dec->last_gpu_times().total_ms, 0.0);
 }
 
 // The player's device display pictures: a bounded pool. Holding every picture makes the
 // next acquire fail (counted) instead of allocating; released pictures are reused; device
 // memory stays at capacity x picture size however many frames go through.
 TEST(DevicePool, BoundedCountedAndFlat) {
-  REQUIRE_CUDA();
-  const std::filesystem::path path = std::filesystem::path(corpus_dir()) / "1919x1081_422_10_97.j2k";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SKIPPED: no corpus file " << path;
-  const auto bytes = read_file(path);
+  DisplayCase c;
+  ASSERT_NO_FATAL_FAILURE(display_case(c));
+  if (IsSkipped()) return;
+  const auto& [bytes, opt, reference, dec] = c;
   constexpr int kCapacity = 3;
   auto pool = gpu::DevicePicturePool::create(kCapacity);
   ASSERT_TRUE(pool.ok()) << pool.error().message;
-  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
-  ASSERT_TRUE(dec.ok()) << dec.error().message;
-  decoder::DecodeOptions opt;
-  opt.threads = 4;
-  auto cpu = decoder::make_own_decoder()->decode(bytes, opt);
-  ASSERT_TRUE(cpu.ok());
-  gpu::RgbaImage want;
-  ASSERT_TRUE(gpu::to_rgba8(*cpu, {}, want));
-  const int w = cpu->width, h = cpu->height;
+  const PlanarImage& cpu = reference.planar;
+  const gpu::RgbaImage& want = reference.rgba;
+  const int w = cpu.width, h = cpu.height;
   const std::size_t bytes_per = static_cast<std::size_t>(w) * h * 4;
 
   // Frames held (by a slow display, say): the pool hands out `capacity` and then refuses.
@@ -602,7 +599,7 @@ TEST(DevicePool, BoundedCountedAndFlat) {
   for (int i = 0; i < kCapacity; ++i) {
     auto pic = (*pool)->acquire(w, h);
     ASSERT_TRUE(pic.ok()) << pic.error().message;
-    ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
+    ASSERT_TRUE(dec->decode_to_device(bytes, opt, (*pic)->target(), {}).ok());
     held.push_back(std::move(pic).value());
   }
   for (int i = 0; i < 5; ++i) {
@@ -638,7 +635,7 @@ TEST(DevicePool, BoundedCountedAndFlat) {
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_NE((*a)->target().data, (*b)->target().data);
     if (i % 50 == 0) {
-      ASSERT_TRUE((*dec)->decode_to_device(bytes, opt, (*a)->target(), {}).ok());
+      ASSERT_TRUE(dec->decode_to_device(bytes, opt, (*a)->target(), {}).ok());
     }
   }
 #if J2K_HAVE_CUDA

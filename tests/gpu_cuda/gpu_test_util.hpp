@@ -1,19 +1,71 @@
 #pragma once
-// Helpers for the CUDA tests: a device picture to convert into, and a textured test
-// picture for the CPU-fallback tests that must run without Qt (no PNG loader).
+// Helpers for the CUDA tests: the GPU test corpus, the CPU path's picture to compare with, a
+// device picture to convert into, and a textured test picture for the CPU-fallback tests that
+// must run without Qt (no PNG loader).
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/planar_image.hpp"
+#include "decoder/own_decoder.hpp"
+#include "gpu/colour.hpp"
+#include "gpu/cuda.hpp"
 #include "gpu/cuda_reconstructor.hpp"
 
 #if J2K_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
 
+/// Skips the test, visibly, where there is no CUDA device.
+#define J2K_REQUIRE_CUDA()                                                                                                        \
+  do {                                                                                                                            \
+    if (!::j2k::gpu::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << ::j2k::gpu::cuda_describe() << ")"; \
+  } while (0)
+
 namespace j2k::test {
+
+/// The GPU test corpus (made by gpu_corpus_maker; J2K_GPU_CORPUS names another folder).
+inline std::filesystem::path corpus_dir() {
+  if (const char* e = std::getenv("J2K_GPU_CORPUS")) return e;
+  return J2K_GPU_CORPUS_DIR;
+}
+
+inline std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// The bytes of the first of `names` that the corpus holds; empty when it has none.
+inline std::vector<std::uint8_t> read_corpus(std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const auto path = corpus_dir() / name; std::filesystem::exists(path)) return read_file(path);
+  return {};
+}
+
+/// What the CPU path makes of a codestream: the own decoder's picture and its RGBA, which the
+/// GPU display paths must match.
+struct CpuPicture {
+  PlanarImage planar;
+  gpu::RgbaImage rgba;
+};
+
+/// Decodes `bytes` with the own decoder (`options`). Fatal on failure: call it inside
+/// ASSERT_NO_FATAL_FAILURE.
+inline void cpu_picture(const std::vector<std::uint8_t>& bytes, const decoder::DecodeOptions& options, CpuPicture& out) {
+  auto cpu = decoder::make_own_decoder()->decode(bytes, options);
+  ASSERT_TRUE(cpu.ok());
+  out.planar = std::move(cpu).value();
+  ASSERT_TRUE(gpu::to_rgba8(out.planar, {}, out.rgba));
+}
 
 /// A device buffer of width*height 32-bit pixels, freed on destruction.
 struct DeviceImage {

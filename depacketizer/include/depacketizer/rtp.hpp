@@ -72,10 +72,7 @@ class RtpSequenceTracker {
   std::uint64_t expected_before_restart_ = 0;
   std::uint64_t received_ = 0;
   std::uint32_t last_extended_ = 0;
-  std::uint64_t duplicates_ = 0;
-  std::uint64_t out_of_order_ = 0;
-  std::uint64_t restarts_ = 0;
-  std::uint64_t stray_ = 0;
+  std::uint64_t duplicates_ = 0, out_of_order_ = 0, restarts_ = 0, stray_ = 0;  // packets given those verdicts
   std::optional<std::uint16_t> bad_sequence_;  // sequence that would confirm a restart
   std::uint64_t last_gap_ = 0;
   std::uint64_t window_[kWindow / 64] = {};
