@@ -45,12 +45,9 @@ std::uint32_t crc32_mpeg2(Bytes data) noexcept;
 struct J2kVideoDescriptor {
   bool extended = false;
   std::uint16_t profile_and_level = 0;
-  std::uint32_t horizontal_size = 0;
-  std::uint32_t vertical_size = 0;
-  std::uint32_t max_bit_rate = 0;
-  std::uint32_t max_buffer_size = 0;
-  std::uint16_t den_frame_rate = 0;
-  std::uint16_t num_frame_rate = 0;
+  std::uint32_t horizontal_size = 0, vertical_size = 0;
+  std::uint32_t max_bit_rate = 0, max_buffer_size = 0;
+  std::uint16_t den_frame_rate = 0, num_frame_rate = 0;
   std::uint8_t color_specification = 0;  ///< 1 sRGB, 2 BT.601, 3 BT.709, 4 CIELUV, 5 XYZ, 6 BT.2020, 7 ST 2084
   bool still_mode = false;
   bool interlaced_video = false;
