@@ -105,6 +105,14 @@ j2k::test::CommandResult play_impaired(const std::string& player_options, const 
   return played;
 }
 
+/// The screenshot a player run wrote, as RGB888; fatal unless the run succeeded and the file
+/// reads. Call it inside ASSERT_NO_FATAL_FAILURE.
+void screenshot_of(const j2k::test::CommandResult& played, const char* file, QImage& shot) {
+  ASSERT_EQ(played.exit_code, 0) << played.err;
+  shot = QImage(file).convertToFormat(QImage::Format_RGB888);
+  ASSERT_FALSE(shot.isNull()) << played.err;
+}
+
 }  // namespace
 
 TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
@@ -117,9 +125,8 @@ TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
                          " --demo --screenshot op-healthy.png --quit-after 3 --window-size 960x540 --degrade off "
                          "--alarm jitter=50ms",
                      "op-healthy");
-  ASSERT_EQ(healthy.exit_code, 0) << healthy.err;
-  QImage shot = QImage("op-healthy.png").convertToFormat(QImage::Format_RGB888);
-  ASSERT_FALSE(shot.isNull()) << healthy.err;
+  QImage shot;
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(healthy, "op-healthy.png", shot));
   QRgb c = banner_colour(shot);
   EXPECT_GT(qGreen(c), qRed(c) + 40) << "a green banner: " << qRed(c) << "," << qGreen(c) << "," << qBlue(c);
   EXPECT_GT(qGreen(c), qBlue(c) + 40);
@@ -128,9 +135,7 @@ TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
   auto alarmed = play_impaired("--screenshot op-alarmed.png --quit-after 3 --window-size 960x540 --degrade off "
                                "--alarm loss=0.1%,jitter=50ms",
                                "op-alarmed");
-  ASSERT_EQ(alarmed.exit_code, 0) << alarmed.err;
-  shot = QImage("op-alarmed.png").convertToFormat(QImage::Format_RGB888);
-  ASSERT_FALSE(shot.isNull()) << alarmed.err;
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(alarmed, "op-alarmed.png", shot));
   c = banner_colour(shot);
   EXPECT_GT(qRed(c), 150) << "an amber banner: " << qRed(c) << "," << qGreen(c) << "," << qBlue(c);
   EXPECT_GT(qRed(c), qGreen(c) + 30);
@@ -141,10 +146,8 @@ TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
   auto graphs = play_impaired("--screenshot op-graphs.png --quit-after 5 --window-size 960x540 --degrade off "
                               "--alarm loss=0.1%,jitter=50ms --graphs --events-panel --no-overlay",
                               "op-graphs");
-  ASSERT_EQ(graphs.exit_code, 0) << graphs.err;
-  shot = QImage("op-graphs.png").convertToFormat(QImage::Format_RGB888);
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(graphs, "op-graphs.png", shot));
   const QImage picture = QImage("op-graphs.png.frame.png").convertToFormat(QImage::Format_RGB888).scaled(shot.size());
-  ASSERT_FALSE(shot.isNull()) << graphs.err;
   ASSERT_FALSE(picture.isNull());
   const QRect panel(shot.width() - 300, 60, 280, 200);
   EXPECT_LT(mean_luma(shot, panel), 0.75 * mean_luma(picture, panel) + 5) << "the graphs darken the picture under them";

@@ -101,10 +101,14 @@ struct Probed {
 };
 
 /// Writes `s` to capture FILE (datagrams to port 5004) and runs j2kprobe --json `options` on
-/// it; fatal unless the probe exits 0. Call it inside ASSERT_NO_FATAL_FAILURE.
-void probe_capture(const Stream& s, const std::string& file, const std::string& options, Probed& out) {
+/// it (`query`: more of the URL's options); fatal unless the probe exits 0. (A hang is killed
+/// after 120 s: a failure, not a stuck test.) Call it inside ASSERT_NO_FATAL_FAILURE.
+void probe_capture(const Stream& s, const std::string& file, const std::string& options, Probed& out,
+                   const std::string& query = "") {
   write_pcap(file, s, 5004);
-  out.result = test::run(test::bin("j2kprobe") + " 'pcap:" + file + "?port=5004' --json" + options, file + ".probe");
+  out.result = test::run("timeout -s KILL 120 " + test::bin("j2kprobe") + " 'pcap:" + file + "?port=5004" + query + "' --json" +
+                             options,
+                         file + ".probe");
   ASSERT_EQ(out.result.exit_code, 0) << out.result.err;
   out.summary = nlohmann::json::parse(out.result.out);
 }
@@ -231,19 +235,15 @@ INSTANTIATE_TEST_SUITE_P(Formats, PcapReplayProbe, ::testing::Values(false, true
 TEST(PcapReplayProbe, ALoopedCaptureStartsAfreshAtEachPassAndItsCountsAddUp) {
   // Issue 14 item 5: a capture can loop. Each pass starts the sequence numbers and timestamps
   // again; without a restart the second pass would be a burst of duplicates and late packets.
-  Stream s = make_stream(5);
-  write_pcap("loop.pcap", s, 5004);
-  auto r = test::run("timeout -s KILL 120 " + test::bin("j2kprobe") +
-                         " 'pcap:loop.pcap?port=5004&loop=1' --json --frames 15 --events loop.events.jsonl --checksums loop.json",
-                     "loop.probe");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto summary = nlohmann::json::parse(r.out);
+  const Stream s = make_stream(5);
+  Probed probed;
+  ASSERT_NO_FATAL_FAILURE(
+      probe_capture(s, "loop.pcap", " --frames 15 --events loop.events.jsonl --checksums loop.json", probed, "&loop=1"));
+  auto& summary = probed.summary;
   EXPECT_EQ(summary["frames"]["complete"], 15);
   EXPECT_EQ(summary["frames"]["incomplete"], 0);
   EXPECT_EQ(summary["frames"]["decoded"], 15);
-  EXPECT_EQ(summary["packets"]["lost"], 0);
-  EXPECT_EQ(summary["packets"]["duplicate"], 0);
-  EXPECT_EQ(summary["packets"]["late"], 0);
+  for (const char* key : {"lost", "duplicate", "late"}) EXPECT_EQ(summary["packets"][key], 0) << "packets " << key;
   auto decoded = nlohmann::json::parse(test::slurp("loop.json"))["decoded"];
   ASSERT_EQ(decoded.size(), 15u);
   for (int i = 0; i < 15; ++i) EXPECT_EQ(decoded[i]["checksum"], fmt::format("{:016x}", s.checksums[i % 5])) << i;
