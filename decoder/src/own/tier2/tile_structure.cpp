@@ -48,7 +48,8 @@ Status materialize_code_blocks(PrecinctBand& pb, int xcb, int ycb, MemoryBudget&
 }
 
 Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Tile& tile, TileCoefficients& out,
-                  MemoryBudget& budget) {
+                  MemoryBudget& budget, TileData data) {
+  const bool with_precincts = data == TileData::coded;
   const Siz& siz = cs.siz;
   int p = t % siz.tiles_x, q = t / siz.tiles_x;
   // B-7: tile rectangle on the reference grid.
@@ -80,6 +81,7 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
     TileComponent& tc = tile.components[c];
     ComponentCoefficients& cc = out.components[c];
     cc.subbands.clear();
+    cc.subbands.reserve(1 + 3 * static_cast<std::size_t>(cod.levels));
     // B-12: tile-component rectangle.
     tc.rect = {ceil_div(tile.rect.x0, cz.dx), ceil_div(tile.rect.y0, cz.dy), ceil_div(tile.rect.x1, cz.dx),
                ceil_div(tile.rect.y1, cz.dy)};
@@ -95,10 +97,12 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
     cc.levels = nl;
     cc.decoded_levels = nl - reduce;
     cc.wavelet = cod.reversible ? Wavelet::reversible_5_3 : Wavelet::irreversible_9_7;
-    tc.resolutions.resize(nl + 1);
+    // Without precincts nothing reads the resolutions after this loop: one is enough.
+    tc.resolutions.resize(with_precincts ? nl + 1 : 0);
+    Resolution scratch;
     std::size_t data_size = 0;
     for (int r = 0; r <= nl; ++r) {
-      Resolution& res = tc.resolutions[r];
+      Resolution& res = with_precincts ? tc.resolutions[r] : scratch;
       const int shift = nl - r;
       // B-14: resolution rectangle.
       res.rect = {ceil_shift(tc.rect.x0, shift), ceil_shift(tc.rect.y0, shift), ceil_shift(tc.rect.x1, shift),
@@ -111,7 +115,7 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
       res.prec_cols = res.rect.x1 > res.rect.x0 ? ceil_shift(res.rect.x1, res.ppx) - res.prec_x0 : 0;
       res.prec_rows = res.rect.y1 > res.rect.y0 ? ceil_shift(res.rect.y1, res.ppy) - res.prec_y0 : 0;
       res.num_bands = r == 0 ? 1 : 3;
-      const long long nprec = static_cast<long long>(res.prec_cols) * res.prec_rows;
+      const long long nprec = with_precincts ? static_cast<long long>(res.prec_cols) * res.prec_rows : 0;
       total_precincts += nprec;
       if (total_precincts > kMaxPrecinctsPerTile) return make_error(ErrorKind::limit, "too many precincts in one tile");
       if (!budget.charge(nprec * static_cast<long long>(res.num_bands * sizeof(PrecinctBand) + sizeof(int))))
@@ -168,7 +172,7 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
       res.precincts.clear();
       res.precincts.resize(static_cast<std::size_t>(nprec) * res.num_bands);
       res.next_layer.assign(static_cast<std::size_t>(nprec), 0);
-      for (int py = 0; py < res.prec_rows; ++py) {
+      for (int py = 0; nprec > 0 && py < res.prec_rows; ++py) {
         for (int px = 0; px < res.prec_cols; ++px) {
           for (int b = 0; b < res.num_bands; ++b) {
             const Band& band = res.bands[b];
@@ -193,7 +197,8 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
     // Not cleared (a DefaultInitAllocator vector): tier-1 writes or zeroes every code-block
     // (run_to_coefficients), so the buffer is neither filled twice nor, when recycled,
     // faulted in again.
-    cc.data.resize(data_size);
+    if (data == TileData::empty_no_buffers) cc.data.clear();
+    else cc.data.resize(data_size);
   }
   return {};
 }

@@ -105,11 +105,20 @@ struct Tile {
   std::vector<TileComponent> components;
 };
 
+/// What a tile brings to build_tile.
+enum class TileData {
+  coded,             ///< tile-parts: everything, for the packets to fill
+  empty,             ///< no tile-part (no packet can reach it): geometry and zeroed buffers only
+  empty_no_buffers,  ///< no tile-part, and the frame stays with a reconstruction that honours
+                     ///< ComponentCoefficients::zero: geometry only, `data` left empty
+};
+
 /// Builds tile geometry; also sizes the CoefficientFrame's subbands of this tile.
 /// The structures (components, resolutions, precincts) are charged to `budget` first;
 /// fails with ErrorKind::limit when they would exceed it. Code-blocks are not created here
-/// (materialize_code_blocks, when packets reach them).
+/// (materialize_code_blocks, when packets reach them). A tile without data (TileData::empty*)
+/// gets no precincts and no resolutions, so it costs its geometry only.
 Status build_tile(const Codestream& cs, int tile_index, TileParams params, int reduce, Tile& tile,
-                  TileCoefficients& out, MemoryBudget& budget);
+                  TileCoefficients& out, MemoryBudget& budget, TileData data = TileData::coded);
 
 }  // namespace j2k::decoder::own

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Decodes every mutant with j2kdecode (own backend, CPU, 1 thread) and with opj_decompress
+# (1 thread), each under `timeout` and /usr/bin/time, one process at a time, and writes one
+# line per mutant and tool: name tool status wall_s cpu_s maxrss_kb.
+#   bash run.sh MUTANT_DIR OUT.tsv [j2kdecode=build/release/bin/j2kdecode] [timeout_s=20]
+# Summary: python3 summary.py OUT.tsv
+set -uo pipefail
+DIR=${1:?mutant folder}
+OUT=${2:?output file}
+J2KDECODE=${3:-build/release/bin/j2kdecode}
+LIMIT=${4:-20}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+: >"$OUT"
+measure() {  # tool name command...
+  local tool=$1 name=$2
+  shift 2
+  /usr/bin/time -o "$TMP/t" -f "%x %e %U %S %M" timeout -s KILL "$LIMIT" "$@" >/dev/null 2>&1
+  # The format line is the last one (time(1) puts "Command terminated by signal N" before it).
+  read -r status wall user sys rss < <(tail -1 "$TMP/t")
+  grep -q "terminated by signal" "$TMP/t" && status=$((128 + $(grep -o "signal [0-9]*" "$TMP/t" | grep -o "[0-9]*")))
+  echo "$name $tool $status $wall $(echo "$user + $sys" | bc) $rss" >>"$OUT"
+  rm -f "$TMP"/o.raw "$TMP"/p.raw
+}
+for f in "$DIR"/*.j2k; do
+  name=$(basename "$f")
+  measure own "$name" "$J2KDECODE" "$f" --threads 1 --gpu off -o "$TMP/o.raw"
+  measure opj "$name" opj_decompress -i "$f" -o "$TMP/p.raw" -threads 1
+done
