@@ -1,0 +1,132 @@
+// Work follows the data (issue 9 item 4): what a codestream makes the decoder compute is
+// asserted through DecodeStats' work counters (coding passes, IDWT samples, constant
+// tile-components), never through timings. The cases come from the mutation campaign
+// (bench/decoder/mutants/) and live in fuzz/decoder/corpus/work_*.j2k.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "corpus.hpp"
+#include "decoder/coefficients.hpp"
+#include "decoder/decoder.hpp"
+#include "decoder/own_decoder.hpp"
+
+using namespace j2k;
+using namespace j2k::decoder;
+
+namespace {
+
+std::vector<std::uint8_t> fuzz_file(const std::string& name) {
+  return test::read_file(std::string(J2K_SOURCE_DIR) + "/fuzz/decoder/corpus/" + name);
+}
+
+/// The picture the full path gives: every tile-component through the inverse DWT, with
+/// no shortcut for those without data.
+PlanarImage without_shortcuts(CoefficientFrame frame, int threads) {
+  for (TileCoefficients& tile : frame.tiles)
+    for (ComponentCoefficients& cc : tile.components) cc.zero = false;
+  auto image = reconstruct(frame, threads);
+  EXPECT_TRUE(image.ok()) << image.error().message;
+  return image.ok() ? std::move(*image) : PlanarImage{};
+}
+
+void expect_same_planes(const PlanarImage& a, const PlanarImage& b, const std::string& what) {
+  ASSERT_EQ(a.planes.size(), b.planes.size()) << what;
+  for (std::size_t c = 0; c < a.planes.size(); ++c)
+    ASSERT_TRUE(a.planes[c].samples == b.planes[c].samples) << what << ", component " << c;
+}
+
+}  // namespace
+
+// A 627-byte mutant of seed_6 (one 24x17 tile) whose SIZ declares a 2400x1020 picture of
+// the same tiles: 5999 tiles without any tile-part. Before, each cost a full inverse
+// transform of zeros, a job per precinct and its coefficient buffers (OpenJPEG skips them:
+// 0.02 s against our 0.35 s on a 7712-tile mutant). Now such a tile-component costs its
+// geometry and a fill with the DC level, and the picture is the same bit for bit.
+TEST(Work, TilesWithoutDataCostNoTransform) {
+  const auto seed = fuzz_file("seed_6.j2k");
+  const auto mutant = fuzz_file("work_empty_tiles_6000.j2k");
+  auto dec = make_decoder(Backend::own);
+  ASSERT_TRUE(dec.ok());
+  DecodeOptions opt;
+  auto small = (*dec)->decode(seed, opt);
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  const DecodeStats one_tile = (*dec)->last_stats();
+  auto big = (*dec)->decode(mutant, opt);
+  ASSERT_TRUE(big.ok()) << big.error().message;
+  const DecodeStats all = (*dec)->last_stats();
+
+  // The work is that of the one tile with data.
+  EXPECT_GT(one_tile.coding_passes, 0u);
+  EXPECT_GT(one_tile.idwt_samples, 0u);
+  EXPECT_EQ(all.coding_passes, one_tile.coding_passes);
+  EXPECT_EQ(all.idwt_samples, one_tile.idwt_samples);
+  EXPECT_EQ(all.codeblocks, one_tile.codeblocks);
+  EXPECT_EQ(one_tile.constant_components, 0u);
+  EXPECT_EQ(all.constant_components, 5999u * 3);
+
+  // The tile with data decodes as alone; the others are mid-grey (RCT of zeros, DC shift).
+  ASSERT_EQ(big->width, 2400);
+  ASSERT_EQ(big->height, 1020);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const Plane& p = big->planes[c];
+    for (int y = 0; y < p.height; ++y)
+      for (int x = 0; x < p.width; ++x) {
+        const std::int32_t v = p.samples[static_cast<std::size_t>(y) * p.width + x];
+        const std::int32_t want = x < 24 && y < 17 ? small->planes[c].samples[static_cast<std::size_t>(y) * 24 + x] : 128;
+        ASSERT_EQ(v, want) << "component " << c << " (" << x << "," << y << ")";
+      }
+  }
+
+  // The same as the full path, through the coefficient frame (whose buffers stay complete
+  // for another reconstruction, e.g. the GPU's).
+  for (int threads : {1, 3}) {
+    DecodeStats st;
+    opt.threads = threads;
+    auto frame = decode_coefficients(mutant, opt, {}, &st);
+    ASSERT_TRUE(frame.ok()) << frame.error().message;
+    EXPECT_EQ(st.constant_components, 5999u * 3);
+    std::size_t zero = 0;
+    for (const TileCoefficients& t : frame->tiles)
+      for (const ComponentCoefficients& cc : t.components) {
+        zero += cc.zero;
+        if (cc.zero) {
+          EXPECT_TRUE(std::all_of(cc.data.begin(), cc.data.end(), [](std::int32_t v) { return v == 0; }));
+        }
+      }
+    EXPECT_EQ(zero, 5999u * 3);
+    auto fast = reconstruct(*frame, threads);
+    ASSERT_TRUE(fast.ok());
+    expect_same_planes(*fast, without_shortcuts(*frame, threads), "threads " + std::to_string(threads));
+    expect_same_planes(*fast, *big, "decoder and frame path");
+  }
+}
+
+// Cut streams leave some tile-components without data and others with: with the
+// component transform on, a component without data joins the RCT/ICT as zeros. Every cut
+// of two seeds (one 5/3 CPRL with precincts, one 9/7) gives the picture of the full path.
+TEST(Work, CutStreamsWithComponentsWithoutDataMatchTheFullPath) {
+  int mixed = 0, constant = 0;
+  for (const char* name : {"seed_5.j2k", "seed_4.j2k", "seed_7.j2k"}) {
+    const auto stream = fuzz_file(name);
+    for (std::size_t cut = 40; cut <= stream.size(); ++cut) {
+      std::vector<std::uint8_t> part(stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(cut));
+      DecodeOptions opt;
+      DecodeStats st;
+      auto frame = decode_coefficients(part, opt, {}, &st);
+      if (!frame.ok()) continue;
+      for (const TileCoefficients& t : frame->tiles) {
+        if (t.components.size() < 3) continue;
+        const int zeros = t.components[0].zero + t.components[1].zero + t.components[2].zero;
+        mixed += t.mct && zeros > 0 && zeros < 3;
+        constant += zeros == 3;
+      }
+      auto fast = reconstruct(*frame, 2);
+      ASSERT_TRUE(fast.ok()) << name << " cut at " << cut;
+      expect_same_planes(*fast, without_shortcuts(*frame, 2), std::string(name) + " cut at " + std::to_string(cut));
+    }
+  }
+  EXPECT_GT(mixed, 0) << "no cut left a tile with the component transform and a component without data";
+  EXPECT_GT(constant, 0);
+}
