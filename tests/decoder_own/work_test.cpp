@@ -11,6 +11,8 @@
 #include "decoder/coefficients.hpp"
 #include "decoder/decoder.hpp"
 #include "decoder/own_decoder.hpp"
+#include "dsp.hpp"
+#include "tier1/code_block_decoder.hpp"
 
 using namespace j2k;
 using namespace j2k::decoder;
@@ -129,4 +131,57 @@ TEST(Work, CutStreamsWithComponentsWithoutDataMatchTheFullPath) {
   }
   EXPECT_GT(mixed, 0) << "no cut left a tile with the component transform and a component without data";
   EXPECT_GT(constant, 0);
+}
+
+// The plan of a code-block (B.10.5, D.1), the same for the CPU tier-1 and the GPU's table:
+// P > Mb, no plane left with coded passes and more than 30 planes are damage (the block is
+// zeroed and counted), and passes past the last bit-plane are not decoded.
+TEST(Work, BlockPlanFollowsTheBitPlanes) {
+  using own::CodeBlock;
+  const std::uint8_t bytes[4] = {0x12, 0x34, 0x56, 0x78};
+  CodeBlock cb;
+  cb.rect = {0, 0, 4, 4};
+  cb.passes = 9;
+  cb.segments = {{3, 7, 109}, {1, 2, 109}};
+  cb.chunks = {Bytes(bytes, 4)};
+  struct Case {
+    int mb, p;
+    bool damaged;
+    int passes, segments;
+  } cases[] = {
+      {10, 0, false, 9, 2},   // 10 planes: up to 28 passes, all 9 decoded
+      {10, 8, false, 4, 1},   // 2 planes: 3 * 2 - 2 = 4 passes, in the first segment
+      {10, 7, false, 7, 1},   // 3 planes: 7 passes, the first segment exactly
+      {10, 9, false, 1, 1},   // 1 plane: its cleanup pass
+      {10, 10, true, 0, 0},   // P = Mb with coded passes
+      {10, 11, true, 0, 0},   // P > Mb
+      {38, 7, true, 0, 0},    // 31 planes
+      {37, 7, false, 9, 2},   // 30 planes
+  };
+  for (const Case& c : cases) {
+    cb.zero_bitplanes = c.p;
+    const own::BlockPlan plan = own::plan_block(cb, c.mb);
+    EXPECT_EQ(plan.damaged, c.damaged) << "Mb " << c.mb << " P " << c.p;
+    EXPECT_EQ(plan.passes, c.passes) << "Mb " << c.mb << " P " << c.p;
+    EXPECT_EQ(plan.segments, c.segments) << "Mb " << c.mb << " P " << c.p;
+  }
+  // No pass, no work and no damage.
+  CodeBlock empty = cb;
+  empty.passes = 0;
+  empty.segments.clear();
+  EXPECT_EQ(own::plan_block(empty, 10).passes, 0);
+  EXPECT_FALSE(own::plan_block(empty, 10).damaged);
+
+  // A damaged block is written as zeros (the coefficient buffers are recycled unwritten).
+  own::CodeBlockDecoder dec(own::t1_dsp());
+  std::int32_t out[16];
+  std::fill(std::begin(out), std::end(out), 12345);
+  own::CodeBlockJob job;
+  job.block = &cb;
+  job.magnitude_bits = 10;
+  cb.zero_bitplanes = 11;
+  job.out = out;
+  job.stride = 4;
+  EXPECT_FALSE(dec.decode(job));
+  EXPECT_TRUE(std::all_of(std::begin(out), std::end(out), [](std::int32_t v) { return v == 0; }));
 }

@@ -8,7 +8,11 @@ size and style, precincts, layers, progression), QCD (guard bits, exponents), SO
 tile index, tile-part numbers), packet headers and bodies, plus whole tile-parts
 duplicated, dropped or cut. Deterministic: the same seed gives the same mutants.
 
-  python3 mutate.py SEED_DIR OUT_DIR [per_seed=100] [seed=20261124]
+  python3 mutate.py SEED_DIR OUT_DIR [per_seed=100] [seed=20261124] [headers]
+
+"headers": every mutant grows the picture (SIZ sizes times 2-64, tiles kept or grown) and
+changes 1-3 COD/QCD fields too, the combinations that decide how much a decoder sets up
+(precincts, code-blocks, layers, bit-planes) for the bytes it has.
 """
 import os
 import random
@@ -75,16 +79,17 @@ def nudge(rng, data, off, bits):
 
 
 def mutate_siz(rng, data, off):
-    # Lsiz(2) Rsiz(2) Xsiz Ysiz XOsiz YOsiz XTsiz YTsiz XTOsiz YTOsiz (4 each) Csiz(2) then 3 bytes/comp.
+    # After the marker and Lsiz: Rsiz(2) Xsiz Ysiz XOsiz YOsiz XTsiz YTsiz XTOsiz YTOsiz (4 each)
+    # Csiz(2), then Ssiz XRsiz YRsiz per component.
     base = off + 4
     k = rng.randrange(12)
     if k < 8:
-        nudge(rng, data, base + 4 + 4 * k, 32)
+        nudge(rng, data, base + 2 + 4 * k, 32)
     elif k == 8:
-        nudge(rng, data, base + 36, 16)  # Csiz
+        nudge(rng, data, base + 34, 16)  # Csiz
     else:
-        ncomp = max(1, field(data, base + 36, 16))
-        c = base + 38 + 3 * rng.randrange(min(ncomp, 4))
+        ncomp = max(1, field(data, base + 34, 16))
+        c = base + 36 + 3 * rng.randrange(min(ncomp, 4))
         nudge(rng, data, c + (k - 9), 8)  # Ssiz, XRsiz, YRsiz
 
 
@@ -196,10 +201,34 @@ def mutate(rng, data):
             data[at] ^= 1 << rng.randrange(8)
 
 
+def mutate_headers(rng, data):
+    segs, _ = parse(data)
+    by = {}
+    for m, off, ln in segs:
+        by.setdefault(m, []).append((off, ln))
+    if 0xFF51 not in by or 0xFF52 not in by:
+        return mutate(rng, data)
+    siz = by[0xFF51][0][0] + 4  # Rsiz
+    k = rng.choice([2, 4, 8, 16, 64])
+    for f in (2, 6):  # Xsiz, Ysiz
+        put(data, siz + f, 32, min(field(data, siz + f, 32) * k, 65535))
+    if rng.random() < 0.5:
+        for f in (18, 22):  # XTsiz, YTsiz
+            put(data, siz + f, 32, min(field(data, siz + f, 32) * k, 65535))
+    for _ in range(rng.randrange(1, 4)):
+        if rng.random() < 0.7:
+            off, ln = by[0xFF52][0]
+            mutate_cod(rng, data, off, ln)
+        elif 0xFF5C in by:
+            off, ln = by[0xFF5C][0]
+            mutate_qcd(rng, data, off, ln, 0)
+
+
 def main():
     seed_dir, out_dir = sys.argv[1], sys.argv[2]
     per_seed = int(sys.argv[3]) if len(sys.argv) > 3 else 100
     rng = random.Random(int(sys.argv[4]) if len(sys.argv) > 4 else 20261124)
+    headers = len(sys.argv) > 5 and sys.argv[5] == "headers"
     os.makedirs(out_dir, exist_ok=True)
     seeds = sorted(f for f in os.listdir(seed_dir) if f.endswith(".j2k"))
     for name in seeds:
@@ -207,9 +236,12 @@ def main():
             original = f.read()
         for i in range(per_seed):
             data = bytearray(original)
-            for _ in range(rng.choice([1, 1, 2, 3])):
-                if len(data) > 16:
-                    mutate(rng, data)
+            if headers:
+                mutate_headers(rng, data)
+            else:
+                for _ in range(rng.choice([1, 1, 2, 3])):
+                    if len(data) > 16:
+                        mutate(rng, data)
             with open(os.path.join(out_dir, f"{name[:-4]}_{i:04d}.j2k"), "wb") as f:
                 f.write(data)
 

@@ -2,12 +2,14 @@
 # Decodes every mutant with j2kdecode (own backend, CPU, 1 thread) and with opj_decompress
 # (1 thread), each under `timeout` and /usr/bin/time, one process at a time, and writes one
 # line per mutant and tool: name tool status wall_s cpu_s maxrss_kb.
-#   bash run.sh MUTANT_DIR OUT.tsv [j2kdecode=build/release/bin/j2kdecode] [timeout_s=20]
+#   bash run.sh MUTANT_DIR OUT.tsv [DECODERS=own=build/release/bin/j2kdecode] [timeout_s=20]
+# DECODERS: comma-separated NAME=PATH of j2kdecode builds (e.g. before=/tmp/old,own=build/...),
+# each measured right after the others on the same mutant, so that they share the load.
 # Summary: python3 summary.py OUT.tsv
 set -uo pipefail
 DIR=${1:?mutant folder}
 OUT=${2:?output file}
-J2KDECODE=${3:-build/release/bin/j2kdecode}
+DECODERS=${3:-own=build/release/bin/j2kdecode}
 LIMIT=${4:-20}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -24,6 +26,8 @@ measure() {  # tool name command...
 }
 for f in "$DIR"/*.j2k; do
   name=$(basename "$f")
-  measure own "$name" "$J2KDECODE" "$f" --threads 1 --gpu off -o "$TMP/o.raw"
+  for d in ${DECODERS//,/ }; do
+    measure "${d%%=*}" "$name" "${d#*=}" "$f" --threads 1 --gpu off -o "$TMP/o.raw"
+  done
   measure opj "$name" opj_decompress -i "$f" -o "$TMP/p.raw" -threads 1
 done

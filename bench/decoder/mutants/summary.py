@@ -22,7 +22,8 @@ def pct(v, q):
     return v[min(len(v) - 1, int(q * len(v)))] if v else 0
 
 
-for tool in ("own", "opj"):
+tools = sorted({t for x in runs.values() for t in x}, key=lambda t: (t == "opj", t))
+for tool in tools:
     r = [x[tool] for x in runs.values() if tool in x]
     cpu = [x[2] for x in r]
     wall = [x[1] for x in r]
@@ -32,13 +33,17 @@ for tool in ("own", "opj"):
           f"cpu s median {pct(cpu, .5):.2f} p99 {pct(cpu, .99):.2f} max {max(cpu):.2f}, over 1 s {sum(1 for c in cpu if c > 1)}; "
           f"wall max {max(wall):.2f}, over 1 s {sum(1 for w in wall if w > 1)}; "
           f"max RSS median {pct(rss, .5) // 1024} MiB max {max(rss) // 1024} MiB, over 1 GiB {sum(1 for x in rss if x > 1 << 20)}")
-slow = []
-for name, x in runs.items():
-    if "own" in x and "opj" in x:
-        own, opj = x["own"], x["opj"]
-        if own[2] > 1.0 or (own[2] > 0.1 and own[2] > 2 * opj[2]):
-            slow.append((own[2], name, own, opj))
-print(f"own over 1 s of CPU or > 2x OpenJPEG's (and > 0.1 s): {len(slow)}")
-for cpu, name, own, opj in sorted(slow, reverse=True)[:60]:
-    print(f"  {name}: own {own[2]:.2f} s cpu ({own[1]:.2f} wall, {own[3] // 1024} MiB, status {own[0]}), "
-          f"opj {opj[2]:.2f} s cpu ({opj[1]:.2f} wall, {opj[3] // 1024} MiB, status {opj[0]})")
+for tool in tools:
+    if tool == "opj":
+        continue
+    slow = []
+    for name, x in runs.items():
+        if tool in x and "opj" in x:
+            own, opj = x[tool], x["opj"]
+            if own[2] > 1.0 or (own[2] > 0.1 and own[2] > 2 * opj[2]):
+                slow.append((own[2], name, own, opj))
+    both = sum(1 for _, _, own, opj in slow if opj[0] == 0)
+    print(f"{tool} over 1 s of CPU or > 2x OpenJPEG's (and > 0.1 s): {len(slow)} ({both} that OpenJPEG decodes too)")
+    for cpu, name, own, opj in sorted(slow, reverse=True)[:40]:
+        print(f"  {name}: {tool} {own[2]:.2f} s cpu ({own[1]:.2f} wall, {own[3] // 1024} MiB, status {own[0]}), "
+              f"opj {opj[2]:.2f} s cpu ({opj[1]:.2f} wall, {opj[3] // 1024} MiB, status {opj[0]})")
