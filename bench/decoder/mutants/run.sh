@@ -11,6 +11,9 @@ DIR=${1:?mutant folder}
 OUT=${2:?output file}
 DECODERS=${3:-own=build/release/bin/j2kdecode}
 LIMIT=${4:-20}
+# Address-space cap for every decode (OpenJPEG takes tens of GB on some headers that ours
+# refuses; this machine is shared): a decode that hits it fails, and is counted as failed.
+ulimit -v "${VMEM_KB:-8388608}"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 : >"$OUT"
