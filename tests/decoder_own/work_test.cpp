@@ -188,3 +188,32 @@ TEST(Work, BlockPlanFollowsTheBitPlanes) {
   EXPECT_FALSE(dec.decode(job));
   EXPECT_TRUE(std::all_of(std::begin(out), std::end(out), [](std::int32_t v) { return v == 0; }));
 }
+
+// A 629-byte mutant of seed_6 whose COD declares 2x2 precincts (1x1 in the bands) and
+// 4x4 code-blocks on a 1536x1088 picture: 417 792 precincts per component, of which the
+// packets reach a handful before the data runs out. Before, each precinct cost its
+// geometry (3 bands, 128 bytes) when the tile was built and a zeroing job for tier-1
+// (1.2 s of CPU and 610 MB against OpenJPEG's immediate refusal); now precincts are made
+// when a packet reaches them and the areas without data are cleared row by row.
+TEST(Work, TinyPrecinctsWithoutDataCostTheirRows) {
+  const auto mutant = fuzz_file("work_tiny_precincts.j2k");
+  auto dec = make_decoder(Backend::own);
+  ASSERT_TRUE(dec.ok());
+  auto image = (*dec)->decode(mutant, DecodeOptions{});
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  const DecodeStats st = (*dec)->last_stats();
+  // The packets reached a few precincts; every other area was cleared in a few rectangles
+  // (per band: one per run of rows without data, two around each precinct with data), not
+  // one job per precinct as before (1.25 million).
+  EXPECT_GT(st.codeblocks, 0u);
+  EXPECT_LE(st.codeblocks, 16u);
+  EXPECT_LE(st.zero_fills, 3u * 4 * (1 + 3 * st.codeblocks));
+  // The components the packets never reached are constants; the one they did is transformed.
+  EXPECT_EQ(st.constant_components, 2u);
+  EXPECT_EQ(st.idwt_samples, 1536u * 1088);
+
+  // The same picture as the full path.
+  auto frame = decode_coefficients(mutant, DecodeOptions{});
+  ASSERT_TRUE(frame.ok());
+  expect_same_planes(*image, without_shortcuts(*frame, 2), "tiny precincts");
+}

@@ -23,7 +23,10 @@ measure() {  # tool name command...
   /usr/bin/time -o "$TMP/t" -f "%x %e %U %S %M" timeout -s KILL "$LIMIT" "$@" >/dev/null 2>&1
   # The format line is the last one (time(1) puts "Command terminated by signal N" before it).
   read -r status wall user sys rss < <(tail -1 "$TMP/t")
-  grep -q "terminated by signal" "$TMP/t" && status=$((128 + $(grep -o "signal [0-9]*" "$TMP/t" | grep -o "[0-9]*")))
+  local sig
+  sig=$(grep -o "terminated by signal [0-9]*" "$TMP/t" | grep -o "[0-9]*$")
+  [ -n "$sig" ] && status=$((128 + sig))
+  [[ $status =~ ^[0-9]+$ ]] || status=255  # time(1) could not say
   echo "$name $tool $status $wall $(echo "$user + $sys" | bc) $rss" >>"$OUT"
   rm -f "$TMP"/o.raw "$TMP"/p.raw
 }

@@ -53,6 +53,7 @@ struct DecodeStats {
   std::uint64_t coding_passes = 0;  ///< tier-1 coding passes handed to the code-block decoder
   std::uint64_t idwt_samples = 0;   ///< samples produced by the inverse DWT's levels
   std::uint64_t constant_components = 0;  ///< tile-components without data, written as the DC level
+  std::uint64_t zero_fills = 0;  ///< areas without data cleared (precincts no packet reached, merged)
 };
 
 class Decoder {

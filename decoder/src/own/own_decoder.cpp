@@ -239,6 +239,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.codeblocks = work.coded_blocks;
   stats.coding_passes = work.coding_passes;
   stats.constant_components = work.constant_components;
+  stats.zero_fills = work.zero_fills;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
     if (Status st = defer_tier1(jobs, frame, *defer); !st) return st.error();

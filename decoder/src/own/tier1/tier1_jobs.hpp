@@ -13,6 +13,7 @@ struct Tier1Work {
   std::uint64_t coded_blocks = 0;         ///< code-blocks with passes to decode (plan_block)
   std::uint64_t coding_passes = 0;        ///< their passes
   std::uint64_t constant_components = 0;  ///< tile-components without any (ComponentCoefficients::zero)
+  std::uint64_t zero_fills = 0;           ///< zeroing jobs (areas without data, merged)
   /// Damaged code-blocks (plan_block) of those tile-components: their jobs are dropped, so
   /// tier-1 does not count them (it counts the damaged blocks of the jobs it runs).
   std::uint64_t dropped_damaged_blocks = 0;

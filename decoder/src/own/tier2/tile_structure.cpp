@@ -47,6 +47,43 @@ Status materialize_code_blocks(PrecinctBand& pb, int xcb, int ycb, MemoryBudget&
   return {};
 }
 
+PrecinctBand precinct_band(const Resolution& res, int p, int b) {
+  const Band& band = res.bands[b];
+  const int px = p % res.prec_cols, py = p / res.prec_cols;
+  const long long x0 = static_cast<long long>(res.prec_x0 + px) << res.band_ppx;
+  const long long y0 = static_cast<long long>(res.prec_y0 + py) << res.band_ppy;
+  PrecinctBand pb;
+  const Rect pr{static_cast<int>(std::max<long long>(x0, band.rect.x0)), static_cast<int>(std::max<long long>(y0, band.rect.y0)),
+                static_cast<int>(std::min<long long>(x0 + (1LL << res.band_ppx), band.rect.x1)),
+                static_cast<int>(std::min<long long>(y0 + (1LL << res.band_ppy), band.rect.y1))};
+  if (pr.x1 <= pr.x0 || pr.y1 <= pr.y0) return pb;
+  pb.rect = pr;
+  pb.cb_x0 = floor_shift(pr.x0, res.xcb);
+  pb.cb_y0 = floor_shift(pr.y0, res.ycb);
+  pb.cb_cols = ceil_shift(pr.x1, res.xcb) - pb.cb_x0;
+  pb.cb_rows = ceil_shift(pr.y1, res.ycb) - pb.cb_y0;
+  return pb;
+}
+
+Rect precinct_row(const Resolution& res, int py, int b) {
+  const Band& band = res.bands[b];
+  const long long x0 = static_cast<long long>(res.prec_x0) << res.band_ppx;
+  const long long x1 = static_cast<long long>(res.prec_x0 + res.prec_cols) << res.band_ppx;
+  const long long y0 = static_cast<long long>(res.prec_y0 + py) << res.band_ppy;
+  const Rect r{static_cast<int>(std::max<long long>(x0, band.rect.x0)), static_cast<int>(std::max<long long>(y0, band.rect.y0)),
+               static_cast<int>(std::min<long long>(x1, band.rect.x1)),
+               static_cast<int>(std::min<long long>(y0 + (1LL << res.band_ppy), band.rect.y1))};
+  return r.x1 > r.x0 && r.y1 > r.y0 ? r : Rect{};
+}
+
+Status materialize_precinct(Resolution& res, int p, MemoryBudget& budget) {
+  if (!budget.charge(static_cast<long long>(sizeof(Precinct)))) return over_budget("the precincts of a tile", budget);
+  auto precinct = std::make_unique<Precinct>();
+  for (int b = 0; b < res.num_bands; ++b) precinct->bands[b] = precinct_band(res, p, b);
+  res.precincts[static_cast<std::size_t>(p)] = std::move(precinct);
+  return {};
+}
+
 Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Tile& tile, TileCoefficients& out,
                   MemoryBudget& budget, TileData data) {
   const bool with_precincts = data == TileData::coded;
@@ -118,7 +155,7 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
       const long long nprec = with_precincts ? static_cast<long long>(res.prec_cols) * res.prec_rows : 0;
       total_precincts += nprec;
       if (total_precincts > kMaxPrecinctsPerTile) return make_error(ErrorKind::limit, "too many precincts in one tile");
-      if (!budget.charge(nprec * static_cast<long long>(res.num_bands * sizeof(PrecinctBand) + sizeof(int))))
+      if (!budget.charge(nprec * static_cast<long long>(sizeof(std::unique_ptr<Precinct>) + sizeof(int))))
         return over_budget("the precincts of a tile", budget);
       // Code-block size inside this resolution's precincts (B-17 / B-18).
       const int band_ppx = r == 0 ? res.ppx : res.ppx - 1;
@@ -127,6 +164,8 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
       const int ycb = std::min(cod.cb_height_exp, band_ppy);
       res.xcb = xcb;
       res.ycb = ycb;
+      res.band_ppx = band_ppx;
+      res.band_ppy = band_ppy;
       for (int b = 0; b < res.num_bands; ++b) {
         Band& band = res.bands[b];
         band.orientation = r == 0 ? BandOrientation::LL : static_cast<BandOrientation>(b + 1);
@@ -168,31 +207,10 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
           band.subband_index = -1;
         }
       }
-      // Precincts and their code-blocks (B.6, B.7).
+      // Precincts (B.6): made when a packet brings them data (materialize_precinct).
       res.precincts.clear();
-      res.precincts.resize(static_cast<std::size_t>(nprec) * res.num_bands);
+      res.precincts.resize(static_cast<std::size_t>(nprec));
       res.next_layer.assign(static_cast<std::size_t>(nprec), 0);
-      for (int py = 0; nprec > 0 && py < res.prec_rows; ++py) {
-        for (int px = 0; px < res.prec_cols; ++px) {
-          for (int b = 0; b < res.num_bands; ++b) {
-            const Band& band = res.bands[b];
-            PrecinctBand& pb = res.precincts[(static_cast<std::size_t>(py) * res.prec_cols + px) * res.num_bands + b];
-            // The precinct in band coordinates, clipped to the band.
-            long long x0 = static_cast<long long>(res.prec_x0 + px) << band_ppx;
-            long long y0 = static_cast<long long>(res.prec_y0 + py) << band_ppy;
-            Rect pr{static_cast<int>(std::max<long long>(x0, band.rect.x0)),
-                    static_cast<int>(std::max<long long>(y0, band.rect.y0)),
-                    static_cast<int>(std::min<long long>(x0 + (1LL << band_ppx), band.rect.x1)),
-                    static_cast<int>(std::min<long long>(y0 + (1LL << band_ppy), band.rect.y1))};
-            if (pr.x1 <= pr.x0 || pr.y1 <= pr.y0) continue;
-            pb.rect = pr;
-            pb.cb_x0 = floor_shift(pr.x0, xcb);
-            pb.cb_y0 = floor_shift(pr.y0, ycb);
-            pb.cb_cols = ceil_shift(pr.x1, xcb) - pb.cb_x0;
-            pb.cb_rows = ceil_shift(pr.y1, ycb) - pb.cb_y0;
-          }
-        }
-      }
     }
     // Not cleared (a DefaultInitAllocator vector): tier-1 writes or zeroes every code-block
     // (run_to_coefficients), so the buffer is neither filled twice nor, when recycled,
