@@ -129,17 +129,13 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
       cc.zero = passes == 0;
       work.coding_passes += passes;
       if (cc.zero) {
-        // Nothing to decode: one job clears the whole buffer (damaged blocks included).
+        // Nothing to decode: one job per subband clears the buffer (damaged blocks included).
         jobs.resize(first_job);
         ++work.constant_components;
         work.dropped_damaged_blocks += damaged;
-        if (!cc.data.empty()) {
-          CodeBlockJob job;
-          job.zero_rect = {0, 0, static_cast<int>(cc.data.size()), 1};
-          job.stride = job.zero_rect.x1;
-          job.out = cc.data.data();
-          jobs.push_back(job);
-        }
+        if (!cc.data.empty())
+          for (const SubbandCoefficients& sb : cc.subbands)
+            if (sb.rect.width() > 0 && sb.rect.height() > 0) jobs.push_back(zero_job(cc, sb, sb.rect));
       }
       frame_base += cc.data.size();
     }

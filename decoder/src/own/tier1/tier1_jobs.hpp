@@ -21,9 +21,10 @@ struct Tier1Work {
 
 /// Appends to `jobs` one job per code-block of the resolutions kept, and one zeroing job per
 /// area that no packet reached: the coefficient buffers are recycled without clearing, so
-/// every coefficient is written by exactly one job. A tile-component without a single
-/// coding pass to decode is marked `zero` and cleared by one job over its whole buffer
-/// (a tile without data costs its geometry and a memset, not a job per precinct).
+/// every coefficient is written by exactly one job. Areas without data are merged into
+/// few rectangles (runs of precincts, runs of rows). A tile-component without a single
+/// coding pass to decode is marked `zero` and cleared subband by subband (without buffers,
+/// a tile without data costs its geometry only).
 Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs);
 
 }  // namespace j2k::decoder::own
