@@ -5,12 +5,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/log.hpp"
 #include "datagram_input.hpp"
 #include "depacketizer/rtcp.hpp"
 #include "depacketizer/rtp_session.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace j2k::depacketizer;
+  // The session logs every malformed datagram: a fuzzer feeds little else.
+  static const bool quiet = [] { j2k::set_log_level("off"); return true; }();
+  (void)quiet;
   SessionConfig config;
   config.format = (size > 0 && data[0] & 1) ? PayloadFormat::rfc5371 : PayloadFormat::mxf;
   config.reorder.max_packets = 16;

@@ -78,6 +78,10 @@ struct ComponentCoefficients {
   Wavelet wavelet = Wavelet::reversible_5_3;
   std::vector<SubbandCoefficients> subbands;  ///< LL first, then HL, LH, HH per resolution
   std::vector<std::int32_t, DefaultInitAllocator<std::int32_t>> data;
+  /// No code-block of this tile-component carried coded data, so every coefficient is zero
+  /// (`data` is zeroed all the same). The inverse transform of zeros is zero, so a
+  /// reconstruction may write the DC level shift straight away (reconstruct() does).
+  bool zero = false;
 };
 
 struct TileCoefficients {
@@ -105,6 +109,9 @@ struct CoefficientFrame {
 struct ReconstructTimes {
   double idwt_ms = 0;    ///< dequantisation + inverse DWT
   double colour_ms = 0;  ///< inverse MCT, DC shift, clamp, copy out
+  /// Work, not time: samples the inverse DWT's levels produced (each level's area; the LL
+  /// band copied out when there are no levels). Tile-components without data cost none.
+  std::uint64_t idwt_samples = 0;
 };
 
 /// CPU reconstruction: dequantise, inverse DWT, inverse MCT, DC shift and clamp.

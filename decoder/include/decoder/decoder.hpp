@@ -48,6 +48,12 @@ struct DecodeStats {
   /// Bytes the decode accounted for against DecodeLimits::max_memory (own backend): frame
   /// buffers plus the tier-2 structures that the packets actually created.
   std::uint64_t memory_bytes = 0;
+  /// Work counters (own backend): they follow the data, so tests can assert that a hostile
+  /// header does not buy work its bytes cannot carry (no timing involved).
+  std::uint64_t coding_passes = 0;  ///< tier-1 coding passes handed to the code-block decoder
+  std::uint64_t idwt_samples = 0;   ///< samples produced by the inverse DWT's levels
+  std::uint64_t constant_components = 0;  ///< tile-components without data, written as the DC level
+  std::uint64_t zero_fills = 0;  ///< areas without data cleared (precincts no packet reached, merged)
 };
 
 class Decoder {

@@ -18,6 +18,7 @@
 #include "syntax/locate.hpp"
 #include "thread_pool.hpp"
 #include "tier1/code_block_decoder.hpp"
+#include "tier1/tier1_jobs.hpp"
 #include "tier2/packet_decoder.hpp"
 #include "tier2/tile_structure.hpp"
 
@@ -89,6 +90,9 @@ struct Engine {
   std::vector<CodeBlockDecoder> scratch;
   ReconstructScratch reconstruct;
   std::vector<TileCoefficients> spare_tiles;  ///< the last frame's buffers, reused
+  /// False where the frames never leave the decoder (OwnDecoder: its reconstruction honours
+  /// ComponentCoefficients::zero), so tiles without data get no coefficient buffers.
+  bool complete_frames = true;
 
   void ensure(int threads) {
     threads = std::clamp(threads, 1, 256);
@@ -118,31 +122,28 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
     const CodeBlock& cb = *job.block;
     const int w = cb.rect.width(), h = cb.rect.height();
-    const int numbps = job.magnitude_bits - cb.zero_bitplanes;
-    if (w <= 0 || h <= 0 || cb.passes == 0 || cb.segments.empty() || numbps <= 0) continue;  // stays zero
-    if (numbps > 30) {  // CodeBlockDecoder: beyond 32-bit magnitudes, damaged and zeroed
-      ++batch.rejected_blocks;
-      continue;
-    }
+    const BlockPlan plan = plan_block(cb, job.magnitude_bits);  // as CodeBlockDecoder decodes it
+    batch.rejected_blocks += plan.damaged;
+    if (plan.passes == 0) continue;  // stays zero
     if (job.roi_shift > 31) return make_error(ErrorKind::unsupported, "ROI shift above 31 for the tier-1 table");
-    if (cb.segments.size() > 0xFFFF || batch.bytes.size() > 0xFFFF0000u)
+    if (plan.segments > 0xFFFF || batch.bytes.size() > 0xFFFF0000u)
       return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
     Tier1Block b;
     b.out = static_cast<std::uint64_t>(job.out - job.frame_data) + job.frame_base;
     b.stride = static_cast<std::uint32_t>(job.stride);
     b.byte_offset = static_cast<std::uint32_t>(batch.bytes.size());
     b.seg_first = static_cast<std::uint32_t>(batch.segments.size());
-    b.seg_count = static_cast<std::uint16_t>(cb.segments.size());
-    // Passes past the last bit-plane are ignored by tier-1 (D.1: 3 * planes - 2 at most).
-    b.passes = static_cast<std::uint16_t>(std::min(cb.passes, 3 * numbps - 2));
+    b.seg_count = static_cast<std::uint16_t>(plan.segments);
+    b.passes = static_cast<std::uint16_t>(plan.passes);
     b.width = static_cast<std::uint16_t>(w);
     b.height = static_cast<std::uint16_t>(h);
-    b.numbps = static_cast<std::uint8_t>(numbps);
+    b.numbps = static_cast<std::uint8_t>(plan.numbps);
     b.band = job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0;
     b.style = static_cast<std::uint8_t>(job.cb_style & 0x3F);
     b.roi_shift = static_cast<std::uint8_t>(job.roi_shift);
     std::size_t chunk = 0, in_chunk = 0;
-    for (const Segment& seg : cb.segments) {
+    for (int s = 0; s < plan.segments; ++s) {
+      const Segment& seg = cb.segments[static_cast<std::size_t>(s)];
       std::size_t need = seg.length, got = 0;
       while (need > 0 && chunk < cb.chunks.size()) {
         const std::size_t take = std::min(need, cb.chunks[chunk].size() - in_chunk);
@@ -207,7 +208,11 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     if (options.strict && th.parts.empty()) return make_error(ErrorKind::corrupt, fmt::format("tile {} is missing", t));
     auto params = resolve_tile_params(cs, static_cast<int>(t));
     if (!params) return params.error();
-    if (Status st = build_tile(cs, static_cast<int>(t), std::move(*params), reduce, tiles[t], frame.tiles[t], budget); !st)
+    const TileData data = !th.parts.empty()        ? TileData::coded
+                          : engine.complete_frames ? TileData::empty
+                                                   : TileData::empty_no_buffers;
+    if (Status st = build_tile(cs, static_cast<int>(t), std::move(*params), reduce, tiles[t], frame.tiles[t], budget, data);
+        !st)
       return st.error();
     if (th.parts.empty()) continue;
     // A.4.2: the tile's packets continue from one tile-part to the next (TPsot order).
@@ -227,58 +232,18 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     if (th.truncated) ++counters.damaged_packets;
   }
   // Collect the tier-1 work: code-blocks of the resolutions we keep.
-  std::uint64_t frame_base = 0;  // element offset of the tile-component in the frame (Tier1Batch layout)
-  for (std::size_t t = 0; t < ntiles; ++t) {
-    Tile& tile = tiles[t];
-    for (std::size_t c = 0; c < tile.components.size(); ++c) {
-      TileComponent& tc = tile.components[c];
-      ComponentCoefficients& cc = frame.tiles[t].components[c];
-      for (Resolution& res : tc.resolutions) {
-        for (PrecinctBand& pb : res.precincts) {
-          std::size_t b = static_cast<std::size_t>(&pb - res.precincts.data()) % res.num_bands;
-          const Band& band = res.bands[b];
-          if (band.subband_index < 0) continue;
-          const SubbandCoefficients& sb = cc.subbands[band.subband_index];
-          if (!pb.coded) {
-            // No packet brought data to this precinct: its area of the band is zero.
-            if (pb.rect.width() <= 0 || pb.rect.height() <= 0) continue;
-            CodeBlockJob job;
-            job.zero_rect = pb.rect;
-            job.stride = sb.rect.width();
-            job.out = cc.data.data() + sb.offset + static_cast<std::size_t>(pb.rect.y0 - sb.rect.y0) * job.stride +
-                      (pb.rect.x0 - sb.rect.x0);
-            jobs.push_back(job);
-            continue;
-          }
-          for (CodeBlock& cb : pb.coded->blocks) {
-            CodeBlockJob job;
-            job.block = &cb;
-            job.orientation = band.orientation;
-            job.magnitude_bits = band.magnitude_bits;
-            job.roi_shift = band.roi_shift;
-            job.cb_style = tc.cb_style;
-            job.stride = sb.rect.width();
-            job.out = cc.data.data() + sb.offset + static_cast<std::size_t>(cb.rect.y0 - sb.rect.y0) * job.stride +
-                      (cb.rect.x0 - sb.rect.x0);
-            for (Bytes ch : cb.chunks) job.bytes += static_cast<std::uint32_t>(ch.size());
-            job.frame_data = cc.data.data();
-            job.frame_base = frame_base;
-            jobs.push_back(job);
-          }
-        }
-      }
-      frame_base += cc.data.size();
-    }
-  }
+  const Tier1Work work = collect_tier1_jobs(tiles, frame, jobs);
   stats.tier2_ms = ms_since(t0);
   stats.damaged_packets = counters.damaged_packets;
   stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
-  stats.codeblocks = static_cast<std::uint64_t>(
-      std::count_if(jobs.begin(), jobs.end(), [](const CodeBlockJob& j) { return j.block && j.block->passes > 0; }));
+  stats.codeblocks = work.coded_blocks;
+  stats.coding_passes = work.coding_passes;
+  stats.constant_components = work.constant_components;
+  stats.zero_fills = work.zero_fills;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
     if (Status st = defer_tier1(jobs, frame, *defer); !st) return st.error();
-    frame.damaged_codeblocks = defer->rejected_blocks;
+    frame.damaged_codeblocks = defer->rejected_blocks + work.dropped_damaged_blocks;
     stats.damaged_codeblocks = frame.damaged_codeblocks;
     if (options.strict && frame.damaged_codeblocks > 0)
       return make_error(ErrorKind::corrupt, fmt::format("{} damaged code-blocks", frame.damaged_codeblocks));
@@ -289,25 +254,19 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   t0 = std::chrono::steady_clock::now();
   std::stable_sort(jobs.begin(), jobs.end(), [](const CodeBlockJob& a, const CodeBlockJob& b) { return a.bytes > b.bytes; });
   engine.ensure(options.threads);
-  std::atomic<std::uint64_t> damaged{0};
-  // The coefficient buffers are recycled without clearing (build_tile), so every block is
-  // written here: tier-1 writes a decoded block whole; blocks it leaves alone (nothing
-  // coded, no magnitude bit-planes, damaged) are zeroed.
+  std::atomic<std::uint64_t> damaged{work.dropped_damaged_blocks};
+  // The coefficient buffers are recycled without clearing (build_tile), so every job
+  // writes its area: tier-1 writes a code-block whole (zeros where nothing is decoded), a
+  // zeroing job covers what no packet reached.
   engine.pool->parallel_for(jobs.size(), [&](std::size_t i, int slot) {
     const CodeBlockJob& job = jobs[i];
-    const Rect& rect = job.block ? job.block->rect : job.zero_rect;
-    const int w = rect.width(), h = rect.height();
-    if (w <= 0 || h <= 0) return;
-    const bool coded = job.block && job.block->passes > 0 && !job.block->segments.empty() &&
-                       job.magnitude_bits - job.block->zero_bitplanes > 0;
-    bool ok = true;
-    if (coded) {
-      ok = engine.scratch[static_cast<std::size_t>(slot)].decode(job);
-      if (!ok) damaged.fetch_add(1, std::memory_order_relaxed);
+    if (job.block) {
+      if (!engine.scratch[static_cast<std::size_t>(slot)].decode(job)) damaged.fetch_add(1, std::memory_order_relaxed);
+      return;
     }
-    if (!coded || !ok)
-      for (int y = 0; y < h; ++y)
-        std::memset(job.out + static_cast<std::ptrdiff_t>(y) * job.stride, 0, sizeof(std::int32_t) * static_cast<std::size_t>(w));
+    const int w = job.zero_rect.width(), h = job.zero_rect.height();
+    for (int y = 0; y < h && w > 0; ++y)
+      std::memset(job.out + static_cast<std::ptrdiff_t>(y) * job.stride, 0, sizeof(std::int32_t) * static_cast<std::size_t>(w));
   });
   stats.tier1_ms = ms_since(t0);
   frame.damaged_codeblocks = damaged.load();
@@ -319,7 +278,9 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
 
 class OwnDecoder final : public Decoder {
  public:
-  explicit OwnDecoder(const DecodeLimits& limits, unsigned cpu_mask = kCpuAll) : limits_(limits), engine_(cpu_mask) {}
+  explicit OwnDecoder(const DecodeLimits& limits, unsigned cpu_mask = kCpuAll) : limits_(limits), engine_(cpu_mask) {
+    engine_.complete_frames = false;
+  }
   Backend backend() const noexcept override { return Backend::own; }
 
   Result<PlanarImage> decode(Bytes codestream, const DecodeOptions& options) override {
@@ -337,6 +298,7 @@ class OwnDecoder final : public Decoder {
       engine_.spare_tiles = std::move(frame->tiles);
       stats_.idwt_ms = times.idwt_ms;
       stats_.colour_ms = times.colour_ms;
+      stats_.idwt_samples = times.idwt_samples;
       return st;
     });
   }

@@ -42,16 +42,25 @@ struct Job {
   const ComponentCoefficients* cc = nullptr;
   int dl = 0;
   bool is_float = false;
-  std::array<Rect, kMaxLevels + 1> res{};
+  Rect out_rect;         // the last level's output (res[dl])
+  std::vector<Rect> res;  // per level, 0..dl (left empty for a zero job, which needs out_rect only)
   const SubbandCoefficients* ll = nullptr;
-  std::array<std::array<const SubbandCoefficients*, 3>, kMaxLevels + 1> bands{};  // HL, LH, HH per level
+  std::vector<std::array<const SubbandCoefficients*, 3>> bands;  // HL, LH, HH per level
   void* a = nullptr;  // last level's output
   void* b = nullptr;  // the level before's
   bool emit = false;  // the last level goes straight into the picture
+  bool zero = false;  // every coefficient is zero: the output is zero (ComponentCoefficients::zero)
   IdwtEmit em;
 
   void* out(int r) const { return ((dl - r) & 1) ? b : a; }
-  std::size_t cost() const { return static_cast<std::size_t>(res[dl].width()) * res[dl].height(); }
+  std::size_t cost() const { return static_cast<std::size_t>(out_rect.width()) * out_rect.height(); }
+  /// Samples the levels produce (the LL band's copy when there are none).
+  std::uint64_t samples() const {
+    if (zero) return 0;
+    std::uint64_t n = dl == 0 ? static_cast<std::uint64_t>(res[0].width()) * res[0].height() : 0;
+    for (int r = 1; r <= dl; ++r) n += static_cast<std::uint64_t>(res[r].width()) * res[r].height();
+    return n;
+  }
 
   IdwtSource quantised(const SubbandCoefficients& sb) const {
     return {cc->data.data() + sb.offset, sb.rect.width(), sb.step * 0.5f, true};
@@ -83,9 +92,13 @@ Status plan_job(const ComponentCoefficients& cc, Job& job) {
   if (job.dl < 0 || job.dl > kMaxLevels || cc.levels < job.dl)
     return make_error(ErrorKind::corrupt, "bad number of decomposition levels");
   job.is_float = cc.wavelet == Wavelet::irreversible_9_7;
+  job.zero = cc.zero;
+  job.out_rect = shift_rect(cc.rect, cc.levels - job.dl);
+  if (job.zero) return {};  // no coefficient is read
+  job.res.resize(static_cast<std::size_t>(job.dl) + 1);
   for (int r = 0; r <= job.dl; ++r) job.res[r] = shift_rect(cc.rect, cc.levels - r);
   job.ll = nullptr;
-  for (auto& b : job.bands) b = {};
+  job.bands.assign(static_cast<std::size_t>(job.dl) + 1, {});
   for (const SubbandCoefficients& sb : cc.subbands) {
     if (sb.resolution == 0 && sb.orientation == BandOrientation::LL) job.ll = &sb;
     else if (sb.resolution >= 1 && sb.resolution <= job.dl && sb.orientation != BandOrientation::LL)
@@ -107,10 +120,28 @@ Status plan_job(const ComponentCoefficients& cc, Job& job) {
   return {};
 }
 
-enum TaskKind : std::uint8_t { kCopyRows, kBand, kWholeJob };
+enum TaskKind : std::uint8_t { kCopyRows, kBand, kWholeJob, kConstant };  // kConstant: write_constant()
 
 constexpr int kRowsPerTask = 16;             // rows per task of the copy and colour passes
 constexpr std::size_t kSmallLevel = 32768;  // samples: below this a level is one task
+
+/// The output of a tile-component whose coefficients are all zero: every level of the
+/// inverse transform (5/3 or 9/7) maps zeros to zeros, so it is zero, and the picture gets
+/// the DC level shift, clamped as the store kernels clamp (G.1.2). When the component
+/// transform still needs the component (another of the three has data), its last level's
+/// buffer is cleared instead (RCT/ICT read it like any other).
+void write_constant(const Job& job) {
+  if (job.emit) {
+    const IdwtEmit& e = job.em;
+    const std::int32_t v = std::clamp(e.shift, e.lo, e.hi);
+    for (int y = e.y_lo; y < e.y_hi && e.x1 > e.x0; ++y) {
+      std::int32_t* row = e.dst + static_cast<std::ptrdiff_t>(y + e.dy) * e.dst_stride + e.dx;
+      std::fill(row + e.x0, row + e.x1, v);
+    }
+    return;
+  }
+  std::memset(job.a, 0, job.cost() * 4);  // int32 0 and float +0.0 are both all-zero bits
+}
 
 void run_task(const IdwtKernels& k, const Job& job, const ReconstructScratch::Task& t) {
   const IdwtEmit* emit = job.emit ? &job.em : nullptr;
@@ -151,6 +182,7 @@ bool whole_jobs_balance(const std::vector<Job>& jobs, int threads) {
   std::vector<std::size_t> costs;
   std::size_t total = 0;
   for (const Job& j : jobs) {
+    if (j.zero) continue;  // written before the transform
     costs.push_back(j.cost());
     total += j.cost();
   }
@@ -206,10 +238,10 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
     for (std::size_t c = 0; c < ncomp; ++c) {
       Job& job = jobs[t * ncomp + c];
       if (Status st = plan_job(tile.components[c], job); !st) return st;
-      const Rect& out = job.res[job.dl];
+      const Rect& out = job.out_rect;
       const std::size_t n = static_cast<std::size_t>(std::max(out.width(), 0)) * std::max(out.height(), 0);
-      job.a = sc.buffers[t * ncomp + c].a.get(n * 4);
-      if (job.dl >= 1) {
+      if (!job.zero) job.a = sc.buffers[t * ncomp + c].a.get(n * 4);
+      if (job.dl >= 1 && !job.zero) {
         const Rect& prev = job.res[job.dl - 1];
         job.b = sc.buffers[t * ncomp + c].b.get(static_cast<std::size_t>(prev.width()) * prev.height() * 4);
       }
@@ -237,13 +269,20 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
     if (mct) {
       const Job* j = &jobs[t * ncomp];
       for (int c = 1; c < 3; ++c)
-        if (j[c].res[j[c].dl].width() != j[0].res[j[0].dl].width() ||
-            j[c].res[j[c].dl].height() != j[0].res[j[0].dl].height() || j[c].is_float != j[0].is_float)
+        if (j[c].out_rect.width() != j[0].out_rect.width() || j[c].out_rect.height() != j[0].out_rect.height() ||
+            j[c].is_float != j[0].is_float)
           mct = false;
+      // RCT and ICT map (0, 0, 0) to (0, 0, 0): three components without data are three
+      // constants, with no transform at all.
+      if (j[0].zero && j[1].zero && j[2].zero) mct = false;
     }
     if (mct) {
       img.colour = ColourCoding::rgb;
-      for (std::size_t c = 0; c < 3; ++c) jobs[t * ncomp + c].emit = false;
+      for (std::size_t c = 0; c < 3; ++c) {
+        Job& j = jobs[t * ncomp + c];
+        j.emit = false;
+        if (j.zero) j.a = sc.buffers[t * ncomp + c].a.get(j.cost() * 4);  // cleared for the transform
+      }
     }
   }
   // Tiles partition the picture, so every sample is written; if not (a malformed frame),
@@ -259,9 +298,20 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
   const IdwtKernels& k = kernels ? *kernels : idwt_dsp();
   const int threads = pool ? pool->size() : 1;
   auto& tasks = sc.tasks;
+  // Tile-components without data first: a fill each, in batches (a hostile header may
+  // declare a million empty tiles; a pool task each would cost more than the fills).
+  tasks.clear();
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (jobs[j].zero) tasks.push_back({static_cast<std::uint32_t>(j), kConstant, 0, 0, 0});
+  constexpr std::size_t kConstantsPerTask = 64;
+  for_each(pool, (tasks.size() + kConstantsPerTask - 1) / kConstantsPerTask, [&](std::size_t i) {
+    for (std::size_t t = i * kConstantsPerTask; t < std::min(tasks.size(), (i + 1) * kConstantsPerTask); ++t)
+      write_constant(jobs[tasks[t].job]);
+  });
   if (whole_jobs_balance(jobs, threads)) {
     tasks.clear();
-    for (std::size_t j = 0; j < jobs.size(); ++j) tasks.push_back({static_cast<std::uint32_t>(j), kWholeJob, 0, 0, 0});
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+      if (!jobs[j].zero) tasks.push_back({static_cast<std::uint32_t>(j), kWholeJob, 0, 0, 0});
     std::stable_sort(tasks.begin(), tasks.end(),
                      [&](const auto& x, const auto& y) { return jobs[x.job].cost() > jobs[y.job].cost(); });
     for_each(pool, tasks.size(), [&](std::size_t i) { run_task(k, jobs[tasks[i].job], tasks[i]); });
@@ -274,11 +324,12 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
       tasks.clear();
       long long rows = 0;
       for (const Job& j : jobs)
-        if ((r == 0 && j.dl == 0) || (r > 0 && j.dl >= r)) rows += j.res[r].height();
+        if (!j.zero && ((r == 0 && j.dl == 0) || (r > 0 && j.dl >= r))) rows += j.res[r].height();
       const int band = static_cast<int>(std::clamp<long long>(rows / (4LL * threads), 32, 256));
       for (std::size_t ji = 0; ji < jobs.size(); ++ji) {
         const Job& j = jobs[ji];
         const auto id = static_cast<std::uint32_t>(ji);
+        if (j.zero) continue;
         if (r == 0) {
           if (j.dl != 0) continue;
           for (int y = 0; y < j.res[0].height(); y += kRowsPerTask)
@@ -298,6 +349,8 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
     }
   }
   const double idwt_ms = ms_since(t0);
+  std::uint64_t idwt_samples = 0;
+  for (const Job& j : jobs) idwt_samples += j.samples();
 
   // Component transform + DC shift + clamp + store, rows of the tiles that have one.
   t0 = std::chrono::steady_clock::now();
@@ -305,13 +358,13 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
   for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
     const Job& j = jobs[t * ncomp];
     if (j.emit || ncomp < 3) continue;
-    for (int y = 0; y < j.res[j.dl].height(); y += kRowsPerTask)
-      tasks.push_back({static_cast<std::uint32_t>(t * ncomp), 0, 0, y, std::min(j.res[j.dl].height(), y + kRowsPerTask)});
+    for (int y = 0; y < j.out_rect.height(); y += kRowsPerTask)
+      tasks.push_back({static_cast<std::uint32_t>(t * ncomp), 0, 0, y, std::min(j.out_rect.height(), y + kRowsPerTask)});
   }
   for_each(pool, tasks.size(), [&](std::size_t i) {
     const ReconstructScratch::Task& task = tasks[i];
     const Job* j = &jobs[task.job];
-    const int ww = j[0].res[j[0].dl].width();
+    const int ww = j[0].out_rect.width();
     const bool same_clip = j[1].em.dx == j[0].em.dx && j[1].em.dy == j[0].em.dy && j[2].em.dx == j[0].em.dx &&
                            j[2].em.dy == j[0].em.dy && j[1].em.x1 == j[0].em.x1 && j[2].em.x1 == j[0].em.x1 &&
                            j[1].em.y_hi == j[0].em.y_hi && j[2].em.y_hi == j[0].em.y_hi;
@@ -350,6 +403,7 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
   if (times) {
     times->idwt_ms = idwt_ms;
     times->colour_ms = colour_ms;
+    times->idwt_samples = idwt_samples;
   }
   return {};
 }

@@ -71,23 +71,54 @@ namespace j2k::decoder::own {
 
 CodeBlockDecoder::CodeBlockDecoder(const T1Dsp& dsp) : dsp_(&dsp) {}
 
+BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits) {
+  BlockPlan plan;
+  if (cb.rect.width() <= 0 || cb.rect.height() <= 0 || cb.passes == 0 || cb.segments.empty()) return plan;
+  plan.numbps = magnitude_bits - cb.zero_bitplanes;
+  if (plan.numbps <= 0 || plan.numbps > 30) {
+    plan.damaged = true;
+    return plan;
+  }
+  // D.1: a block of numbps bit-planes has at most 3 * numbps - 2 coding passes; tier-2
+  // may have read more (B.10.6 allows 164), which code nothing and are not decoded.
+  const int last_pass = 3 * plan.numbps - 2;
+  for (const Segment& seg : cb.segments) {
+    if (plan.passes >= last_pass) break;
+    plan.passes += seg.passes;
+    ++plan.segments;
+  }
+  plan.passes = std::min(plan.passes, last_pass);
+  return plan;
+}
+
+namespace {
+void zero_block(const CodeBlockJob& job, int w, int h) {
+  for (int y = 0; y < h; ++y)
+    std::memset(job.out + static_cast<std::ptrdiff_t>(y) * job.stride, 0, sizeof(std::int32_t) * static_cast<std::size_t>(w));
+}
+}  // namespace
+
 bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   const CodeBlock& cb = *job.block;
   const int w = cb.rect.width(), h = cb.rect.height();
   if (w <= 0 || h <= 0) return true;
-  const int numbps = job.magnitude_bits - cb.zero_bitplanes;
-  if (cb.passes == 0 || cb.segments.empty()) return true;  // nothing coded: stays zero
-  if (numbps <= 0) return true;
-  if (numbps > 30) return false;  // beyond our 32-bit magnitudes
+  const BlockPlan plan = plan_block(cb, job.magnitude_bits);
+  if (plan.passes == 0) {  // nothing coded, or damaged: zero
+    zero_block(job, w, h);
+    return !plan.damaged;
+  }
+  const int numbps = plan.numbps;
+  const int nseg = plan.segments;
 
   // Gather the segments into one buffer, each followed by two 0xFF bytes (see mq_decoder.hpp).
   std::size_t total = 0;
   for (Bytes c : cb.chunks) total += c.size();
-  bytes_.resize(total + 2 * cb.segments.size() + 4);  // + 4: the MQ refill reads ahead (mq_decoder.hpp)
+  bytes_.resize(total + 2 * static_cast<std::size_t>(nseg) + 4);  // + 4: the MQ refill reads ahead (mq_decoder.hpp)
   seg_offsets_.clear();
   {
     std::size_t chunk = 0, in_chunk = 0, out = 0;
-    for (const Segment& seg : cb.segments) {
+    for (int s = 0; s < nseg; ++s) {
+      const Segment& seg = cb.segments[static_cast<std::size_t>(s)];
       seg_offsets_.push_back(static_cast<std::uint32_t>(out));
       std::size_t need = seg.length;
       while (need > 0 && chunk < cb.chunks.size()) {
@@ -114,8 +145,8 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   if (data_.size() < static_cast<std::size_t>(stripes) * w * 4) data_.resize(static_cast<std::size_t>(stripes) * w * 4);
   if (masks_.size() < static_cast<std::size_t>(t1_mask_size(w, h))) masks_.resize(t1_mask_size(w, h));
   segs_.clear();
-  for (std::size_t i = 0; i < cb.segments.size(); ++i)
-    segs_.push_back({seg_offsets_[i], static_cast<int>(cb.segments[i].passes)});
+  for (int i = 0; i < nseg; ++i)
+    segs_.push_back({seg_offsets_[static_cast<std::size_t>(i)], static_cast<int>(cb.segments[static_cast<std::size_t>(i)].passes)});
   const T1Kernel kernel{flags_.data(),
                         data_.data(),
                         masks_.data(),
@@ -123,7 +154,7 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
                         h,
                         job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0,
                         numbps,
-                        cb.passes,
+                        plan.passes,
                         segs_.data(),
                         static_cast<int>(segs_.size()),
                         bytes_.data(),
@@ -131,8 +162,10 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
                         (job.cb_style & kReset) != 0,
                         (job.cb_style & kVerticalCausal) != 0,
                         (job.cb_style & kSegmentation) != 0};
-  const bool ok = dsp_->run_passes(kernel);
-  if (!ok) return false;  // the output region was never written: it stays zero
+  if (!dsp_->run_passes(kernel)) {  // the output region was never written
+    zero_block(job, w, h);
+    return false;
+  }
 
   // Write out with signs. Magnitudes were written only where a sample became significant
   // (data_ is not cleared between blocks), so the significance flag selects them.

@@ -25,6 +25,25 @@ struct CodeBlockJob {
   std::uint64_t frame_base = 0;              ///< its first element in the frame's array
 };
 
+/// What tier-1 decodes of a code-block, decided from tier-2's data alone, so that every
+/// tier-1 (CodeBlockDecoder, the tables for the GPU) does the same work:
+///   - numbps = Mb - P (B.10.5). P > Mb, or P = Mb with coded passes, cannot come from an
+///     encoder (P counts the missing bit-planes of Mb; a block with none left has nothing
+///     to code), and beyond 30 planes the magnitudes leave 32 bits: the block is damaged.
+///   - passes beyond the last bit-plane are not coding passes (D.1: 3 * numbps - 2).
+/// The bytes do not bound the passes further: a terminated segment that codes no symbol,
+/// or only symbols the decoder's 1-bit feed past the end reproduces, may be empty (C.3.4;
+/// the corpus's -M 63 streams from both encoders have such passes), so a pass without
+/// bytes is decoded like any other. Work per block stays below 3 * 30 - 2 passes over its
+/// samples, and blocks exist only where packets brought data (materialize_code_blocks).
+struct BlockPlan {
+  int numbps = 0;        ///< magnitude bit-planes coded
+  int passes = 0;        ///< coding passes to decode; 0: the block stays zero
+  int segments = 0;      ///< codeword segments those passes use
+  bool damaged = false;  ///< inconsistent with 15444-1: zeroed and counted
+};
+BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits);
+
 /// Tier-1 kernels (dsp.hpp); declared here so that this header needs no more than tier-1.
 struct T1Dsp;
 
@@ -33,7 +52,9 @@ class CodeBlockDecoder {
  public:
   /// `dsp`: the kernel table to use (t1_dsp(): all this CPU has); it must outlive the decoder.
   explicit CodeBlockDecoder(const T1Dsp& dsp);
-  /// Decodes; returns false when the block was found damaged (its output is then zeroed).
+  /// Decodes the passes plan_block() allows and writes the whole block: what was
+  /// decoded, or zeros when nothing was coded or the block is damaged. Returns false
+  /// when it is damaged (plan_block(), or a wrong segmentation symbol).
   bool decode(const CodeBlockJob& job);
 
  private:

@@ -84,8 +84,10 @@ class PacketReader {
     contributions_.clear();
     lengths_.clear();
     if (br.bit()) {  // non-empty packet
+      if (!res.precincts[static_cast<std::size_t>(prec)])
+        if (Status st = materialize_precinct(res, prec, budget_); !st) return st;
       for (int b = 0; b < res.num_bands; ++b) {
-        PrecinctBand& pb = res.precincts[static_cast<std::size_t>(prec) * res.num_bands + b];
+        PrecinctBand& pb = res.precincts[static_cast<std::size_t>(prec)]->bands[b];
         if (pb.cb_cols <= 0 || pb.cb_rows <= 0) continue;
         if (!pb.coded)
           if (Status st = materialize_code_blocks(pb, res.xcb, res.ycb, budget_); !st) return st;

@@ -47,8 +47,46 @@ Status materialize_code_blocks(PrecinctBand& pb, int xcb, int ycb, MemoryBudget&
   return {};
 }
 
+PrecinctBand precinct_band(const Resolution& res, int p, int b) {
+  const Band& band = res.bands[b];
+  const int px = p % res.prec_cols, py = p / res.prec_cols;
+  const long long x0 = static_cast<long long>(res.prec_x0 + px) << res.band_ppx;
+  const long long y0 = static_cast<long long>(res.prec_y0 + py) << res.band_ppy;
+  PrecinctBand pb;
+  const Rect pr{static_cast<int>(std::max<long long>(x0, band.rect.x0)), static_cast<int>(std::max<long long>(y0, band.rect.y0)),
+                static_cast<int>(std::min<long long>(x0 + (1LL << res.band_ppx), band.rect.x1)),
+                static_cast<int>(std::min<long long>(y0 + (1LL << res.band_ppy), band.rect.y1))};
+  if (pr.x1 <= pr.x0 || pr.y1 <= pr.y0) return pb;
+  pb.rect = pr;
+  pb.cb_x0 = floor_shift(pr.x0, res.xcb);
+  pb.cb_y0 = floor_shift(pr.y0, res.ycb);
+  pb.cb_cols = ceil_shift(pr.x1, res.xcb) - pb.cb_x0;
+  pb.cb_rows = ceil_shift(pr.y1, res.ycb) - pb.cb_y0;
+  return pb;
+}
+
+Rect precinct_row(const Resolution& res, int py, int b) {
+  const Band& band = res.bands[b];
+  const long long x0 = static_cast<long long>(res.prec_x0) << res.band_ppx;
+  const long long x1 = static_cast<long long>(res.prec_x0 + res.prec_cols) << res.band_ppx;
+  const long long y0 = static_cast<long long>(res.prec_y0 + py) << res.band_ppy;
+  const Rect r{static_cast<int>(std::max<long long>(x0, band.rect.x0)), static_cast<int>(std::max<long long>(y0, band.rect.y0)),
+               static_cast<int>(std::min<long long>(x1, band.rect.x1)),
+               static_cast<int>(std::min<long long>(y0 + (1LL << res.band_ppy), band.rect.y1))};
+  return r.x1 > r.x0 && r.y1 > r.y0 ? r : Rect{};
+}
+
+Status materialize_precinct(Resolution& res, int p, MemoryBudget& budget) {
+  if (!budget.charge(static_cast<long long>(sizeof(Precinct)))) return over_budget("the precincts of a tile", budget);
+  auto precinct = std::make_unique<Precinct>();
+  for (int b = 0; b < res.num_bands; ++b) precinct->bands[b] = precinct_band(res, p, b);
+  res.precincts[static_cast<std::size_t>(p)] = std::move(precinct);
+  return {};
+}
+
 Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Tile& tile, TileCoefficients& out,
-                  MemoryBudget& budget) {
+                  MemoryBudget& budget, TileData data) {
+  const bool with_precincts = data == TileData::coded;
   const Siz& siz = cs.siz;
   int p = t % siz.tiles_x, q = t / siz.tiles_x;
   // B-7: tile rectangle on the reference grid.
@@ -80,6 +118,7 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
     TileComponent& tc = tile.components[c];
     ComponentCoefficients& cc = out.components[c];
     cc.subbands.clear();
+    cc.subbands.reserve(1 + 3 * static_cast<std::size_t>(cod.levels));
     // B-12: tile-component rectangle.
     tc.rect = {ceil_div(tile.rect.x0, cz.dx), ceil_div(tile.rect.y0, cz.dy), ceil_div(tile.rect.x1, cz.dx),
                ceil_div(tile.rect.y1, cz.dy)};
@@ -95,10 +134,12 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
     cc.levels = nl;
     cc.decoded_levels = nl - reduce;
     cc.wavelet = cod.reversible ? Wavelet::reversible_5_3 : Wavelet::irreversible_9_7;
-    tc.resolutions.resize(nl + 1);
+    // Without precincts nothing reads the resolutions after this loop: one is enough.
+    tc.resolutions.resize(with_precincts ? nl + 1 : 0);
+    Resolution scratch;
     std::size_t data_size = 0;
     for (int r = 0; r <= nl; ++r) {
-      Resolution& res = tc.resolutions[r];
+      Resolution& res = with_precincts ? tc.resolutions[r] : scratch;
       const int shift = nl - r;
       // B-14: resolution rectangle.
       res.rect = {ceil_shift(tc.rect.x0, shift), ceil_shift(tc.rect.y0, shift), ceil_shift(tc.rect.x1, shift),
@@ -111,10 +152,10 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
       res.prec_cols = res.rect.x1 > res.rect.x0 ? ceil_shift(res.rect.x1, res.ppx) - res.prec_x0 : 0;
       res.prec_rows = res.rect.y1 > res.rect.y0 ? ceil_shift(res.rect.y1, res.ppy) - res.prec_y0 : 0;
       res.num_bands = r == 0 ? 1 : 3;
-      const long long nprec = static_cast<long long>(res.prec_cols) * res.prec_rows;
+      const long long nprec = with_precincts ? static_cast<long long>(res.prec_cols) * res.prec_rows : 0;
       total_precincts += nprec;
       if (total_precincts > kMaxPrecinctsPerTile) return make_error(ErrorKind::limit, "too many precincts in one tile");
-      if (!budget.charge(nprec * static_cast<long long>(res.num_bands * sizeof(PrecinctBand) + sizeof(int))))
+      if (!budget.charge(nprec * static_cast<long long>(sizeof(std::unique_ptr<Precinct>) + sizeof(int))))
         return over_budget("the precincts of a tile", budget);
       // Code-block size inside this resolution's precincts (B-17 / B-18).
       const int band_ppx = r == 0 ? res.ppx : res.ppx - 1;
@@ -123,6 +164,8 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
       const int ycb = std::min(cod.cb_height_exp, band_ppy);
       res.xcb = xcb;
       res.ycb = ycb;
+      res.band_ppx = band_ppx;
+      res.band_ppy = band_ppy;
       for (int b = 0; b < res.num_bands; ++b) {
         Band& band = res.bands[b];
         band.orientation = r == 0 ? BandOrientation::LL : static_cast<BandOrientation>(b + 1);
@@ -164,36 +207,16 @@ Status build_tile(const Codestream& cs, int t, TileParams params, int reduce, Ti
           band.subband_index = -1;
         }
       }
-      // Precincts and their code-blocks (B.6, B.7).
+      // Precincts (B.6): made when a packet brings them data (materialize_precinct).
       res.precincts.clear();
-      res.precincts.resize(static_cast<std::size_t>(nprec) * res.num_bands);
+      res.precincts.resize(static_cast<std::size_t>(nprec));
       res.next_layer.assign(static_cast<std::size_t>(nprec), 0);
-      for (int py = 0; py < res.prec_rows; ++py) {
-        for (int px = 0; px < res.prec_cols; ++px) {
-          for (int b = 0; b < res.num_bands; ++b) {
-            const Band& band = res.bands[b];
-            PrecinctBand& pb = res.precincts[(static_cast<std::size_t>(py) * res.prec_cols + px) * res.num_bands + b];
-            // The precinct in band coordinates, clipped to the band.
-            long long x0 = static_cast<long long>(res.prec_x0 + px) << band_ppx;
-            long long y0 = static_cast<long long>(res.prec_y0 + py) << band_ppy;
-            Rect pr{static_cast<int>(std::max<long long>(x0, band.rect.x0)),
-                    static_cast<int>(std::max<long long>(y0, band.rect.y0)),
-                    static_cast<int>(std::min<long long>(x0 + (1LL << band_ppx), band.rect.x1)),
-                    static_cast<int>(std::min<long long>(y0 + (1LL << band_ppy), band.rect.y1))};
-            if (pr.x1 <= pr.x0 || pr.y1 <= pr.y0) continue;
-            pb.rect = pr;
-            pb.cb_x0 = floor_shift(pr.x0, xcb);
-            pb.cb_y0 = floor_shift(pr.y0, ycb);
-            pb.cb_cols = ceil_shift(pr.x1, xcb) - pb.cb_x0;
-            pb.cb_rows = ceil_shift(pr.y1, ycb) - pb.cb_y0;
-          }
-        }
-      }
     }
     // Not cleared (a DefaultInitAllocator vector): tier-1 writes or zeroes every code-block
     // (run_to_coefficients), so the buffer is neither filled twice nor, when recycled,
     // faulted in again.
-    cc.data.resize(data_size);
+    if (data == TileData::empty_no_buffers) cc.data.clear();
+    else cc.data.resize(data_size);
   }
   return {};
 }

@@ -45,6 +45,14 @@ struct PrecinctBand {
   std::unique_ptr<PrecinctCodeBlocks> coded;  ///< null until a packet brings data
 };
 
+/// A precinct (B.6) in the one (resolution 0) or three bands of its resolution. Made when
+/// the first non-empty packet of the precinct arrives (materialize_precinct): a header
+/// declares up to millions of precincts in a few bytes, and those no packet reaches
+/// cost a null pointer, not their geometry.
+struct Precinct {
+  PrecinctBand bands[3];
+};
+
 /// Bytes a decode may still allocate (DecodeLimits::max_memory). Everything whose size the
 /// codestream controls is charged here *before* it is allocated, so a hostile header is
 /// refused with ErrorKind::limit instead of exhausting memory.
@@ -85,10 +93,21 @@ struct Resolution {
   int prec_cols = 0, prec_rows = 0;
   int num_bands = 1;
   int xcb = 6, ycb = 6;  ///< code-block size exponents inside this resolution's precincts (B-17, B-18)
+  int band_ppx = 15, band_ppy = 15;  ///< precinct size exponents in the bands' coordinates
   Band bands[3];
-  std::vector<PrecinctBand> precincts;  ///< prec_cols * prec_rows * num_bands, band fastest
-  std::vector<int> next_layer;          ///< per precinct: next layer to read (POC bookkeeping)
+  std::vector<std::unique_ptr<Precinct>> precincts;  ///< prec_cols * prec_rows, raster order; null: no data
+  std::vector<int> next_layer;                       ///< per precinct: next layer to read (POC bookkeeping)
 };
+
+/// The part of precinct `p` of `res` in band `b` (B.6, B.7): its rectangle in band
+/// coordinates clipped to the band (empty when it has none) and its code-block grid.
+PrecinctBand precinct_band(const Resolution& res, int p, int b);
+/// The rectangle that row `py` of precincts covers in band `b` (the union of their
+/// precinct_band() rectangles; empty when none).
+Rect precinct_row(const Resolution& res, int py, int b);
+/// Creates `res.precincts[p]` (its geometry; code-blocks come with
+/// materialize_code_blocks) after charging `budget`.
+Status materialize_precinct(Resolution& res, int p, MemoryBudget& budget);
 
 struct TileComponent {
   Rect rect;
@@ -105,11 +124,20 @@ struct Tile {
   std::vector<TileComponent> components;
 };
 
+/// What a tile brings to build_tile.
+enum class TileData {
+  coded,             ///< tile-parts: everything, for the packets to fill
+  empty,             ///< no tile-part (no packet can reach it): geometry and zeroed buffers only
+  empty_no_buffers,  ///< no tile-part, and the frame stays with a reconstruction that honours
+                     ///< ComponentCoefficients::zero: geometry only, `data` left empty
+};
+
 /// Builds tile geometry; also sizes the CoefficientFrame's subbands of this tile.
 /// The structures (components, resolutions, precincts) are charged to `budget` first;
 /// fails with ErrorKind::limit when they would exceed it. Code-blocks are not created here
-/// (materialize_code_blocks, when packets reach them).
+/// (materialize_code_blocks, when packets reach them). A tile without data (TileData::empty*)
+/// gets no precincts and no resolutions, so it costs its geometry only.
 Status build_tile(const Codestream& cs, int tile_index, TileParams params, int reduce, Tile& tile,
-                  TileCoefficients& out, MemoryBudget& budget);
+                  TileCoefficients& out, MemoryBudget& budget, TileData data = TileData::coded);
 
 }  // namespace j2k::decoder::own

@@ -1,0 +1,30 @@
+#pragma once
+// A frame's tier-1 work as a list of jobs, made from tier-2's tiles.
+#include <cstdint>
+#include <vector>
+
+#include "decoder/coefficients.hpp"
+#include "tier1/code_block_decoder.hpp"
+#include "tier2/tile_structure.hpp"
+
+namespace j2k::decoder::own {
+
+struct Tier1Work {
+  std::uint64_t coded_blocks = 0;         ///< code-blocks with passes to decode (plan_block)
+  std::uint64_t coding_passes = 0;        ///< their passes
+  std::uint64_t constant_components = 0;  ///< tile-components without any (ComponentCoefficients::zero)
+  std::uint64_t zero_fills = 0;           ///< zeroing jobs (areas without data, merged)
+  /// Damaged code-blocks (plan_block) of those tile-components: their jobs are dropped, so
+  /// tier-1 does not count them (it counts the damaged blocks of the jobs it runs).
+  std::uint64_t dropped_damaged_blocks = 0;
+};
+
+/// Appends to `jobs` one job per code-block of the resolutions kept, and one zeroing job per
+/// area that no packet reached: the coefficient buffers are recycled without clearing, so
+/// every coefficient is written by exactly one job. Areas without data are merged into
+/// few rectangles (runs of precincts, runs of rows). A tile-component without a single
+/// coding pass to decode is marked `zero` and cleared subband by subband (without buffers,
+/// a tile without data costs its geometry only).
+Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs);
+
+}  // namespace j2k::decoder::own
