@@ -12,6 +12,7 @@
 #include "net/udp_receiver.hpp"
 #include "syntax/locate.hpp"
 #include "monitor/alarms.hpp"
+#include "pipeline/codestream_levels.hpp"
 
 namespace j2k::pipeline {
 
@@ -419,8 +420,7 @@ void ReceivePipeline::give_back(PlanarImage&& image) {
 Clock::duration ReceivePipeline::budget() const {
   if (config_.latency_budget.count() > 0) return config_.latency_budget;
   const auto floor = std::max<Clock::duration>(std::chrono::milliseconds(100), 4 * interval_);
-  const double ms = degrade_.mean_ms(degrade_.level()).value_or(0.0);
-  return floor + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(2 * ms));
+  return floor + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(2 * decode_wall_ms_));
 }
 
 void ReceivePipeline::deliver_loop() {
@@ -512,6 +512,7 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
   for (;;) {
     f.error.clear();
     bool too_deep = false;
+    std::size_t failed_at = 0;
     for (std::size_t i = 0; i < unit.codestreams.size(); ++i) {
       auto cs = syntax::locate_codestream(unit.codestreams[i]);
       if (!cs) { f.error = cs.error().message; break; }
@@ -520,16 +521,23 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
       if (!st) {
         f.error = st.error().message;
         too_deep = options.reduce > 0 && st.error().kind == ErrorKind::unsupported;
+        failed_at = i;
         break;
       }
     }
     if (too_deep) {
-      // Fewer decomposition levels than the degradation asked to skip: never ask for more.
-      std::lock_guard lock(sched_mutex_);
-      degrade_.cap(options.reduce - 1);
-      level_.store(degrade_.level());
-      --options.reduce;
-      continue;
+      // Refused at a reduced resolution: when the codestream has fewer decomposition levels
+      // than the degradation asked to skip, never ask for more (and decode this frame at the
+      // most it allows). Any other "unsupported" is this frame's failure, not a limit of
+      // the stream: the degradation stays free.
+      const auto levels = fewest_decomposition_levels(unit.codestreams[failed_at]);
+      if (levels && *levels < options.reduce) {
+        std::lock_guard lock(sched_mutex_);
+        degrade_.cap(*levels);
+        level_.store(degrade_.level());
+        options.reduce = *levels;
+        continue;
+      }
     }
     if (f.error.empty() && fields) {
       if (auto st = weave_fields_into(worker.fields[0], worker.fields[1], unit.first_field_is_top, f.image); !st)
@@ -599,7 +607,22 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       {
         std::lock_guard lock(sched_mutex_);
         const int before = degrade_.level();
-        degrade_.on_decoded(f.reduce, t1 - t0, static_cast<int>(workers_.size()), interval_, units_.size());
+        const int workers = static_cast<int>(workers_.size());
+        DegradeController::Sample sample;
+        sample.level = f.reduce;
+        sample.work = t1 - t0;
+        sample.capacity = workers;
+        sample.workers = workers;
+        sample.interval = interval_;
+        sample.backlog = units_.size();
+        sample.budget = budget();
+        // A decoder's first frame pays its allocations and page faults: not a measure of the
+        // stream for the controller. The budget does follow it: the frames that queued behind a
+        // cold start are decoded late rather than dropped.
+        sample.cold = !worker.warm;
+        worker.warm = true;
+        decode_wall_ms_ = decode_wall_ms_ > 0 ? 0.9 * decode_wall_ms_ + 0.1 * f.decode_ms : f.decode_ms;
+        degrade_.on_decoded(sample);
         level_.store(degrade_.level());
         if (degrade_.level() != before)
           log->info("decoders {}: decoding at {} resolution from now on", degrade_.level() > before ? "behind" : "keep up again",

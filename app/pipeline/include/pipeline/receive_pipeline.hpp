@@ -211,6 +211,7 @@ class ReceivePipeline {
     std::unique_ptr<decoder::Decoder> decoder;
     gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
     PlanarImage fields[2];             // a field pair's pictures, reused frame after frame
+    bool warm = false;                 // decoded a frame already (the first one pays allocations)
     std::thread thread;
   };
 
@@ -281,9 +282,10 @@ class ReceivePipeline {
   LatencyHistogram latency_;
 
   // Real-time decisions, shared by the workers (and the depacketizer's interval updates).
-  mutable std::mutex sched_mutex_;  // guards degrade_, interval_
+  mutable std::mutex sched_mutex_;  // guards degrade_, interval_, decode_wall_ms_
   DegradeController degrade_;
   std::chrono::steady_clock::duration interval_{};
+  double decode_wall_ms_ = 0;       // moving average of a frame's decode time (wall), for the budget
   std::atomic<int> level_{0};
 
   std::mutex spare_mutex_;  // guards spare_
