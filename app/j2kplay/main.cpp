@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   std::string url_text, screenshot, window_size;
   bool demo = false, fullscreen = false, headless = false, no_overlay = false;
   double quit_after = 0;
-  int workers = 0;
+  int workers = 0, threads = 0;
   app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&format=mxf|rfc5371|ts][&fec=1], or pcap:FILE?port=N (omit with --demo)");
   std::string url2_text;
   app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7)");
@@ -151,7 +151,10 @@ int main(int argc, char** argv) {
       ->check(cli::at_least(0));
   cli::DecoderOptions decoder_options;
   decoder_options.add_to(app);
-  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)")->check(CLI::Range(0, 256));
+  app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--threads", threads, "threads that decode, all frames together (0 = one per core)")
+      ->check(CLI::Range(0, 256));
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")
       ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
@@ -247,6 +250,7 @@ int main(int argc, char** argv) {
   // A player shows a capture at the pace it was recorded, unless asked for speed (timing=fast).
   config.capture_timing = capture && !(url.query.count("timing") && url.query.at("timing") == "fast");
   config.decode_workers = workers;
+  config.decode_threads = threads;
   config.degrade = degrade == "auto";
   config.make_rgba = !headless;
   if (auto st = operator_options.open(config, url_text.empty() ? "demo" : url_text); !st) {

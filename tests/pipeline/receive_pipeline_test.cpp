@@ -72,6 +72,19 @@ void expect_in_order_prefix(const std::vector<pipeline::DecodedFrame>& got) {
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].rtp_timestamp, static_cast<std::uint32_t>(i * 3600));
 }
 
+/// A stream faster than the decoder: every frame queued at once and nothing ever late (the
+/// degrade policy alone acts); runs to the end of the frames.
+void run_burst(Harness& h, pipeline::PipelineConfig c, int frames) {
+  c.latency_budget = std::chrono::hours(1);
+  c.unit_queue = 64;
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  for (int i = 0; i < frames; ++i) h.send(i);
+  h.wait_for_frames(static_cast<std::size_t>(frames));
+  h.pipe->stop(true);
+  ASSERT_EQ(h.got.size(), static_cast<std::size_t>(frames));
+}
+
 TEST(ReceivePipeline, DeliversEveryFrameInOrderWhenWorkersFinishOutOfOrder) {
   Harness h;
   auto c = h.config();
@@ -160,18 +173,10 @@ TEST(ReceivePipeline, LiveDropsOnlyFramesThatWaitedPastTheirBudget) {
 
 TEST(ReceivePipeline, DegradesResolutionWhenTheDecoderIsSlowerThanTheStream) {
   Harness h;
-  auto c = h.config();
-  c.latency_budget = std::chrono::hours(1);  // nothing is late: the degrade policy alone acts
-  c.unit_queue = 64;
   constexpr int kFrames = 30;
   // 25 frames/s (40 ms apart) against 100 ms per frame at full resolution, 25 ms at half.
   h.script.cost = [](int reduce) { return reduce == 0 ? 100ms : reduce == 1 ? 25ms : 8ms; };
-  h.open(c);
-  ASSERT_TRUE(h.pipe->start().ok());
-  for (int i = 0; i < kFrames; ++i) h.send(i);
-  h.wait_for_frames(kFrames);
-  h.pipe->stop(true);
-  ASSERT_EQ(h.got.size(), static_cast<std::size_t>(kFrames));
+  run_burst(h, h.config(), kFrames);
   int degraded = 0;
   for (int i = 0; i < kFrames; ++i) {
     const auto& f = h.got[static_cast<std::size_t>(i)];
@@ -242,9 +247,6 @@ TEST(ReceivePipeline, AnUnsupportedFeatureAtReducedResolutionFailsThatFrameOnly)
   // codestream had too few decomposition levels. The photograph has two: a refusal at
   // reduce 1 is something else, and fails only that frame.
   Harness h;
-  auto c = h.config();
-  c.latency_budget = std::chrono::hours(1);  // nothing is late: the degrade policy alone acts
-  c.unit_queue = 64;
   constexpr int kFrames = 30;
   h.script.cost = [](int reduce) { return reduce == 0 ? 100ms : 25ms; };
   std::atomic<int> refused_at{-1};
@@ -254,12 +256,7 @@ TEST(ReceivePipeline, AnUnsupportedFeatureAtReducedResolutionFailsThatFrameOnly)
     refused_at.store(call);
     return make_error(ErrorKind::unsupported, "a feature this decoder does not implement");
   };
-  h.open(c);
-  ASSERT_TRUE(h.pipe->start().ok());
-  for (int i = 0; i < kFrames; ++i) h.send(i);
-  h.wait_for_frames(kFrames);
-  h.pipe->stop(true);
-  ASSERT_EQ(h.got.size(), static_cast<std::size_t>(kFrames));
+  run_burst(h, h.config(), kFrames);
   ASSERT_GE(refused_at.load(), 0);
   const auto d = h.pipe->decode();
   EXPECT_EQ(d.failed, 1u);
@@ -273,8 +270,6 @@ TEST(ReceivePipeline, TooFewDecompositionLevelsCapTheDegradation) {
   // at the most it allows and the controller never asks for more.
   Harness h;
   auto c = h.config();
-  c.latency_budget = std::chrono::hours(1);
-  c.unit_queue = 64;
   c.max_degrade_level = 4;
   constexpr int kFrames = 20;
   h.script.cost = [](int reduce) { return reduce == 0 ? 400ms : reduce == 1 ? 200ms : 100ms; };
@@ -290,11 +285,7 @@ TEST(ReceivePipeline, TooFewDecompositionLevelsCapTheDegradation) {
     if (reduce <= levels) return std::nullopt;
     return make_error(ErrorKind::unsupported, "reduce is more than the decomposition levels");
   };
-  h.open(c);
-  ASSERT_TRUE(h.pipe->start().ok());
-  for (int i = 0; i < kFrames; ++i) h.send(i);
-  h.wait_for_frames(kFrames);
-  h.pipe->stop(true);
+  run_burst(h, c, kFrames);
   for (const auto& f : h.got) {
     EXPECT_TRUE(f.decoded) << f.error;
     EXPECT_LE(f.reduce, levels);

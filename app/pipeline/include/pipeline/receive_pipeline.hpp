@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/planar_image.hpp"
+#include "core/work_pool.hpp"
 #include "common/decoder_choice.hpp"
 #include "core/url.hpp"
 #include "decoder/decoder.hpp"
@@ -76,8 +77,12 @@ struct PipelineConfig {
   /// SMPTE ST 2022-7: the second path of the same stream (packets merged by sequence number).
   std::optional<StreamUrl> url2;
   bool decode = true;              ///< false: receive and reassemble only (capacity tests)
-  int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
-  int threads_per_decode = 1;      ///< threads inside one decode
+  /// Frames decoded at once; 0: automatic (a quarter of the threads, at least 2, with the own
+  /// and cuda backends; one per thread with OpenJPEG, which cannot share the scheduler).
+  int decode_workers = 0;
+  /// Threads that decode, all frames together: the run slots of the one scheduler
+  /// (core/work_pool.hpp) that serves frame-level and in-frame parallelism; 0 = one per core.
+  int decode_threads = 0;
   /// Frames waiting for a decoder: the hard memory bound (frames are dropped earlier, when
   /// they would be late). 0: 4 per worker, at least 16.
   std::size_t unit_queue = 0;
@@ -138,8 +143,11 @@ struct DecodeSnapshot {
   int degrade_level = 0;                  ///< resolution levels skipped now
   std::uint64_t rejected_oversize = 0;    ///< larger than the descriptor says (counted in failed)
   std::uint64_t out_of_memory = 0;        ///< allocation failed while decoding (counted in failed)
-  int workers = 0;
-  int threads_per_decode = 0;
+  std::uint64_t waiting = 0;               ///< frames waiting for a decoder now
+  int workers = 0;                        ///< frames decoded at once
+  int threads = 0;                        ///< threads that decode (the scheduler's slots)
+  double decode_work_ms_total = 0;        ///< thread time spent decoding (all threads), ms
+  double decode_cpu_ms_total = 0;         ///< CPU time of it (not inflated by other programs), ms
   LatencyHistogram receive_to_decoded;    ///< last packet received → decoded, ms
   double decode_ms_total = 0;
   std::uint64_t display_on_device = 0;    ///< frames whose display picture stayed on the GPU
@@ -252,6 +260,9 @@ class ReceivePipeline {
   std::thread depacketizer_thread_;
   std::thread delivery_thread_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // The one scheduler of decoding (own and cuda backends): every worker's frame runs as a task
+  // on it, and the decoders' in-frame loops on its threads. Made in start(), before the workers.
+  std::unique_ptr<WorkPool> work_pool_;
   std::atomic<bool> running_{false};
   std::atomic<bool> drain_{true};
   std::atomic<std::int64_t> first_packet_ns_{0};
@@ -270,7 +281,7 @@ class ReceivePipeline {
   // Decode totals (workers write, anyone reads).
   std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0}, dropped_late_{0};
   std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0};
-  std::atomic<std::int64_t> decode_us_total_{0};
+  std::atomic<std::int64_t> decode_us_total_{0}, work_us_total_{0}, cpu_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
   std::atomic<std::uint64_t> tier1_gpu_{0};
   std::shared_ptr<gpu::DevicePicturePool> pool_;  // set in start() when the GPU display path is possible
