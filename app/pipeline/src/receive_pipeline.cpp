@@ -747,7 +747,6 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.degrade_level = level_.load(std::memory_order_relaxed);
   s.rejected_oversize = oversize_.load(std::memory_order_relaxed);
   s.out_of_memory = out_of_memory_.load(std::memory_order_relaxed);
-  s.waiting = units_.size();
   s.workers = default_workers(config_);
   s.threads = shares_scheduler(config_) ? decode_threads(config_) : s.workers;
   s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;

@@ -127,8 +127,9 @@ void DegradeController::on_decoded(const Sample& s) {
   const bool settled = frames_at_level_ >= workers;
   if (frames_at_level_ == workers && left_level_ >= 0 && left_ms_ > 0 && mean_ms_[i] > 0) {
     const auto clamp = [&](double r) { return std::clamp(r, config_.min_step_ratio, config_.max_step_ratio); };
-    if (left_level_ == level_ - 1) ratio_[i] = clamp(left_ms_ / mean_ms_[i]);
-    else if (left_level_ == level_ + 1) ratio_[i + 1] = clamp(mean_ms_[i] / left_ms_);
+    const std::size_t r = left_level_ == level_ - 1 ? i : i + 1;  // the step between the two levels
+    ratio_[r] = clamp(left_level_ == level_ - 1 ? left_ms_ / mean_ms_[i] : mean_ms_[i] / left_ms_);
+    learnt_[r] = true;
     left_level_ = -1;
   }
   const double interval_ms = std::chrono::duration<double, std::milli>(s.interval).count();
@@ -153,8 +154,10 @@ void DegradeController::on_decoded(const Sample& s) {
   if (level_ > 0 && frames_at_level_ >= dwell) {
     const bool quiet = budget_ms > 0 ? wait_ms(level_ - 1) <= 0.25 * budget_ms : s.backlog <= 1;
     const bool headroom = work_at(level_ - 1) / capacity_ms < config_.relax_load;
-    // Held for long: if even the cheapest plausible ratio leaves headroom, try the finer level.
-    const bool probe = frames_at_level_ >= 4 * dwell && mean_ms_[i] * config_.min_step_ratio / capacity_ms < config_.engage_load;
+    // Held for long with the ratio still a guess: if even the cheapest plausible ratio leaves
+    // headroom, try the finer level (its frames teach the ratio; then no more tries).
+    const bool probe = !learnt_[i] && frames_at_level_ >= 4 * dwell &&
+                       mean_ms_[i] * config_.min_step_ratio / capacity_ms < config_.engage_load;
     if (quiet && (headroom || probe)) {
       enter(level_ - 1);
       relaxed_recently_ = true;

@@ -143,7 +143,6 @@ struct DecodeSnapshot {
   int degrade_level = 0;                  ///< resolution levels skipped now
   std::uint64_t rejected_oversize = 0;    ///< larger than the descriptor says (counted in failed)
   std::uint64_t out_of_memory = 0;        ///< allocation failed while decoding (counted in failed)
-  std::uint64_t waiting = 0;               ///< frames waiting for a decoder now
   int workers = 0;                        ///< frames decoded at once
   int threads = 0;                        ///< threads that decode (the scheduler's slots)
   double decode_work_ms_total = 0;        ///< thread time spent decoding (all threads), ms

@@ -55,13 +55,14 @@ class StreamClock {
 /// the threads that worked on it) over the work the decoders can do in one frame interval
 /// (`capacity` threads × interval). It degrades one level when that load is above
 /// `engage_load`, or when the frames waiting would start too late (their wait at this level's
-/// cost is most of the latency budget: degrading comes before dropping). It relaxes one level
+/// cost is half the latency budget or more: degrading comes before dropping). It relaxes one level
 /// when the load predicted at the finer level is below `relax_load` (hysteresis): the work
 /// measured now, at the degraded level, times the cost ratio between the two levels. That
 /// ratio is learnt at a change of level from the frames on both sides of it, never from the
-/// few frames of a start-up (`default_step_ratio` until then), and when a level has been held
-/// for long while a cheaper ratio would show headroom, one relax is tried (a probe) whose
-/// frames then teach the ratio. Relaxing that proves premature doubles the time to the next.
+/// few frames of a start-up (`default_step_ratio` until then). While it is not learnt, a
+/// level held for long (four dwells) where even the cheapest plausible ratio would show
+/// headroom is relaxed once to try (a probe), whose frames then teach the ratio. Relaxing that
+/// proves premature doubles the time to the next.
 class DegradeController {
  public:
   struct Config {
@@ -69,7 +70,7 @@ class DegradeController {
     int max_level = 2;            ///< at most this many resolution levels dropped
     double engage_load = 0.95;    ///< load above which to degrade one more level
     double relax_load = 0.75;     ///< load predicted at the finer level below which to go back
-    double engage_wait = 0.75;    ///< degrade when the backlog's wait exceeds this part of the budget
+    double engage_wait = 0.5;     ///< degrade when the backlog's wait exceeds this part of the budget (before frames are late)
     int dwell_frames = 25;        ///< frames decoded at a level before relaxing from it
     double default_step_ratio = 2.5;  ///< cost(L-1) / cost(L) until measured
     double min_step_ratio = 1.2;      ///< learnt ratios are kept within these bounds
@@ -120,6 +121,7 @@ class DegradeController {
   std::array<double, kLevels> mean_ms_{};      // exponential moving average per level
   std::array<bool, kLevels> measured_{};
   std::array<double, kLevels> ratio_{};        // ratio_[L] = cost(L-1) / cost(L)
+  std::array<bool, kLevels> learnt_{};         // ratio_[L] was measured (else the default)
   // The level left at the last change and its cost then, to learn the ratio from once the
   // new level has settled (only when the level left had been held long enough to trust).
   int left_level_ = -1;
