@@ -98,6 +98,28 @@ TEST(DegradeController, ABacklogEngagesOnlyWhenItsWaitWouldMakeFramesLate) {
   EXPECT_EQ(d.level(), 2) << "max_level is 2 by default";
 }
 
+TEST(DegradeController, ABacklogThatDrainsIsGivenTimeUntilItNearsTheBudget) {
+  // 2 workers on 4 threads, 40 ms of work a frame, a frame every 20 ms (load 0.5), 200 ms of
+  // budget. A start-up backlog of 12 frames waits 120 ms (more than half the budget) but
+  // shrinks frame after frame: no reason to degrade.
+  DegradeController d;
+  auto at = [](std::size_t backlog) {
+    auto s = frame(0, 40, 4, 20, backlog, 200);
+    s.workers = 2;
+    return s;
+  };
+  for (std::size_t backlog = 12; backlog >= 4; --backlog) d.on_decoded(at(backlog));
+  EXPECT_EQ(d.level(), 0);
+  // The same wait that does not shrink (three frames in a row): degrade.
+  for (int i = 0; i < 3; ++i) d.on_decoded(at(12));
+  EXPECT_EQ(d.level(), 1);
+  // Past three quarters of the budget (16 frames: 160 ms) it degrades at once, shrinking or not.
+  DegradeController e;
+  e.on_decoded(at(17));
+  e.on_decoded(at(16));
+  EXPECT_EQ(e.level(), 1);
+}
+
 TEST(DegradeController, RelaxesOnHeadroomMeasuredAtTheDegradedLevelNotOnStartUpFigures) {
   // The start-up: a few slow frames at full resolution (cold caches, a backlog) engage.
   DegradeController d(dwell(10));

@@ -86,6 +86,7 @@ void DegradeController::enter(int level) {
   level_ = level;
   frames_at_level_ = 0;
   measured_[static_cast<std::size_t>(level)] = false;  // measured again from now: the old figure is stale
+  backlogs_.clear();
 }
 
 std::optional<double> DegradeController::mean_ms(int level) const {
@@ -141,7 +142,12 @@ void DegradeController::on_decoded(const Sample& s) {
   const auto wait_ms = [&](int level) { return backlog * work_at(level) / s.capacity; };
   const int top = std::min(config_.max_level, max_level_cap_);
   const double load = mean_ms_[i] / capacity_ms;
-  const bool backlog_late = budget_ms > 0 ? wait_ms(level_) > config_.engage_wait * budget_ms
+  // The backlog's trend over the last round of frames (one per worker and one more).
+  backlogs_.push_back(s.backlog);
+  while (backlogs_.size() > static_cast<std::size_t>(workers) + 1) backlogs_.pop_front();
+  const bool not_shrinking = backlogs_.size() > static_cast<std::size_t>(workers) && backlogs_.back() >= backlogs_.front();
+  const bool backlog_late = budget_ms > 0 ? wait_ms(level_) > config_.late_wait * budget_ms ||
+                                                (not_shrinking && wait_ms(level_) > config_.engage_wait * budget_ms)
                                           : s.backlog > 2 * static_cast<std::size_t>(workers);
   if (settled && level_ < top && (load > config_.engage_load || backlog_late)) {
     // Engaging again soon after relaxing: the finer level was too optimistic; wait longer next time.

@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -54,8 +55,10 @@ class StreamClock {
 /// The load at a level is the decoding work one frame costs there (thread time, summed over
 /// the threads that worked on it) over the work the decoders can do in one frame interval
 /// (`capacity` threads × interval). It degrades one level when that load is above
-/// `engage_load`, or when the frames waiting would start too late (their wait at this level's
-/// cost is half the latency budget or more: degrading comes before dropping). It relaxes one level
+/// `engage_load`, or when the frames waiting would start too late: their wait at this level's
+/// cost is half the latency budget or more and the backlog is not shrinking (a start-up
+/// backlog that drains is no reason), or three quarters of it whatever the trend (degrading
+/// comes before dropping). It relaxes one level
 /// when the load predicted at the finer level is below `relax_load` (hysteresis): the work
 /// measured now, at the degraded level, times the cost ratio between the two levels. That
 /// ratio is learnt at a change of level from the frames on both sides of it, never from the
@@ -70,7 +73,10 @@ class DegradeController {
     int max_level = 2;            ///< at most this many resolution levels dropped
     double engage_load = 0.95;    ///< load above which to degrade one more level
     double relax_load = 0.75;     ///< load predicted at the finer level below which to go back
-    double engage_wait = 0.5;     ///< degrade when the backlog's wait exceeds this part of the budget (before frames are late)
+    /// Degrade when the backlog's wait exceeds this part of the latency budget and the backlog
+    /// is not shrinking, or `late_wait` of it whatever the trend (before frames are dropped).
+    double engage_wait = 0.5;
+    double late_wait = 0.75;
     int dwell_frames = 25;        ///< frames decoded at a level before relaxing from it
     double default_step_ratio = 2.5;  ///< cost(L-1) / cost(L) until measured
     double min_step_ratio = 1.2;      ///< learnt ratios are kept within these bounds
@@ -126,6 +132,7 @@ class DegradeController {
   // new level has settled (only when the level left had been held long enough to trust).
   int left_level_ = -1;
   double left_ms_ = 0;
+  std::deque<std::size_t> backlogs_;  // the backlog at the last frames at this level (its trend)
 };
 
 /// Latencies in logarithmic buckets (about 2.3 % wide) from 10 µs to about 100 s; counts only,
