@@ -270,7 +270,7 @@ Status ReceivePipeline::start() {
   // The GPU display path: display pictures stay in a bounded pool of device buffers.
   if (workers > 0 && !config_.decoder_factory && config_.make_rgba && config_.device_display &&
       config_.decoder.may_use_gpu() && gpu::cuda_available()) {
-    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 6;
+    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 14;
     if (auto pool = gpu::DevicePicturePool::create(capacity)) {
       pool_ = std::move(pool).value();
       logger("decoder")->info("display pictures stay on the GPU ({}; at most {} device pictures)",
