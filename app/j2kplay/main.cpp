@@ -264,7 +264,6 @@ int main(int argc, char** argv) {
   // With --screenshot the codestreams of the last picture handed to the window are kept, so
   // that the CPU path's picture of that same frame can be saved beside the window's grab.
   config.keep_codestreams = !screenshot.empty();
-  std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (delivery thread), set by the GUI thread
   std::atomic<std::uint64_t> frames_seen{0};
   struct LastShown {
     std::mutex mutex;  // guards the fields below (the sink writes, the GUI thread reads at the end)
@@ -399,7 +398,6 @@ int main(int argc, char** argv) {
 
   QApplication& qt = *qt_app;
   ui::PlayerWidget player;
-  widget = &player;
   // Paced presentation: the window asks the presenter at every refresh. For a screenshot the
   // newest frame is shown at once (`flush`), so that the grab holds the last frame delivered.
   bool flush = false;
@@ -513,8 +511,8 @@ int main(int argc, char** argv) {
   });
   if (quit_after > 0) quit_timer.start(100);
   const int rc = qt.exec();
-  widget = nullptr;
   pipe.stop(false);
+  presenter.clear();  // device pictures go back to the pipeline's pool while it still exists
   nlohmann::json operator_summary;
   operator_options.finish(operator_summary);  // flushes the event log, stops the metrics server
   log->info("shown {} frames ({} replaced before display; {} through the GPU display path, {} GPU display fallbacks in the window)",

@@ -111,6 +111,11 @@ void FramePresenter::on_shown(Clock::time_point at) {
   awaiting_swap_.reset();
 }
 
+void FramePresenter::clear() {
+  std::lock_guard lock(mutex_);
+  waiting_.clear();
+}
+
 FramePresenter::Figures FramePresenter::figures() const {
   std::lock_guard lock(mutex_);
   Figures f = figures_;

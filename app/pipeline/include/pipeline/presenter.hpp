@@ -70,6 +70,8 @@ class FramePresenter {
   std::optional<Frame> on_refresh(Clock::time_point visible, Clock::duration refresh);
   /// The swap that shows the frame on_refresh returned last happened at `at`.
   void on_shown(Clock::time_point at);
+  /// Drops the frames still waiting (their pictures go back to their pools); not counted.
+  void clear();
   Figures figures() const;
 
  private:
