@@ -76,7 +76,7 @@ bool have_display() {
 }
 
 QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline::StatsSample& before,
-                     const j2k::StreamUrl& url, const QString& display_path) {
+                     const j2k::StreamUrl& url, const QString& display_path, const std::string& display) {
   const auto r = j2k::pipeline::rates_between(now, before);
   const auto& s = now.stream;
   const std::string format = j2k::pipeline::stream_format(now, url.format);
@@ -110,6 +110,8 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
     text += fmt::format("\nfull resolution again ({} frames were degraded)", now.decode.degraded);
   const auto lat = j2k::pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
   if (lat.count) text += fmt::format("\nlatency receive→decoded p50 {:.0f} ms  p95 {:.0f} ms  p99 {:.0f} ms", lat.p50, lat.p95, lat.p99);
+  // Presentation paced by the stream's clock: what the window showed late, repeated, skipped.
+  text += "\n" + display;
   QString q = QString::fromStdString(text);
   // How pictures reach the screen: "GPU: H200, display via CUDA→PBO" or the CPU path.
   if (!display_path.isEmpty()) q += "\n" + display_path;
@@ -138,15 +140,16 @@ int main(int argc, char** argv) {
                        "  2  bad arguments\n"
                        "  3  the capture held no packets that match");
   std::string url_text, screenshot, window_size;
-  bool demo = false, fullscreen = false, headless = false, no_overlay = false;
+  bool demo = false, fullscreen = false, headless = false, no_overlay = false, json = false;
   double quit_after = 0;
-  int workers = 0;
+  int workers = 0, threads = 0;
   app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&format=mxf|rfc5371|ts][&fec=1], or pcap:FILE?port=N (omit with --demo)");
   std::string url2_text;
   app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7)");
   app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
   app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
   app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
+  app.add_flag("--json", json, "print a JSON summary on stdout at the end (as j2kprobe's, with display and receive->display latency)");
   app.add_option("--window-size", window_size, "initial window size WxH (default: the picture's)");
   app.add_flag("--no-overlay", no_overlay, "start with the statistics overlay hidden");
   app.add_option("--screenshot", screenshot, "with --quit-after: save the window as PNG when quitting, and the picture shown as FILE.frame.png");
@@ -154,7 +157,10 @@ int main(int argc, char** argv) {
       ->check(cli::at_least(0));
   cli::DecoderOptions decoder_options;
   decoder_options.add_to(app);
-  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)")->check(CLI::Range(0, 256));
+  app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--threads", threads, "threads that decode, all frames together (0 = one per core)")
+      ->check(CLI::Range(0, 256));
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")
       ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
@@ -250,6 +256,7 @@ int main(int argc, char** argv) {
   // A player shows a capture at the pace it was recorded, unless asked for speed (timing=fast).
   config.capture_timing = capture && !(url.query.count("timing") && url.query.at("timing") == "fast");
   config.decode_workers = workers;
+  config.decode_threads = threads;
   config.degrade = degrade == "auto";
   config.make_rgba = !headless;
   if (auto st = operator_options.open(config, url_text.empty() ? "demo" : url_text); !st) {
@@ -260,7 +267,6 @@ int main(int argc, char** argv) {
   // With --screenshot the codestreams of the last picture handed to the window are kept, so
   // that the CPU path's picture of that same frame can be saved beside the window's grab.
   config.keep_codestreams = !screenshot.empty();
-  std::atomic<ui::PlayerWidget*> widget{nullptr};  // read by the sink (delivery thread), set by the GUI thread
   std::atomic<std::uint64_t> frames_seen{0};
   struct LastShown {
     std::mutex mutex;  // guards the fields below (the sink writes, the GUI thread reads at the end)
@@ -270,23 +276,26 @@ int main(int argc, char** argv) {
   } last_shown;
   std::mutex time_code_mutex;  // guards time_code (the sink writes, the GUI timer reads)
   std::string time_code;
+  // Decoded frames wait in the presenter's playout buffer until the display refresh nearest
+  // their time on the stream's clock (the window's vsync, or headless a virtual 60 Hz display).
+  pipeline::FramePresenter presenter;
   auto sink = [&](pipeline::DecodedFrame&& f) {
+    const auto now = std::chrono::steady_clock::now();
     frames_seen.fetch_add(1);
-    mon.on_frame(cli::frame_report(f), std::chrono::steady_clock::now());
+    mon.on_frame(cli::frame_report(f), now);
     if (!f.time_code.empty()) {
       std::lock_guard lock(time_code_mutex);
       time_code = f.time_code;
     }
-    auto* w = widget.load();
-    if (!w || (!f.device_rgba && !f.rgba)) return;
+    if (!f.decoded) return;
     if (config.keep_codestreams) {
       std::lock_guard lock(last_shown.mutex);
       last_shown.codestreams = std::move(f.codestreams);
       last_shown.descriptor = f.descriptor;
       last_shown.first_field_is_top = !(f.descriptor && f.descriptor->field_dominance == 2);
     }
-    if (f.device_rgba) w->present_device(std::move(f.device_rgba), f.received);  // stays on the GPU
-    else w->present(std::move(f.rgba), f.received);
+    // Device pictures stay on the GPU; headless frames carry no picture, only their timing.
+    presenter.push({f.index, f.rtp_timestamp, f.received, std::move(f.rgba), std::move(f.device_rgba)}, now);
   };
   auto opened = pipeline::ReceivePipeline::open(config, sink);
   if (!opened) { log->error("{}", opened.error().message); return cli::exit_error; }
@@ -319,15 +328,31 @@ int main(int argc, char** argv) {
     return cli::exit_ok;
   };
 
+  // The end: the summary as j2kprobe's, with the presentation's figures.
+  auto summarise = [&](const pipeline::StatsSample& s) {
+    const auto first = pipe.first_packet_time();
+    const double t = first ? std::chrono::duration<double>(s.at - *first).count() : 0.0;
+    auto summary = pipeline::summary_json(s, t, url.format);
+    pipeline::add_display_json(summary, presenter.figures());
+    return summary;
+  };
+
   if (headless) {
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     auto before = pipeline::StatsSample::take(pipe);
+    auto display_before = presenter.figures();
     auto last = started;
     int status = cli::exit_ok;
+    // A virtual 60 Hz display: the presenter is asked at every refresh, as the window does at its vsync.
+    const auto refresh = std::chrono::microseconds(16667);
+    auto tick = started;
     while (!cli::stop_requested().load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      tick += refresh;
+      std::this_thread::sleep_until(tick);
       const auto now = Clock::now();
+      if (now - tick > std::chrono::seconds(1)) tick = now;  // the process was stopped: no burst of refreshes
+      if (presenter.on_refresh(tick + refresh, refresh)) presenter.on_shown(tick + refresh);
       if (quit_after > 0 && now - started >= std::chrono::duration<double>(quit_after)) break;
       if (demo_sender && !demo_sender->error().empty()) break;
       if (auto ended = capture_ended()) {
@@ -339,7 +364,10 @@ int main(int argc, char** argv) {
       if (now - last >= std::chrono::seconds(1)) {
         auto sample = pipeline::StatsSample::take(pipe);
         const double t = std::chrono::duration<double>(now - *first).count();
-        fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
+        const auto display = presenter.figures();
+        fmt::print(stderr, "{}\n  {}\n", pipeline::per_second_line(sample, before, t),
+                   pipeline::display_line(display, display_before, std::chrono::duration<double>(now - last).count()));
+        display_before = display;
         mon.on_second(cli::second_report(sample, before, t), now,
                       mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
         before = sample;
@@ -351,10 +379,19 @@ int main(int argc, char** argv) {
     operator_options.finish(operator_summary);
     auto s = pipeline::StatsSample::take(pipe);
     const auto lat = pipeline::LatencyFigures::of(s.decode.receive_to_decoded);
+    const auto shown = presenter.figures();
+    const auto shown_lat = pipeline::LatencyFigures::of(shown.receive_to_display);
     log->info("frames decoded {} ({} degraded), packets received {}, lost {}, latency receive->decoded p50/p95/p99 "
+              "{:.0f}/{:.0f}/{:.0f} ms; shown {} (late {}, repeated {}, skipped {}), receive->display p50/p95/p99 "
               "{:.0f}/{:.0f}/{:.0f} ms",
               s.decode.decoded, s.decode.degraded, s.stream.packets_received, s.stream.packets_lost, lat.p50, lat.p95,
-              lat.p99);
+              lat.p99, shown.shown, shown.late, shown.repeated, shown.skipped, shown_lat.p50, shown_lat.p95,
+              shown_lat.p99);
+    if (json) {
+      auto summary = summarise(s);
+      summary.update(operator_summary);  // events, alarms, capture, as in j2kprobe
+      fmt::print("{}\n", summary.dump(2));
+    }
     if (demo_sender && !demo_sender->error().empty()) {
       log->error("demo failed: {}", demo_sender->error());
       return cli::exit_error;
@@ -364,7 +401,15 @@ int main(int argc, char** argv) {
 
   QApplication& qt = *qt_app;
   ui::PlayerWidget player;
-  widget = &player;
+  // Paced presentation: the window asks the presenter at every refresh. For a screenshot the
+  // newest frame is shown at once (`flush`), so that the grab holds the last frame delivered.
+  bool flush = false;
+  player.set_paced_source({[&](auto visible, auto refresh) -> std::optional<ui::PacedPicture> {
+                             auto f = presenter.on_refresh(flush ? visible + std::chrono::hours(24) : visible, refresh);
+                             if (!f) return std::nullopt;
+                             return ui::PacedPicture{std::move(f->host), std::move(f->device), f->received};
+                           },
+                           [&](auto swapped) { presenter.on_shown(swapped); }});
   player.setWindowTitle(QString::fromStdString("j2kplay — " + url.describe()));
   player.set_overlay_visible(!no_overlay);
   player.resize(win_w, win_h);
@@ -373,6 +418,7 @@ int main(int argc, char** argv) {
 
   // Statistics for the overlay, once a second, read on the GUI thread.
   auto before = std::make_shared<pipeline::StatsSample>(pipeline::StatsSample::take(pipe));
+  auto display_before = presenter.figures();
   std::optional<int> capture_status;
   QTimer stats_timer;
   player.set_graphs_visible(show_graphs);
@@ -393,7 +439,10 @@ int main(int argc, char** argv) {
     }
     mon.on_second(second, now.at, std::move(summary));
     player.set_monitor_view(monitor_view(mon));
-    QString text = overlay_text(now, *before, url, player.display_path());
+    const auto display = presenter.figures();
+    QString text = overlay_text(now, *before, url, player.display_path(),
+                                pipeline::display_line(display, display_before, std::chrono::duration<double>(now.at - before->at).count()));
+    display_before = display;
     {
       std::lock_guard lock(time_code_mutex);
       if (!time_code.empty()) text += QStringLiteral("\ntime code %1").arg(QString::fromStdString(time_code));
@@ -425,6 +474,7 @@ int main(int argc, char** argv) {
     // handed to it, whose codestreams the sink kept: what the window drew can then be
     // compared with the CPU path's picture of the same frame (FILE.cpu.png).
     pipe.stop(true);
+    flush = true;
     QImage grab = player.grabFramebuffer();  // as on screen, overlay included unless hidden
     auto shown = player.shown_picture();
     if (!grab.save(QString::fromStdString(screenshot), "PNG")) {
@@ -473,8 +523,8 @@ int main(int argc, char** argv) {
   });
   if (quit_after > 0) quit_timer.start(100);
   const int rc = qt.exec();
-  widget = nullptr;
   pipe.stop(false);
+  presenter.clear();  // device pictures go back to the pipeline's pool while it still exists
   nlohmann::json operator_summary;
   operator_options.finish(operator_summary);  // flushes the event log, stops the metrics server
   log->info("shown {} frames ({} replaced before display; {} through the GPU display path, {} GPU display fallbacks in the window)",
@@ -485,5 +535,13 @@ int main(int argc, char** argv) {
             "GPU time of texture update + draw {:.3f} ms (median)",
             shown_seconds > 0 ? static_cast<double>(ds.frames_shown) / shown_seconds : 0.0, ds.receive_to_swap_p50_ms,
             ds.receive_to_swap_p99_ms, ds.latency_samples, ds.gpu_update_draw_ms);
+  const auto paced = presenter.figures();
+  log->info("paced by the stream clock: shown {}, late {}, repeated {}, skipped {}, playout delay {:.0f} ms",
+            paced.shown, paced.late, paced.repeated, paced.skipped, paced.delay_ms);
+  if (json) {
+    auto summary = summarise(pipeline::StatsSample::take(pipe));
+    summary.update(operator_summary);
+    fmt::print("{}\n", summary.dump(2));
+  }
   return rc ? rc : rc_screenshot;
 }

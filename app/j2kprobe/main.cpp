@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   long long max_frames = 0;
   double duration = 0, timeout = 3, wait = 30;
   bool json = false, no_decode = false, quiet = false;
-  int workers = 0, threads = 1;
+  int workers = 0, threads = 0;
   app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371|ts][&fec=1], or pcap:FILE?port=N[&timing=capture]")->required();
   std::string url2_text;
   app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7), e.g. rtp://239.2.2.2:5004");
@@ -54,8 +54,10 @@ int main(int argc, char** argv) {
   app.add_option("--checksums", checksums_file, "write the checksum of every decoded frame (JSON)");
   cli::DecoderOptions decoder_options;
   decoder_options.add_to(app);
-  app.add_option("--workers", workers, "frames decoded in parallel (0 = one per core)")->check(CLI::Range(0, 256));
-  app.add_option("--threads", threads, "threads inside one frame's decode")->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--threads", threads, "threads that decode, all frames together (0 = one per core)")
+      ->check(CLI::Range(0, 256))->capture_default_str();
   app.add_flag("--no-decode", no_decode, "receive and reassemble only");
   unsigned reorder_packets = 64;
   double reorder_ms = 20;
@@ -99,7 +101,7 @@ int main(int argc, char** argv) {
   config.decoder = *choice;
   config.decode = !no_decode;
   config.decode_workers = workers;
-  config.threads_per_decode = threads;
+  config.decode_threads = threads;
   config.incomplete = incomplete == "decode" ? pipeline::IncompletePolicy::decode : pipeline::IncompletePolicy::drop;
   config.keep_codestreams = !dump_dir.empty();
   config.drop_when_behind = !no_drop;
@@ -236,8 +238,7 @@ int main(int argc, char** argv) {
               final_sample.receiver_dropped);
   } else if (d.dropped_queue_full) {
     bottleneck = "decoder";
-    const int n_workers = workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    log->warn("{}", cli::decoder_behind_message(decode_fps, n_workers, summary["stream"]["fps"].get<double>(),
+    log->warn("{}", cli::decoder_behind_message(decode_fps, d.workers, summary["stream"]["fps"].get<double>(),
                                                 d.dropped_queue_full, *choice));
   }
   summary["bottleneck"] = bottleneck;

@@ -7,6 +7,7 @@
 #   bench/e2e/run.sh                                     # build/release/bin, default matrix
 #   bench/e2e/run.sh --bin /opt/j2k/bin --cases 2160p50_400,1080p50_150 --duration 60
 #   LD_LIBRARY_PATH=/opt/j2k/lib bench/e2e/run.sh --bin /opt/j2k/bin --probe-args '--backend cuda'
+#   (the GPU machine from a bundle: bench/e2e/device.sh)
 # Cases are NAME (see CASES below). Content: a real photograph (the sender's default,
 # flower.png, or --image FILE|DIR), 4:2:2 10-bit, lossy 9/7 at the case's bit rate.
 # Run it inside a network namespace of its own when other programs use the same groups.
@@ -33,7 +34,7 @@ CASES="
 2160p50_400 3840x2160 50 - 400M
 "
 
-usage() { sed -n '2,14p' "$0"; exit 2; }
+usage() { sed -n '2,15p' "$0"; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
@@ -73,9 +74,13 @@ for name in ${cases//,/ }; do
   il=""; [[ "$interlace" != "-" ]] && il="--interlaced ${interlace}"
   echo "== ${name}: ${size} ${fps} fps ${interlace} ${bitrate}, ${frames} frames; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" | tee -a "${out}/machine.txt" >&2
 
-  # The probe first; the sender starts once the probe says it is listening.
+  # The sender's loop is encoded (and cached) first, so that the stream runs at its real rate
+  # from its first frame; then the probe, and the sender once the probe says it is listening.
+  "${bin}/j2ksend" --to "rtp://127.0.0.1:9" --size "$size" --fps "$fps" --bits 10 --chroma 422 --bitrate "$bitrate" ${il} \
+    --loop-frames "$fps" --frames 1 --no-rtcp --cache-dir "$cache_dir" ${send_args} > "${out}/${name}.encode.log" 2>&1 \
+    || echo "encoding the loop failed (see ${out}/${name}.encode.log)" >&2
   "$time_bin" -v -o "${out}/${name}.time" \
-    "${bin}/j2kprobe" "$url" --json --quiet --frames "$frames" --duration $(( duration + 30 )) --timeout 900 ${probe_args} \
+    "${bin}/j2kprobe" "$url" --json --quiet --frames "$frames" --duration $(( duration + 30 )) --wait 120 --timeout 900 ${probe_args} \
     > "${out}/${name}.json" 2> "${out}/${name}.probe.log" &
   probe=$!
   for _ in $(seq 1 6000); do
@@ -112,11 +117,11 @@ wall = s.get("duration_s", 0) or seconds(field("Elapsed (wall clock) time (h:mm:
 rss = int(field("Maximum resident set size (kbytes)")) / 1024
 f = s["frames"]; d = s.get("decoders", {}); lat = s.get("latency", {}).get("receive_to_decoded_ms", {})
 workers = d.get("workers", 0)
-cap = f.get("decode_fps_per_worker", 0) * workers
+cap = d.get("capacity_fps", f.get("decode_fps_per_worker", 0) * workers)
 cores = cpu / wall if wall > 0 else 0
 print(f"| {name} | {frames} | {f['decoded']} | {f.get('degraded', 0)} | {f['dropped_decoder_behind']} ({f.get('dropped_late', 0)}) "
       f"| {f['decode_failed']} | {cap:.1f} | {lat.get('p50', 0):.0f} / {lat.get('p95', 0):.0f} / {lat.get('p99', 0):.0f} "
-      f"| {cores:.2f} | {rss:.0f} | {workers} x {d.get('threads_per_decode', 0)} |")
+      f"| {cores:.2f} | {rss:.0f} | {workers} x {d.get('threads', d.get('threads_per_decode', 0))} |")
 PY
   tail -1 "$summary" >&2
 done

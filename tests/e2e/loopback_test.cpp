@@ -232,28 +232,40 @@ TEST_F(Loopback, IncompleteFramesCanBeDecodedResiliently) {
   EXPECT_GE(f["decoded"].get<int>(), f["complete"].get<int>());  // the intact ones at least, usually all
 }
 
-TEST_F(Loopback, DegradationEngagesOnAStreamFasterThanTheDecoderAndFramesStayInOrder) {
-  // Issue 12 item 2: one decoder with one thread for 1080i at 150 Mbit/s is well below the
-  // stream's 25 frames/s on any machine. The probe decodes at a lower resolution instead of
-  // dropping: degradation engages, and every frame is delivered, in order.
+TEST_F(Loopback, DegradationEngagesOnAStreamFasterThanTheDecoderAndFramesAreDeliveredInOrder) {
+  // Issue 12 item 2: one decoding thread for 1080i at 150 Mbit/s is far below the stream's
+  // 25 frames/s on any machine (about 90 ms of CPU a frame at full resolution here). The probe
+  // decodes at a lower resolution instead of dropping: degradation engages, every frame is
+  // handed on in order, decoded or counted, and a frame is dropped only when it would have
+  // been late, never because a queue was full. (Given the CPU the degraded level needs, about
+  // half a core here, every frame is decoded: bench/RESULTS.md, issue 12; a test cannot
+  // promise that on a machine shared with other work, so it is not asserted here.)
   ASSERT_NO_FATAL_FAILURE(stream(
-      "239.10.20.11:5026", "--json --wait 120 --timeout 120 --duration 90 --frames 100 --workers 1",
+      "239.10.20.11:5026", "--json --wait 120 --timeout 120 --duration 90 --frames 100 --workers 1 --threads 1",
       "--size 1920x1080 --fps 25 --bits 10 --bitrate 150M --interlaced I2 "
       "--dual-codestream --loop-frames 25 --frames 100", "degrade", kChecksums));
   const auto& f = summary["frames"];
-  EXPECT_EQ(f["complete"].get<int>() + f["incomplete"].get<int>(), 100);
+  EXPECT_EQ(f["complete"].get<int>(), 100);
   EXPECT_GT(f["degraded"].get<int>(), 0) << streamed.probe.err;
-  EXPECT_EQ(f["decoded"].get<int>() + f["dropped_decoder_behind"].get<int>() + f["decode_failed"].get<int>() +
-                f["skipped_incomplete"].get<int>(),
-            100)
-      << "every frame is accounted for";
+  EXPECT_EQ(f["decode_failed"].get<int>(), 0) << streamed.probe.err;
+  const int dropped = f["dropped_decoder_behind"].get<int>();
+  EXPECT_EQ(f["decoded"].get<int>() + dropped, 100) << "every frame is accounted for";
+  EXPECT_EQ(f["dropped_late"].get<int>(), dropped) << "dropped only when late, never for a full queue";
+  EXPECT_LE(dropped, 50) << "degradation, not dropping, keeps the decoder up\n" << streamed.probe.err;
+  EXPECT_EQ(summary["decoders"]["workers"].get<int>(), 1);
+  EXPECT_EQ(summary["decoders"]["threads"].get<int>(), 1);
   EXPECT_EQ(summary["stream"]["format"], "1920x1080 4:2:2 10-bit, separate fields, MXF (RFC 6597)")
       << "the stream's format, not the degraded picture's";
   EXPECT_GT(summary["latency"]["receive_to_decoded_ms"]["p99"].get<double>(), 0.0);
+  // In order: timestamps one frame (3600 ticks at 25 fps) apart, or whole frames apart where
+  // frames were dropped, and no more missing than were counted dropped.
   ASSERT_EQ(decoded.size(), f["decoded"].get<std::size_t>());
-  for (std::size_t i = 1; i < decoded.size(); ++i)
-    EXPECT_GT(static_cast<std::int32_t>(decoded[i]["rtp_timestamp"].get<std::uint32_t>() -
-                                        decoded[i - 1]["rtp_timestamp"].get<std::uint32_t>()),
-              0)
-        << "delivered in order (serial-number order: the timestamp may wrap)";
+  int missing = 0;
+  for (std::size_t i = 1; i < decoded.size(); ++i) {
+    const std::uint32_t step = decoded[i]["rtp_timestamp"].get<std::uint32_t>() - decoded[i - 1]["rtp_timestamp"].get<std::uint32_t>();
+    EXPECT_TRUE(step > 0 && step % 3600 == 0 && step <= 3600u * 100) << "frame " << i << ": step " << step
+                                                                     << " (serial-number arithmetic: the timestamp may wrap)";
+    missing += static_cast<int>(step / 3600) - 1;
+  }
+  EXPECT_LE(missing, dropped);
 }

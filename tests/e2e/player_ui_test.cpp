@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <nlohmann/json.hpp>
 
 #include "gpu/cuda.hpp"
 #include "process.hpp"
@@ -155,6 +156,32 @@ TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
   publish("op-healthy.png", "operator-healthy.png");
   publish("op-alarmed.png", "operator-alarmed.png");
   publish("op-graphs.png", "operator-graphs.png");
+}
+
+TEST(PlayerHeadless, PresentationIsPacedAndCountedInTheJson) {
+  // Issue 12 item 3: frames go through the stream-clock presenter (headless: a virtual 60 Hz
+  // display); the summary counts what was shown, late, repeated and skipped, and the time from
+  // a frame's last packet to the refresh that showed it.
+  auto r = run("XDG_CACHE_HOME=" + std::string(J2K_TEST_CACHE_DIR) + " timeout -s KILL 120 " + bin("j2kplay") +
+                   " --demo --headless --quit-after 20 --json",
+               "play-paced");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = nlohmann::json::parse(r.out);
+  const auto& d = s.at("display");
+  const auto decoded = s.at("frames").at("decoded").get<std::uint64_t>();
+  const auto shown = d.at("shown").get<std::uint64_t>();
+  ASSERT_GT(decoded, 0u) << r.err;
+  EXPECT_GT(shown, 0u);
+  // Every decoded frame is shown, skipped or still waiting in the buffer (at most 8) at the end.
+  EXPECT_LE(shown + d.at("skipped").get<std::uint64_t>(), decoded);
+  EXPECT_GE(shown + d.at("skipped").get<std::uint64_t>() + 8, decoded);
+  EXPECT_TRUE(d.contains("late") && d.contains("repeated") && d.contains("delay_ms"));
+  const auto& lat = s.at("latency").at("receive_to_display_ms");
+  EXPECT_EQ(lat.at("count").get<std::uint64_t>(), shown);
+  EXPECT_GE(lat.at("p99").get<double>(), lat.at("p50").get<double>());
+  EXPECT_GE(lat.at("p50").get<double>(), s.at("latency").at("receive_to_decoded_ms").at("p50").get<double>())
+      << "a frame is shown after it is decoded";
+  EXPECT_NE(r.err.find("display: shown"), std::string::npos) << "the per-second lines say it too";
 }
 
 TEST(PlayerHeadless, CudaBackendWithoutAUsableGpuIsAnErrorAtOnce) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include "packetizer/openjpeg_encoder.hpp"
@@ -25,6 +26,11 @@ struct FakeClock {
   std::atomic<std::int64_t> ns{1'000'000'000};
   Clock::time_point now() const { return Clock::time_point(std::chrono::nanoseconds(ns.load())); }
   void advance(std::chrono::nanoseconds d) { ns.fetch_add(d.count()); }
+  /// Moves to `t` unless time is already past it.
+  void advance_to(Clock::time_point t) {
+    const std::int64_t target = t.time_since_epoch().count();
+    for (std::int64_t cur = ns.load(); cur < target && !ns.compare_exchange_weak(cur, target);) {}
+  }
 };
 
 /// A gate threads wait at until the test opens it; counts who arrived.
@@ -96,6 +102,8 @@ struct DecoderScript {
   std::function<std::chrono::milliseconds(int reduce)> cost = [](int) { return std::chrono::milliseconds(0); };
   /// Called with the running call number before decoding; may block or throw.
   std::function<void(int call)> before = [](int) {};
+  /// An error to return instead of a picture (after the cost is paid), or nullopt.
+  std::function<std::optional<Error>(int call, int reduce)> fail = [](int, int) { return std::optional<Error>(); };
   std::atomic<int> calls{0};
   std::mutex m;
   std::vector<int> reduces;  // guarded by m
@@ -113,6 +121,7 @@ class FakeDecoder final : public decoder::Decoder {
       script_.reduces.push_back(options.reduce);
     }
     if (script_.clock) script_.clock->advance(script_.cost(options.reduce));
+    if (auto error = script_.fail(call, options.reduce)) return *error;
     auto shape = syntax::read_geometry(codestream);
     if (!shape) return shape.error();
     PlanarImage img = std::move(shape).value();

@@ -6,6 +6,7 @@
 #include <future>
 
 #include "fakes.hpp"
+#include "pipeline/codestream_levels.hpp"
 
 namespace j2k::test {
 namespace {
@@ -69,6 +70,19 @@ struct Harness {
 /// What a stop without draining delivered: frames 0, 1, … k-1 in order, none skipped.
 void expect_in_order_prefix(const std::vector<pipeline::DecodedFrame>& got) {
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].rtp_timestamp, static_cast<std::uint32_t>(i * 3600));
+}
+
+/// A stream faster than the decoder: every frame queued at once and nothing ever late (the
+/// degrade policy alone acts); runs to the end of the frames.
+void run_burst(Harness& h, pipeline::PipelineConfig c, int frames) {
+  c.latency_budget = std::chrono::hours(1);
+  c.unit_queue = 64;
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  for (int i = 0; i < frames; ++i) h.send(i);
+  h.wait_for_frames(static_cast<std::size_t>(frames));
+  h.pipe->stop(true);
+  ASSERT_EQ(h.got.size(), static_cast<std::size_t>(frames));
 }
 
 TEST(ReceivePipeline, DeliversEveryFrameInOrderWhenWorkersFinishOutOfOrder) {
@@ -159,18 +173,10 @@ TEST(ReceivePipeline, LiveDropsOnlyFramesThatWaitedPastTheirBudget) {
 
 TEST(ReceivePipeline, DegradesResolutionWhenTheDecoderIsSlowerThanTheStream) {
   Harness h;
-  auto c = h.config();
-  c.latency_budget = std::chrono::hours(1);  // nothing is late: the degrade policy alone acts
-  c.unit_queue = 64;
   constexpr int kFrames = 30;
   // 25 frames/s (40 ms apart) against 100 ms per frame at full resolution, 25 ms at half.
   h.script.cost = [](int reduce) { return reduce == 0 ? 100ms : reduce == 1 ? 25ms : 8ms; };
-  h.open(c);
-  ASSERT_TRUE(h.pipe->start().ok());
-  for (int i = 0; i < kFrames; ++i) h.send(i);
-  h.wait_for_frames(kFrames);
-  h.pipe->stop(true);
-  ASSERT_EQ(h.got.size(), static_cast<std::size_t>(kFrames));
+  run_burst(h, h.config(), kFrames);
   int degraded = 0;
   for (int i = 0; i < kFrames; ++i) {
     const auto& f = h.got[static_cast<std::size_t>(i)];
@@ -187,6 +193,105 @@ TEST(ReceivePipeline, DegradesResolutionWhenTheDecoderIsSlowerThanTheStream) {
   EXPECT_GT(degraded, kFrames / 2);
   EXPECT_EQ(d.degraded, static_cast<std::uint64_t>(degraded));
   EXPECT_EQ(h.got.front().reduce, 0) << "the first frame is decoded before anything is known";
+}
+
+TEST(ReceivePipeline, AColdStartAndItsBacklogDoNotLatchDegradation) {
+  // Device run of 2026-11-24 (2160p50): the controller engaged at the start-up backlog and
+  // never relaxed, judging the full resolution by its first, cold decodes. Here the first
+  // decode takes 400 ms (allocations, page faults) while ten frames queue behind it; every
+  // later frame costs 30 ms against 40 ms between frames: the decoder keeps up at full
+  // resolution, so after the backlog has drained every frame is decoded at full resolution.
+  Harness h;
+  auto c = h.config();
+  constexpr int kFrames = 60, kBurst = 10;
+  h.script.cost = [](int reduce) { return reduce == 0 ? 30ms : 10ms; };
+  Gate first;
+  first.close();
+  h.script.before = [&](int call) {
+    if (call == 0) first.pass();
+  };
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  const auto t0 = h.clock.now();
+  h.send(0);
+  first.wait_for_waiting(1);  // the cold decode of frame 0 has started
+  for (int i = 1; i <= kBurst; ++i) {
+    h.clock.advance_to(t0 + i * 40ms);
+    h.send(i);
+  }
+  while (h.pipe->stream().frames_complete < kBurst + 1) std::this_thread::yield();
+  h.clock.advance_to(t0 + 400ms);
+  first.release();
+  // Then the stream goes on at its pace; the decoder is idle when each frame arrives.
+  for (int i = kBurst + 1; i < kFrames; ++i) {
+    h.wait_for_frames(static_cast<std::size_t>(i));
+    h.clock.advance_to(t0 + i * 40ms);
+    h.send(i);
+  }
+  h.wait_for_frames(kFrames);
+  h.pipe->stop(true);
+  ASSERT_EQ(h.got.size(), static_cast<std::size_t>(kFrames));
+  for (int i = 0; i < kFrames; ++i) {
+    const auto& f = h.got[static_cast<std::size_t>(i)];
+    EXPECT_EQ(f.rtp_timestamp, static_cast<std::uint32_t>(i * 3600));
+    EXPECT_TRUE(f.decoded) << i << ": " << f.error;
+  }
+  for (int i = kFrames - 20; i < kFrames; ++i) EXPECT_EQ(h.got[static_cast<std::size_t>(i)].reduce, 0) << i;
+  const auto d = h.pipe->decode();
+  EXPECT_EQ(d.dropped_queue_full, 0u);
+  EXPECT_EQ(d.degrade_level, 0);
+}
+
+TEST(ReceivePipeline, AnUnsupportedFeatureAtReducedResolutionFailsThatFrameOnly) {
+  // "unsupported" from a decode at reduce > 0 used to cap the degradation for good, as if the
+  // codestream had too few decomposition levels. The photograph has two: a refusal at
+  // reduce 1 is something else, and fails only that frame.
+  Harness h;
+  constexpr int kFrames = 30;
+  h.script.cost = [](int reduce) { return reduce == 0 ? 100ms : 25ms; };
+  std::atomic<int> refused_at{-1};
+  h.script.fail = [&](int call, int reduce) -> std::optional<Error> {
+    if (reduce == 0 || refused_at.load() >= 0) return std::nullopt;
+    if (call < 8) return std::nullopt;
+    refused_at.store(call);
+    return make_error(ErrorKind::unsupported, "a feature this decoder does not implement");
+  };
+  run_burst(h, h.config(), kFrames);
+  ASSERT_GE(refused_at.load(), 0);
+  const auto d = h.pipe->decode();
+  EXPECT_EQ(d.failed, 1u);
+  EXPECT_EQ(d.decoded, static_cast<std::uint64_t>(kFrames - 1));
+  EXPECT_EQ(d.degrade_level, 1) << "the degradation was capped by an unrelated refusal";
+  EXPECT_GT(h.got.back().reduce, 0);
+}
+
+TEST(ReceivePipeline, TooFewDecompositionLevelsCapTheDegradation) {
+  // A decoder refuses to skip more levels than the codestream has (B.5): the frame is decoded
+  // at the most it allows and the controller never asks for more.
+  Harness h;
+  auto c = h.config();
+  c.max_degrade_level = 4;
+  constexpr int kFrames = 20;
+  h.script.cost = [](int reduce) { return reduce == 0 ? 400ms : reduce == 1 ? 200ms : 100ms; };
+  const int levels = pipeline::fewest_decomposition_levels(photo_codestream()).value_or(-1);
+  ASSERT_EQ(levels, 2);
+  packetizer::EncodeParams five;
+  five.resolutions = 6;
+  auto deeper = packetizer::encode_openjpeg(photo_ycbcr(64, 64, 8, 2), five);
+  ASSERT_TRUE(deeper.ok());
+  EXPECT_EQ(pipeline::fewest_decomposition_levels(*deeper), 5);
+  EXPECT_FALSE(pipeline::fewest_decomposition_levels(std::vector<std::uint8_t>{0xFF, 0x4F, 0xFF}).has_value());
+  h.script.fail = [&](int, int reduce) -> std::optional<Error> {
+    if (reduce <= levels) return std::nullopt;
+    return make_error(ErrorKind::unsupported, "reduce is more than the decomposition levels");
+  };
+  run_burst(h, c, kFrames);
+  for (const auto& f : h.got) {
+    EXPECT_TRUE(f.decoded) << f.error;
+    EXPECT_LE(f.reduce, levels);
+  }
+  EXPECT_EQ(h.got.back().reduce, levels);
+  EXPECT_EQ(h.pipe->decode().failed, 0u);
 }
 
 TEST(ReceivePipeline, AnalysisModeNeverDegradesNorDrops) {

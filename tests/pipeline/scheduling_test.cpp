@@ -38,68 +38,170 @@ TEST(StreamClock, ALargeTimestampJumpStartsANewTimeline) {
   EXPECT_EQ(c.due(50'003'600, t0), t0 + 120ms);
 }
 
-TEST(DegradeController, EngagesWhenTheDecodersCannotKeepUpAndRelaxesWithHeadroom) {
-  DegradeController::Config cfg;
-  cfg.dwell_frames = 10;
-  DegradeController d(cfg);
-  const auto interval = 40ms;  // 25 frames/s
-  // 2 workers, 100 ms a frame: load 100 / 80 = 1.25 > 0.95.
-  d.on_decoded(0, 100ms, 2, interval, 0);
+/// A decoded frame for the controller: `work` ms at `level`, `capacity` threads, frames
+/// `interval` ms apart, `backlog` frames waiting, a latency budget of `budget` ms.
+DegradeController::Sample frame(int level, int work, int capacity = 1, int interval = 40, std::size_t backlog = 0,
+                                int budget = 1000) {
+  DegradeController::Sample s;
+  s.level = level;
+  s.work = std::chrono::milliseconds(work);
+  s.capacity = capacity;
+  s.workers = capacity;
+  s.interval = std::chrono::milliseconds(interval);
+  s.backlog = backlog;
+  s.budget = std::chrono::milliseconds(budget);
+  return s;
+}
+
+DegradeController::Config dwell(int frames) {
+  DegradeController::Config c;
+  c.dwell_frames = frames;
+  return c;
+}
+
+TEST(DegradeController, EngagesWhenTheDecodersCannotKeepUp) {
+  DegradeController d;
+  // 2 threads, 100 ms of work a frame, a frame every 40 ms: load 100 / 80 = 1.25 > 0.95.
+  d.on_decoded(frame(0, 100, 2));
   EXPECT_EQ(d.level(), 0) << "one frame per worker before judging";
-  d.on_decoded(0, 100ms, 2, interval, 0);
+  d.on_decoded(frame(0, 100, 2));
   EXPECT_EQ(d.level(), 1);
-  // At half resolution 30 ms: load 0.375; the full level is still predicted at 1.25.
-  for (int i = 0; i < 30; ++i) d.on_decoded(1, 30ms, 2, interval, 0);
-  EXPECT_EQ(d.level(), 1);
-  DegradeController e(cfg);
-  e.on_decoded(0, 100ms, 2, interval, 0);
-  e.on_decoded(0, 100ms, 2, interval, 0);
-  ASSERT_EQ(e.level(), 1);
-  // Then the stream slows to 10 frames/s: the full level's 100 ms is load 0.5.
-  for (int i = 0; i < 9; ++i) e.on_decoded(1, 30ms, 2, 100ms, 0);
-  EXPECT_EQ(e.level(), 1) << "stays for the dwell";
-  e.on_decoded(1, 30ms, 2, 100ms, 0);
+  // 70 ms a frame is load 0.875: between relax and engage, nothing changes.
+  DegradeController e;
+  for (int i = 0; i < 200; ++i) e.on_decoded(frame(0, 70, 2));
   EXPECT_EQ(e.level(), 0);
 }
 
-TEST(DegradeController, ABacklogEngagesEvenWhenTheMeanLooksFine) {
+TEST(DegradeController, ColdFramesAreNeitherMeasuredNorJudged) {
   DegradeController d;
-  d.on_decoded(0, 20ms, 1, 40ms, 2);
-  EXPECT_EQ(d.level(), 0) << "two frames waiting per worker is still normal";
-  d.on_decoded(0, 20ms, 1, 40ms, 5);
+  auto cold = frame(0, 900, 1, 40, 12);
+  cold.cold = true;
+  for (int i = 0; i < 4; ++i) d.on_decoded(cold);
+  EXPECT_EQ(d.level(), 0);
+  EXPECT_FALSE(d.mean_ms(0).has_value());
+  d.on_decoded(frame(0, 30));
+  EXPECT_EQ(d.level(), 0);
+  EXPECT_DOUBLE_EQ(d.mean_ms(0).value(), 30.0);
+}
+
+TEST(DegradeController, ABacklogEngagesOnlyWhenItsWaitWouldMakeFramesLate) {
+  // 20 ms a frame on one thread, a frame every 40 ms (load 0.5), 200 ms of latency budget:
+  // 4 frames waiting start within 80 ms (in time), 6 only after 120 ms (> half the budget).
+  DegradeController d;
+  d.on_decoded(frame(0, 20, 1, 40, 4, 200));
+  EXPECT_EQ(d.level(), 0) << "a backlog that drains in time is no reason to degrade";
+  d.on_decoded(frame(0, 20, 1, 40, 6, 200));
   EXPECT_EQ(d.level(), 1);
-  d.on_decoded(1, 5ms, 1, 40ms, 3);
+  d.on_decoded(frame(1, 5, 1, 40, 40, 200));  // 40 × 5 ms = 200 ms: still too long
   EXPECT_EQ(d.level(), 2);
-  d.on_decoded(2, 2ms, 1, 40ms, 3);
+  d.on_decoded(frame(2, 2, 1, 40, 200, 200));
   EXPECT_EQ(d.level(), 2) << "max_level is 2 by default";
+}
+
+TEST(DegradeController, ABacklogThatDrainsIsGivenTimeUntilItNearsTheBudget) {
+  // 2 workers on 4 threads, 40 ms of work a frame, a frame every 20 ms (load 0.5), 200 ms of
+  // budget. A start-up backlog of 12 frames waits 120 ms (more than half the budget) but
+  // shrinks frame after frame: no reason to degrade.
+  DegradeController d;
+  auto at = [](std::size_t backlog) {
+    auto s = frame(0, 40, 4, 20, backlog, 200);
+    s.workers = 2;
+    return s;
+  };
+  for (std::size_t backlog = 12; backlog >= 4; --backlog) d.on_decoded(at(backlog));
+  EXPECT_EQ(d.level(), 0);
+  // The same wait that does not shrink (three frames in a row): degrade.
+  for (int i = 0; i < 3; ++i) d.on_decoded(at(12));
+  EXPECT_EQ(d.level(), 1);
+  // Past three quarters of the budget (16 frames: 160 ms) it degrades at once, shrinking or not.
+  DegradeController e;
+  e.on_decoded(at(17));
+  e.on_decoded(at(16));
+  EXPECT_EQ(e.level(), 1);
+}
+
+TEST(DegradeController, RelaxesOnHeadroomMeasuredAtTheDegradedLevelNotOnStartUpFigures) {
+  // The start-up: a few slow frames at full resolution (cold caches, a backlog) engage.
+  DegradeController d(dwell(10));
+  d.on_decoded(frame(0, 100));
+  ASSERT_EQ(d.level(), 1);
+  // At half resolution 10 ms: scaled by the default ratio (2.5) the full resolution costs
+  // 25 ms, load 0.625 < 0.75. The start-up's 100 ms is stale and not used.
+  for (int i = 0; i < 9; ++i) d.on_decoded(frame(1, 10));
+  EXPECT_EQ(d.level(), 1) << "stays for the dwell";
+  d.on_decoded(frame(1, 10));
+  EXPECT_EQ(d.level(), 0);
+  EXPECT_DOUBLE_EQ(d.step_ratio(1), 2.5) << "a start-up is not trusted to teach the ratio";
+  // Back at full resolution, 30 ms: stays (load 0.75), and learns the ratio 30 / 10 from the
+  // level it left after holding it for a dwell.
+  for (int i = 0; i < 100; ++i) d.on_decoded(frame(0, 30));
+  EXPECT_EQ(d.level(), 0);
+  EXPECT_DOUBLE_EQ(d.step_ratio(1), 3.0);
+}
+
+TEST(DegradeController, HysteresisBetweenEngagingAndRelaxing) {
+  // Engaged from a level held for long; at the degraded level the finer one is then
+  // predicted above relax (0.75) though below engage (0.95): the level holds (no flapping).
+  DegradeController d(dwell(5));
+  for (int i = 0; i < 10; ++i) d.on_decoded(frame(0, 30));
+  d.on_decoded(frame(0, 200));  // mean 0.9 × 30 + 0.1 × 200 = 47 ms: load 1.175
+  ASSERT_EQ(d.level(), 1);
+  d.on_decoded(frame(1, 20));
+  EXPECT_DOUBLE_EQ(d.step_ratio(1), 47.0 / 20.0) << "learnt at the change from the level held";
+  // 15 ms × 2.35 ≈ 35 ms: load 0.88 at full resolution, not enough headroom to relax; the
+  // ratio is known, so no probe either.
+  for (int i = 0; i < 500; ++i) d.on_decoded(frame(1, 15));
+  EXPECT_EQ(d.level(), 1);
+  // 12 ms × 2.35 ≈ 28 ms: load 0.7 < 0.75: relax.
+  for (int i = 0; i < 100 && d.level() == 1; ++i) d.on_decoded(frame(1, 12));
+  EXPECT_EQ(d.level(), 0);
+}
+
+TEST(DegradeController, AProbeThatFailsTeachesTheRatioAndIsNotRepeated) {
+  DegradeController d(dwell(4));
+  d.on_decoded(frame(0, 100));  // a start-up engage: the ratio stays a guess (2.5)
+  ASSERT_EQ(d.level(), 1);
+  // At half resolution 30 ms: full resolution predicted at 30 × 2.5 / 40 = 1.9, no relax; but
+  // the guess may be wrong and 30 × 1.2 / 40 = 0.9 < 0.95: after four dwells (16 frames) a probe.
+  int first = 0;
+  for (; first < 100 && d.level() == 1; ++first) d.on_decoded(frame(1, 30));
+  ASSERT_EQ(d.level(), 0);
+  EXPECT_EQ(first, 16);
+  d.on_decoded(frame(0, 60));  // it was too optimistic: engage again at once
+  ASSERT_EQ(d.level(), 1);
+  EXPECT_DOUBLE_EQ(d.step_ratio(1), 60.0 / 30.0) << "learnt from the probe";
+  // With the ratio known (full resolution at load 1.5) no probe comes again.
+  for (int i = 0; i < 2000; ++i) d.on_decoded(frame(1, 30));
+  EXPECT_EQ(d.level(), 1);
+  // Until the work at this level falls (the machine got faster): 12 × 2 / 40 = 0.6 < 0.75.
+  for (int i = 0; i < 200 && d.level() == 1; ++i) d.on_decoded(frame(1, 12));
+  EXPECT_EQ(d.level(), 0);
 }
 
 TEST(DegradeController, NeverAsksForMoreLevelsThanTheCodestreamHasNorWhenOff) {
   DegradeController d;
   d.cap(1);
-  for (int i = 0; i < 5; ++i) d.on_decoded(d.level(), 200ms, 1, 40ms, 10);
+  for (int i = 0; i < 5; ++i) d.on_decoded(frame(d.level(), 200, 1, 40, 10));
   EXPECT_EQ(d.level(), 1);
   DegradeController::Config off;
   off.enabled = false;
   DegradeController o(off);
-  for (int i = 0; i < 5; ++i) o.on_decoded(0, 200ms, 1, 40ms, 10);
+  for (int i = 0; i < 5; ++i) o.on_decoded(frame(0, 200, 1, 40, 10));
   EXPECT_EQ(o.level(), 0);
 }
 
 TEST(DegradeController, RelaxingTooEarlyMakesTheNextDwellLonger) {
-  DegradeController::Config cfg;
-  cfg.dwell_frames = 4;
-  DegradeController d(cfg);
-  d.on_decoded(0, 100ms, 1, 40ms, 0);
+  DegradeController d(dwell(4));
+  d.on_decoded(frame(0, 100));
   ASSERT_EQ(d.level(), 1);
   // The stream slows so that the finer level looks affordable, then speeds up again.
   int relaxed_after = 0;
-  for (int i = 0; i < 100 && d.level() == 1; ++i, ++relaxed_after) d.on_decoded(1, 10ms, 1, 200ms, 0);
+  for (int i = 0; i < 100 && d.level() == 1; ++i, ++relaxed_after) d.on_decoded(frame(1, 10, 1, 200));
   ASSERT_EQ(d.level(), 0);
-  d.on_decoded(0, 100ms, 1, 40ms, 0);
+  d.on_decoded(frame(0, 100));
   ASSERT_EQ(d.level(), 1);
   int second = 0;
-  for (int i = 0; i < 100 && d.level() == 1; ++i, ++second) d.on_decoded(1, 10ms, 1, 200ms, 0);
+  for (int i = 0; i < 100 && d.level() == 1; ++i, ++second) d.on_decoded(frame(1, 10, 1, 200));
   EXPECT_GT(second, relaxed_after);
 }
 

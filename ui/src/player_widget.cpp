@@ -4,6 +4,9 @@
 
 #include <QKeyEvent>
 #include <QPainter>
+#include <QScreen>
+#include <QSurfaceFormat>
+#include <QTimer>
 #include <QMetaObject>
 #include <algorithm>
 
@@ -185,7 +188,49 @@ DisplayStats PlayerWidget::display_stats() const {
   return s;
 }
 
+void PlayerWidget::set_paced_source(PacedSource source) {
+  paced_ = std::move(source);
+  QSurfaceFormat f = format();
+  f.setSwapInterval(1);  // one swap per display refresh: the paint loop runs at the vsync
+  setFormat(f);
+  if (const QScreen* s = screen(); s && s->refreshRate() > 1)
+    refresh_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / s->refreshRate()));
+}
+
+std::optional<PlayerWidget::Clock::time_point> PlayerWidget::next_visible() {
+  // The swap after this paint happens at the next refresh after the last swap (or, if the
+  // paint started late, at the first refresh after now).
+  const auto now = Clock::now();
+  if (!last_swap_) return now + refresh_;
+  const auto behind = (now - *last_swap_) / refresh_;
+  return *last_swap_ + (behind + 1) * refresh_;
+}
+
+void PlayerWidget::next_refresh() {
+  // Where swaps wait for the vsync the next paint can start at once; where they do not
+  // (offscreen, a pbuffer), a timer keeps the loop at the refresh rate instead of spinning.
+  const auto now = Clock::now();
+  if (last_swap_) {
+    const auto since = now - *last_swap_;
+    if (since > refresh_ / 2 && since < 2 * refresh_) refresh_ = (7 * refresh_ + since) / 8;  // follows the display
+    if (since < refresh_ / 2) {
+      last_swap_ = now;
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(refresh_ - since);
+      QTimer::singleShot(static_cast<int>(std::max<std::int64_t>(1, wait.count())), Qt::PreciseTimer, this,
+                         [this] { update(); });
+      return;
+    }
+  }
+  last_swap_ = now;
+  update();
+}
+
 void PlayerWidget::on_frame_swapped() {
+  if (paced_.pick) {
+    if (paced_drew_ && paced_.swapped) paced_.swapped(Clock::now());
+    paced_drew_ = false;
+    next_refresh();
+  }
   // The composed frame holding the picture drawn last has been handed to the window system.
   if (!drawn_received_) return;
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - *drawn_received_).count();
@@ -374,6 +419,17 @@ void PlayerWidget::paintGL() {
     pending_received_.reset();
     overlay = overlay_text_;
     monitor = monitor_view_;
+  }
+  if (const auto visible = next_visible(); paced_.pick && visible > last_picked_) {
+    // Paced: the source says what this refresh shows (the mailbox is not used); once per
+    // refresh, however many paints it gets (an overlay update asks for one too).
+    last_picked_ = *visible;
+    if (auto picked = paced_.pick(*visible, refresh_)) {
+      next = std::move(picked->host);
+      next_device = std::move(picked->device);
+      received = picked->received;
+      paced_drew_ = next || next_device;
+    }
   }
   collect_gpu_times();
   const std::uint64_t shown_before = frames_shown_;

@@ -12,6 +12,7 @@
 #include "net/udp_receiver.hpp"
 #include "syntax/locate.hpp"
 #include "monitor/alarms.hpp"
+#include "pipeline/codestream_levels.hpp"
 
 namespace j2k::pipeline {
 
@@ -98,9 +99,22 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
 
 namespace {
 
+int decode_threads(const PipelineConfig& c) {
+  return c.decode_threads > 0 ? c.decode_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Whether the decoders run their in-frame work on the shared scheduler (OpenJPEG cannot).
+bool shares_scheduler(const PipelineConfig& c) { return c.decoder.backend != app::DecoderBackend::openjpeg; }
+
 int default_workers(const PipelineConfig& c) {
   if (!c.decode) return 0;
-  return c.decode_workers > 0 ? c.decode_workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (c.decode_workers > 0) return c.decode_workers;
+  const int threads = decode_threads(c);
+  // Few frames in flight, each spread over many threads, is the lowest latency; enough of
+  // them that one frame's serial parts (tier-2, the weave, display conversion) and the tails
+  // of its loops leave no thread idle: a quarter of the threads, at least two
+  // (bench/RESULTS.md, issue 12, has the measurements that chose this).
+  return shares_scheduler(c) ? std::max(2, (threads + 3) / 4) : threads;
 }
 
 std::size_t unit_capacity(const PipelineConfig& c) {
@@ -257,7 +271,7 @@ Status ReceivePipeline::start() {
   // The GPU display path: display pictures stay in a bounded pool of device buffers.
   if (workers > 0 && !config_.decoder_factory && config_.make_rgba && config_.device_display &&
       config_.decoder.may_use_gpu() && gpu::cuda_available()) {
-    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 6;
+    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 14;
     if (auto pool = gpu::DevicePicturePool::create(capacity)) {
       pool_ = std::move(pool).value();
       logger("decoder")->info("display pictures stay on the GPU ({}; at most {} device pictures)",
@@ -267,6 +281,7 @@ Status ReceivePipeline::start() {
                               pool.error().message);
     }
   }
+  if (workers > 0 && shares_scheduler(config_)) work_pool_ = std::make_unique<WorkPool>(decode_threads(config_));
   // Every decoder is made before any thread starts: one that cannot be made (no usable GPU
   // for --backend cuda) is an error now, not a worker that quietly never decodes.
   std::vector<std::unique_ptr<Worker>> made;
@@ -314,6 +329,7 @@ void ReceivePipeline::stop(bool drain) {
   results_.close();
   if (delivery_thread_.joinable()) delivery_thread_.join();
   workers_.clear();
+  work_pool_.reset();
 }
 
 void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
@@ -421,8 +437,7 @@ void ReceivePipeline::give_back(PlanarImage&& image) {
 Clock::duration ReceivePipeline::budget() const {
   if (config_.latency_budget.count() > 0) return config_.latency_budget;
   const auto floor = std::max<Clock::duration>(std::chrono::milliseconds(100), 4 * interval_);
-  const double ms = degrade_.mean_ms(degrade_.level()).value_or(0.0);
-  return floor + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(2 * ms));
+  return floor + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(2 * decode_wall_ms_));
 }
 
 void ReceivePipeline::deliver_loop() {
@@ -476,7 +491,8 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
   auto log = logger("decoder");
   const auto& unit = job.unit;
   decoder::DecodeOptions options;
-  options.threads = config_.threads_per_decode;
+  options.pool = work_pool_.get();  // in-frame work on the shared scheduler (OpenJPEG: one thread a frame)
+  options.threads = 1;
   options.reduce = level_.load(std::memory_order_relaxed);
   if (!unit.problem.empty()) {
     f.error = unit.problem;
@@ -514,6 +530,7 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
   for (;;) {
     f.error.clear();
     bool too_deep = false;
+    std::size_t failed_at = 0;
     for (std::size_t i = 0; i < unit.codestreams.size(); ++i) {
       auto cs = syntax::locate_codestream(unit.codestreams[i]);
       if (!cs) { f.error = cs.error().message; break; }
@@ -522,16 +539,23 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
       if (!st) {
         f.error = st.error().message;
         too_deep = options.reduce > 0 && st.error().kind == ErrorKind::unsupported;
+        failed_at = i;
         break;
       }
     }
     if (too_deep) {
-      // Fewer decomposition levels than the degradation asked to skip: never ask for more.
-      std::lock_guard lock(sched_mutex_);
-      degrade_.cap(options.reduce - 1);
-      level_.store(degrade_.level());
-      --options.reduce;
-      continue;
+      // Refused at a reduced resolution: when the codestream has fewer decomposition levels
+      // than the degradation asked to skip, never ask for more (and decode this frame at the
+      // most it allows). Any other "unsupported" is this frame's failure, not a limit of
+      // the stream: the degradation stays free.
+      const auto levels = fewest_decomposition_levels(unit.codestreams[failed_at]);
+      if (levels && *levels < options.reduce) {
+        std::lock_guard lock(sched_mutex_);
+        degrade_.cap(*levels);
+        level_.store(degrade_.level());
+        options.reduce = *levels;
+        continue;
+      }
     }
     if (f.error.empty() && fields) {
       if (auto st = weave_fields_into(worker.fields[0], worker.fields[1], unit.first_field_is_top, f.image); !st)
@@ -575,21 +599,38 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       }
     }
     PlanarImage shape;  // the geometry, when the picture went to device memory only
-    try {
-      decode_unit(worker, *job, f, shape);
-      if (f.decoded && config_.make_rgba && !f.device_rgba) {
-        auto rgba = std::make_shared<gpu::RgbaImage>();
-        const gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
-        if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
-        else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
+    // The frame's work in thread time: this thread's time on it, less its waits for helpers,
+    // plus the helpers' time in its loops.
+    Clock::duration helped{}, waited{};
+    std::chrono::nanoseconds cpu{};
+    {
+      // The frame is a task of the scheduler, ranked by its place in the stream (the oldest
+      // frame is due first and gets the idle threads first); it ends before the frame is
+      // handed on, which may wait for the sink.
+      std::optional<WorkPool::Task> task;
+      if (work_pool_) task.emplace(*work_pool_, job->seq);
+      try {
+        decode_unit(worker, *job, f, shape);
+        if (f.decoded && config_.make_rgba && !f.device_rgba) {
+          auto rgba = std::make_shared<gpu::RgbaImage>();
+          const gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
+          if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
+          else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
+        }
+      } catch (const std::bad_alloc&) {
+        // The frame boundary is where an allocation failure ends: this frame fails, reception goes on.
+        out_of_memory_.fetch_add(1, std::memory_order_relaxed);
+        f = frame_of(unit);
+        f.error = "out of memory while decoding this frame";
       }
-    } catch (const std::bad_alloc&) {
-      // The frame boundary is where an allocation failure ends: this frame fails, reception goes on.
-      out_of_memory_.fetch_add(1, std::memory_order_relaxed);
-      f = frame_of(unit);
-      f.error = "out of memory while decoding this frame";
+      if (task) {
+        helped = std::chrono::duration_cast<Clock::duration>(task->helper_time());
+        waited = std::chrono::duration_cast<Clock::duration>(task->wait_time());
+        cpu = task->cpu_time();
+      }
     }
     const auto t1 = now();
+    const Clock::duration work = std::max(Clock::duration{}, t1 - t0 - waited) + helped;
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
     f.decode_ms = static_cast<double>(us) / 1000.0;
     if (f.decoded) {
@@ -597,11 +638,30 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       decoded_.fetch_add(1, std::memory_order_relaxed);
       if (f.reduce > 0) degraded_.fetch_add(1, std::memory_order_relaxed);
       decode_us_total_.fetch_add(us, std::memory_order_relaxed);
+      work_us_total_.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(work).count(),
+                               std::memory_order_relaxed);
+      cpu_us_total_.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(cpu).count(), std::memory_order_relaxed);
       if (f.device_rgba) on_device_.fetch_add(1, std::memory_order_relaxed);
       {
         std::lock_guard lock(sched_mutex_);
         const int before = degrade_.level();
-        degrade_.on_decoded(f.reduce, t1 - t0, static_cast<int>(workers_.size()), interval_, units_.size());
+        const int workers = static_cast<int>(workers_.size());
+        DegradeController::Sample sample;
+        sample.level = f.reduce;
+        sample.work = work;
+        // Threads that can decode at once: the scheduler's slots (its tasks always run).
+        sample.capacity = work_pool_ ? std::max(work_pool_->size(), workers) : workers;
+        sample.workers = workers;
+        sample.interval = interval_;
+        sample.backlog = units_.size();
+        sample.budget = budget();
+        // A decoder's first frame pays its allocations and page faults: not a measure of the
+        // stream for the controller. The budget does follow it: the frames that queued behind a
+        // cold start are decoded late rather than dropped.
+        sample.cold = !worker.warm;
+        worker.warm = true;
+        decode_wall_ms_ = decode_wall_ms_ > 0 ? 0.9 * decode_wall_ms_ + 0.1 * f.decode_ms : f.decode_ms;
+        degrade_.on_decoded(sample);
         level_.store(degrade_.level());
         if (degrade_.level() != before)
           log->info("decoders {}: decoding at {} resolution from now on", degrade_.level() > before ? "behind" : "keep up again",
@@ -690,8 +750,10 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.rejected_oversize = oversize_.load(std::memory_order_relaxed);
   s.out_of_memory = out_of_memory_.load(std::memory_order_relaxed);
   s.workers = default_workers(config_);
-  s.threads_per_decode = config_.threads_per_decode;
+  s.threads = shares_scheduler(config_) ? decode_threads(config_) : s.workers;
   s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;
+  s.decode_work_ms_total = static_cast<double>(work_us_total_.load(std::memory_order_relaxed)) / 1000.0;
+  s.decode_cpu_ms_total = static_cast<double>(cpu_us_total_.load(std::memory_order_relaxed)) / 1000.0;
   s.display_on_device = on_device_.load(std::memory_order_relaxed);
   s.display_fallbacks = display_fallbacks_.load(std::memory_order_relaxed);
   s.tier1_on_gpu = tier1_gpu_.load(std::memory_order_relaxed);

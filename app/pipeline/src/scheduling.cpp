@@ -69,12 +69,24 @@ Clock::time_point StreamClock::due(std::uint32_t ts, Clock::time_point fallback)
   return Clock::time_point(std::min(offset_now_, offset_prev_) + media_time(unwrap(ts)));
 }
 
+DegradeController::DegradeController(Config config) : config_(config) { ratio_.fill(config.default_step_ratio); }
+
 void DegradeController::cap(int max_level) noexcept {
   max_level_cap_ = std::clamp(max_level, 0, kLevels - 1);
-  if (level_ > max_level_cap_) {
-    level_ = max_level_cap_;
-    frames_at_level_ = 0;
-  }
+  if (level_ > max_level_cap_) enter(max_level_cap_);
+}
+
+void DegradeController::enter(int level) {
+  // The cost of the level left is trusted for learning the ratio only when that level had
+  // been held for a dwell: the first frames of a stream (start-up backlog, cold caches,
+  // frames decoded while the others were still being set up) teach nothing.
+  const bool trusted = measured_[static_cast<std::size_t>(level_)] && frames_at_level_ >= config_.dwell_frames;
+  left_level_ = trusted ? level_ : -1;
+  left_ms_ = mean_ms_[static_cast<std::size_t>(level_)];
+  level_ = level;
+  frames_at_level_ = 0;
+  measured_[static_cast<std::size_t>(level)] = false;  // measured again from now: the old figure is stale
+  backlogs_.clear();
 }
 
 std::optional<double> DegradeController::mean_ms(int level) const {
@@ -82,48 +94,81 @@ std::optional<double> DegradeController::mean_ms(int level) const {
   return mean_ms_[static_cast<std::size_t>(level)];
 }
 
-double DegradeController::predicted_load(int level, int workers, Clock::duration interval) const {
-  const double interval_ms = std::chrono::duration<double, std::milli>(interval).count();
-  if (interval_ms <= 0 || workers <= 0) return 0;
-  // The nearest measured level, scaled by the assumed cost ratio per level.
-  for (int d = 0; d < kLevels; ++d) {
-    for (int m : {level - d, level + d}) {
-      if (m < 0 || m >= kLevels || !measured_[static_cast<std::size_t>(m)]) continue;
-      const double ms = mean_ms_[static_cast<std::size_t>(m)] * std::pow(config_.default_step_ratio, m - level);
-      return ms / (workers * interval_ms);
-    }
-  }
-  return 0;
+double DegradeController::step_ratio(int level) const {
+  if (level <= 0 || level >= kLevels) return 1.0;
+  return ratio_[static_cast<std::size_t>(level)];
 }
 
-void DegradeController::on_decoded(int level, Clock::duration decode, int workers, Clock::duration interval,
-                                   std::size_t backlog) {
-  if (level < 0 || level >= kLevels) return;
-  const auto i = static_cast<std::size_t>(level);
-  const double ms = std::chrono::duration<double, std::milli>(decode).count();
+double DegradeController::work_at(int level) const {
+  if (level < 0 || level >= kLevels || !measured_[static_cast<std::size_t>(level_)]) return 0;
+  // Always from the level decoded now: the only figure that is current.
+  double ms = mean_ms_[static_cast<std::size_t>(level_)];
+  for (int l = level_; l > level; --l) ms *= step_ratio(l);
+  for (int l = level_ + 1; l <= level; ++l) ms /= step_ratio(l);
+  return ms;
+}
+
+double DegradeController::predicted_load(int level, int capacity, Clock::duration interval) const {
+  const double interval_ms = std::chrono::duration<double, std::milli>(interval).count();
+  if (interval_ms <= 0 || capacity <= 0) return 0;
+  return work_at(level) / (capacity * interval_ms);
+}
+
+void DegradeController::on_decoded(const Sample& s) {
+  if (s.level < 0 || s.level >= kLevels || s.cold) return;
+  const auto i = static_cast<std::size_t>(s.level);
+  const double ms = std::chrono::duration<double, std::milli>(s.work).count();
   mean_ms_[i] = measured_[i] ? 0.9 * mean_ms_[i] + 0.1 * ms : ms;
   measured_[i] = true;
-  if (!config_.enabled || level != level_) return;  // a frame started before the last change
+  if (!config_.enabled || s.level != level_) return;  // a frame started before the last change
   ++frames_at_level_;
-  if (interval <= Clock::duration{}) return;  // the stream's rate is not known yet
+  const int workers = std::max(1, s.workers);
+  // Let a level show its effect (one frame per worker) before judging it; then learn the cost
+  // ratio between it and the level left, both measured moments apart.
+  const bool settled = frames_at_level_ >= workers;
+  if (frames_at_level_ == workers && left_level_ >= 0 && left_ms_ > 0 && mean_ms_[i] > 0) {
+    const auto clamp = [&](double r) { return std::clamp(r, config_.min_step_ratio, config_.max_step_ratio); };
+    const std::size_t r = left_level_ == level_ - 1 ? i : i + 1;  // the step between the two levels
+    ratio_[r] = clamp(left_level_ == level_ - 1 ? left_ms_ / mean_ms_[i] : mean_ms_[i] / left_ms_);
+    learnt_[r] = true;
+    left_level_ = -1;
+  }
+  const double interval_ms = std::chrono::duration<double, std::milli>(s.interval).count();
+  if (interval_ms <= 0 || s.capacity <= 0) return;  // the stream's rate is not known yet
+  const double capacity_ms = s.capacity * interval_ms;  // work the decoders can do per frame interval
+  const double budget_ms = std::chrono::duration<double, std::milli>(s.budget).count();
+  const auto backlog = static_cast<double>(s.backlog);
+  // How long the newest waiting frame waits before a decoder starts it, at a level's cost.
+  const auto wait_ms = [&](int level) { return backlog * work_at(level) / s.capacity; };
   const int top = std::min(config_.max_level, max_level_cap_);
-  const double load = predicted_load(level_, workers, interval);
-  // Let a level show its effect (one frame per worker) before judging it.
-  const bool settled = frames_at_level_ >= std::max(1, workers);
-  if (settled && level_ < top && (load > config_.engage_load || backlog > 2 * static_cast<std::size_t>(workers))) {
+  const double load = mean_ms_[i] / capacity_ms;
+  // The backlog's trend over the last round of frames (one per worker and one more).
+  backlogs_.push_back(s.backlog);
+  while (backlogs_.size() > static_cast<std::size_t>(workers) + 1) backlogs_.pop_front();
+  const bool not_shrinking = backlogs_.size() > static_cast<std::size_t>(workers) && backlogs_.back() >= backlogs_.front();
+  const bool backlog_late = budget_ms > 0 ? wait_ms(level_) > config_.late_wait * budget_ms ||
+                                                (not_shrinking && wait_ms(level_) > config_.engage_wait * budget_ms)
+                                          : s.backlog > 2 * static_cast<std::size_t>(workers);
+  if (settled && level_ < top && (load > config_.engage_load || backlog_late)) {
     // Engaging again soon after relaxing: the finer level was too optimistic; wait longer next time.
     if (relaxed_recently_) dwell_ = std::min(std::max(dwell_, config_.dwell_frames) * 2, 16 * config_.dwell_frames);
-    ++level_;
-    frames_at_level_ = 0;
     relaxed_recently_ = false;
+    enter(level_ + 1);
     return;
   }
-  if (level_ > 0 && frames_at_level_ >= std::max(dwell_, config_.dwell_frames) && backlog <= 1 &&
-      predicted_load(level_ - 1, workers, interval) < config_.relax_load) {
-    --level_;
-    frames_at_level_ = 0;
-    relaxed_recently_ = true;
-    return;
+  const int dwell = std::max(dwell_, config_.dwell_frames);
+  if (level_ > 0 && frames_at_level_ >= dwell) {
+    const bool quiet = budget_ms > 0 ? wait_ms(level_ - 1) <= 0.25 * budget_ms : s.backlog <= 1;
+    const bool headroom = work_at(level_ - 1) / capacity_ms < config_.relax_load;
+    // Held for long with the ratio still a guess: if even the cheapest plausible ratio leaves
+    // headroom, try the finer level (its frames teach the ratio; then no more tries).
+    const bool probe = !learnt_[i] && frames_at_level_ >= 4 * dwell &&
+                       mean_ms_[i] * config_.min_step_ratio / capacity_ms < config_.engage_load;
+    if (quiet && (headroom || probe)) {
+      enter(level_ - 1);
+      relaxed_recently_ = true;
+      return;
+    }
   }
   if (frames_at_level_ > 4 * config_.dwell_frames) relaxed_recently_ = false;
 }

@@ -108,6 +108,22 @@ nlohmann::json latency_json(const LatencyHistogram& h) {
   return {{"count", f.count}, {"p50", f.p50}, {"p95", f.p95}, {"p99", f.p99}};
 }
 
+void add_display_json(nlohmann::json& summary, const FramePresenter::Figures& d) {
+  summary["display"] = {{"shown", d.shown}, {"late", d.late}, {"repeated", d.repeated}, {"skipped", d.skipped},
+                        {"delay_ms", d.delay_ms}};
+  summary["latency"]["receive_to_display_ms"] = latency_json(d.receive_to_display);
+}
+
+std::string display_line(const FramePresenter::Figures& now, const FramePresenter::Figures& before, double seconds) {
+  const double shown = seconds > 0 ? static_cast<double>(now.shown - before.shown) / seconds : 0.0;
+  std::string line = fmt::format("display: shown {:.1f}/s  late {}  repeated {}  skipped {}  delay {:.0f} ms", shown, now.late,
+                                 now.repeated, now.skipped, now.delay_ms);
+  const auto lat = LatencyFigures::of(now.receive_to_display.since(before.receive_to_display));
+  if (lat.count)
+    line += fmt::format("  receive->display p50/p95/p99 {:.0f}/{:.0f}/{:.0f} ms", lat.p50, lat.p95, lat.p99);
+  return line;
+}
+
 nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::string& payload_format) {
   using nlohmann::json;
   const auto& st = s.stream;
@@ -196,11 +212,19 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"rejected_oversize", d.rejected_oversize},
         {"out_of_memory", d.out_of_memory},
         {"tier1_on_gpu", d.tier1_on_gpu},
-        {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0}}},
+        {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0},
+        // Thread time a frame cost, all threads that worked on it together.
+        {"decode_work_ms_mean", d.decoded ? d.decode_work_ms_total / static_cast<double>(d.decoded) : 0.0},
+        // The same in CPU time (0 without the shared scheduler, e.g. OpenJPEG).
+        {"decode_cpu_ms_mean", d.decoded ? d.decode_cpu_ms_total / static_cast<double>(d.decoded) : 0.0}}},
       {"stream", stream},
       {"latency", {{"receive_to_decoded_ms", latency_json(d.receive_to_decoded)}}},
-      {"decoders", {{"workers", d.workers}, {"threads_per_decode", d.threads_per_decode},
-                    {"degrade_level", d.degrade_level}}},
+      // Capacity: frames/s the decoding threads can do at the cost measured (at the levels used).
+      {"decoders", {{"workers", d.workers}, {"threads", d.threads}, {"degrade_level", d.degrade_level},
+                    {"capacity_fps", d.decoded && d.decode_work_ms_total > 0
+                                         ? std::max(d.threads, d.workers) * 1000.0 * static_cast<double>(d.decoded) /
+                                               d.decode_work_ms_total
+                                         : 0.0}}},
       // The sender's RTCP reports (RFC 3550 6.4.1); packets.lost includes rtcp.packets_lost_at_end.
       {"rtcp",
        {{"sender_reports", st.rtcp.sender_reports},

@@ -10,6 +10,10 @@
 #include "core/planar_image.hpp"
 #include "core/result.hpp"
 
+namespace j2k {
+class WorkPool;
+}
+
 namespace j2k::decoder {
 
 enum class Backend { own, openjpeg };
@@ -21,8 +25,12 @@ std::optional<Backend> parse_backend(const std::string& name);
 struct DecodeOptions {
   int reduce = 0;        ///< discard this many resolution levels (--reduce)
   int max_layers = 0;    ///< decode only the first N quality layers; 0 = all (--layers)
-  int threads = 1;       ///< worker threads inside one decode
+  int threads = 1;       ///< worker threads inside one decode (the decoder's own pool)
   bool strict = false;   ///< strict: any damage is an error; resilient: decode what is intact
+  /// When set (own and cuda backends), in-frame parallel work runs on this pool, shared with
+  /// other decoders, instead of the decoder's own `threads` (core/work_pool.hpp). It must
+  /// outlive the decode.
+  WorkPool* pool = nullptr;
 };
 
 /// Safety limits: a codestream asking for more is refused with ErrorKind::limit, before

@@ -77,7 +77,8 @@ auto no_throw(F&& f) -> decltype(f()) {
   }
 }
 
-/// Decoder state that lives across frames: the pool and each thread's tier-1 scratch.
+/// Decoder state that lives across frames: the pool (its own, or the one shared through
+/// DecodeOptions::pool) and each slot's tier-1 scratch.
 struct Engine {
   /// The kernel tables (dsp.hpp): all this CPU has, or a test's mask.
   explicit Engine(unsigned cpu_mask = kCpuAll) : t1(make_t1_dsp(cpu_mask)), idwt(make_idwt_dsp(cpu_mask)) {}
@@ -86,20 +87,26 @@ struct Engine {
 
   T1Dsp t1;
   IdwtKernels idwt;
-  std::unique_ptr<ThreadPool> pool;
-  std::vector<CodeBlockDecoder> scratch;
+  std::unique_ptr<ThreadPool> own_pool;  ///< made once, when no shared pool is given
+  ThreadPool* pool = nullptr;            ///< the pool the current decode runs its loops on
+  std::vector<CodeBlockDecoder> scratch;  ///< one per slot of `pool`
   ReconstructScratch reconstruct;
   std::vector<TileCoefficients> spare_tiles;  ///< the last frame's buffers, reused
   /// False where the frames never leave the decoder (OwnDecoder: its reconstruction honours
   /// ComponentCoefficients::zero), so tiles without data get no coefficient buffers.
   bool complete_frames = true;
 
-  void ensure(int threads) {
-    threads = std::clamp(threads, 1, 256);
-    if (!pool || pool->size() != threads) {
-      pool = std::make_unique<ThreadPool>(threads);
-      scratch.assign(static_cast<std::size_t>(threads), CodeBlockDecoder(t1));
+  /// The shared pool when the options name one, else the decoder's own of `threads`.
+  void ensure(const DecodeOptions& options) {
+    if (options.pool) {
+      pool = options.pool;
+    } else {
+      const int threads = std::clamp(options.threads, 1, 256);
+      if (!own_pool || own_pool->size() != threads) own_pool = std::make_unique<ThreadPool>(threads);
+      pool = own_pool.get();
     }
+    if (scratch.size() < static_cast<std::size_t>(pool->size()))
+      scratch.resize(static_cast<std::size_t>(pool->size()), CodeBlockDecoder(t1));
   }
 };
 
@@ -253,7 +260,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   // Tier-1, biggest code-blocks first so no thread is left with a large one at the end.
   t0 = std::chrono::steady_clock::now();
   std::stable_sort(jobs.begin(), jobs.end(), [](const CodeBlockJob& a, const CodeBlockJob& b) { return a.bytes > b.bytes; });
-  engine.ensure(options.threads);
+  engine.ensure(options);
   std::atomic<std::uint64_t> damaged{work.dropped_damaged_blocks};
   // The coefficient buffers are recycled without clearing (build_tile), so every job
   // writes its area: tier-1 writes a code-block whole (zeros where nothing is decoded), a
@@ -294,7 +301,8 @@ class OwnDecoder final : public Decoder {
       auto frame = run_to_coefficients(engine_, codestream, options, limits_, stats_);
       if (!frame) return frame.error();
       ReconstructTimes times;
-      Status st = reconstruct_into(*frame, engine_.pool.get(), &times, &engine_.reconstruct, out, &engine_.idwt);
+      engine_.ensure(options);
+      Status st = reconstruct_into(*frame, engine_.pool, &times, &engine_.reconstruct, out, &engine_.idwt);
       engine_.spare_tiles = std::move(frame->tiles);
       stats_.idwt_ms = times.idwt_ms;
       stats_.colour_ms = times.colour_ms;
@@ -327,6 +335,7 @@ struct CoefficientDecoder::Impl {
   DecodeLimits limits;
   own::Engine engine;
   int threads = 1;
+  WorkPool* pool = nullptr;  ///< the last decode's shared pool, for reconstruct()
 };
 
 CoefficientDecoder::CoefficientDecoder(const DecodeLimits& limits) : impl_(std::make_unique<Impl>()) {
@@ -339,6 +348,7 @@ CoefficientDecoder& CoefficientDecoder::operator=(CoefficientDecoder&&) noexcept
 Result<CoefficientFrame> CoefficientDecoder::decode(Bytes codestream, const DecodeOptions& options, DecodeStats* stats) {
   DecodeStats local;
   impl_->threads = std::clamp(options.threads, 1, 256);
+  impl_->pool = options.pool;
   return own::no_throw(
       [&] { return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local); });
 }
@@ -350,8 +360,11 @@ void CoefficientDecoder::recycle(CoefficientFrame&& frame) {
 
 Status CoefficientDecoder::reconstruct(const CoefficientFrame& frame, PlanarImage& out, ReconstructTimes* times) {
   return own::no_throw([&]() -> Status {
-    impl_->engine.ensure(impl_->threads);
-    return own::reconstruct_into(frame, impl_->engine.pool.get(), times, &impl_->engine.reconstruct, out,
+    DecodeOptions options;
+    options.threads = impl_->threads;
+    options.pool = impl_->pool;
+    impl_->engine.ensure(options);
+    return own::reconstruct_into(frame, impl_->engine.pool, times, &impl_->engine.reconstruct, out,
                                  &impl_->engine.idwt);
   });
 }
@@ -360,6 +373,7 @@ Result<CoefficientFrame> CoefficientDecoder::decode_deferred(Bytes codestream, c
                                                             Tier1Batch& batch, DecodeStats* stats) {
   DecodeStats local;
   impl_->threads = std::clamp(options.threads, 1, 256);
+  impl_->pool = options.pool;
   return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local, &batch);
 }
 

@@ -15,6 +15,7 @@
 #include <QString>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,6 +38,24 @@ struct DisplayStats {
   double gpu_update_draw_ms = 0;
 };
 
+/// A picture chosen for one refresh (paced presentation).
+struct PacedPicture {
+  std::shared_ptr<const gpu::RgbaImage> host;
+  std::shared_ptr<const gpu::DevicePicture> device;  ///< at most one of the two is set
+  std::optional<std::chrono::steady_clock::time_point> received;  ///< arrival of its last packet
+};
+
+/// Paced presentation (j2kplay's stream-clock presenter, app/pipeline/presenter.hpp): the
+/// widget repaints at every display refresh (swap interval 1) and asks `pick` which picture
+/// the refresh that becomes visible at `visible` (`refresh` after the one before) should show,
+/// nullopt keeping the one on screen; `swapped` gets the time of each swap that showed a new
+/// picture. Both are called on the GUI thread.
+struct PacedSource {
+  using Clock = std::chrono::steady_clock;
+  std::function<std::optional<PacedPicture>(Clock::time_point visible, Clock::duration refresh)> pick;
+  std::function<void(Clock::time_point swapped)> swapped;
+};
+
 class PlayerWidget : public QOpenGLWidget {
  public:
   using Clock = std::chrono::steady_clock;
@@ -51,6 +70,9 @@ class PlayerWidget : public QOpenGLWidget {
   /// Thread-safe: the same for a picture in device memory (released once it is on screen).
   void present_device(std::shared_ptr<const gpu::DevicePicture> picture,
                       std::optional<Clock::time_point> received = {});
+  /// GUI thread, before the widget is shown: pictures come from `source` at each refresh
+  /// instead of through present() (see PacedSource).
+  void set_paced_source(PacedSource source);
   /// Thread-safe: text for the overlay (one line per \n).
   void set_overlay_text(const QString& text);
   void set_overlay_visible(bool visible);
@@ -120,6 +142,17 @@ class PlayerWidget : public QOpenGLWidget {
   QString gpu_name_;
   bool device_external_ = false;  // the last device frame came through GL-imported memory (else a mapped PBO)
   bool overlay_visible_ = true;
+
+  // Paced presentation (GUI thread): the source, the refresh period (measured from the swaps,
+  // or the screen's rate where swaps do not wait for vsync), the last swap, and whether the
+  // paint before it drew a new picture.
+  std::optional<Clock::time_point> next_visible();
+  void next_refresh();
+  PacedSource paced_;
+  Clock::duration refresh_{std::chrono::microseconds(16667)};
+  std::optional<Clock::time_point> last_swap_;
+  Clock::time_point last_picked_{};  // the refresh the source was last asked about
+  bool paced_drew_ = false;
 };
 
 }  // namespace j2k::ui

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/planar_image.hpp"
+#include "core/work_pool.hpp"
 #include "common/decoder_choice.hpp"
 #include "core/url.hpp"
 #include "decoder/decoder.hpp"
@@ -76,8 +77,12 @@ struct PipelineConfig {
   /// SMPTE ST 2022-7: the second path of the same stream (packets merged by sequence number).
   std::optional<StreamUrl> url2;
   bool decode = true;              ///< false: receive and reassemble only (capacity tests)
-  int decode_workers = 0;          ///< frames decoded in parallel; 0 = hardware threads
-  int threads_per_decode = 1;      ///< threads inside one decode
+  /// Frames decoded at once; 0: automatic (a quarter of the threads, at least 2, with the own
+  /// and cuda backends; one per thread with OpenJPEG, which cannot share the scheduler).
+  int decode_workers = 0;
+  /// Threads that decode, all frames together: the run slots of the one scheduler
+  /// (core/work_pool.hpp) that serves frame-level and in-frame parallelism; 0 = one per core.
+  int decode_threads = 0;
   /// Frames waiting for a decoder: the hard memory bound (frames are dropped earlier, when
   /// they would be late). 0: 4 per worker, at least 16.
   std::size_t unit_queue = 0;
@@ -93,7 +98,8 @@ struct PipelineConfig {
   /// stays in device memory (DecodedFrame::device_rgba) instead of coming back to the host.
   bool device_display = true;
   /// Device pictures in existence at most (decoding, waiting, on their way to the screen);
-  /// 0: decode workers + 6 (the window holds one waiting and up to four GL is still reading).
+  /// 0: decode workers + 14 (the presenter holds up to eight waiting, the window one drawn and up
+  /// to four GL is still reading).
   /// When all are held, a frame takes the CPU path (counted).
   int device_pictures = 0;
   int receive_buffer = 32 << 20;
@@ -138,8 +144,10 @@ struct DecodeSnapshot {
   int degrade_level = 0;                  ///< resolution levels skipped now
   std::uint64_t rejected_oversize = 0;    ///< larger than the descriptor says (counted in failed)
   std::uint64_t out_of_memory = 0;        ///< allocation failed while decoding (counted in failed)
-  int workers = 0;
-  int threads_per_decode = 0;
+  int workers = 0;                        ///< frames decoded at once
+  int threads = 0;                        ///< threads that decode (the scheduler's slots)
+  double decode_work_ms_total = 0;        ///< thread time spent decoding (all threads), ms
+  double decode_cpu_ms_total = 0;         ///< CPU time of it (not inflated by other programs), ms
   LatencyHistogram receive_to_decoded;    ///< last packet received → decoded, ms
   double decode_ms_total = 0;
   std::uint64_t display_on_device = 0;    ///< frames whose display picture stayed on the GPU
@@ -211,6 +219,7 @@ class ReceivePipeline {
     std::unique_ptr<decoder::Decoder> decoder;
     gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
     PlanarImage fields[2];             // a field pair's pictures, reused frame after frame
+    bool warm = false;                 // decoded a frame already (the first one pays allocations)
     std::thread thread;
   };
 
@@ -251,6 +260,9 @@ class ReceivePipeline {
   std::thread depacketizer_thread_;
   std::thread delivery_thread_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // The one scheduler of decoding (own and cuda backends): every worker's frame runs as a task
+  // on it, and the decoders' in-frame loops on its threads. Made in start(), before the workers.
+  std::unique_ptr<WorkPool> work_pool_;
   std::atomic<bool> running_{false};
   std::atomic<bool> drain_{true};
   std::atomic<std::int64_t> first_packet_ns_{0};
@@ -269,7 +281,7 @@ class ReceivePipeline {
   // Decode totals (workers write, anyone reads).
   std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0}, dropped_late_{0};
   std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0};
-  std::atomic<std::int64_t> decode_us_total_{0};
+  std::atomic<std::int64_t> decode_us_total_{0}, work_us_total_{0}, cpu_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
   std::atomic<std::uint64_t> tier1_gpu_{0};
   std::shared_ptr<gpu::DevicePicturePool> pool_;  // set in start() when the GPU display path is possible
@@ -281,9 +293,10 @@ class ReceivePipeline {
   LatencyHistogram latency_;
 
   // Real-time decisions, shared by the workers (and the depacketizer's interval updates).
-  mutable std::mutex sched_mutex_;  // guards degrade_, interval_
+  mutable std::mutex sched_mutex_;  // guards degrade_, interval_, decode_wall_ms_
   DegradeController degrade_;
   std::chrono::steady_clock::duration interval_{};
+  double decode_wall_ms_ = 0;       // moving average of a frame's decode time (wall), for the budget
   std::atomic<int> level_{0};
 
   std::mutex spare_mutex_;  // guards spare_

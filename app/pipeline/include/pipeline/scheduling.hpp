@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -50,46 +51,88 @@ class StreamClock {
 /// The decode cost model and the degradation level. Level L means DecodeOptions::reduce = L:
 /// the L highest resolution levels' code-blocks are not decoded (ISO/IEC 15444-1 resolution
 /// scalability, B.5) and the picture is 2^L times smaller each way.
+///
+/// The load at a level is the decoding work one frame costs there (thread time, summed over
+/// the threads that worked on it) over the work the decoders can do in one frame interval
+/// (`capacity` threads × interval). It degrades one level when that load is above
+/// `engage_load`, or when the frames waiting would start too late: their wait at this level's
+/// cost is half the latency budget or more and the backlog is not shrinking (a start-up
+/// backlog that drains is no reason), or three quarters of it whatever the trend (degrading
+/// comes before dropping). It relaxes one level
+/// when the load predicted at the finer level is below `relax_load` (hysteresis): the work
+/// measured now, at the degraded level, times the cost ratio between the two levels. That
+/// ratio is learnt at a change of level from the frames on both sides of it, never from the
+/// few frames of a start-up (`default_step_ratio` until then). While it is not learnt, a
+/// level held for long (four dwells) where even the cheapest plausible ratio would show
+/// headroom is relaxed once to try (a probe), whose frames then teach the ratio. Relaxing that
+/// proves premature doubles the time to the next.
 class DegradeController {
  public:
   struct Config {
     bool enabled = true;
     int max_level = 2;            ///< at most this many resolution levels dropped
-    double engage_load = 0.95;    ///< predicted decoder load above which to degrade one more level
-    double relax_load = 0.75;     ///< predicted load at the finer level below which to go back
+    double engage_load = 0.95;    ///< load above which to degrade one more level
+    double relax_load = 0.75;     ///< load predicted at the finer level below which to go back
+    /// Degrade when the backlog's wait exceeds this part of the latency budget and the backlog
+    /// is not shrinking, or `late_wait` of it whatever the trend (before frames are dropped).
+    double engage_wait = 0.5;
+    double late_wait = 0.75;
     int dwell_frames = 25;        ///< frames decoded at a level before relaxing from it
-    double default_step_ratio = 2.5;  ///< assumed cost(L-1) / cost(L) until measured
+    double default_step_ratio = 2.5;  ///< cost(L-1) / cost(L) until measured
+    double min_step_ratio = 1.2;      ///< learnt ratios are kept within these bounds
+    double max_step_ratio = 4.0;
   };
-  explicit DegradeController(Config config) : config_(config) {}
+  /// One decoded frame, as the controller sees it.
+  struct Sample {
+    int level = 0;                ///< the level it was decoded at
+    Clock::duration work{};       ///< decoding work it cost (thread time over all threads that worked on it)
+    int capacity = 1;             ///< threads that decode (all frames together)
+    int workers = 1;              ///< frames decoded at once
+    Clock::duration interval{};   ///< the stream's frame interval (0 while unknown)
+    std::size_t backlog = 0;      ///< frames waiting for a decoder
+    Clock::duration budget{};     ///< how long a frame may wait after it is due before it is dropped as late
+    bool cold = false;            ///< a decoder's first frame (allocations, page faults): not representative
+  };
+  explicit DegradeController(Config config);
   DegradeController() : DegradeController(Config{}) {}
 
   /// The level the next frame should be decoded at.
   int level() const noexcept { return level_; }
-  /// The highest level the codestreams allow (their decomposition levels); lowered when a
-  /// decode at some level is refused as unsupported.
+  /// The highest level the codestreams allow (their decomposition levels).
   void cap(int max_level) noexcept;
   int max_level() const noexcept { return max_level_cap_; }
 
-  /// One frame was decoded at `level` in `decode` wall time; `workers` frames are decoded
-  /// in parallel and frames arrive every `interval`. `backlog` frames wait for a decoder
-  /// (more than two per worker also engages). Updates the level for the next frames.
-  void on_decoded(int level, Clock::duration decode, int workers, Clock::duration interval, std::size_t backlog);
+  /// One frame was decoded: updates the cost model and the level for the next frames.
+  void on_decoded(const Sample& s);
 
-  /// The mean decode time measured at a level (nullopt before any frame at that level).
+  /// The mean work of a frame at a level, ms (nullopt before any warm frame at that level
+  /// since the level was last entered).
   std::optional<double> mean_ms(int level) const;
-  /// Predicted load (decode time / (workers × interval)) at a level.
-  double predicted_load(int level, int workers, Clock::duration interval) const;
+  /// The cost ratio cost(level - 1) / cost(level) in use (learnt or the default).
+  double step_ratio(int level) const;
+  /// Predicted load at a level from the current level's measurement (0 while unknown).
+  double predicted_load(int level, int capacity, Clock::duration interval) const;
 
  private:
   static constexpr int kLevels = 8;
+  void enter(int level);
+  double work_at(int level) const;  // ms, predicted from the current level; 0 while unknown
+
   Config config_;
   int level_ = 0;
   int max_level_cap_ = kLevels - 1;
-  int frames_at_level_ = 0;
+  int frames_at_level_ = 0;       // warm frames decoded at level_ since it was entered
   int dwell_ = 0;                 // grows when relaxing proved premature (no oscillation)
   bool relaxed_recently_ = false;
   std::array<double, kLevels> mean_ms_{};      // exponential moving average per level
   std::array<bool, kLevels> measured_{};
+  std::array<double, kLevels> ratio_{};        // ratio_[L] = cost(L-1) / cost(L)
+  std::array<bool, kLevels> learnt_{};         // ratio_[L] was measured (else the default)
+  // The level left at the last change and its cost then, to learn the ratio from once the
+  // new level has settled (only when the level left had been held long enough to trust).
+  int left_level_ = -1;
+  double left_ms_ = 0;
+  std::deque<std::size_t> backlogs_;  // the backlog at the last frames at this level (its trend)
 };
 
 /// Latencies in logarithmic buckets (about 2.3 % wide) from 10 µs to about 100 s; counts only,

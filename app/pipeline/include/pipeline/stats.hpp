@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/presenter.hpp"
 #include "pipeline/receive_pipeline.hpp"
 
 namespace j2k::pipeline {
@@ -51,6 +52,14 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
 
 /// {"count", "p50", "p95", "p99"} of a latency histogram, in ms.
 nlohmann::json latency_json(const LatencyHistogram& h);
+
+/// The player's presentation in a summary: "display" {shown, late, repeated, skipped,
+/// delay_ms} and latency.receive_to_display_ms {count, p50, p95, p99}.
+void add_display_json(nlohmann::json& summary, const FramePresenter::Figures& display);
+
+/// "display: shown 25.0/s  late 0  repeated 0  skipped 0  delay 25 ms  receive->display p50/p99 40/52 ms"
+/// between two readings of the presenter's figures `seconds` apart (counts since the start).
+std::string display_line(const FramePresenter::Figures& now, const FramePresenter::Figures& before, double seconds);
 
 /// The final summary (j2kprobe --json). `elapsed_s` is the receive duration (first to last
 /// packet); `payload_format` the URL's (mxf, rfc5371).

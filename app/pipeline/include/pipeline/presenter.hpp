@@ -1,0 +1,104 @@
+#pragma once
+// Presentation paced by the stream's clock: a small adaptive playout buffer keyed on RTP
+// timestamps, read once per display refresh.
+//
+//   delivery thread ── push(frame) ──▶ [ playout buffer, ≤ capacity frames ] ──▶ on_refresh(V, R) ── display thread
+//                                                                               on_shown(swap time)
+//
+// A frame is due at its presentation time P = (its RTP time on the stream clock, anchored at
+// the least-delayed frame: StreamClock) + D, the playout delay. D adapts to how late frames
+// become ready (network and decode jitter): it is the 95th percentile of that lateness over the
+// last five seconds (a stall of a few frames is shown late or skipped; jitter that recurs is
+// absorbed) plus the display's own latency (1.5 refreshes: the picture drawn now is seen at the
+// next refresh); it grows at once when needed and shrinks by a sixteenth of the excess a frame.
+// P is fixed when the frame arrives.
+//
+// At each refresh, visible at V, the newest frame due by then (P ≤ V + R/2: the refresh
+// nearest P) is shown; older ones still waiting are skipped. Counted:
+//   late      shown at a later refresh than the one nearest its P (V − P > R/2)
+//   repeated  refreshes a picture stayed on screen beyond its duration (its RTP step to the
+//             next frame) because the next one was not due or not ready; counted when the next
+//             picture comes (a stream that ends is not a repeat)
+//   skipped   frames never shown (a newer one was due at the same refresh, or the buffer overflowed)
+// Interlaced streams arrive as woven frames (a field pair per unit): one picture per frame, at
+// the frame rate the timestamps give.
+//
+// Thread-safe: push on the delivery thread, on_refresh / on_shown on the display's thread,
+// the figures from any. No clock is read: every time comes from the caller (tests use a fake one).
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "gpu/colour.hpp"
+#include "gpu/device_picture.hpp"
+#include "pipeline/scheduling.hpp"
+
+namespace j2k::pipeline {
+
+class FramePresenter {
+ public:
+  struct Config {
+    std::size_t capacity = 8;  ///< frames waiting at most; beyond, the oldest is skipped
+    Clock::duration max_delay = std::chrono::milliseconds(300);  ///< the playout delay's ceiling
+  };
+  /// A decoded picture on its way to the screen.
+  struct Frame {
+    std::uint64_t index = 0;
+    std::uint32_t rtp_timestamp = 0;
+    Clock::time_point received{};  ///< arrival of its last packet
+    std::shared_ptr<const gpu::RgbaImage> host;
+    std::shared_ptr<const gpu::DevicePicture> device;
+  };
+  /// What has happened so far.
+  struct Figures {
+    std::uint64_t shown = 0, late = 0, repeated = 0, skipped = 0;
+    double delay_ms = 0;                   ///< the playout delay now
+    LatencyHistogram receive_to_display;   ///< last packet → the swap that showed it, ms
+  };
+
+  explicit FramePresenter(Config config);
+  FramePresenter() : FramePresenter(Config{}) {}
+
+  /// A decoded frame (in stream order) that became ready at `ready`.
+  void push(Frame frame, Clock::time_point ready);
+  /// A refresh that becomes visible at `visible`, `refresh` after the previous one: the frame to
+  /// draw for it, or nullopt to keep what is on screen.
+  std::optional<Frame> on_refresh(Clock::time_point visible, Clock::duration refresh);
+  /// The swap that shows the frame on_refresh returned last happened at `at`.
+  void on_shown(Clock::time_point at);
+  /// Drops the frames still waiting (their pictures go back to their pools); not counted.
+  void clear();
+  Figures figures() const;
+
+ private:
+  struct Waiting {
+    Frame frame;
+    Clock::time_point due;  // P
+    std::int64_t media = 0;  // unwrapped RTP ticks
+  };
+  void adapt(Clock::duration lateness);  // under mutex_
+
+  Config config_;
+  mutable std::mutex mutex_;  // guards everything below
+  StreamClock clock_;
+  std::deque<Waiting> waiting_;
+  Clock::duration delay_{};
+  Clock::duration refresh_ = std::chrono::microseconds(16667);  // the last refresh period seen
+  std::deque<Clock::duration> lateness_;  // of the last frames (about five seconds)
+  std::int64_t last_media_ = 0;           // unwrapped ticks of the last frame pushed
+  std::uint32_t last_ts_ = 0;
+  bool any_pushed_ = false;
+  // The picture on screen: when it was due, its media time, and the media step to the frame after it.
+  std::optional<Clock::time_point> shown_due_;
+  std::int64_t shown_media_ = 0;
+  std::optional<std::int64_t> next_media_;  // media time of the frame after the one on screen
+  std::uint64_t pending_repeats_ = 0;
+  std::optional<Clock::time_point> awaiting_swap_;  // `received` of the frame handed out, until on_shown
+  Figures figures_;
+};
+
+}  // namespace j2k::pipeline

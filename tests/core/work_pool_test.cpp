@@ -1,0 +1,181 @@
+// The shared scheduler: every index once, slots unique within a loop, never more threads at
+// work than slots, the most urgent loop served first, exceptions carried to the caller, and
+// the work of a task summed. Gates, not sleeps, order the threads; nothing asserts on time
+// except lower bounds that hold by construction.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/work_pool.hpp"
+
+namespace j2k {
+namespace {
+
+/// Counts threads inside a region and remembers the most seen at once.
+struct Concurrency {
+  std::atomic<int> now{0}, most{0};
+  void enter() {
+    const int n = now.fetch_add(1) + 1;
+    for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {}
+  }
+  void leave() { now.fetch_sub(1); }
+};
+
+/// Threads wait at it until the test opens it.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  int waiting = 0;
+  void pass() {
+    std::unique_lock l(m);
+    ++waiting;
+    cv.notify_all();
+    cv.wait(l, [&] { return open; });
+  }
+  void wait_for(int n) {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return waiting >= n; });
+  }
+  void release() {
+    std::lock_guard l(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+TEST(WorkPool, EveryIndexOnceWithSlotsUniqueWithinTheLoop) {
+  WorkPool pool(4);
+  EXPECT_EQ(pool.size(), 4);
+  for (std::size_t n : {1u, 2u, 7u, 1000u}) {
+    std::vector<std::atomic<int>> hits(n);
+    std::vector<std::atomic<int>> in_slot(static_cast<std::size_t>(pool.size()));
+    std::atomic<bool> shared_slot{false};
+    pool.parallel_for(n, [&](std::size_t i, int slot) {
+      ASSERT_GE(slot, 0);
+      ASSERT_LT(slot, pool.size());
+      if (in_slot[static_cast<std::size_t>(slot)].fetch_add(1) != 0) shared_slot = true;
+      hits[i].fetch_add(1);
+      in_slot[static_cast<std::size_t>(slot)].fetch_sub(1);
+    });
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+    EXPECT_FALSE(shared_slot.load());
+  }
+}
+
+TEST(WorkPool, ManyCallersAtOnceNeverRunMoreThreadsThanSlots) {
+  // Six frames in flight on a pool of three slots, each a task with serial work and loops.
+  WorkPool pool(3);
+  Concurrency working;
+  std::atomic<long> sum{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 6; ++c)
+    callers.emplace_back([&, c] {
+      for (int frame = 0; frame < 20; ++frame) {
+        WorkPool::Task task(pool, static_cast<std::uint64_t>(frame * 6 + c));
+        pool.parallel_for(64, [&](std::size_t i, int) {
+          working.enter();
+          sum.fetch_add(static_cast<long>(i));
+          working.leave();
+        });
+      }
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(sum.load(), 6L * 20 * (63 * 64 / 2));
+  // Six tasks hold six slots (a task always runs): helpers get none while all six work.
+  EXPECT_LE(working.most.load(), 6);
+
+  // One caller at a time: helpers fill the remaining slots, never more.
+  Concurrency alone;
+  for (int frame = 0; frame < 20; ++frame) {
+    WorkPool::Task task(pool, 0);
+    pool.parallel_for(256, [&](std::size_t, int) {
+      alone.enter();
+      std::this_thread::yield();
+      alone.leave();
+    });
+  }
+  EXPECT_LE(alone.most.load(), pool.size());
+}
+
+TEST(WorkPool, TheMostUrgentLoopIsHelpedFirst) {
+  // Three slots, two helpers. The main thread holds the third slot while two tasks (urgency
+  // 5 and 1) register a loop of two indices each and block in their first: no helper can
+  // start. When the main thread lets its slot go, the one helper that can run must take the
+  // urgent loop's second index first.
+  WorkPool pool(3);
+  Gate tasks_made, first_indices;
+  std::mutex m;
+  std::vector<std::string> helped;  // indices run by helpers, in order (guarded by m)
+  std::thread a, b;
+  {
+    WorkPool::Task hold(pool, 0);
+    auto frame = [&](std::uint64_t urgency, const char* name) {
+      WorkPool::Task task(pool, urgency);
+      tasks_made.pass();  // every slot is held before any loop exists
+      pool.parallel_for(2, [&](std::size_t i, int slot) {
+        if (slot == 0 && i == 0) first_indices.pass();
+        if (slot != 0) {
+          std::lock_guard l(m);
+          helped.push_back(std::string(name) + std::to_string(i));
+        }
+      });
+    };
+    a = std::thread(frame, 5, "a");
+    b = std::thread(frame, 1, "b");
+    tasks_made.wait_for(2);
+    tasks_made.release();
+    first_indices.wait_for(2);
+  }  // the main thread's slot goes: one helper may run
+  // The callers stay in their first index until a helper has run the other loop's index, so
+  // the first helper to run had both loops to choose from.
+  for (;;) {
+    std::lock_guard l(m);
+    if (!helped.empty()) break;
+  }
+  first_indices.release();
+  a.join();
+  b.join();
+  ASSERT_FALSE(helped.empty());
+  EXPECT_EQ(helped.front(), "b1");
+}
+
+TEST(WorkPool, AnExceptionReachesTheCallerAndThePoolGoesOn) {
+  WorkPool pool(4);
+  EXPECT_THROW(pool.parallel_for(100,
+                                 [](std::size_t i, int) {
+                                   if (i == 37) throw std::runtime_error("index 37");
+                                 }),
+               std::runtime_error);
+  std::atomic<int> n{0};
+  pool.parallel_for(100, [&](std::size_t, int) { n.fetch_add(1); });
+  EXPECT_EQ(n.load(), 100);
+}
+
+TEST(WorkPool, ATaskSumsTheWorkOfEveryThreadOnIt) {
+  WorkPool pool(4);
+  WorkPool::Task task(pool, 0);
+  // 16 indices of at least 2 ms each: the task's work is at least 32 ms whoever ran them.
+  pool.parallel_for(16, [](std::size_t, int) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
+  EXPECT_GE(task.work(), std::chrono::milliseconds(32));
+  EXPECT_GE(task.work(), task.helper_time());
+  EXPECT_EQ(pool.helper_work(), task.helper_time()) << "all helper time in this pool went to this task";
+}
+
+TEST(WorkPool, OneSlotRunsEverythingOnTheCaller) {
+  WorkPool pool(1);
+  const auto caller = std::this_thread::get_id();
+  bool elsewhere = false;
+  pool.parallel_for(50, [&](std::size_t, int slot) { elsewhere = elsewhere || slot != 0 || std::this_thread::get_id() != caller; });
+  EXPECT_FALSE(elsewhere);
+}
+
+}  // namespace
+}  // namespace j2k
