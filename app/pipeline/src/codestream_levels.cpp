@@ -22,7 +22,7 @@ std::optional<int> fewest_decomposition_levels(Bytes data) {
     if (seg.marker == syntax::marker::COD) {
       if (auto cod = syntax::read_cod(seg.body)) levels = cod->component.levels;
     } else if (seg.marker == syntax::marker::COC) {
-      if (auto coc = syntax::read_coc(seg.body, siz->components.size())) levels = coc->coding.levels;
+      if (auto coc = syntax::read_coc(seg.body, siz->components.size())) levels = coc->value.levels;
     }
     if (levels) fewest = std::min(fewest.value_or(*levels), *levels);
   };
