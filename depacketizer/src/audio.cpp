@@ -173,16 +173,18 @@ std::vector<std::uint8_t> encode_s302m(const AudioBlock& block) {
   return out;
 }
 
-int samples_in_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index) {
+std::uint64_t samples_before_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index) {
   if (fps_num <= 0 || fps_den <= 0 || sample_rate <= 0) return 0;
-  // Samples up to the end of this frame (rounded to the nearest) minus those up to its
-  // start: 1920 every frame at 25 fps; 1602, 1601, 1602, 1601, 1602 at 30000/1001, the
-  // sequence SMPTE ST 299-1 gives for 48 kHz with 29.97 Hz video.
-  const auto at = [&](std::uint64_t n) {
-    const std::uint64_t num = static_cast<std::uint64_t>(fps_num);
-    return (static_cast<std::uint64_t>(sample_rate) * static_cast<std::uint64_t>(fps_den) * n + num / 2) / num;
-  };
-  return static_cast<int>(at(index + 1) - at(index));
+  // The sample count up to the frame's start, rounded to the nearest: the differences give
+  // 1920 every frame at 25 fps and the 1602, 1601, 1602, 1601, 1602 cycle at 30000/1001,
+  // the sequence SMPTE ST 299-1 gives for 48 kHz with 29.97 Hz video.
+  const std::uint64_t num = static_cast<std::uint64_t>(fps_num);
+  return (static_cast<std::uint64_t>(sample_rate) * static_cast<std::uint64_t>(fps_den) * index + num / 2) / num;
+}
+
+int samples_in_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index) {
+  return static_cast<int>(samples_before_frame(sample_rate, fps_num, fps_den, index + 1) -
+                          samples_before_frame(sample_rate, fps_num, fps_den, index));
 }
 
 void AudioSequenceCheck::anchor(const AudioBlock& block) {

@@ -69,6 +69,8 @@ std::vector<std::uint8_t> encode_s302m(const AudioBlock& block);
 /// 1602, 1601, 1602, 1601, 1602 cycle at 30000/1001 (8008 samples per 5 frames). `index`
 /// is the frame's number in the stream.
 int samples_in_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index);
+/// Samples in the frames before frame `index` (the first sample of its sound).
+std::uint64_t samples_before_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index);
 
 /// What a receiver counts about the sound it is handed (depacketizer thread).
 struct AudioCounters {
