@@ -178,6 +178,12 @@ int main(int argc, char** argv) {
         frame.sound = std::move(parts->sound);
       } else {
         if (!file_sound) std::erase_if(p, is_sound);
+        // The sound rides in the KLVs as they are; decoded here only to be counted.
+        if (file_sound) {
+          auto parts = packetizer::package_parts(p, contents->audio);
+          if (!parts) { log->error("{}: {}", mxf_file, parts.error().message); return cli::exit_usage; }
+          frame.sound = std::move(parts->sound);
+        }
         frame.klvs = std::move(p);
       }
       mxf_frames.push_back(std::move(frame));

@@ -50,9 +50,10 @@ void AudioMonitor::push(depacketizer::AudioBlock&& block) {
 void AudioMonitor::stop() {
   blocks_.close();
   if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mutex_);
+  stopped_ = true;
   if (dump_) {
     dump_->close();
-    std::lock_guard lock(mutex_);
     state_.dump_frames = dump_->frames_written();
   }
 }
@@ -158,7 +159,7 @@ AudioSnapshot AudioMonitor::snapshot(std::chrono::steady_clock::time_point now) 
       const double since = std::chrono::duration<double>(now - *last_block_).count();
       state_.seconds_since_sound = std::max(0.0, since);
       // Sound that stops arriving while it was there is silence on every channel.
-      if (!stalled_ && since >= options_.meter.silence_s) {
+      if (!stalled_ && !stopped_ && since >= options_.meter.silence_s) {
         stalled_ = true;
         stall = AudioEvent{AudioEvent::Kind::stalled, 0, std::nullopt, std::chrono::system_clock::now(),
                            fmt::format("no sound for {:.1f} s", since)};

@@ -110,6 +110,7 @@ class AudioMonitor {
   AudioSnapshot state_;
   std::optional<std::chrono::steady_clock::time_point> last_block_;
   bool stalled_ = false;
+  bool stopped_ = false;  // after stop(): the end of the stream is no stall
 };
 
 }  // namespace j2k::audio
