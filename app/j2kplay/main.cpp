@@ -2,6 +2,7 @@
 // live statistics; without a display it runs headless and prints the statistics instead.
 #include <CLI/CLI.hpp>
 #include <QApplication>
+#include <QShortcut>
 #include <QTimer>
 #include <csignal>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/url.hpp"
 #include "media/image_io.hpp"
+#include "player_audio.hpp"
 #include "pipeline/receive_pipeline.hpp"
 #include "pipeline/stats.hpp"
 #include "sender/demo.hpp"
@@ -142,6 +144,14 @@ int main(int argc, char** argv) {
   std::string url2_text;
   app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7)");
   app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
+  std::string audio_text = "on", audio_device;
+  bool sync_probe = false;
+  app.add_option("--audio", audio_text, "sound: on, off (metered, not played), or the channels to play, e.g. 3,4 "
+                                        "(left, right; one channel goes to both)")->capture_default_str();
+  app.add_option("--audio-device", audio_device, "sound output whose name contains this (default: the system's); "
+                                                 "null: consumed at its pace, unheard");
+  app.add_flag("--sync-probe", sync_probe, "measure lip sync on j2ksend --sync-test (flash and click): the offsets are "
+                                           "logged at the end");
   app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
   app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
   app.add_option("--window-size", window_size, "initial window size WxH (default: the picture's)");
@@ -183,6 +193,10 @@ int main(int argc, char** argv) {
   }
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
+  auto audio_options = player::parse_audio_option(audio_text);
+  if (!audio_options) return setup.usage_error(audio_options.error().message);
+  audio_options->device = audio_device;
+  audio_options->sync_probe = sync_probe;
   int win_w = 1280, win_h = 720;
   if (!window_size.empty()) {
     auto wh = cli::parse_size("--window-size", window_size, 64, 16384);
@@ -254,6 +268,12 @@ int main(int argc, char** argv) {
     return cli::exit_error;
   }
   auto& mon = operator_options.monitor();
+  player::PlayerAudio sound;
+  if (auto st = sound.open(config, mon, operator_options.thresholds(), *audio_options, !headless); !st) {
+    log->error("{}", st.error().message);
+    return cli::exit_error;
+  }
+  if (sync_probe) config.device_display = false;  // the probe looks at the pictures on the host
   // With --screenshot the codestreams of the last picture handed to the window are kept, so
   // that the CPU path's picture of that same frame can be saved beside the window's grab.
   config.keep_codestreams = !screenshot.empty();
@@ -282,6 +302,7 @@ int main(int argc, char** argv) {
       last_shown.descriptor = f.descriptor;
       last_shown.first_field_is_top = !(f.descriptor && f.descriptor->field_dominance == 2);
     }
+    sound.on_frame(f.device_rgba ? static_cast<const void*>(f.device_rgba.get()) : f.rgba.get(), f.rtp_timestamp, f.rgba.get());
     if (f.device_rgba) w->present_device(std::move(f.device_rgba), f.received);  // stays on the GPU
     else w->present(std::move(f.rgba), f.received);
   };
@@ -298,7 +319,7 @@ int main(int argc, char** argv) {
     sender::DemoConfig dc;
     dc.port = pipe.port();
     demo_sender = std::make_unique<sender::DemoSender>(dc);
-    log->info("demo: sending 1280x720 4:2:2 10-bit at 25 fps to 127.0.0.1:{}", dc.port);
+    log->info("demo: sending 1280x720 4:2:2 10-bit at 25 fps with a stereo line-up tone to 127.0.0.1:{}", dc.port);
   }
   cli::install_stop_signals();
 
@@ -336,15 +357,18 @@ int main(int argc, char** argv) {
       if (now - last >= std::chrono::seconds(1)) {
         auto sample = pipeline::StatsSample::take(pipe);
         const double t = std::chrono::duration<double>(now - *first).count();
-        fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
-        mon.on_second(cli::second_report(sample, before, t), now,
-                      mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
+        const std::string audio_part = sound.glue().line_part();
+        fmt::print(stderr, "{}{}{}\n", pipeline::per_second_line(sample, before, t), audio_part.empty() ? "" : "  ", audio_part);
+        auto second = cli::second_report(sample, before, t);
+        sound.glue().add_to(second);
+        mon.on_second(second, now, mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
         before = sample;
         last = now;
       }
     }
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
     nlohmann::json operator_summary;
+    sound.glue().finish(operator_summary, pipe.stream().audio);
     operator_options.finish(operator_summary);
     auto s = pipeline::StatsSample::take(pipe);
     const auto lat = pipeline::LatencyFigures::of(s.decode.receive_to_decoded);
@@ -365,6 +389,21 @@ int main(int argc, char** argv) {
   player.setWindowTitle(QString::fromStdString("j2kplay — " + url.describe()));
   player.set_overlay_visible(!no_overlay);
   player.resize(win_w, win_h);
+  // The sound: meters over the picture, the picture clock from each swap, M mutes.
+  player.set_paint_hook([&](QPainter& painter, const QRect& area) {
+    if (!sound.has_sound()) return;
+    const auto view = sound.meters_view();
+    ui::draw_audio_meters(painter, ui::audio_meters_area(area, view.channels.size()), view);
+  });
+  player.set_shown_hook([&](const void* picture, std::chrono::steady_clock::time_point t) { sound.on_shown(picture, t); });
+  QShortcut mute_key(QKeySequence(Qt::Key_M), &player);
+  QObject::connect(&mute_key, &QShortcut::activated, [&] { sound.toggle_mute(); });
+  QTimer sound_timer;  // opens the output once the sound's format is known; keeps the meters moving
+  QObject::connect(&sound_timer, &QTimer::timeout, [&] {
+    sound.tick();
+    if (sound.has_sound()) player.update();
+  });
+  sound_timer.start(100);
   if (fullscreen) player.showFullScreen();
   else player.show();
 
@@ -378,10 +417,12 @@ int main(int argc, char** argv) {
     auto now = pipeline::StatsSample::take(pipe);
     const auto first = pipe.first_packet_time();
     const double t = first ? std::chrono::duration<double>(now.at - *first).count() : 0.0;
-    mon.on_second(cli::second_report(now, *before, t), now.at,
-                  mon.serves_metrics() ? pipeline::summary_json(now, t, url.format) : nlohmann::json{});
+    auto second = cli::second_report(now, *before, t);
+    sound.glue().add_to(second);
+    mon.on_second(second, now.at, mon.serves_metrics() ? pipeline::summary_json(now, t, url.format) : nlohmann::json{});
     player.set_monitor_view(monitor_view(mon));
     QString text = overlay_text(now, *before, url, player.display_path());
+    if (const auto line = sound.overlay_line(); !line.empty()) text += "\n" + QString::fromStdString(line);
     {
       std::lock_guard lock(time_code_mutex);
       if (!time_code.empty()) text += QStringLiteral("\ntime code %1").arg(QString::fromStdString(time_code));
@@ -463,7 +504,10 @@ int main(int argc, char** argv) {
   const int rc = qt.exec();
   widget = nullptr;
   pipe.stop(false);
+  sound_timer.stop();
+  sound.finish();
   nlohmann::json operator_summary;
+  sound.glue().finish(operator_summary, pipe.stream().audio);
   operator_options.finish(operator_summary);  // flushes the event log, stops the metrics server
   log->info("shown {} frames ({} replaced before display; {} through the GPU display path, {} GPU display fallbacks in the window)",
             player.frames_shown(), player.frames_skipped(), player.frames_via_device(), player.device_fallbacks());

@@ -89,6 +89,7 @@ TEST(Playout, ChannelsMuteAndTheBufferBound) {
   o.channels = {2};  // the third channel, to both sides
   o.max_buffer_s = 0.5;
   AudioPlayout p(o);
+  EXPECT_EQ(p.sample_rate(), 0) << "no output is opened before sound arrives";
   AudioBlock b = frame_sound(f, 0, false);
   for (std::size_t i = 0; i < b.frames(); ++i) b.samples[i * 4 + 2] = 0x123400;
   for (int k = 0; k < 20; ++k) {

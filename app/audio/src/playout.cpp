@@ -109,7 +109,7 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
   int rate = 0;
   {
     std::lock_guard lock(mutex_);
-    rate = format_.sample_rate;
+    rate = format_.channels > 0 ? format_.sample_rate : 0;
     if (rate <= 0) {
       stats_.frames_silence += frames;
       return;
@@ -195,7 +195,7 @@ bool AudioPlayout::muted() const {
 
 int AudioPlayout::sample_rate() const {
   std::lock_guard lock(mutex_);
-  return format_.sample_rate;
+  return format_.channels > 0 ? format_.sample_rate : 0;
 }
 
 PlayoutStats AudioPlayout::stats() const {
