@@ -39,7 +39,8 @@ class AudioGlue {
 
   audio::AudioMonitor& monitor() { return *monitor_; }
 
-  /// The sound's state for the alarms (nothing while no sound has arrived).
+  /// The sound's state over the last second for the alarms (nothing while no sound has
+  /// arrived). Once a second, from the tool's per-second loop only.
   void add_to(monitor::SecondReport& r) {
     const auto s = monitor_->snapshot();
     if (!s.seen) return;
@@ -49,6 +50,12 @@ class AudioGlue {
       a.silent_channels += l.silent;
       a.clipping_channels += l.clipping;
     }
+    // Episodes that began and ended within the second count too (a 750 ms gap is silence
+    // to a 600 ms threshold even if the second ends after it).
+    a.silent_channels = std::max<int>(a.silent_channels, static_cast<int>(s.silence_events - silence_events_));
+    a.clipping_channels = std::max<int>(a.clipping_channels, static_cast<int>(s.clipping_events - clipping_events_));
+    silence_events_ = s.silence_events;
+    clipping_events_ = s.clipping_events;
     a.stalled = last_is_stall(s);  // the monitor times it: no sound for the silence time
     r.audio = a;
   }
@@ -154,6 +161,7 @@ class AudioGlue {
 
   std::unique_ptr<audio::AudioMonitor> monitor_;
   std::string dump_path_;
+  std::uint64_t silence_events_ = 0, clipping_events_ = 0;  // at the last add_to (the tool's per-second loop)
 };
 
 }  // namespace j2k::cli

@@ -303,6 +303,7 @@ int main(int argc, char** argv) {
       last_shown.first_field_is_top = !(f.descriptor && f.descriptor->field_dominance == 2);
     }
     sound.on_frame(f.device_rgba ? static_cast<const void*>(f.device_rgba.get()) : f.rgba.get(), f.rtp_timestamp, f.rgba.get());
+    sound.hold_picture(f.rtp_timestamp, f.received);  // while sound plays: the picture waits for its sound
     if (f.device_rgba) w->present_device(std::move(f.device_rgba), f.received);  // stays on the GPU
     else w->present(std::move(f.rgba), f.received);
   };

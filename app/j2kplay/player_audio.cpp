@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <sstream>
+#include <thread>
 
 #include "core/log.hpp"
 
@@ -64,6 +68,27 @@ void PlayerAudio::on_frame(const void* picture, std::uint32_t rtp_timestamp, con
   last_flash_ = flash;
 }
 
+void PlayerAudio::hold_picture(std::uint32_t rtp_timestamp, Clock::time_point received) {
+  const double delay_ms = picture_delay_ms_.load(std::memory_order_relaxed);
+  if (delay_ms <= 0 || received == Clock::time_point{}) return;
+  // RTP time in seconds on a 64-bit line (the 32-bit clock wraps every 13 hours).
+  const double step = last_rtp_s_ ? static_cast<std::int32_t>(rtp_timestamp - static_cast<std::uint32_t>(std::llround(*last_rtp_s_ * 90000.0))) / 90000.0 : 0.0;
+  const double rtp_s = last_rtp_s_ ? *last_rtp_s_ + step : rtp_timestamp / 90000.0;
+  last_rtp_s_ = rtp_s;
+  const double offset = std::chrono::duration<double>(received.time_since_epoch()).count() - rtp_s;
+  // The earliest arrival relative to the timestamps over the last two seconds or so; a jump of
+  // the stream's clock (a restart) starts the window afresh.
+  if (!arrival_offsets_.empty() && std::abs(offset - arrival_offsets_.back()) > 1.0) arrival_offsets_.clear();
+  arrival_offsets_.push_back(offset);
+  if (arrival_offsets_.size() > 50) arrival_offsets_.pop_front();
+  const double base = *std::min_element(arrival_offsets_.begin(), arrival_offsets_.end());
+  const double due_s = rtp_s + base + delay_ms / 1000.0;
+  const auto due = Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(due_s)));
+  // Never longer than the delay plus a frame: a clock oddity must not stall the pictures.
+  if (due - Clock::now() > std::chrono::duration<double, std::milli>(delay_ms + 40)) return;
+  std::this_thread::sleep_until(due);
+}
+
 void PlayerAudio::on_shown(const void* picture, Clock::time_point swapped) {
   std::optional<Shown> found;
   {
@@ -107,7 +132,12 @@ void PlayerAudio::tick() {
     return;
   }
   output_ = std::move(opened).value();
-  logger("j2kplay")->info("sound: {} Hz to {}", rate, output_->describe());
+  // The picture waits for its sound: the output's lead (it takes sound that long before it is
+  // heard), a frame period of 25 fps for the frame's packets (the sound follows the picture in
+  // each content package or PES) and 20 ms for decoding and the hand-overs.
+  picture_delay_ms_.store(output_->lead_ms() + 60.0);
+  logger("j2kplay")->info("sound: {} Hz to {}; pictures shown {:.0f} ms after their earliest arrival, in step with it", rate,
+                          output_->describe(), picture_delay_ms_.load());
 }
 
 void PlayerAudio::toggle_mute() {
@@ -148,11 +178,14 @@ std::string PlayerAudio::overlay_line() {
 }
 
 void PlayerAudio::finish() {
+  picture_delay_ms_.store(0);
   output_.reset();
   if (playout_) {
     const auto p = playout_->stats();
-    logger("j2kplay")->info("sound: played {} frames, {} of silence, skipped {} late, dropped {}, {} corrections, {} underruns",
-                            p.frames_played, p.frames_silence, p.frames_skipped, p.frames_dropped, p.corrections, p.underruns);
+    logger("j2kplay")->info("sound: played {} frames, {} of silence, skipped {} late, dropped {}, {} corrections, {} frames "
+                            "slewed, {} underruns",
+                            p.frames_played, p.frames_silence, p.frames_skipped, p.frames_dropped, p.corrections,
+                            p.frames_slewed, p.underruns);
   }
   if (options_.sync_probe) {
     const auto r = probe_.report();

@@ -9,7 +9,9 @@
 // thread (`on_frame`) notes which picture is which frame; the GUI thread reports the swaps
 // (`on_shown`), opens the output (`tick`) and paints the meters.
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -43,6 +45,12 @@ class PlayerAudio {
               AudioOptions options, bool window);
   /// Delivery thread: `picture` (the pointer the window is given) is frame `rtp_timestamp`.
   void on_frame(const void* picture, std::uint32_t rtp_timestamp, const gpu::RgbaImage* host);
+  /// Delivery thread, before the picture goes to the window: while sound plays, waits until
+  /// the picture is due — its RTP time on the arrival clock (the earliest any recent frame
+  /// arrived relative to its timestamp) plus the delay the sound needs (it arrives after the
+  /// picture and must reach the output ahead of being heard). Pictures are then shown at
+  /// their own cadence, whatever the size of each, and the sound plays with them.
+  void hold_picture(std::uint32_t rtp_timestamp, Clock::time_point received);
   /// GUI thread: the window put `picture` on screen at `swapped`.
   void on_shown(const void* picture, Clock::time_point swapped);
   /// GUI thread, often (every 100 ms): opens the output once the sound's format is known.
@@ -68,11 +76,14 @@ class PlayerAudio {
   std::unique_ptr<audio::AudioPlayout> playout_;
   std::unique_ptr<ui::AudioOutput> output_;  // GUI thread
   std::string output_error_;                 // GUI thread: why none could be opened (said once)
+  std::atomic<double> picture_delay_ms_{0};   // set by the GUI thread when the output opens
   audio::SyncProbe probe_;
   mutable std::mutex frames_mutex_;           // guards frames_, next_frame_, last_flash_
   std::array<Shown, 64> frames_{};            // the pictures handed to the window lately
   std::size_t next_frame_ = 0;
   bool last_flash_ = false;                   // delivery thread's: the previous frame was a flash
+  std::deque<double> arrival_offsets_;        // delivery thread: arrival (s) minus RTP time (s), recent frames
+  std::optional<double> last_rtp_s_;          // delivery thread: unwrapped RTP time of the last frame, s
 };
 
 }  // namespace j2k::player

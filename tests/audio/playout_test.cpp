@@ -61,6 +61,33 @@ TEST(Playout, TheClickIsHeardWhenItsPictureIsShown) {
   EXPECT_LE(s.corrections, 3u) << "after the first alignment a steady stream plays untouched";
 }
 
+TEST(Playout, SettlesOnThePictureClockWithinTheTolerance) {
+  // The pictures start being shown 10 ms later (within the 15 ms tolerance, so no jump): the
+  // sound is slewed a frame per pull until the click is heard with its picture again.
+  const AudioFormat f{2, 48000, 24};
+  AudioPlayout p;
+  std::vector<Clock::time_point> heard;
+  p.set_onset_hook([&](Clock::time_point t) { heard.push_back(t); });
+  const Clock::time_point w0 = Clock::now();
+  std::vector<std::int16_t> out(240 * 2);
+  Clock::time_point device = w0;
+  auto shown_at = [&](int k) { return w0 + ms(40.0 * k + (k < 10 ? 73 : 83)); };
+  for (int k = 0; k < 100; ++k) {
+    const std::uint32_t ts = 3600u * static_cast<std::uint32_t>(k);
+    p.push(frame_sound(f, ts, k == 90));
+    p.on_video_shown(ts, shown_at(k));
+    for (int i = 0; i < 8; ++i) {
+      p.pull(out.data(), 240, device);
+      device += ms(5);
+    }
+  }
+  ASSERT_EQ(heard.size(), 1u);
+  const double offset = std::chrono::duration<double, std::milli>(heard[0] - shown_at(90)).count();
+  EXPECT_LT(std::abs(offset), 1.1) << "click heard " << offset << " ms from its picture";
+  EXPECT_EQ(p.stats().corrections, 0u) << "no jump: the sound slid over";
+  EXPECT_GT(p.stats().frames_slewed, 400u);
+}
+
 TEST(Playout, WithoutPicturesTheSoundPlaysOnItsOwnClock) {
   const AudioFormat f{2, 48000, 16};
   AudioPlayout p;

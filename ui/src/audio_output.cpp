@@ -36,6 +36,7 @@ class NullOutput final : public AudioOutput {
   }
   std::string describe() const override { return "null (sound discarded at its real pace)"; }
   int sample_rate() const override { return rate_; }
+  double lead_ms() const override { return kAheadS * 1000; }
   double latency_ms() const override { return kAheadS * 1000; }
 
  private:
@@ -65,6 +66,7 @@ class NullOutput final : public AudioOutput {
 /// has room for; those samples are heard after what the buffer still holds.
 class QtOutput final : public AudioOutput {
  public:
+  static constexpr double kBufferMs = 60;
   static Result<std::unique_ptr<AudioOutput>> open(const QAudioDevice& device, int rate, int channels, Pull pull) {
     QAudioFormat format;
     format.setSampleRate(rate);
@@ -91,6 +93,7 @@ class QtOutput final : public AudioOutput {
   }
   std::string describe() const override { return description_; }
   int sample_rate() const override { return format_.sampleRate(); }
+  double lead_ms() const override { return kBufferMs; }
   double latency_ms() const override { return latency_ms_.load(); }
 
  private:
@@ -103,7 +106,7 @@ class QtOutput final : public AudioOutput {
   }
   std::string start() {  // on the output's thread
     sink_ = new QAudioSink(device_, format_);
-    sink_->setBufferSize(format_.bytesForDuration(60000));  // 60 ms
+    sink_->setBufferSize(format_.bytesForDuration(static_cast<qint64>(kBufferMs * 1000)));
     io_ = sink_->start();
     if (!io_ || sink_->error() != QAudio::NoError) return fmt::format("the audio device '{}' did not start", description_);
     timer_ = new QTimer;

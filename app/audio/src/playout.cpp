@@ -7,6 +7,8 @@ namespace j2k::audio {
 
 namespace {
 
+constexpr double kSlewTicks = 90;  // 1 ms on the 90 kHz clock
+
 double seconds(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
@@ -150,6 +152,19 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
         } else {
           done = std::min(frames, static_cast<std::size_t>(std::lround(-error / tpf)));  // silence until it is due
           stats_.frames_silence += done;
+        }
+      } else if (playing_ && std::abs(error) > kSlewTicks && queued > 1) {
+        // Within the tolerance the sound is slewed to the picture's clock a sample at a time
+        // (200 samples a second at 5 ms pulls: 4 ms/s, inaudible), so that it settles on it
+        // rather than anywhere inside the tolerance.
+        ++stats_.frames_slewed;
+        if (error > 0) {
+          fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(ch));  // one frame less
+          head_ticks_ += tpf;
+          --queued;
+        } else {
+          std::copy_n(fifo_.begin(), ch, out);  // the head frame twice
+          done = 1;
         }
       }
     }

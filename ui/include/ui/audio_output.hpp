@@ -27,7 +27,10 @@ class AudioOutput {
   /// "null (sound discarded at its real pace)" or the device's description.
   virtual std::string describe() const = 0;
   virtual int sample_rate() const = 0;
-  /// How far ahead of being heard the output asks for sound (its buffer), for the overlay.
+  /// How far ahead of being heard the output asks for sound at most (its buffer): the sound
+  /// must be there that long before it is due.
+  virtual double lead_ms() const = 0;
+  /// What the output's buffer held at its last fill (for the overlay).
   virtual double latency_ms() const = 0;
 };
 

@@ -4,8 +4,9 @@
 // picture it puts on screen (its RTP timestamp and the moment of the swap). The output
 // device asks for samples it will play at a known moment (`heard_at`): the playout gives the
 // samples whose media time the picture clock says is due then — inserting silence when the
-// sound is early, skipping it when late, once the error passes the tolerance (so a steady
-// stream plays untouched). Without pictures it plays the sound on its own clock.
+// sound is early, skipping it when late, once the error passes the tolerance; below it, and
+// above 1 ms, one frame per pull is dropped or repeated so that the sound settles on the
+// picture's clock. Without pictures it plays the sound on its own clock.
 //
 // Threads: `push` from the audio monitor's thread, `on_video_shown` from the GUI thread,
 // `pull` from the output device's thread; one mutex guards the state (held briefly).
@@ -37,6 +38,7 @@ struct PlayoutStats {
   std::uint64_t frames_skipped = 0;     ///< sound skipped because it was late
   std::uint64_t frames_dropped = 0;     ///< sound dropped: more than max_buffer_s waiting
   std::uint64_t corrections = 0;        ///< times the sound was moved to the picture's clock
+  std::uint64_t frames_slewed = 0;      ///< single frames dropped or repeated to settle on the picture's clock
   std::uint64_t underruns = 0;          ///< the device asked and nothing was there
   double last_error_ms = 0;             ///< sound minus picture time at the last pull (+: sound late)
   bool on_picture_clock = false;        ///< following the pictures (else free-running)
