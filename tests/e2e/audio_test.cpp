@@ -23,14 +23,18 @@
 #include "packetizer/rtp_packetizer.hpp"
 #include "process.hpp"
 
-using namespace j2k;
 using j2k::test::bin;
 using j2k::test::run;
 using nlohmann::json;
+namespace test = j2k::test;
+namespace net = j2k::net;
+namespace packetizer = j2k::packetizer;
+namespace depacketizer = j2k::depacketizer;
 
 namespace {
 
-const std::string kCache = std::string(" --cache-dir ") + J2K_TEST_CACHE_DIR;
+/// Encoded pictures are cached with the other end-to-end tests'.
+const std::string kCacheDir = std::string(" --cache-dir ") + J2K_TEST_CACHE_DIR;
 
 bool ffmpeg_can(const std::string& encoders) {
   return std::system(("ffmpeg -hide_banner -encoders 2>/dev/null | grep -Eq '" + encoders + "'").c_str()) == 0;
@@ -99,29 +103,35 @@ void expect_sample_for_sample(const std::string& mxf, const std::string& wav, co
 
 }  // namespace
 
+namespace {
+
+/// FFmpeg's MXF at 25 fps (1920 samples a frame) and 29.97 (the 1602, 1601, 1602, 1601, 1602
+/// cycle) streamed as `format` (mxf or ts) on ports from `port`: every dump equals FFmpeg's
+/// own decode of the file. Returns the summaries.
+std::vector<json> through(const std::string& format, int port) {
+  std::vector<json> summaries;
+  for (const auto& [rate, frames] : {std::pair<std::string, std::uint64_t>{"25", 48000}, {"30000/1001", 48048}}) {
+    const std::string mxf = ffmpeg_mxf("sound_" + format + (frames == 48000 ? "_25.mxf" : "_2997.mxf"), rate);
+    EXPECT_FALSE(mxf.empty()) << test::slurp("sound_" + format + ".log");
+    if (mxf.empty()) break;
+    const std::string wav = mxf + ".wav";
+    summaries.push_back(stream_and_dump(mxf, format, port, wav));
+    expect_sample_for_sample(mxf, wav, summaries.back(), frames);
+    port += 2;
+  }
+  return summaries;
+}
+
+}  // namespace
+
 TEST(SoundE2e, FfmpegMxfPcmThroughRtpEqualsFfmpegsDecodeSampleForSample) {
   if (!ffmpeg_can(" jpeg2000 | pcm_s24le ")) GTEST_SKIP() << "SKIPPED: FFmpeg with the jpeg2000 and pcm_s24le encoders is not installed";
-  // 25 fps (1920 samples a frame) and 29.97 (the 1602, 1601, 1602, 1601, 1602 cycle).
-  for (const auto& [rate, frames, port] : {std::tuple<std::string, std::uint64_t, int>{"25", 48000, 5700},
-                                           {"30000/1001", 48048, 5702}}) {
-    const std::string mxf = ffmpeg_mxf(rate == "25" ? "sound25.mxf" : "sound2997.mxf", rate);
-    ASSERT_FALSE(mxf.empty()) << test::slurp(mxf + ".log");
-    const std::string wav = mxf + ".mxf-rtp.wav";
-    const json summary = stream_and_dump(mxf, "mxf", port, wav);
-    expect_sample_for_sample(mxf, wav, summary, frames);
-    EXPECT_EQ(summary["audio"]["received"].value("descriptors", 0u), 1u);
-  }
+  for (const auto& summary : through("mxf", 5700)) EXPECT_EQ(summary["audio"]["received"].value("descriptors", 0u), 1u);
 }
 
 TEST(SoundE2e, FfmpegMxfPcmThroughTr01St302mEqualsFfmpegsDecodeSampleForSample) {
   if (!ffmpeg_can(" jpeg2000 | pcm_s24le ")) GTEST_SKIP() << "SKIPPED: FFmpeg with the jpeg2000 and pcm_s24le encoders is not installed";
-  for (const auto& [rate, frames, port] : {std::tuple<std::string, std::uint64_t, int>{"25", 48000, 5704},
-                                           {"30000/1001", 48048, 5706}}) {
-    const std::string mxf = ffmpeg_mxf(rate == "25" ? "sound25ts.mxf" : "sound2997ts.mxf", rate);
-    ASSERT_FALSE(mxf.empty()) << test::slurp(mxf + ".log");
-    const std::string wav = mxf + ".ts.wav";
-    const json summary = stream_and_dump(mxf, "ts", port, wav);
-    expect_sample_for_sample(mxf, wav, summary, frames);
+  for (const auto& summary : through("ts", 5704)) {
     bool listed = false;
     for (const auto& p : summary["ts"]["pids"]) listed |= p.value("kind", "") == "audio" && p.value("stream_type", 0) == 6;
     EXPECT_TRUE(listed) << summary["ts"].dump();
@@ -175,7 +185,7 @@ TEST(SoundE2e, LineupToneChannelIdentificationRaisesSilenceOnlyOnTheLongGaps) {
       bin("j2kprobe") + " rtp://127.0.0.1:5710 --json --no-decode --timeout 3 --alarm silence=600ms,clipping=on,loss=off,jitter=off"
                         " --events sound_tone.events",
       bin("j2ksend") + " --to rtp://127.0.0.1:5710 --pattern --size 320x240 --fps 25 --duration 4 --audio tone --audio-channels 4" +
-          kCache,
+          kCacheDir,
       "sound_tone");
   ASSERT_EQ(send.exit_code, 0) << send.err;
   EXPECT_EQ(probe.exit_code, 4) << "the silence alarm fired: " << probe.err;
@@ -197,7 +207,7 @@ TEST(SoundE2e, ToneAtFullScaleRaisesTheClippingAlarmThroughTs) {
   auto [probe, send] = test::run_receiver_and_sender(
       bin("j2kprobe") + " 'rtp://127.0.0.1:5712?format=ts' --json --no-decode --timeout 3 --alarm clipping=on,silence=off,loss=off,jitter=off",
       bin("j2ksend") + " --to rtp://127.0.0.1:5712 --format ts --pattern --size 320x240 --fps 25 --duration 2 --audio tone "
-                       "--audio-level 0 --audio-bits 20" + kCache,
+                       "--audio-level 0 --audio-bits 20" + kCacheDir,
       "sound_clip");
   ASSERT_EQ(send.exit_code, 0) << send.err;
   EXPECT_EQ(probe.exit_code, 4) << probe.err;
@@ -296,7 +306,7 @@ TEST(SoundE2e, LipSyncFlashAndClickWithinOneFrame) {
                                   " --no-overlay --degrade off",
                               "sound_sync.play");
   ASSERT_TRUE(rx.wait_listening());
-  auto send = run(bin("j2ksend") + " --to rtp://127.0.0.1:5716 --sync-test --pattern --size 320x180 --fps 25 --duration 12" + kCache,
+  auto send = run(bin("j2ksend") + " --to rtp://127.0.0.1:5716 --sync-test --pattern --size 320x180 --fps 25 --duration 12" + kCacheDir,
                   "sound_sync.send");
   auto play = rx.join();
   ASSERT_EQ(send.exit_code, 0) << send.err;

@@ -12,6 +12,7 @@
 #include "packetizer/mxf_writer.hpp"
 #include "packetizer/rtp_j2k_packetizer.hpp"
 #include "test_images.hpp"
+#include "replay.hpp"
 
 using namespace j2k;
 using Input = std::vector<std::uint8_t>;
@@ -20,6 +21,10 @@ using Harness = int (*)(const std::uint8_t*, std::size_t);
 // Each harness source is compiled into its own object with a renamed entry point.
 extern "C" int fuzz_rfc5371_session(const std::uint8_t* data, std::size_t size);
 extern "C" int fuzz_codestream_tools(const std::uint8_t* data, std::size_t size);
+
+using j2k::test::replay_corpus;
+using j2k::test::write_seed;
+using j2k::test::mutate_and_run;
 
 namespace {
 
@@ -104,38 +109,8 @@ std::vector<Input> tool_inputs() {
   return inputs;
 }
 
-void replay_corpus(const std::string& name, Harness harness) {
-  const std::filesystem::path dir = std::string(J2K_SOURCE_DIR) + "/fuzz/corpus/" + name;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::ifstream f(e.path(), std::ios::binary);
-    Input data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    harness(data.data(), data.size());
-  }
-}
 
-void mutate_and_run(const Input& base, Harness harness, int rounds, unsigned seed, std::size_t protect = 0) {
-  std::mt19937 rng(seed);
-  harness(base.data(), base.size());
-  for (int i = 0; i < rounds; ++i) {
-    Input m = base;
-    const int edits = 1 + static_cast<int>(rng() % 6);
-    for (int e = 0; e < edits && m.size() > protect; ++e) {
-      const std::size_t at = protect + rng() % (m.size() - protect);
-      switch (rng() % 4) {
-        case 0: m[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-        case 1: m[at] = static_cast<std::uint8_t>(rng()); break;
-        case 2: m.resize(at); break;
-        case 3: m.insert(m.begin() + static_cast<std::ptrdiff_t>(at), static_cast<std::uint8_t>(rng())); break;
-      }
-    }
-    harness(m.data(), m.size());
-  }
-}
 
-void write_seed(const char* dir, const std::string& name, const Input& data) {
-  std::ofstream(std::string(dir) + "/" + name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-}
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 
 #include "packetizer/fec_encoder.hpp"
 #include "packetizer/ts_mux.hpp"
+#include "replay.hpp"
 
 using namespace j2k;
 using Input = std::vector<std::uint8_t>;
@@ -19,6 +20,9 @@ using Harness = int (*)(const std::uint8_t*, std::size_t);
 
 extern "C" int fuzz_ts_session(const std::uint8_t* data, std::size_t size);
 extern "C" int fuzz_fec(const std::uint8_t* data, std::size_t size);
+
+using j2k::test::replay_corpus;
+using j2k::test::write_seed;
 
 namespace {
 
@@ -91,17 +95,6 @@ Input fec_input(unsigned seed) {
   return out;
 }
 
-void replay_corpus(const std::string& name, Harness harness) {
-  const std::filesystem::path dir = std::string(J2K_SOURCE_DIR) + "/fuzz/corpus/" + name;
-  std::size_t n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::ifstream f(e.path(), std::ios::binary);
-    Input data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    harness(data.data(), data.size());
-    ++n;
-  }
-  EXPECT_GT(n, 0u) << "empty corpus " << dir;
-}
 
 void mutate_and_run(const Input& base, Harness harness, int rounds, unsigned seed) {
   std::mt19937 rng(seed);
@@ -122,10 +115,6 @@ void mutate_and_run(const Input& base, Harness harness, int rounds, unsigned see
   }
 }
 
-void write_seed(const char* dir, const std::string& name, const Input& data) {
-  std::ofstream(std::string(dir) + "/" + name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-}
 
 }  // namespace
 

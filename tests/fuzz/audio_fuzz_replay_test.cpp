@@ -1,0 +1,99 @@
+// The sound fuzz harness as an ordinary test: its committed corpus, then deterministic
+// mutations of valid inputs — ST 302M payloads, an MXF sound descriptor and PCM element, an MXF
+// stream in RTP with sound among the pictures, and a TR-01 TS with an ST 302M PID.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+#include "depacketizer/audio.hpp"
+#include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
+#include "packetizer/ts_mux.hpp"
+#include "replay.hpp"
+
+extern "C" int fuzz_audio(const std::uint8_t* data, std::size_t size);
+
+namespace {
+
+using j2k::test::FuzzInput;
+using namespace j2k;
+
+depacketizer::AudioBlock ramp(const depacketizer::AudioFormat& f, std::size_t frames) {
+  depacketizer::AudioBlock b;
+  b.format = f;
+  for (std::size_t i = 0; i < frames * static_cast<std::size_t>(f.channels); ++i)
+    b.samples.push_back(static_cast<std::int32_t>((i * 7919) % (1u << (f.bits - 1))) - (1 << (f.bits - 2)));
+  return b;
+}
+
+std::vector<std::uint8_t> codestream() {
+  std::vector<std::uint8_t> v(300, 0x33);
+  v[0] = 0xFF;
+  v[1] = 0x4F;
+  return v;
+}
+
+std::vector<FuzzInput> seeds() {
+  std::vector<FuzzInput> out;
+  // 0: ST 302M payloads, 24-bit stereo and 20-bit 6 channels.
+  for (const auto& f : {depacketizer::AudioFormat{2, 48000, 24}, depacketizer::AudioFormat{6, 48000, 20}}) {
+    FuzzInput in = {0};
+    const auto p = depacketizer::encode_s302m(ramp(f, 40));
+    in.insert(in.end(), p.begin(), p.end());
+    out.push_back(in);
+  }
+  // 1: a WAVE descriptor's items, and a PCM element read as 3 channels of 16 bits.
+  FuzzInput desc = {1};
+  const auto items = depacketizer::sound_descriptor_items({2, 48000, 24}, 25, 1);
+  desc.insert(desc.end(), items.begin(), items.end());
+  out.push_back(desc);
+  FuzzInput pcm = {1, 2, 4};
+  const auto element = depacketizer::encode_pcm_element(ramp({3, 48000, 16}, 30));
+  pcm.insert(pcm.end(), element.begin() + 2, element.end());
+  out.push_back(pcm);
+  // 2: an MXF stream in RTP: header with a sound descriptor, four content packages.
+  FuzzInput mxf = {2};
+  packetizer::RtpPacketizer rtp(0xABCD, 96, 65530, 400);
+  std::vector<std::vector<std::uint8_t>> packets;
+  const auto d = packetizer::mxf_sound_descriptor({2, 48000, 24}, 25, 1);
+  for (const auto& k : {packetizer::mxf_partition_pack(true, 0, d.size()), packetizer::mxf_primer_pack(), d}) rtp.packetize(k, 0, packets);
+  for (std::uint32_t n = 0; n < 4; ++n)
+    for (const auto& k : {packetizer::mxf_picture_element(codestream()), packetizer::mxf_sound_element(ramp({2, 48000, 24}, 96))})
+      rtp.packetize(k, n * 3600, packets);
+  for (const auto& p : packets) {
+    mxf.push_back(static_cast<std::uint8_t>(p.size() >> 8));
+    mxf.push_back(static_cast<std::uint8_t>(p.size()));
+    mxf.insert(mxf.end(), p.begin(), p.end());
+  }
+  out.push_back(mxf);
+  // 3: a TS of three frames with ST 302M.
+  packetizer::TsMuxConfig c;
+  c.descriptor.horizontal_size = 64;
+  c.descriptor.vertical_size = 48;
+  c.descriptor.den_frame_rate = 1;
+  c.descriptor.num_frame_rate = 25;
+  c.audio_pid = 0x0101;
+  packetizer::TsMuxer mux(c);
+  FuzzInput ts = {3};
+  for (std::uint64_t n = 0; n < 3; ++n) {
+    std::vector<std::uint8_t> bytes;
+    const auto cs = codestream();
+    mux.mux_frame({cs}, n * 3600, {}, bytes);
+    mux.mux_audio(ramp({2, 48000, 16}, 192), n * 3600, bytes);
+    ts.insert(ts.end(), bytes.begin(), bytes.end());
+  }
+  out.push_back(ts);
+  return out;
+}
+
+}  // namespace
+
+TEST(AudioFuzzReplay, CorpusAndMutations) {
+  spdlog::set_level(spdlog::level::off);
+  const auto inputs = seeds();
+  if (const char* dir = std::getenv("J2K_WRITE_SEEDS"))
+    for (std::size_t i = 0; i < inputs.size(); ++i) test::write_seed(dir, "audio_" + std::to_string(i) + ".bin", inputs[i]);
+  test::replay_corpus("audio", fuzz_audio);
+  for (std::size_t i = 0; i < inputs.size(); ++i) test::mutate_and_run(inputs[i], fuzz_audio, 600, 160 + static_cast<unsigned>(i), 1);
+}
