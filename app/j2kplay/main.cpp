@@ -124,7 +124,7 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
 int main(int argc, char** argv) {
   using namespace j2k;
   CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live.\n"
-               "Keys: F or double-click fullscreen, I statistics overlay, Esc/Q quit.\n"
+               "Keys: F or double-click fullscreen, I statistics overlay (and sound meters), M mute, Esc/Q quit.\n"
                "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints per-second\n"
                "statistics on stderr. It waits for the first packet until interrupted; a capture (pcap:)\n"
                "plays at its own pace (add &timing=fast for as fast as possible) and ends at its end."};
@@ -392,7 +392,7 @@ int main(int argc, char** argv) {
   player.resize(win_w, win_h);
   // The sound: meters over the picture, the picture clock from each swap, M mutes.
   player.set_paint_hook([&](QPainter& painter, const QRect& area) {
-    if (!sound.has_sound()) return;
+    if (!player.overlay_visible() || !sound.has_sound()) return;  // the meters are part of the overlay (I)
     const auto view = sound.meters_view();
     ui::draw_audio_meters(painter, ui::audio_meters_area(area, view.channels.size()), view);
   });
