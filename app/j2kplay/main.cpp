@@ -208,9 +208,11 @@ int main(int argc, char** argv) {
     if (headless) return setup.usage_error("--screenshot saves the window: it cannot be combined with --headless");
     if (quit_after <= 0) return setup.usage_error("--screenshot is taken when quitting: give --quit-after S as well");
   }
+  if (sync_probe && headless) return setup.usage_error("--sync-probe measures what the window shows: not with --headless");
   if (!headless && !have_display()) {
-    if (!screenshot.empty()) {
-      log->error("--screenshot needs a display, and none was found ($DISPLAY/$WAYLAND_DISPLAY unset)");
+    if (!screenshot.empty() || sync_probe) {
+      log->error("{} needs a display, and none was found ($DISPLAY/$WAYLAND_DISPLAY unset)",
+                 sync_probe ? "--sync-probe" : "--screenshot");
       return cli::exit_error;
     }
     log->info("no display found ($DISPLAY/$WAYLAND_DISPLAY unset): running headless with statistics");
@@ -402,7 +404,7 @@ int main(int argc, char** argv) {
   QTimer sound_timer;  // opens the output once the sound's format is known; keeps the meters moving
   QObject::connect(&sound_timer, &QTimer::timeout, [&] {
     sound.tick();
-    if (sound.has_sound()) player.update();
+    if (player.overlay_visible() && sound.has_sound()) player.update();
   });
   sound_timer.start(100);
   if (fullscreen) player.showFullScreen();

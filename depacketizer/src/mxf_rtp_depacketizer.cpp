@@ -56,9 +56,10 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
   current_arrival_ = arrival;
   // The time cap holds even when no element completes (one huge KLV trickling in).
   if (pending_ && over_cap(0)) cap_pending();
-  if (loss_before) {
+  if (loss_before && !emitted_current_) {
     // The lost packets may have held a whole element of this timestamp's unit: open the unit
-    // now so that, if its elements never come, it is still reported (as incomplete).
+    // now so that, if its elements never come, it is still reported (as incomplete). Once the
+    // unit was handed on, its pictures were all in: what was lost followed them (sound).
     begin_unit_if_needed(packet.timestamp, arrival);
     pending_->expected_elements = last_element_count_;
   }

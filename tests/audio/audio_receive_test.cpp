@@ -142,6 +142,14 @@ TEST(MxfSoundReceive, LostContentPackagesAreADiscontinuityAndCutElementsAreDropp
   EXPECT_EQ(c.discontinuities, 2u);  // after package 3 and after package 5
   EXPECT_EQ(c.sequence_errors, 0u);
   for (const auto& b : rig.blocks) EXPECT_NE(b.rtp_timestamp, 5u * 3600u);
+  // A loss inside the sound, after the picture was handed on, is the sound's: no second
+  // (empty, incomplete) unit for that package's picture.
+  std::vector<std::uint32_t> times;
+  for (const auto& u : rig.units) {
+    times.push_back(u.rtp_timestamp);
+    EXPECT_TRUE(u.complete) << u.rtp_timestamp;
+  }
+  EXPECT_EQ(times, (std::vector<std::uint32_t>{0, 3600, 7200, 14400, 18000, 21600, 25200}));
 }
 
 /// A sound element KLV with any value and element type.

@@ -212,8 +212,16 @@ TEST(AudioMonitor, AFullQueueDropsAndCountsNeverWaits) {
   EXPECT_GE(s.dropped_queue_full, 95u);
 }
 
-TEST(AudioMonitor, AnUnwritableDumpIsAnErrorAtOnce) {
+TEST(AudioMonitor, AnUnwritableDumpIsAnErrorAtOnceAndNoSoundLeavesNoFile) {
   EXPECT_FALSE(AudioMonitor::create({MeterOptions{}, "/nonexistent-dir/x.wav"}));
+  spdlog::set_level(spdlog::level::off);
+  const std::string path = "audio_monitor_silent.wav";
+  auto made = AudioMonitor::create({MeterOptions{}, path});
+  ASSERT_TRUE(made);
+  EXPECT_TRUE(std::filesystem::exists(path)) << "made at the start, to fail early";
+  (*made)->stop();
+  EXPECT_FALSE(std::filesystem::exists(path)) << "no sound came: no empty WAV file left behind";
+  EXPECT_FALSE((*made)->snapshot().dump_error.empty());
 }
 
 }  // namespace

@@ -51,10 +51,16 @@ void AudioMonitor::stop() {
   blocks_.close();
   if (thread_.joinable()) thread_.join();
   std::lock_guard lock(mutex_);
+  if (stopped_) return;
   stopped_ = true;
   if (dump_) {
     dump_->close();
     state_.dump_frames = dump_->frames_written();
+  } else if (!options_.dump_path.empty()) {
+    // The file made at the start to check it could be written holds nothing: no sound came.
+    std::remove(options_.dump_path.c_str());
+    if (state_.dump_error.empty()) state_.dump_error = "no sound arrived: nothing written";
+    logger("audio")->warn("--dump-audio: no sound arrived, {} not written", options_.dump_path);
   }
 }
 

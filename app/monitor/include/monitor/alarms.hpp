@@ -65,7 +65,7 @@ struct SecondSample {
   std::uint64_t packets_lost = 0;      ///< in that second
   std::uint64_t frame_errors = 0;      ///< damaged + failed frames in that second
   double jitter_ms = 0;
-  std::optional<AudioSecond> audio;    ///< absent while no sound has arrived
+  std::optional<AudioSecond> audio{};  ///< absent while no sound has arrived
 };
 
 /// A picture's identity and whether it is black (for the freeze and black alarms).

@@ -59,7 +59,7 @@ struct SecondReport {
   double jitter_ms = 0;
   double decode_ms = 0;             ///< mean over the second
   double latency_ms = 0;            ///< mean over the second
-  std::optional<AudioSecond> audio; ///< the sound's state (absent while none arrived)
+  std::optional<AudioSecond> audio{};  ///< the sound's state (absent while none arrived)
 };
 
 /// An event the depacketizer reports as it happens (sequence numbers are extended).
