@@ -12,28 +12,15 @@
 #include "packetizer/mxf_writer.hpp"
 #include "packetizer/rtp_packetizer.hpp"
 #include "packetizer/ts_mux.hpp"
+#include "sound_fixtures.hpp"
 
 namespace j2k::depacketizer {
 namespace {
 
 using Klv = std::vector<std::uint8_t>;
 
-AudioBlock ramp(const AudioFormat& f, std::size_t frames, std::int32_t seed) {
-  AudioBlock b;
-  b.format = f;
-  const std::int32_t max = (1 << (f.bits - 1)) - 1;
-  for (std::size_t i = 0; i < frames; ++i)
-    for (int c = 0; c < f.channels; ++c)
-      b.samples.push_back(static_cast<std::int32_t>((seed + static_cast<std::int64_t>(i) * 37 + c * 1000) % max) * (c % 2 ? -1 : 1));
-  return b;
-}
-
-std::vector<std::uint8_t> codestream(std::size_t n) {
-  std::vector<std::uint8_t> v(n, 0x11);
-  v[0] = 0xFF;
-  v[1] = 0x4F;
-  return v;
-}
+AudioBlock ramp(const AudioFormat& f, std::size_t frames, std::int32_t seed) { return test::sound_ramp(f, frames, seed); }
+std::vector<std::uint8_t> codestream(std::size_t n) { return test::stand_in_codestream(n); }
 
 /// Feeds the KLVs of content packages as RTP packets (a package per timestamp) into an MXF
 /// depacketizer and collects its sound.
@@ -216,15 +203,7 @@ struct TsRig {
   int seq = 0;
 };
 
-packetizer::TsMuxConfig ts_config() {
-  packetizer::TsMuxConfig c;
-  c.descriptor.horizontal_size = 64;
-  c.descriptor.vertical_size = 48;
-  c.descriptor.den_frame_rate = 1;
-  c.descriptor.num_frame_rate = 25;
-  c.audio_pid = 0x0201;
-  return c;
-}
+packetizer::TsMuxConfig ts_config() { return test::ts_config_with_sound(0x0201); }
 
 TEST(Tr01SoundReceive, St302mFollowsThePmtAndComesOutWithItsPts) {
   for (int bits : {16, 20, 24})

@@ -11,6 +11,7 @@
 #include "packetizer/rtp_packetizer.hpp"
 #include "packetizer/ts_mux.hpp"
 #include "replay.hpp"
+#include "sound_fixtures.hpp"
 
 extern "C" int fuzz_audio(const std::uint8_t* data, std::size_t size);
 
@@ -19,20 +20,8 @@ namespace {
 using j2k::test::FuzzInput;
 using namespace j2k;
 
-depacketizer::AudioBlock ramp(const depacketizer::AudioFormat& f, std::size_t frames) {
-  depacketizer::AudioBlock b;
-  b.format = f;
-  for (std::size_t i = 0; i < frames * static_cast<std::size_t>(f.channels); ++i)
-    b.samples.push_back(static_cast<std::int32_t>((i * 7919) % (1u << (f.bits - 1))) - (1 << (f.bits - 2)));
-  return b;
-}
-
-std::vector<std::uint8_t> codestream() {
-  std::vector<std::uint8_t> v(300, 0x33);
-  v[0] = 0xFF;
-  v[1] = 0x4F;
-  return v;
-}
+depacketizer::AudioBlock ramp(const depacketizer::AudioFormat& f, std::size_t frames) { return test::sound_ramp(f, frames); }
+std::vector<std::uint8_t> codestream() { return test::stand_in_codestream(300); }
 
 std::vector<FuzzInput> seeds() {
   std::vector<FuzzInput> out;
@@ -68,13 +57,7 @@ std::vector<FuzzInput> seeds() {
   }
   out.push_back(mxf);
   // 3: a TS of three frames with ST 302M.
-  packetizer::TsMuxConfig c;
-  c.descriptor.horizontal_size = 64;
-  c.descriptor.vertical_size = 48;
-  c.descriptor.den_frame_rate = 1;
-  c.descriptor.num_frame_rate = 25;
-  c.audio_pid = 0x0101;
-  packetizer::TsMuxer mux(c);
+  packetizer::TsMuxer mux(test::ts_config_with_sound(0x0101));
   FuzzInput ts = {3};
   for (std::uint64_t n = 0; n < 3; ++n) {
     std::vector<std::uint8_t> bytes;
