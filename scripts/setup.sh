@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  qt6-base-dev qt6-base-private-dev libqt6opengl6-dev libgl-dev libglew-dev libegl-dev libopengl-dev
+  qt6-base-dev qt6-base-private-dev libqt6opengl6-dev qt6-multimedia-dev libgl-dev libglew-dev libegl-dev libopengl-dev
   libboost-dev libboost-system-dev
   libopenjp2-7-dev libopenjp2-tools grokj2k-tools
   libspdlog-dev libfmt-dev

@@ -149,6 +149,7 @@ class OperatorOptions {
   }
   monitor::StreamMonitor& monitor() { return *monitor_; }
   bool alarms_armed() const noexcept { return !alarm_.empty(); }
+  const monitor::AlarmThresholds& thresholds() const noexcept { return options_.alarms; }
   /// The summary's additions ("alarms", "events", "history", "capture"); closes the files.
   void finish(nlohmann::json& summary) {
     monitor_->add_to_summary(summary, std::chrono::steady_clock::now());

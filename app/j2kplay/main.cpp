@@ -2,6 +2,7 @@
 // live statistics; without a display it runs headless and prints the statistics instead.
 #include <CLI/CLI.hpp>
 #include <QApplication>
+#include <QShortcut>
 #include <QTimer>
 #include <csignal>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/url.hpp"
 #include "media/image_io.hpp"
+#include "player_audio.hpp"
 #include "pipeline/receive_pipeline.hpp"
 #include "pipeline/stats.hpp"
 #include "sender/demo.hpp"
@@ -127,7 +129,7 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
 int main(int argc, char** argv) {
   using namespace j2k;
   CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live.\n"
-               "Keys: F or double-click fullscreen, I statistics overlay, Esc/Q quit.\n"
+               "Keys: F or double-click fullscreen, I statistics overlay (and sound meters), M mute, Esc/Q quit.\n"
                "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints per-second\n"
                "statistics on stderr. It waits for the first packet until interrupted; a capture (pcap:)\n"
                "plays at its own pace (add &timing=fast for as fast as possible) and ends at its end."};
@@ -147,6 +149,14 @@ int main(int argc, char** argv) {
   std::string url2_text;
   app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7)");
   app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
+  std::string audio_text = "on", audio_device;
+  bool sync_probe = false;
+  app.add_option("--audio", audio_text, "sound: on, off (metered, not played), or the channels to play, e.g. 3,4 "
+                                        "(left, right; one channel goes to both)")->capture_default_str();
+  app.add_option("--audio-device", audio_device, "sound output whose name contains this (default: the system's); "
+                                                 "null: consumed at its pace, unheard");
+  app.add_flag("--sync-probe", sync_probe, "measure lip sync on j2ksend --sync-test (flash and click): the offsets are "
+                                           "logged at the end");
   app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
   app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
   app.add_flag("--json", json, "print a JSON summary on stdout at the end (as j2kprobe's, with display and receive->display latency)");
@@ -192,6 +202,10 @@ int main(int argc, char** argv) {
   }
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
+  auto audio_options = player::parse_audio_option(audio_text);
+  if (!audio_options) return setup.usage_error(audio_options.error().message);
+  audio_options->device = audio_device;
+  audio_options->sync_probe = sync_probe;
   int win_w = 1280, win_h = 720;
   if (!window_size.empty()) {
     auto wh = cli::parse_size("--window-size", window_size, 64, 16384);
@@ -203,9 +217,11 @@ int main(int argc, char** argv) {
     if (headless) return setup.usage_error("--screenshot saves the window: it cannot be combined with --headless");
     if (quit_after <= 0) return setup.usage_error("--screenshot is taken when quitting: give --quit-after S as well");
   }
+  if (sync_probe && headless) return setup.usage_error("--sync-probe measures what the window shows: not with --headless");
   if (!headless && !have_display()) {
-    if (!screenshot.empty()) {
-      log->error("--screenshot needs a display, and none was found ($DISPLAY/$WAYLAND_DISPLAY unset)");
+    if (!screenshot.empty() || sync_probe) {
+      log->error("{} needs a display, and none was found ($DISPLAY/$WAYLAND_DISPLAY unset)",
+                 sync_probe ? "--sync-probe" : "--screenshot");
       return cli::exit_error;
     }
     log->info("no display found ($DISPLAY/$WAYLAND_DISPLAY unset): running headless with statistics");
@@ -264,6 +280,12 @@ int main(int argc, char** argv) {
     return cli::exit_error;
   }
   auto& mon = operator_options.monitor();
+  player::PlayerAudio sound;
+  if (auto st = sound.open(config, mon, operator_options.thresholds(), *audio_options, !headless); !st) {
+    log->error("{}", st.error().message);
+    return cli::exit_error;
+  }
+  if (sync_probe) config.device_display = false;  // the probe looks at the pictures on the host
   // With --screenshot the codestreams of the last picture handed to the window are kept, so
   // that the CPU path's picture of that same frame can be saved beside the window's grab.
   config.keep_codestreams = !screenshot.empty();
@@ -294,6 +316,8 @@ int main(int argc, char** argv) {
       last_shown.descriptor = f.descriptor;
       last_shown.first_field_is_top = !(f.descriptor && f.descriptor->field_dominance == 2);
     }
+    // The sound follows the pictures on screen: it is told which picture is which frame.
+    sound.on_frame(f.device_rgba ? static_cast<const void*>(f.device_rgba.get()) : f.rgba.get(), f.rtp_timestamp, f.rgba.get());
     // Device pictures stay on the GPU; headless frames carry no picture, only their timing.
     presenter.push({f.index, f.rtp_timestamp, f.received, std::move(f.rgba), std::move(f.device_rgba)}, now);
   };
@@ -310,7 +334,7 @@ int main(int argc, char** argv) {
     sender::DemoConfig dc;
     dc.port = pipe.port();
     demo_sender = std::make_unique<sender::DemoSender>(dc);
-    log->info("demo: sending 1280x720 4:2:2 10-bit at 25 fps to 127.0.0.1:{}", dc.port);
+    log->info("demo: sending 1280x720 4:2:2 10-bit at 25 fps with a stereo line-up tone to 127.0.0.1:{}", dc.port);
   }
   cli::install_stop_signals();
 
@@ -365,17 +389,20 @@ int main(int argc, char** argv) {
         auto sample = pipeline::StatsSample::take(pipe);
         const double t = std::chrono::duration<double>(now - *first).count();
         const auto display = presenter.figures();
-        fmt::print(stderr, "{}\n  {}\n", pipeline::per_second_line(sample, before, t),
+        const std::string audio_part = sound.glue().line_part();
+        fmt::print(stderr, "{}{}{}\n  {}\n", pipeline::per_second_line(sample, before, t), audio_part.empty() ? "" : "  ", audio_part,
                    pipeline::display_line(display, display_before, std::chrono::duration<double>(now - last).count()));
         display_before = display;
-        mon.on_second(cli::second_report(sample, before, t), now,
-                      mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
+        auto second = cli::second_report(sample, before, t);
+        sound.glue().add_to(second);
+        mon.on_second(second, now, mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
         before = sample;
         last = now;
       }
     }
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
     nlohmann::json operator_summary;
+    sound.glue().finish(operator_summary, pipe.stream().audio);
     operator_options.finish(operator_summary);
     auto s = pipeline::StatsSample::take(pipe);
     const auto lat = pipeline::LatencyFigures::of(s.decode.receive_to_decoded);
@@ -413,6 +440,24 @@ int main(int argc, char** argv) {
   player.setWindowTitle(QString::fromStdString("j2kplay — " + url.describe()));
   player.set_overlay_visible(!no_overlay);
   player.resize(win_w, win_h);
+  // The sound: meters over the picture, the picture clock from each swap, M mutes.
+  player.set_paint_hook([&](QPainter& painter, const QRect& area) {
+    if (!player.overlay_visible() || !sound.has_sound()) return;  // the meters are part of the overlay (I)
+    const auto view = sound.meters_view();
+    ui::draw_audio_meters(painter, ui::audio_meters_area(area, view.channels.size()), view);
+  });
+  player.set_shown_hook([&](const void* picture, std::chrono::steady_clock::time_point t) { sound.on_shown(picture, t); });
+  QShortcut mute_key(QKeySequence(Qt::Key_M), &player);
+  QObject::connect(&mute_key, &QShortcut::activated, [&] { sound.toggle_mute(); });
+  QTimer sound_timer;  // opens the output once the sound's format is known; keeps the meters moving
+  QObject::connect(&sound_timer, &QTimer::timeout, [&] {
+    sound.tick();
+    // While sound plays, the pictures wait at least as long as the sound needs to reach the
+    // output ahead of being heard (it arrives after its picture).
+    presenter.set_min_delay(sound.picture_delay());
+    if (player.overlay_visible() && sound.has_sound()) player.update();
+  });
+  sound_timer.start(100);
   if (fullscreen) player.showFullScreen();
   else player.show();
 
@@ -432,6 +477,7 @@ int main(int argc, char** argv) {
     const std::uint64_t shown = player.frames_shown();
     second.frames_shown = shown - shown_before;
     shown_before = shown;
+    sound.glue().add_to(second);
     nlohmann::json summary;
     if (mon.serves_metrics()) {
       summary = pipeline::summary_json(now, t, url.format);
@@ -443,6 +489,7 @@ int main(int argc, char** argv) {
     QString text = overlay_text(now, *before, url, player.display_path(),
                                 pipeline::display_line(display, display_before, std::chrono::duration<double>(now.at - before->at).count()));
     display_before = display;
+    if (const auto line = sound.overlay_line(); !line.empty()) text += "\n" + QString::fromStdString(line);
     {
       std::lock_guard lock(time_code_mutex);
       if (!time_code.empty()) text += QStringLiteral("\ntime code %1").arg(QString::fromStdString(time_code));
@@ -524,8 +571,11 @@ int main(int argc, char** argv) {
   if (quit_after > 0) quit_timer.start(100);
   const int rc = qt.exec();
   pipe.stop(false);
+  sound_timer.stop();
+  sound.finish();
   presenter.clear();  // device pictures go back to the pipeline's pool while it still exists
   nlohmann::json operator_summary;
+  sound.glue().finish(operator_summary, pipe.stream().audio);
   operator_options.finish(operator_summary);  // flushes the event log, stops the metrics server
   log->info("shown {} frames ({} replaced before display; {} through the GPU display path, {} GPU display fallbacks in the window)",
             player.frames_shown(), player.frames_skipped(), player.frames_via_device(), player.device_fallbacks());

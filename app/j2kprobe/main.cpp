@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/audio_glue.hpp"
 #include "common/bottleneck.hpp"
 #include "common/cli_setup.hpp"
 #include "common/monitor_glue.hpp"
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   std::string raw_file;
   app.add_option("--dump-raw", raw_file, "append every decoded frame's planes to FILE (8-bit, or 16-bit LE samples)");
   app.add_option("--checksums", checksums_file, "write the checksum of every decoded frame (JSON)");
+  std::string audio_dump;
+  app.add_option("--dump-audio", audio_dump, "write the stream's sound (MXF sound elements, ST 302M) to FILE.wav as received");
   cli::DecoderOptions decoder_options;
   decoder_options.add_to(app);
   app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
@@ -114,6 +117,12 @@ int main(int argc, char** argv) {
   if (auto st = operator_options.open(config, url_text); !st) { log->error("{}", st.error().message); return cli::exit_error; }
   auto& mon = operator_options.monitor();
   if (mon.metrics_port()) log->info("metrics at http://…:{}/metrics (Prometheus) and /stats (JSON)", mon.metrics_port());
+  // The sound: metered (and dumped) on its own thread, fed by the depacketizer.
+  cli::AudioGlue sound;
+  if (auto st = sound.open(config, mon, operator_options.thresholds(), audio_dump); !st) {
+    log->error("{}", st.error().message);
+    return cli::exit_error;
+  }
 
   // The sink runs on the pipeline's delivery thread, in order.
   std::atomic<long long> delivered{0};
@@ -205,9 +214,13 @@ int main(int argc, char** argv) {
     if (now - last_line >= std::chrono::seconds(1)) {
       auto sample = pipeline::StatsSample::take(pipe);
       const double t = first ? std::chrono::duration<double>(now - *first).count() : 0.0;
-      if (!quiet) fmt::print(stderr, "{}\n", pipeline::per_second_line(sample, before, t));
-      mon.on_second(cli::second_report(sample, before, t), now,
-                    mon.serves_metrics() ? pipeline::summary_json(sample, t, url->format) : nlohmann::json{});
+      if (!quiet) {
+        const std::string audio_part = sound.line_part();
+        fmt::print(stderr, "{}{}{}\n", pipeline::per_second_line(sample, before, t), audio_part.empty() ? "" : "  ", audio_part);
+      }
+      auto second = cli::second_report(sample, before, t);
+      sound.add_to(second);
+      mon.on_second(second, now, mon.serves_metrics() ? pipeline::summary_json(sample, t, url->format) : nlohmann::json{});
       before = sample;
       last_line = now;
     }
@@ -243,6 +256,7 @@ int main(int argc, char** argv) {
   }
   summary["bottleneck"] = bottleneck;
   if (!last_time_code.empty()) summary["stream"]["time_code"] = last_time_code;  // of the last frame
+  sound.finish(summary, final_sample.stream.audio);
   operator_options.finish(summary);
   if (json) fmt::print("{}\n", summary.dump(2));
   if (exit_code == cli::exit_ok && operator_options.alarms_armed() && mon.alarms_raised() > 0) {

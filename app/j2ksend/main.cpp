@@ -11,7 +11,9 @@
 #include "common/stop_signal.hpp"
 #include "core/log.hpp"
 #include "core/url.hpp"
+#include "depacketizer/mxf.hpp"
 #include "packetizer/mxf_file.hpp"
+#include "syntax/locate.hpp"
 #include "sender/encoded_loop.hpp"
 #include "sender/sdp.hpp"
 #include "sender/sender.hpp"
@@ -80,6 +82,22 @@ int main(int argc, char** argv) {
   std::string sdp_file;
   app.add_option("--sdp", sdp_file, "write the session description (RFC 8866) receivers such as GStreamer's sdpdemux "
                                     "or ffplay can open; a source filter when ?bind= fixes the sender's address");
+  std::string audio_mode = "auto";
+  app.add_option("--audio", audio_mode,
+                 "sound with the pictures: auto (the PCM track of an --mxf file, none otherwise), off, or tone "
+                 "(a 1 kHz line-up tone with channel identification: channel N is cut for N x 250 ms every 3 s); "
+                 "MXF sound elements, or SMPTE ST 302M in TS")
+      ->check(CLI::IsMember({"auto", "off", "tone"}))->capture_default_str();
+  sender::SoundSpec sound;
+  app.add_option("--audio-channels", sound.format.channels, "channels of the generated sound (TS: 2, 4, 6 or 8)")
+      ->check(CLI::Range(1, 16))->capture_default_str();
+  app.add_option("--audio-bits", sound.format.bits, "bits per sample of the generated sound")
+      ->check(CLI::IsMember({16, 20, 24}))->capture_default_str();
+  app.add_option("--audio-level", sound.level_dbfs, "peak level of the line-up tone, dBFS")
+      ->check(CLI::Range(-60.0, 0.0))->capture_default_str();
+  bool sync_test = false;
+  app.add_flag("--sync-test", sync_test, "lip-sync test signal: a white flash and a click (1 ms at -6 dBFS) on the same "
+                                         "frame once a second, silence between (j2kplay --sync-probe measures the offset)");
   bool no_rtcp = false;
   app.add_flag("--no-rtcp", no_rtcp, "send no RTCP (sender reports about once a second and BYE at the end go to port + 1)");
   sender::Impairments imp;
@@ -129,13 +147,62 @@ int main(int argc, char** argv) {
     if (contents->descriptor && contents->descriptor->frame_rate() > 0 && app.count("--fps") == 0) {
       rate = std::make_pair(contents->descriptor->sample_rate_num, contents->descriptor->sample_rate_den);
     }
+    const bool file_sound = audio_mode == "auto" && contents->audio;
+    if (contents->sound_elements && !contents->audio)
+      log->warn("{}: its sound is not sent ({})", mxf_file, contents->audio_problem.empty() ? "no sound descriptor" : contents->audio_problem);
+    if (file_sound) {
+      log->info("{}: sound {} channels, {} Hz, {}-bit PCM", mxf_file, contents->audio->channels, contents->audio->sample_rate,
+                contents->audio->bits);
+      sound.kind = sender::SoundKind::file;
+      sound.format = *contents->audio;
+    }
+    // Without its sound: the sound elements and descriptors stay home.
+    auto is_sound = [](const std::vector<std::uint8_t>& klv) {
+      auto h = depacketizer::parse_klv_header(klv);
+      const auto kind = h ? depacketizer::classify_key(h->key) : depacketizer::KlvKind::unknown;
+      return kind == depacketizer::KlvKind::sound_element || kind == depacketizer::KlvKind::sound_descriptor;
+    };
+    if (!file_sound) std::erase_if(contents->header, is_sound);
     for (auto& p : contents->packages) {
       sender::EncodedFrame frame;
-      frame.klvs = std::move(p);
+      if (payload_format == "ts") {
+        // TS carries codestreams (JP2 boxes stripped) and the sound as ST 302M.
+        auto parts = packetizer::package_parts(p, file_sound ? contents->audio : std::nullopt);
+        if (!parts) { log->error("{}: {}", mxf_file, parts.error().message); return cli::exit_usage; }
+        for (Bytes picture : parts->pictures) {
+          auto cs = syntax::locate_codestream(picture);
+          if (!cs) { log->error("{}: {}", mxf_file, cs.error().message); return cli::exit_usage; }
+          frame.parts.emplace_back(cs->begin(), cs->end());
+        }
+        if (frame.parts.size() == 1) frame.codestream = std::move(frame.parts.front()), frame.parts.clear();
+        frame.sound = std::move(parts->sound);
+      } else {
+        if (!file_sound) std::erase_if(p, is_sound);
+        // The sound rides in the KLVs as they are; decoded here only to be counted.
+        if (file_sound) {
+          auto parts = packetizer::package_parts(p, contents->audio);
+          if (!parts) { log->error("{}: {}", mxf_file, parts.error().message); return cli::exit_usage; }
+          frame.sound = std::move(parts->sound);
+        }
+        frame.klvs = std::move(p);
+      }
       mxf_frames.push_back(std::move(frame));
     }
-    mxf_header = std::move(contents->header);
+    if (payload_format != "ts") mxf_header = std::move(contents->header);
   }
+  const double fps_value = static_cast<double>(rate->first) / rate->second;
+  const int frames_per_second = std::max(1, static_cast<int>(std::lround(fps_value)));
+  if (sync_test && !mxf_file.empty()) return setup.usage_error("--sync-test makes its own pictures: not with --mxf");
+  if (audio_mode == "tone" && !mxf_file.empty()) return setup.usage_error("--audio tone makes its own sound: not with --mxf");
+  if (audio_mode == "tone") sound.kind = sender::SoundKind::tone;
+  if (sync_test && audio_mode != "off") {
+    sound.kind = sender::SoundKind::click;
+    sound.click_period = frames_per_second;
+  }
+  if (sound.any() && payload_format == "rfc5371") return setup.usage_error("RFC 5371 carries no sound: use --format mxf or ts (or --audio off)");
+  if (sound.any() && payload_format == "ts" && (sound.format.sample_rate != 48000 || sound.format.channels % 2 || sound.format.channels > 8))
+    return setup.usage_error(fmt::format("SMPTE ST 302M carries 2, 4, 6 or 8 channels at 48 kHz, not {} at {} Hz (use --audio off)",
+                                         sound.format.channels, sound.format.sample_rate));
   std::unique_ptr<sender::FrameSource> source;
   if (!mxf_frames.empty()) {
     // Frames come from the file: nothing to encode.
@@ -147,9 +214,11 @@ int main(int argc, char** argv) {
     if (!src) { log->error("{} (use --image FILE|DIR or --pattern)", src.error().message); return cli::exit_usage; }
     source = std::move(src).value();
   }
-  const double fps_value = static_cast<double>(rate->first) / rate->second;
+  if (source && sync_test) source = sender::make_flash_source(std::move(source), frames_per_second, format);
   sender::LoopSpec spec;
   spec.frames = loop_frames > 0 ? loop_frames : std::max(1, static_cast<int>(std::lround(2 * fps_value)));
+  // The loop repeats its flashes in step with the clicks (every second of frames).
+  if (sync_test) spec.frames = (spec.frames + frames_per_second - 1) / frames_per_second * frames_per_second;
   spec.encode.lossless = lossless;
   spec.encode.target_bytes = static_cast<std::size_t>(*bps / fps_value / 8.0);
   spec.encode.resolutions = resolutions;
@@ -161,7 +230,7 @@ int main(int argc, char** argv) {
   Result<std::vector<sender::EncodedFrame>> encoded = std::move(mxf_frames);
   if (source) encoded = sender::encode_loop(*source, format, spec);
   if (!encoded) { log->error("{}", encoded.error().message); return cli::exit_error; }
-  if (!mxf_header.empty()) spec.frames = static_cast<int>(encoded->size());
+  if (!mxf_file.empty()) spec.frames = static_cast<int>(encoded->size());
 
   sender::SendConfig sc;
   sc.to = *url;
@@ -175,7 +244,8 @@ int main(int argc, char** argv) {
   sc.interlace = interlaced.empty() ? 0 : (interlaced == "I1" || interlaced == "i1") ? 1 : 2;
   sc.mxf_header = std::move(mxf_header);
   sc.ts = payload_format == "ts";
-  if (sc.ts && (dual || !sc.mxf_header.empty())) { log->error("--format ts carries one codestream per frame or field"); return cli::exit_usage; }
+  sc.sound = sound;
+  if (sc.ts && dual) { log->error("--format ts carries one codestream per frame or field"); return cli::exit_usage; }
   if (!fec_matrix.empty()) {
     int l = 0, d = 0;
     char x = 0;
@@ -230,6 +300,9 @@ int main(int argc, char** argv) {
     j["corrupt_unit"] = "packet";  // --corrupt P: each packet, with probability P, gets one byte changed
     j["damaged_frames"] = totals->damaged_frames;
     j["rtcp_reports"] = totals->rtcp_reports;
+    if (sc.sound.any())
+      j["sound"] = {{"sample_frames", totals->sound_samples}, {"channels", sc.sound.format.channels},
+                    {"bits", sc.sound.format.bits}, {"sample_rate", sc.sound.format.sample_rate}};
     auto& list = j["checksums"] = nlohmann::json::array();
     auto& per_frame = j["sent"] = nlohmann::json::array();
     for (const auto& f : s.sent_frames()) {
@@ -260,6 +333,10 @@ int main(int argc, char** argv) {
              "damaged frames {}, send errors {}, late frames {}\n",
              totals->frames, totals->packets, totals->bytes, totals->dropped, totals->duplicated, totals->reordered,
              totals->corrupted, totals->damaged_frames, totals->send_errors, totals->late_frames);
+  if (sc.sound.any())
+    fmt::print("sound: {} sample frames of {} channels, {}-bit, {} Hz ({})\n", totals->sound_samples, sc.sound.format.channels,
+               sc.sound.format.bits, sc.sound.format.sample_rate,
+               sc.sound.kind == sender::SoundKind::file ? "the file's" : sc.sound.kind == sender::SoundKind::tone ? "line-up tone" : "clicks");
   if (sc.to2 || sc.fec_columns)
     fmt::print("path 2: dropped {} packets (on both paths {}); FEC packets {}\n", totals->dropped2, totals->dropped_both,
                totals->fec_packets);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace j2k::depacketizer {
 
 namespace {
@@ -171,16 +173,66 @@ std::vector<std::uint8_t> encode_s302m(const AudioBlock& block) {
   return out;
 }
 
-int samples_in_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index) {
+std::uint64_t samples_before_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index) {
   if (fps_num <= 0 || fps_den <= 0 || sample_rate <= 0) return 0;
-  // Samples up to the end of this frame (rounded to the nearest) minus those up to its
-  // start: 1920 every frame at 25 fps; 1602, 1601, 1602, 1601, 1602 at 30000/1001, the
-  // sequence SMPTE ST 299-1 gives for 48 kHz with 29.97 Hz video.
-  const auto at = [&](std::uint64_t n) {
-    const std::uint64_t num = static_cast<std::uint64_t>(fps_num);
-    return (static_cast<std::uint64_t>(sample_rate) * static_cast<std::uint64_t>(fps_den) * n + num / 2) / num;
-  };
-  return static_cast<int>(at(index + 1) - at(index));
+  // The sample count up to the frame's start, rounded to the nearest: the differences give
+  // 1920 every frame at 25 fps and the 1602, 1601, 1602, 1601, 1602 cycle at 30000/1001,
+  // the sequence SMPTE ST 299-1 gives for 48 kHz with 29.97 Hz video.
+  const std::uint64_t num = static_cast<std::uint64_t>(fps_num);
+  return (static_cast<std::uint64_t>(sample_rate) * static_cast<std::uint64_t>(fps_den) * index + num / 2) / num;
+}
+
+int samples_in_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index) {
+  return static_cast<int>(samples_before_frame(sample_rate, fps_num, fps_den, index + 1) -
+                          samples_before_frame(sample_rate, fps_num, fps_den, index));
+}
+
+void AudioSequenceCheck::anchor(const AudioBlock& block) {
+  have_anchor_ = true;
+  format_ = block.format;
+  ticks_since_ = 0;
+  samples_since_ = block.frames();
+  last_ts_ = block.rtp_timestamp;
+  last_frames_ = block.frames();
+}
+
+AudioSequenceCheck::Verdict AudioSequenceCheck::check(const AudioBlock& block) {
+  if (!have_anchor_ || !(block.format == format_) || format_.sample_rate <= 0) {
+    anchor(block);
+    return Verdict::first;
+  }
+  const auto step = static_cast<std::int32_t>(block.rtp_timestamp - last_ts_);
+  const double rate = format_.sample_rate;
+  const double last_ticks = static_cast<double>(last_frames_) * 90000.0 / rate;
+  // Time that stands still or runs back, or a gap of more than half a block again: content
+  // packages went missing (or the sender restarted). Start counting afresh.
+  if (step <= 0 || static_cast<double>(step) > 1.5 * last_ticks + 1.0) {
+    anchor(block);
+    return Verdict::discontinuity;
+  }
+  ticks_since_ += step;
+  const double expected = static_cast<double>(ticks_since_) * rate / 90000.0;
+  if (std::abs(static_cast<double>(samples_since_) - expected) > 1.5) {
+    anchor(block);
+    return Verdict::sequence_error;
+  }
+  samples_since_ += block.frames();
+  last_ts_ = block.rtp_timestamp;
+  last_frames_ = block.frames();
+  return Verdict::ok;
+}
+
+void count_block(AudioCounters& counters, AudioSequenceCheck& check, std::optional<AudioFormat>& last_format,
+                 const AudioBlock& block) {
+  if (last_format && !(*last_format == block.format)) ++counters.format_changes;
+  last_format = block.format;
+  switch (check.check(block)) {
+    case AudioSequenceCheck::Verdict::sequence_error: ++counters.sequence_errors; break;
+    case AudioSequenceCheck::Verdict::discontinuity: ++counters.discontinuities; break;
+    default: break;
+  }
+  ++counters.blocks;
+  counters.sample_frames += block.frames();
 }
 
 }  // namespace j2k::depacketizer

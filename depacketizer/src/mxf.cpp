@@ -63,6 +63,8 @@ const char* to_string(KlvKind kind) noexcept {
     case KlvKind::system_item: return "system item";
     case KlvKind::picture_element: return "picture element";
     case KlvKind::fill: return "fill";
+    case KlvKind::sound_descriptor: return "sound descriptor";
+    case KlvKind::sound_element: return "sound element";
     case KlvKind::unknown: return "unknown";
   }
   return "?";
@@ -75,6 +77,8 @@ KlvKind classify_key(const Ul& k) noexcept {
   // Essence elements: 06 0E 2B 34 01 02 01 vv 0D 01 03 01 15 cc 08 nn (picture, ST 422)
   if (same(k, {0x01, 0x02, 0x01}, 4) && same(k, {0x0D, 0x01, 0x03, 0x01, 0x15}, 8) && (k[14] == 0x08 || k[14] == 0x09))
     return KlvKind::picture_element;
+  // ... 16 cc tt nn: a sound element (ST 382), whatever its wrapping.
+  if (same(k, {0x01, 0x02, 0x01}, 4) && same(k, {0x0D, 0x01, 0x03, 0x01, 0x16}, 8)) return KlvKind::sound_element;
   // System item (ST 385): 06 0E 2B 34 02 xx 01 vv 0D 01 03 01 04 01 01 00 — any set/pack coding byte
   if (k[4] == 0x02 && same(k, {0x0D, 0x01, 0x03, 0x01, 0x04, 0x01}, 8)) return KlvKind::system_item;
   if (k[4] == 0x02 && k[5] == 0x05 && same(k, {0x0D, 0x01, 0x02, 0x01, 0x01}, 8)) {
@@ -93,6 +97,7 @@ KlvKind classify_key(const Ul& k) noexcept {
       case 0x28: return KlvKind::cdci_descriptor;
       case 0x29: return KlvKind::rgba_descriptor;
       case 0x5A: return KlvKind::j2k_subdescriptor;
+      case 0x42: case 0x47: case 0x48: return KlvKind::sound_descriptor;
       default: return KlvKind::other_metadata;
     }
   }
@@ -104,6 +109,14 @@ PictureElementId picture_element_id(const Ul& key) noexcept {
   id.count = std::max<int>(1, key[13]);
   id.number = std::max<int>(1, key[15]);
   id.clip_wrapped = key[14] == 0x09;
+  return id;
+}
+
+SoundElementId sound_element_id(const Ul& key) noexcept {
+  SoundElementId id;
+  id.count = std::max<int>(1, key[13]);
+  id.type = key[14];
+  id.number = key[15];
   return id;
 }
 

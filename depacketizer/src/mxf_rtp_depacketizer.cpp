@@ -27,6 +27,8 @@ void MxfRtpDepacketizer::lose_sync() {
       pending_->missing_ranges.push_back({pending_->codestreams.size() - 1, have, partial_->length});
     }
     ++counters_.damaged_elements;
+  } else if (partial_ && classify_key(partial_->key) == KlvKind::sound_element) {
+    ++audio_counters_.damaged;  // a cut sound element is dropped: a gap in the sound, not noise
   }
   buffer_.clear();
   partial_.reset();
@@ -54,9 +56,10 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
   current_arrival_ = arrival;
   // The time cap holds even when no element completes (one huge KLV trickling in).
   if (pending_ && over_cap(0)) cap_pending();
-  if (loss_before) {
+  if (loss_before && !emitted_current_) {
     // The lost packets may have held a whole element of this timestamp's unit: open the unit
-    // now so that, if its elements never come, it is still reported (as incomplete).
+    // now so that, if its elements never come, it is still reported (as incomplete). Once the
+    // unit was handed on, its pictures were all in: what was lost followed them (sound).
     begin_unit_if_needed(packet.timestamp, arrival);
     pending_->expected_elements = last_element_count_;
   }
@@ -89,8 +92,10 @@ void MxfRtpDepacketizer::consume_buffer() {
     if (!header.ok() && header.error().kind == ErrorKind::need_more_data) break;
     // A bad key or BER form, or a length beyond any frame we accept: corruption, not
     // something to buffer. Drop what we hold and resynchronise at the next key.
-    if (!header.ok() || header->length > limits_.max_klv_bytes) {
+    const bool sound = header.ok() && classify_key(header->key) == KlvKind::sound_element;
+    if (!header.ok() || header->length > limits_.max_klv_bytes || (sound && header->length > kMaxSoundElementBytes)) {
       ++counters_.malformed;
+      if (sound) ++audio_counters_.malformed;
       partial_.reset();
       buffer_.clear();
       synced_ = false;
@@ -149,6 +154,16 @@ void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
       if (static_cast<int>(pending_->codestreams.size()) >= id.count) emit_pending();
       break;
     }
+    case KlvKind::header_partition:
+    case KlvKind::body_partition:
+      sound_formats_.clear();  // the header metadata that follows lists the sound descriptors afresh
+      break;
+    case KlvKind::sound_descriptor:
+      on_sound_descriptor(value);
+      break;
+    case KlvKind::sound_element:
+      on_sound_element(header, value);
+      break;
     case KlvKind::system_item: {
       // The content package's time code (SMPTE ST 12-1 in the system metadata pack); it
       // belongs to the picture elements that follow with the same timestamp.

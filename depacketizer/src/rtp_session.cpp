@@ -53,6 +53,7 @@ RtpSession::RtpSession(Sink sink, SessionConfig config)
       probation_(kProbationSlots) {
   reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count());
   on_event_ = std::move(config.on_event);
+  on_audio_ = std::move(config.on_audio);
   // A stated format has its depacketizer at once (plain UDP TS needs it before any stream
   // is followed); a detected one gets it when the first stream is followed.
   if (format_) make_payload();
@@ -62,6 +63,7 @@ void RtpSession::make_payload() {
   interlaced_rfc5371_ = *format_ == PayloadFormat::rfc5371;
   payload_ = make_depacketizer(*format_, [this](CodestreamUnit&& u) { on_unit(std::move(u)); });
   ts_ = dynamic_cast<TsDepacketizer*>(payload_.get());
+  if (on_audio_) payload_->set_audio_sink(on_audio_);
 }
 
 void RtpSession::note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look) {
@@ -455,6 +457,10 @@ void RtpSession::publish_counters() {
   capped_.store(c.units_capped, std::memory_order_relaxed);
   offsets_rejected_.store(c.offsets_rejected, std::memory_order_relaxed);
   descriptors_rejected_.store(c.descriptors_rejected, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(descriptor_mutex_);
+    audio_copy_ = payload_->audio_counters();
+  }
   if (rtcp_.datagrams) publish_rtcp();  // the tail shrinks as late packets arrive
 }
 
@@ -583,6 +589,7 @@ StreamSnapshot RtpSession::snapshot() const {
   s.packets_lost += s.rtcp.packets_lost_at_end;  // sent after the last packet that arrived
   std::lock_guard lock(descriptor_mutex_);
   s.descriptor = descriptor_copy_;
+  s.audio = audio_copy_;
   s.payload_format = format_copy_;
   s.format_detected = !format_stated_ && !format_copy_.empty();
   s.ssrcs = ssrcs_;

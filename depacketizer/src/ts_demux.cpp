@@ -56,6 +56,10 @@ void TsDemux::push(Bytes packets, bool loss_before) {
     pes_.damaged = true;
     if (pes_.problem.empty()) pes_.problem = "packets lost in transport";
   }
+  if (loss_before && audio_pes_.active) {
+    audio_pes_.damaged = true;
+    if (audio_pes_.problem.empty()) audio_pes_.problem = "packets lost in transport";
+  }
   if (loss_before) {
     for (auto& [pid, sb] : sections_) sb = SectionBuffer{};
   }
@@ -95,6 +99,10 @@ bool TsDemux::check_continuity(std::uint16_t pid, PidState& st, int cc, bool has
   if (video_pid_ && pid == *video_pid_ && pes_.active) {
     pes_.damaged = true;
     if (pes_.problem.empty()) pes_.problem = "continuity counter jump";
+  }
+  if (audio_pid_ && pid == *audio_pid_ && audio_pes_.active) {
+    audio_pes_.damaged = true;
+    if (audio_pes_.problem.empty()) audio_pes_.problem = "continuity counter jump";
   }
   if (auto it = sections_.find(pid); it != sections_.end()) it->second = SectionBuffer{};
   return true;  // the packet itself is fine; what came before it is missing
@@ -154,6 +162,8 @@ void TsDemux::push_packet(Bytes packet) {
     handle_section_payload(pid, unit_start, payload);
   } else if (video_pid_ && pid == *video_pid_) {
     handle_video_payload(unit_start, payload);
+  } else if (audio_pid_ && pid == *audio_pid_) {
+    handle_audio_payload(unit_start, payload);
   } else if (!video_pid_) {
     ++counters_.waiting_for_pmt;
   }
@@ -257,6 +267,7 @@ void TsDemux::handle_pat(Bytes section) {
     video_program_pmt_.reset();
     pcr_pid_.reset();
     descriptor_.reset();
+    follow_audio(std::nullopt);
   }
 }
 
@@ -281,6 +292,7 @@ void TsDemux::handle_pmt(std::uint16_t pid, Bytes section) {
     std::uint8_t type;
     std::uint16_t pid;
     std::optional<J2kVideoDescriptor> descriptor;
+    bool bssd = false;  // registration descriptor "BSSD": SMPTE ST 302M
   };
   std::vector<Es> streams;
   while (r.position() + 5 <= body_end) {
@@ -301,6 +313,9 @@ void TsDemux::handle_pmt(std::uint16_t pid, Bytes section) {
         break;
       }
       Bytes body = d.bytes(length);
+      if (tag == kRegistrationDescriptorTag && length >= 4)
+        es.bssd = (static_cast<std::uint32_t>(body[0]) << 24 | static_cast<std::uint32_t>(body[1]) << 16 |
+                   static_cast<std::uint32_t>(body[2]) << 8 | body[3]) == kFormatIdBssd;
       if (tag == kJ2kVideoDescriptorTag && es.type == kStreamTypeJ2k) {
         if (auto desc = parse_j2k_video_descriptor(body)) es.descriptor = *desc;
         else ++counters_.section_malformed;
@@ -335,6 +350,7 @@ void TsDemux::handle_pmt(std::uint16_t pid, Bytes section) {
       video_program_pmt_.reset();
       pcr_pid_.reset();
       descriptor_.reset();
+      follow_audio(std::nullopt);
     }
     return;
   }
@@ -348,6 +364,10 @@ void TsDemux::handle_pmt(std::uint16_t pid, Bytes section) {
   video_program_pmt_ = pid;
   pcr_pid_ = pcr_pid == kNullPid ? std::nullopt : std::optional<std::uint16_t>(pcr_pid);
   if (j2k->descriptor) descriptor_ = j2k->descriptor;
+  // The program's first ST 302M stream is its sound.
+  auto sound = std::find_if(streams.begin(), streams.end(),
+                            [&](const Es& es) { return es.type == kStreamTypePrivatePes && es.bssd && es.pid != j2k->pid; });
+  follow_audio(sound == streams.end() ? std::nullopt : std::optional<std::uint16_t>(sound->pid));
 }
 
 void TsDemux::handle_video_payload(bool unit_start, Bytes payload) {
@@ -371,14 +391,6 @@ void TsDemux::handle_video_payload(bool unit_start, Bytes payload) {
   maybe_finish_early();
 }
 
-namespace {
-
-struct PesView {
-  std::uint16_t declared_length = 0;  // PES_packet_length (0: unbounded)
-  std::optional<std::uint64_t> pts;
-  Bytes data;                         // PES_packet_data_bytes
-};
-
 Result<PesView> parse_pes(Bytes pes) {
   ByteReader r(pes);
   if (!r.has(9)) return make_error(ErrorKind::need_more_data, "PES header cut short");
@@ -387,7 +399,7 @@ Result<PesView> parse_pes(Bytes pes) {
   PesView v;
   v.declared_length = r.u16();
   if (!has_optional_pes_header(stream_id))
-    return make_error(ErrorKind::corrupt, fmt::format("PES stream_id 0x{:02X} cannot carry J2K video", stream_id));
+    return make_error(ErrorKind::corrupt, fmt::format("PES stream_id 0x{:02X} cannot carry J2K video or ST 302M sound", stream_id));
   const std::uint8_t flags1 = r.u8();
   if ((flags1 & 0xC0) != 0x80) return make_error(ErrorKind::corrupt, "PES optional header without its '10' marker");
   if (flags1 & 0x30) return make_error(ErrorKind::unsupported, "scrambled PES");
@@ -406,7 +418,6 @@ Result<PesView> parse_pes(Bytes pes) {
   return v;
 }
 
-}  // namespace
 
 void TsDemux::maybe_finish_early() {
   // A unit is whole once the elsm sizes are covered (or the declared PES length): emit it
@@ -486,7 +497,10 @@ void TsDemux::finish_pes() {
   sink_(std::move(unit));
 }
 
-void TsDemux::flush() { finish_pes(); }
+void TsDemux::flush() {
+  finish_pes();
+  finish_audio_pes();
+}
 
 std::vector<PidInfo> TsDemux::pids() const {
   std::vector<PidInfo> out;
@@ -498,6 +512,10 @@ std::vector<PidInfo> TsDemux::pids() const {
     info.continuity_errors = st.continuity_errors;
     if (pid == kPatPid) info.kind = "PAT";
     else if (pmt_pids_.count(pid)) info.kind = "PMT";
+    else if (audio_pid_ && pid == *audio_pid_) {
+      info.stream_type = kStreamTypePrivatePes;
+      info.kind = "audio";  // ST 302M
+    }
     else if (pid == kNullPid) info.kind = "null";
     else if (auto it = stream_types_.find(pid); it != stream_types_.end()) {
       info.stream_type = it->second;

@@ -3,7 +3,9 @@
 namespace j2k::depacketizer {
 
 TsDepacketizer::TsDepacketizer(Sink sink, ts::DemuxConfig config)
-    : sink_(std::move(sink)), demux_([this](ts::AccessUnit&& au) { on_access_unit(std::move(au)); }, config) {}
+    : sink_(std::move(sink)), demux_([this](ts::AccessUnit&& au) { on_access_unit(std::move(au)); }, config) {
+  demux_.set_audio_sink([this](ts::AudioPes&& pes) { on_audio_pes(std::move(pes)); });
+}
 
 void TsDepacketizer::feed(Bytes packets, bool loss_before, std::optional<std::uint32_t> rtp_timestamp,
                           std::chrono::steady_clock::time_point arrival) {
@@ -24,6 +26,9 @@ void TsDepacketizer::emit_ready() {
   // Outside the lock: the sink may wait for a decoder, and statistics must not wait on it.
   for (auto& unit : ready_) sink_(std::move(unit));
   ready_.clear();
+  for (auto& block : ready_audio_)
+    if (audio_sink_) audio_sink_(std::move(block));
+  ready_audio_.clear();
 }
 
 void TsDepacketizer::push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival) {
@@ -70,6 +75,26 @@ void TsDepacketizer::on_access_unit(ts::AccessUnit&& au) {
   ready_.push_back(std::move(unit));
 }
 
+void TsDepacketizer::on_audio_pes(ts::AudioPes&& pes) {
+  // Under the demux lock (called from push): decode and count, hand on after the push.
+  if (!pes.complete) {
+    ++audio_counters_.damaged;  // a gap in the sound rather than samples that may be noise
+    return;
+  }
+  auto block = decode_s302m(pes.data);
+  if (!block) {
+    ++audio_counters_.malformed;
+    return;
+  }
+  if (block->samples.empty()) return;
+  // The PTS is the 90 kHz time of the first sample, on the clock the video's PTS uses.
+  block->pts = pes.pts;
+  block->rtp_timestamp = pes.pts ? static_cast<std::uint32_t>(*pes.pts) : rtp_timestamp_;
+  block->index = audio_counters_.blocks;
+  count_block(audio_counters_, audio_sequence_, last_audio_format_, *block);
+  ready_audio_.push_back(std::move(block).value());
+}
+
 PayloadCounters TsDepacketizer::payload_counters() const {
   std::lock_guard lock(mutex_);
   const auto& c = demux_.counters();
@@ -83,6 +108,7 @@ TsSnapshot TsDepacketizer::snapshot() const {
   s.counters = demux_.counters();
   s.pids = demux_.pids();
   s.video_pid = demux_.video_pid();
+  s.audio_pid = demux_.audio_pid();
   s.last_pcr = demux_.last_pcr();
   s.plain_datagrams = plain_datagrams_;
   return s;

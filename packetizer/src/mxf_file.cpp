@@ -51,6 +51,19 @@ Result<MxfFileContents> read_mxf(Bytes file) {
           out.header.emplace_back(klv.begin(), klv.end());
         else ++out.skipped_klvs;
         break;
+      case KlvKind::sound_descriptor:
+        if (!essence_started) {
+          out.header.emplace_back(klv.begin(), klv.end());
+          if (!out.audio && out.audio_problem.empty()) {
+            auto d = parse_sound_descriptor(value, header->key[14] == 0x47);
+            auto f = d ? d->format() : Result<AudioFormat>(d.error());
+            if (f) out.audio = *f;
+            else out.audio_problem = f.error().message;
+          }
+        } else {
+          ++out.skipped_klvs;
+        }
+        break;
       case KlvKind::cdci_descriptor:
       case KlvKind::rgba_descriptor:
         if (!essence_started) {
@@ -67,13 +80,20 @@ Result<MxfFileContents> read_mxf(Bytes file) {
         break;
       case KlvKind::picture_element: {
         essence_started = true;
+        // A picture after the package's pictures are all in begins the next package (one
+        // without a system item); the sound elements after the pictures stay with them.
+        if (package_pictures >= picture_element_id(header->key).count) close_package();
         package.emplace_back(klv.begin(), klv.end());
         ++package_pictures;
-        if (package_pictures >= picture_element_id(header->key).count) close_package();
         break;
       }
+      case KlvKind::sound_element:
+        essence_started = true;
+        package.emplace_back(klv.begin(), klv.end());
+        ++out.sound_elements;
+        break;
       default:
-        ++out.skipped_klvs;  // fill, index tables, body/footer partitions, sound, unknown
+        ++out.skipped_klvs;  // fill, index tables, body/footer partitions, unknown
         break;
     }
     pos += total;
@@ -81,6 +101,28 @@ Result<MxfFileContents> read_mxf(Bytes file) {
   close_package();
   if (out.packages.empty()) return make_error(ErrorKind::corrupt, "MXF file holds no JPEG 2000 picture elements");
   return out;
+}
+
+Result<PackageParts> package_parts(const std::vector<std::vector<std::uint8_t>>& klvs,
+                                   const std::optional<AudioFormat>& audio) {
+  PackageParts parts;
+  std::optional<int> track;
+  for (const auto& bytes : klvs) {
+    auto header = parse_klv_header(bytes);
+    if (!header || header->header_size + header->length > bytes.size())
+      return make_error(ErrorKind::corrupt, "content package KLV cut short");
+    Bytes value = Bytes(bytes).subspan(header->header_size, static_cast<std::size_t>(header->length));
+    const KlvKind kind = classify_key(header->key);
+    if (kind == KlvKind::picture_element) parts.pictures.push_back(value);
+    if (kind != KlvKind::sound_element || !audio) continue;
+    const int number = sound_element_id(header->key).number;
+    if (!track) track = number;
+    if (number != *track || parts.sound) continue;  // the first track, once
+    auto block = decode_pcm_element(value, *audio);
+    if (!block) return make_error(ErrorKind::corrupt, "sound element: " + block.error().message);
+    parts.sound = std::move(block).value();
+  }
+  return parts;
 }
 
 }  // namespace j2k::packetizer

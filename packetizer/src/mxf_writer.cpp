@@ -137,4 +137,26 @@ KlvBytes mxf_picture_element(Bytes codestream, int count, int number) {
   return out;
 }
 
+KlvBytes mxf_sound_descriptor(const depacketizer::AudioFormat& format, std::int32_t rate_num, std::int32_t rate_den) {
+  const Ul key = {0x06, 0x0E, 0x2B, 0x34, 0x02, 0x53, 0x01, 0x01, 0x0D, 0x01, 0x01, 0x01, 0x01, 0x01, 0x48, 0x00};
+  // BWF frame-wrapped sound in the generic container (ST 382).
+  constexpr Ul kBwfFrameWrapped = {0x06, 0x0E, 0x2B, 0x34, 0x04, 0x01, 0x01, 0x01,
+                                   0x0D, 0x01, 0x03, 0x01, 0x02, 0x06, 0x01, 0x00};
+  KlvBytes v;
+  Writer w(v);
+  item(w, 0x3C0A, 16);  // instance UID
+  for (int i = 0; i < 16; ++i) w.u8(static_cast<std::uint8_t>(0xB0 + i));
+  item_ul(w, 0x3004, kBwfFrameWrapped);
+  const auto items = depacketizer::sound_descriptor_items(format, rate_num, rate_den);
+  w.bytes(items);
+  return klv(key, v);
+}
+
+KlvBytes mxf_sound_element(const depacketizer::AudioBlock& block, int count, int number) {
+  Ul key = {0x06, 0x0E, 0x2B, 0x34, 0x01, 0x02, 0x01, 0x01, 0x0D, 0x01, 0x03, 0x01, 0x16, 0x01, 0x01, 0x01};
+  key[13] = static_cast<std::uint8_t>(count);
+  key[15] = static_cast<std::uint8_t>(number);
+  return klv(key, depacketizer::encode_pcm_element(block));
+}
+
 }  // namespace j2k::packetizer

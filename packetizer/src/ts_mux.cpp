@@ -1,6 +1,7 @@
 #include "packetizer/ts_mux.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace j2k::packetizer {
 
@@ -54,6 +55,15 @@ std::vector<std::uint8_t> TsMuxer::pmt() const {
   w.u16(static_cast<std::uint16_t>(0xE000 | config_.video_pid));
   w.u16(static_cast<std::uint16_t>(0xF000 | descriptor.size()));
   w.bytes(descriptor);
+  if (config_.audio_pid) {
+    // SMPTE ST 302M: PES private data, registration descriptor "BSSD".
+    w.u8(ts::kStreamTypePrivatePes);
+    w.u16(static_cast<std::uint16_t>(0xE000 | *config_.audio_pid));
+    w.u16(0xF000 | 6);
+    w.u8(ts::kRegistrationDescriptorTag);
+    w.u8(4);
+    w.u32(ts::kFormatIdBssd);
+  }
   return section(0x02, config_.program_number, body);
 }
 
@@ -66,6 +76,68 @@ void TsMuxer::put_section(std::uint16_t pid, std::uint8_t& cc, const std::vector
   out.insert(out.end(), s.begin(), s.end());
   out.resize(start + ts::kPacketSize, 0xFF);
 }
+
+namespace {
+
+/// A PES packet (13818-1 2.4.3.6) of private stream 1 with a PTS and the data-alignment flag.
+std::vector<std::uint8_t> pes_packet(std::uint64_t pts, Bytes data) {
+  std::vector<std::uint8_t> pes;
+  ByteWriter w(pes);
+  w.u8(0);
+  w.u8(0);
+  w.u8(1);
+  w.u8(ts::kPrivateStream1);
+  const std::size_t after_length = 3 + 5 + data.size();
+  w.u16(after_length <= 0xFFFF ? static_cast<std::uint16_t>(after_length) : 0);  // 0: unbounded (2.4.3.7)
+  w.u8(0x84);  // '10', not scrambled, data_alignment_indicator
+  w.u8(0x80);  // PTS only
+  w.u8(5);
+  const std::uint64_t p = pts & ((1ull << 33) - 1);
+  w.u8(static_cast<std::uint8_t>(0x21 | ((p >> 29) & 0x0E)));
+  w.u16(static_cast<std::uint16_t>(((p >> 14) & 0xFFFE) | 1));
+  w.u16(static_cast<std::uint16_t>(((p << 1) & 0xFFFE) | 1));
+  w.bytes(data);
+  return pes;
+}
+
+/// Cuts a PES into TS packets of `pid`: a PCR in the first packet's adaptation field when
+/// given, stuffing in the last packet's.
+void put_pes(std::uint16_t pid, std::uint8_t& cc, const std::vector<std::uint8_t>& pes, std::optional<std::uint64_t> pcr_base,
+             std::vector<std::uint8_t>& out) {
+  std::size_t at = 0;
+  bool first = true;
+  while (at < pes.size()) {
+    const std::size_t left = pes.size() - at;
+    const bool pcr = first && pcr_base;
+    std::size_t af = pcr ? 8 : 0;  // length byte + flags + 6 PCR bytes
+    std::size_t room = ts::kPacketSize - 4 - af;
+    if (left < room) af += room - left, room = left;
+    header(out, first, pid, af ? 3 : 1, cc);
+    if (af) {
+      out.push_back(static_cast<std::uint8_t>(af - 1));
+      if (af > 1) {
+        out.push_back(pcr ? 0x10 : 0x00);
+        std::size_t used = 2;
+        if (pcr) {
+          const std::uint64_t base = *pcr_base & ((1ull << 33) - 1);
+          out.push_back(static_cast<std::uint8_t>(base >> 25));
+          out.push_back(static_cast<std::uint8_t>(base >> 17));
+          out.push_back(static_cast<std::uint8_t>(base >> 9));
+          out.push_back(static_cast<std::uint8_t>(base >> 1));
+          out.push_back(static_cast<std::uint8_t>((base & 1) << 7 | 0x7E));  // 6 reserved bits, ext bit 8 = 0
+          out.push_back(0);
+          used += 6;
+        }
+        out.resize(out.size() + (af - used), 0xFF);
+      }
+    }
+    out.insert(out.end(), pes.begin() + static_cast<std::ptrdiff_t>(at), pes.begin() + static_cast<std::ptrdiff_t>(at + room));
+    at += room;
+    first = false;
+  }
+}
+
+}  // namespace
 
 void TsMuxer::mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts, const ts::TimeCode& time_code,
                         std::vector<std::uint8_t>& out) {
@@ -88,58 +160,13 @@ void TsMuxer::mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts
   std::vector<std::uint8_t> data;
   ts::append_elsm_header(data, elsm);
   for (Bytes c : codestreams) data.insert(data.end(), c.begin(), c.end());
-
-  std::vector<std::uint8_t> pes;
-  ByteWriter w(pes);
-  w.u8(0);
-  w.u8(0);
-  w.u8(1);
-  w.u8(ts::kPrivateStream1);
-  const std::size_t after_length = 3 + 5 + data.size();
-  w.u16(after_length <= 0xFFFF ? static_cast<std::uint16_t>(after_length) : 0);  // 0: unbounded (2.4.3.7)
-  w.u8(0x84);  // '10', not scrambled, data_alignment_indicator
-  w.u8(0x80);  // PTS only
-  w.u8(5);
-  const std::uint64_t p = pts & ((1ull << 33) - 1);
-  w.u8(static_cast<std::uint8_t>(0x21 | ((p >> 29) & 0x0E)));
-  w.u16(static_cast<std::uint16_t>(((p >> 14) & 0xFFFE) | 1));
-  w.u16(static_cast<std::uint16_t>(((p << 1) & 0xFFFE) | 1));
-  w.bytes(data);
-
   const std::uint64_t pcr_base = pts > config_.pcr_lead_90khz ? pts - config_.pcr_lead_90khz : 0;
-  std::size_t at = 0;
-  bool first = true;
-  while (at < pes.size()) {
-    const std::size_t start = out.size();
-    const std::size_t left = pes.size() - at;
-    // Adaptation field: the PCR in the first packet; stuffing in the last one.
-    std::size_t af = first ? 8 : 0;  // length byte + flags + 6 PCR bytes
-    std::size_t room = ts::kPacketSize - 4 - af;
-    if (left < room) af += room - left, room = left;
-    header(out, first, config_.video_pid, af ? 3 : 1, cc_video_);
-    if (af) {
-      out.push_back(static_cast<std::uint8_t>(af - 1));
-      if (af > 1) {
-        out.push_back(first ? 0x10 : 0x00);
-        std::size_t used = 2;
-        if (first) {
-          const std::uint64_t base = pcr_base & ((1ull << 33) - 1);
-          out.push_back(static_cast<std::uint8_t>(base >> 25));
-          out.push_back(static_cast<std::uint8_t>(base >> 17));
-          out.push_back(static_cast<std::uint8_t>(base >> 9));
-          out.push_back(static_cast<std::uint8_t>(base >> 1));
-          out.push_back(static_cast<std::uint8_t>((base & 1) << 7 | 0x7E));  // 6 reserved bits, ext bit 8 = 0
-          out.push_back(0);
-          used += 6;
-        }
-        out.resize(out.size() + (af - used), 0xFF);
-      }
-    }
-    out.insert(out.end(), pes.begin() + static_cast<std::ptrdiff_t>(at), pes.begin() + static_cast<std::ptrdiff_t>(at + room));
-    at += room;
-    first = false;
-    (void)start;
-  }
+  put_pes(config_.video_pid, cc_video_, pes_packet(pts, data), pcr_base, out);
+}
+
+void TsMuxer::mux_audio(const depacketizer::AudioBlock& block, std::uint64_t pts, std::vector<std::uint8_t>& out) {
+  if (!config_.audio_pid) return;
+  put_pes(*config_.audio_pid, cc_audio_, pes_packet(pts, depacketizer::encode_s302m(block)), std::nullopt, out);
 }
 
 void RtpMp2tPacketizer::packetize(Bytes ts, std::uint32_t timestamp, std::vector<std::vector<std::uint8_t>>& out) {

@@ -1,6 +1,7 @@
 // Level meters against known signals; the WAV dump reads back in FFmpeg's terms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,17 @@ TEST(LineupTone, ChannelsAreIdentifiedByTheirGaps) {
     while (first_sound < 48000 && t.samples[first_sound * 4 + static_cast<std::size_t>(c)] == 0) ++first_sound;
     EXPECT_NEAR(static_cast<double>(first_sound), 12000.0 * (c + 1), 2.0) << "channel " << c;
   }
+}
+
+TEST(LineupTone, AtFullScaleItClipsInsteadOfWrapping) {
+  const AudioFormat f{2, 48000, 24};
+  const auto b = lineup_tone(f, 0, 48000, 0.0);
+  const auto [lo, hi] = std::minmax_element(b.samples.begin(), b.samples.end());
+  EXPECT_EQ(*hi, (1 << 23) - 1);
+  EXPECT_GE(*lo, -(1 << 23));
+  LevelMeter m;
+  m.push(b);
+  EXPECT_TRUE(m.levels()[0].clipping);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ using namespace j2k::test::fuzz;
 extern "C" int fuzz_rfc5371_session(const std::uint8_t* data, std::size_t size);
 extern "C" int fuzz_codestream_tools(const std::uint8_t* data, std::size_t size);
 
+
 namespace {
 
 std::vector<std::uint8_t> codestream(int x, bool luma_only = false, bool chroma_only = false) {

@@ -12,6 +12,7 @@ using namespace j2k::test::fuzz;
 extern "C" int fuzz_rtp_reorder(const std::uint8_t* data, std::size_t size);
 extern "C" int fuzz_pcap_reader(const std::uint8_t* data, std::size_t size);
 
+
 namespace {
 
 Input reorder_seed() {

@@ -16,6 +16,7 @@ using namespace j2k::test::fuzz;
 extern "C" int fuzz_ts_session(const std::uint8_t* data, std::size_t size);
 extern "C" int fuzz_fec(const std::uint8_t* data, std::size_t size);
 
+
 namespace {
 
 std::vector<std::uint8_t> pseudo_codestream(std::size_t n, int seed) {

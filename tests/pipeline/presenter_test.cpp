@@ -110,6 +110,24 @@ TEST(FramePresenter, JitterIsAbsorbedByTheBuffer) {
   EXPECT_LE(f.delay_ms, 30.0 + 25.01);
 }
 
+TEST(FramePresenter, WhileSoundPlaysPicturesWaitAtLeastTheSoundsDelay) {
+  // Issue 16: the sound arrives after its picture and needs ~100 ms to reach the output ahead
+  // of being heard; the playout delay never goes below that floor, and the pictures keep
+  // their cadence (one per frame, on time against the later schedule).
+  FramePresenter p;
+  p.set_min_delay(100ms);
+  const auto frames = stream(250, 3600, [](int) { return 30ms; });
+  const auto shown = play(p, frames, k60Hz);
+  ASSERT_EQ(shown.size(), frames.size());
+  const auto f = p.figures();
+  EXPECT_GE(f.delay_ms, 100.0);
+  EXPECT_LE(f.delay_ms, 100.01);
+  EXPECT_EQ(f.late + f.repeated + f.skipped, 0u);
+  // Ready 10 ms after the last packet, so on screen at least 100 ms after it.
+  EXPECT_GE(LatencyFigures::of(f.receive_to_display).p50, 100.0);
+  for (std::size_t i = 1; i < shown.size(); ++i) EXPECT_LE(shown[i].visible - shown[i - 1].visible, 3 * k60Hz);
+}
+
 TEST(FramePresenter, ADecodeStallRepeatsThenSkipsToCatchUp) {
   FramePresenter p;
   // 25 fps; frames 100..104 are stuck 200 ms behind a stalled decode, then come at once.

@@ -232,6 +232,8 @@ void PlayerWidget::on_frame_swapped() {
     next_refresh();
   }
   // The composed frame holding the picture drawn last has been handed to the window system.
+  if (drawn_picture_ && shown_hook_) shown_hook_(drawn_picture_, Clock::now());
+  drawn_picture_ = nullptr;
   if (!drawn_received_) return;
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - *drawn_received_).count();
   drawn_received_.reset();
@@ -437,6 +439,7 @@ void PlayerWidget::paintGL() {
   const int query = gl_->next_query;
   const bool timing = gl_->timer_queries && (next || next_device) && !gl_->query_pending[query];
   if (timing) glBeginQuery(GL_TIME_ELAPSED, gl_->queries[query]);
+  const void* drawing = next_device ? static_cast<const void*>(next_device.get()) : next.get();
   if (next_device && next_device->width() > 0 && next_device->height() > 0 && upload_device(next_device)) {
     shown_w_ = next_device->width();
     shown_h_ = next_device->height();
@@ -489,6 +492,7 @@ void PlayerWidget::paintGL() {
   }
   if (frames_shown_ != shown_before) {
     drawn_received_ = received;  // the swap after this paint shows it
+    drawn_picture_ = drawing;
     std::lock_guard lock(stats_mutex_);
     frames_shown_copy_ = frames_shown_;
   }
@@ -518,6 +522,10 @@ void PlayerWidget::paintGL() {
     if (monitor && events_visible_)
       draw_events(painter, QRect(8, height() / 2, width() - 16 - (graphs_width ? graphs_width + 8 : 0), height() / 2 - 8),
                   *monitor);
+  }
+  if (paint_hook_) {
+    QPainter painter(this);
+    paint_hook_(painter, rect());
   }
 }
 

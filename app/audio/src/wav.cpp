@@ -1,5 +1,7 @@
 #include "audio/wav.hpp"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -94,7 +96,9 @@ depacketizer::AudioBlock lineup_tone(const depacketizer::AudioFormat& format, st
   for (std::size_t f = 0; f < frames; ++f) {
     const std::uint64_t n = first_frame + f;
     const double v = amplitude * std::sin(2.0 * std::numbers::pi * 1000.0 * static_cast<double>(n % cycle) / rate);
-    const std::int32_t s = static_cast<std::int32_t>(std::lround(v));
+    // At 0 dBFS the crest would be 2^(bits-1), one past the largest code: clip it there.
+    const double top = std::ldexp(1.0, format.bits - 1) - 1;
+    const std::int32_t s = static_cast<std::int32_t>(std::lround(std::clamp(v, -top - 1, top)));
     const double in_cycle = static_cast<double>(n % cycle) / rate;  // seconds into the 3 s cycle
     for (int c = 0; c < format.channels; ++c) {
       const bool gap = in_cycle < 0.25 * (c + 1);

@@ -40,7 +40,9 @@ std::optional<double> parse_quantity(std::string_view text, bool unit_ms, bool p
 constexpr int index_of(Alarm a) { return static_cast<int>(a); }
 
 constexpr EnumName<Alarm> kAlarmNames[] = {{Alarm::no_signal, "no_signal"}, {Alarm::freeze, "freeze"}, {Alarm::black, "black"},
-                                           {Alarm::loss, "loss"},           {Alarm::jitter, "jitter"}};
+                                           {Alarm::loss, "loss"},           {Alarm::jitter, "jitter"},
+                                           {Alarm::audio_silence, "audio_silence"},
+                                           {Alarm::audio_clipping, "audio_clipping"}};
 constexpr EnumName<Severity> kSeverityNames[] = {
     {Severity::ok, "ok"}, {Severity::warning, "warning"}, {Severity::critical, "critical"}};
 
@@ -65,9 +67,15 @@ Result<AlarmThresholds> parse_alarm_spec(std::string_view spec) {
     else if (key == "freeze") field = &t.freeze_s;
     else if (key == "signal") field = &t.signal_s;
     else if (key == "black") field = &t.black_s;
-    else
+    else if (key == "silence") field = &t.silence_s;
+    else if (key == "clipping") {
+      if (value != "on" && value != "off")
+        return make_error(ErrorKind::corrupt, fmt::format("alarm clipping={} is not on or off", value));
+      t.clipping = value == "on" ? 0 : -1;
+      continue;
+    } else
       return make_error(ErrorKind::corrupt,
-                        fmt::format("unknown alarm '{}': use loss, jitter, freeze, signal or black", key));
+                        fmt::format("unknown alarm '{}': use loss, jitter, freeze, signal, black, silence or clipping", key));
     if (value == "off") { *field = -1; continue; }
     auto q = parse_quantity(value, unit_ms, percent);
     if (!q)
@@ -92,6 +100,8 @@ std::string AlarmStatus::headline() const {
       case Alarm::black: s += "BLACK PICTURE"; break;
       case Alarm::loss: s += "PACKET LOSS"; break;
       case Alarm::jitter: s += "JITTER"; break;
+      case Alarm::audio_silence: s += "AUDIO SILENCE"; break;
+      case Alarm::audio_clipping: s += "AUDIO CLIPPING"; break;
     }
   }
   return s;
@@ -170,6 +180,13 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   const double loss = expected > 0 ? 100.0 * static_cast<double>(s.packets_lost) / expected : 0.0;
   evaluate(Alarm::loss, thresholds_.loss_percent, loss, s.packets_lost > 0 && loss > thresholds_.loss_percent);
   evaluate(Alarm::jitter, thresholds_.jitter_ms, s.jitter_ms, s.packets_received > 0 && s.jitter_ms > thresholds_.jitter_ms);
+  // Sound: a dead channel is as serious as a frozen picture; the meters time the silence.
+  const auto& a = s.audio;
+  // Without packets it is no signal, not silence.
+  const bool sound = a && s.packets_received > 0;
+  evaluate(Alarm::audio_silence, thresholds_.silence_s, a ? a->silent_channels + (a->stalled ? a->channels : 0) : 0,
+           sound && (a->silent_channels > 0 || a->stalled));
+  evaluate(Alarm::audio_clipping, thresholds_.clipping, a ? a->clipping_channels : 0, sound && a->clipping_channels > 0);
   return events;
 }
 
@@ -190,10 +207,12 @@ void AlarmMonitor::on_frame(const std::optional<FrameLook>& look, Clock::time_po
 AlarmStatus AlarmMonitor::status(Clock::time_point now) const {
   std::lock_guard lock(mutex_);
   AlarmStatus st;
-  for (Alarm a : {Alarm::no_signal, Alarm::freeze, Alarm::black, Alarm::loss, Alarm::jitter})
+  for (Alarm a : {Alarm::no_signal, Alarm::freeze, Alarm::black, Alarm::loss, Alarm::jitter, Alarm::audio_silence,
+                  Alarm::audio_clipping})
     if (active_[index_of(a)]) st.active.push_back(a);
   for (Alarm a : st.active) {
-    const Severity s = (a == Alarm::loss || a == Alarm::jitter) ? Severity::warning : Severity::critical;
+    const Severity s =
+        (a == Alarm::loss || a == Alarm::jitter || a == Alarm::audio_clipping) ? Severity::warning : Severity::critical;
     st.severity = std::max(st.severity, s);
   }
   if (last_error_) st.since_last_error_s = std::chrono::duration<double>(now - *last_error_).count();

@@ -24,6 +24,10 @@ const char* to_string(EventKind kind) noexcept {
     case EventKind::frame_failed: return "frame_failed";
     case EventKind::fec_recovery: return "fec_recovery";
     case EventKind::path_switch: return "path_switch";
+    case EventKind::audio_format: return "audio_format";
+    case EventKind::audio_silence: return "audio_silence";
+    case EventKind::audio_back: return "audio_back";
+    case EventKind::audio_clipping: return "audio_clipping";
     case EventKind::alarm_raised: return "alarm_raised";
     case EventKind::alarm_cleared: return "alarm_cleared";
   }

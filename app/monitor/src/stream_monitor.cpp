@@ -66,6 +66,7 @@ void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, cons
   sample.packets_lost = s.packets_lost;
   sample.frame_errors = s.frames_damaged + s.frames_failed;
   sample.jitter_ms = s.jitter_ms;
+  sample.audio = s.audio;
   for (auto& e : alarms_.on_second(sample, now)) {
     // No signal doubles as the signal lost / back events.
     const bool signal = e.detail.value("alarm", "") == to_string(Alarm::no_signal);
@@ -146,7 +147,9 @@ void StreamMonitor::add_to_summary(nlohmann::json& summary, Clock::time_point no
                          {"jitter_ms", options_.alarms.jitter_ms},
                          {"freeze_s", options_.alarms.freeze_s},
                          {"signal_s", options_.alarms.signal_s},
-                         {"black_s", options_.alarms.black_s}}}};
+                         {"black_s", options_.alarms.black_s},
+                         {"silence_s", options_.alarms.silence_s},
+                         {"clipping", options_.alarms.clipping >= 0 ? "on" : "off"}}}};
   if (st.since_last_error_s) summary["alarms"]["since_last_error_s"] = *st.since_last_error_s;
   summary["events"] = {{"count", events_->posted()}, {"write_dropped", events_->write_dropped()}};
   summary["history"] = history_.to_json();

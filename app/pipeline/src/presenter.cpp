@@ -33,7 +33,7 @@ void FramePresenter::adapt(Clock::duration lateness) {
   // The display's own delay: the picture chosen now is seen a refresh later, and must be ready
   // half a refresh before the refresh nearest its due time.
   auto target = sorted[k] + refresh_ + refresh_ / 2;
-  target = std::min(target, config_.max_delay);
+  target = std::max(std::min(target, config_.max_delay), min_delay_);
   // Later frames: at once. Earlier: a sixteenth of the excess a frame (at least 0.5 ms), so that
   // the schedule moves by a fraction of a refresh at a time.
   if (target > delay_) delay_ = target;
@@ -109,6 +109,11 @@ void FramePresenter::on_shown(Clock::time_point at) {
   if (!awaiting_swap_) return;
   figures_.receive_to_display.add(std::chrono::duration<double, std::milli>(at - *awaiting_swap_).count());
   awaiting_swap_.reset();
+}
+
+void FramePresenter::set_min_delay(Clock::duration floor) {
+  std::lock_guard lock(mutex_);
+  min_delay_ = std::max(floor, Clock::duration{});
 }
 
 void FramePresenter::clear() {

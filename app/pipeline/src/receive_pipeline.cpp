@@ -195,7 +195,8 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
   p->session_ = std::make_unique<depacketizer::RtpSession>(
       [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
       depacketizer::SessionConfig{p->protection_.fec ? depacketizer::reorder_for_fec(config.reorder) : config.reorder,
-                                  config.url.query.count("format") ? format : std::nullopt, config.on_stream_event});
+                                  config.url.query.count("format") ? format : std::nullopt, config.on_stream_event,
+                                  config.on_audio});
   p->protection_stream_ = std::make_unique<depacketizer::ProtectedStream>(*p->session_, p->protection_);
   return p;
 }

@@ -34,6 +34,8 @@ DemoSender::DemoSender(DemoConfig config) : config_(std::move(config)) {
     sc.to.port = config_.port;
     sc.fps_num = config_.fps;
     sc.frames = -1;
+    // Stereo line-up tone with channel identification beside the picture.
+    if (config_.sound) sc.sound.kind = SoundKind::tone;
     Sender sender(sc, config_.format, std::move(frames).value());
     sending_.store(true);
     auto result = sender.run(stop_);

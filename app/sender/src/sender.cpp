@@ -104,6 +104,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   tmc.descriptor.num_frame_rate = static_cast<std::uint16_t>(config_.fps_num);
   tmc.descriptor.color_specification = 3;  // BT.709, what the test sources are converted with
   tmc.descriptor.interlaced_video = config_.interlace != 0;
+  if (config_.sound.any()) tmc.audio_pid = 0x0201;
   Packetizers pk{{ssrc, 96, first_sequence, config_.max_payload},
                  {ssrc, 96, first_sequence, config_.max_payload},
                  {ssrc, 96, first_sequence, config_.max_payload},
@@ -127,6 +128,15 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   mp.rate_den = config_.fps_den;
   const auto primer = packetizer::mxf_primer_pack();
   const auto descriptor = packetizer::mxf_cdci_descriptor(mp);
+  const bool make_sound = config_.sound.kind == SoundKind::tone || config_.sound.kind == SoundKind::click;
+  const auto sound_descriptor = make_sound ? packetizer::mxf_sound_descriptor(config_.sound.format, config_.fps_num, config_.fps_den)
+                                           : packetizer::KlvBytes{};
+  // The sound of frame f: generated, or the frame's own (from a file), or none.
+  auto sound_of = [&](long long f, const EncodedFrame& frame) -> std::optional<depacketizer::AudioBlock> {
+    if (make_sound) return generated_sound(config_.sound, config_.fps_num, config_.fps_den, static_cast<std::uint64_t>(f));
+    if (config_.sound.kind == SoundKind::file) return frame.sound;
+    return std::nullopt;
+  };
   const int frames_per_second = std::max(1, (config_.fps_num + config_.fps_den - 1) / config_.fps_den);
 
   // The packets of frame f (header metadata once a second, then the picture), in order.
@@ -144,6 +154,8 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       const depacketizer::ts::TimeCode tc{static_cast<std::uint8_t>(seconds / 3600 % 24), static_cast<std::uint8_t>(seconds / 60 % 60),
                                           static_cast<std::uint8_t>(seconds % 60), static_cast<std::uint8_t>(static_cast<std::uint64_t>(f) % fps_int)};
       to.ts.mux_frame(streams, static_cast<std::uint64_t>(ts) + 90000, tc, ts_bytes);
+      // Its sound: one ST 302M PES whose first sample is due with the picture (the same PTS).
+      if (auto sound = sound_of(f, frame)) to.ts.mux_audio(*sound, static_cast<std::uint64_t>(ts) + 90000, ts_bytes);
       to.mp2t.packetize(ts_bytes, ts, out);
       return {};
     }
@@ -158,9 +170,11 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       for (const auto& klv : config_.mxf_header) to.klv.packetize(klv, ts, out);
     } else if (f % frames_per_second == 0) {
       // Partition pack + header metadata once a second so late joiners learn the format.
-      to.klv.packetize(packetizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size()), ts, out);
+      to.klv.packetize(packetizer::mxf_partition_pack(f == 0, 0, primer.size() + descriptor.size() + sound_descriptor.size()),
+                       ts, out);
       to.klv.packetize(primer, ts, out);
       to.klv.packetize(descriptor, ts, out);
+      if (!sound_descriptor.empty()) to.klv.packetize(sound_descriptor, ts, out);
     }
     if (!frame.klvs.empty()) {
       for (const auto& klv : frame.klvs) to.klv.packetize(klv, ts, out);
@@ -189,6 +203,8 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
         for (int k = 0; k < count; ++k)
           to.klv.packetize(packetizer::mxf_picture_element(frame.parts[static_cast<std::size_t>(k)], count, k + 1), ts, out);
       }
+      // The content package's sound follows its pictures (ST 379 generic container order).
+      if (make_sound) to.klv.packetize(packetizer::mxf_sound_element(*sound_of(f, frame)), ts, out);
     }
 
     if (config_.mxf_stream && !config_.rfc5371) {
@@ -366,6 +382,9 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       if (!fec_row_socket->send(p)) ++totals.send_errors;
     totals.fec_packets += fec_column_packets.size() + fec_row_packets.size();
     if (sent.damaged) ++totals.damaged_frames;
+    if (make_sound) totals.sound_samples += static_cast<std::uint64_t>(depacketizer::samples_in_frame(
+                        config_.sound.format.sample_rate, config_.fps_num, config_.fps_den, static_cast<std::uint64_t>(f)));
+    else if (config_.sound.kind == SoundKind::file && frame.sound) totals.sound_samples += frame.sound->frames();
     sent_frames_.push_back(sent);
     ++totals.frames;
     if (f > 0 && f % (10 * frames_per_second) == 0)

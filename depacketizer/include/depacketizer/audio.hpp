@@ -6,6 +6,7 @@
 //  - SMPTE ST 302M LPCM in MPEG-2 TS PES packets (TR-01 links).
 // Samples are kept interleaved as int32 holding the signed value at its own bit depth.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -24,8 +25,12 @@ struct AudioFormat {
 struct AudioBlock {
   AudioFormat format;
   std::vector<std::int32_t> samples;  ///< interleaved, channels × frames
-  std::uint32_t rtp_timestamp = 0;    ///< of the content package (MXF in RTP)
-  std::optional<std::uint64_t> pts;   ///< 90 kHz (TS)
+  /// When its first sample is due, on the 90 kHz clock of the video it came with: the
+  /// content package's RTP timestamp (MXF in RTP), or the PES PTS (TS; the low 32 bits,
+  /// as the video units carry theirs). Audio and picture with equal times play together.
+  std::uint32_t rtp_timestamp = 0;
+  std::optional<std::uint64_t> pts;   ///< 90 kHz (TS), all 33 bits
+  std::uint64_t index = 0;            ///< running number of blocks handed on
   std::size_t frames() const noexcept {
     return format.channels > 0 ? samples.size() / static_cast<std::size_t>(format.channels) : 0;
   }
@@ -64,5 +69,50 @@ std::vector<std::uint8_t> encode_s302m(const AudioBlock& block);
 /// 1602, 1601, 1602, 1601, 1602 cycle at 30000/1001 (8008 samples per 5 frames). `index`
 /// is the frame's number in the stream.
 int samples_in_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index);
+/// Samples in the frames before frame `index` (the first sample of its sound).
+std::uint64_t samples_before_frame(int sample_rate, int fps_num, int fps_den, std::uint64_t index);
+
+/// What a receiver counts about the sound it is handed (depacketizer thread).
+struct AudioCounters {
+  std::uint64_t blocks = 0;                ///< blocks handed on (one per content package or PES)
+  std::uint64_t sample_frames = 0;         ///< of those, samples per channel
+  std::uint64_t malformed = 0;             ///< elements/PES whose length, channel count or sample size is wrong (dropped)
+  std::uint64_t damaged = 0;               ///< cut by packet loss or a continuity error (dropped)
+  std::uint64_t without_descriptor = 0;    ///< MXF sound elements before any usable sound descriptor (dropped)
+  std::uint64_t descriptors = 0;           ///< sound descriptors read
+  std::uint64_t descriptors_rejected = 0;  ///< sound descriptors with values we do not play
+  std::uint64_t other_tracks = 0;          ///< elements of further sound tracks (only the first is followed)
+  std::uint64_t sequence_errors = 0;       ///< a block's sample count disagrees with its timing (e.g. 1600 at 29.97)
+  std::uint64_t discontinuities = 0;       ///< the blocks' timing jumped (lost content packages)
+  std::uint64_t format_changes = 0;
+};
+
+using AudioSink = std::function<void(AudioBlock&&)>;
+
+/// Checks the sample counts of consecutive blocks against their 90 kHz times: from an
+/// anchor (the first block, or the last jump), the samples received must match the time
+/// passed to within one sample — what the 1602/1601 cycle at 29.97 fps keeps and a sender
+/// writing 1600 (or 1601 always) does not. A gap of more than 1.5 times the usual block
+/// spacing (content packages lost) is a discontinuity, not a sequence error; both re-anchor.
+class AudioSequenceCheck {
+ public:
+  enum class Verdict { first, ok, sequence_error, discontinuity };
+  Verdict check(const AudioBlock& block);
+  void reset() { have_anchor_ = false; }
+
+ private:
+  void anchor(const AudioBlock& block);
+
+  bool have_anchor_ = false;
+  AudioFormat format_;
+  std::int64_t ticks_since_ = 0;      // 90 kHz ticks from the anchor to the last block's start
+  std::uint64_t samples_since_ = 0;   // sample frames from the anchor to the end of the last block
+  std::uint32_t last_ts_ = 0;
+  std::size_t last_frames_ = 0;
+};
+
+/// Applies the checks and counts a block about to be handed on (both receivers use it).
+void count_block(AudioCounters& counters, AudioSequenceCheck& check, std::optional<AudioFormat>& last_format,
+                 const AudioBlock& block);
 
 }  // namespace j2k::depacketizer

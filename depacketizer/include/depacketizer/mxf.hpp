@@ -34,6 +34,8 @@ enum class KlvKind {
   header_partition, body_partition, footer_partition, primer_pack,
   cdci_descriptor, rgba_descriptor, j2k_subdescriptor, other_metadata, index_segment,
   system_item, picture_element, fill, unknown,
+  sound_descriptor,  ///< generic sound (0x42), AES3 (0x47) or WAVE (0x48) audio descriptor (ST 382)
+  sound_element,     ///< a GC sound item element (ST 382): PCM of one track
 };
 const char* to_string(KlvKind kind) noexcept;
 
@@ -48,6 +50,17 @@ struct PictureElementId {
   bool clip_wrapped = false;
 };
 PictureElementId picture_element_id(const Ul& key) noexcept;
+
+/// For a sound element key (06 0E 2B 34 01 02 01 vv 0D 01 03 01 16 cc tt nn): the element
+/// count (cc), type (tt: 01 BWF frame-wrapped, 02 BWF clip, 03 AES3 frame-wrapped, 04 AES3
+/// clip) and number (nn; FFmpeg writes 0 for its first track).
+struct SoundElementId {
+  int count = 1;
+  int type = 0;
+  int number = 0;
+  bool clip_wrapped() const noexcept { return type == 0x02 || type == 0x04; }
+};
+SoundElementId sound_element_id(const Ul& key) noexcept;
 
 /// What the header metadata says about the picture (zero/empty when not given).
 struct PictureDescriptor {

@@ -56,6 +56,8 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   const MxfDepacketizerCounters& counters() const noexcept { return counters_; }
   const std::optional<PictureDescriptor>& descriptor() const override { return descriptor_; }
   PayloadCounters payload_counters() const override { return counters_; }
+  void set_audio_sink(AudioSink sink) override { audio_sink_ = std::move(sink); }
+  AudioCounters audio_counters() const override { return audio_counters_; }
   /// Bytes held by the unit being assembled (for tests and memory accounting).
   std::size_t pending_bytes() const noexcept { return pending_ ? pending_->total_bytes() : 0; }
 
@@ -67,6 +69,8 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   void emit_pending();
   bool over_cap(std::size_t adding) const;
   void cap_pending();
+  void on_sound_descriptor(Bytes value);
+  void on_sound_element(const KlvHeader& header, Bytes value);
 
   Sink sink_;
   MxfUnitLimits limits_;
@@ -88,6 +92,21 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   std::string time_code_;             // of the last system item, and the timestamp it came with
   std::optional<std::uint32_t> time_code_timestamp_;
   RateLimiter cap_log_, descriptor_log_;
+
+  // Sound (mxf_rtp_sound.cpp): one track is followed, the first whose element arrives; its
+  // format is that of the first sound descriptor after the last partition pack.
+  static constexpr std::size_t kMaxSoundDescriptors = 16;
+  /// One second of the largest sound we play (16 channels of 32-bit containers at 192 kHz):
+  /// a longer sound element is malformed, refused before it is buffered.
+  static constexpr std::uint64_t kMaxSoundElementBytes = 192000ull * 16 * 4;
+  AudioSink audio_sink_;
+  AudioCounters audio_counters_;
+  std::vector<std::optional<AudioFormat>> sound_formats_;  // per descriptor since the last partition pack
+  std::optional<AudioFormat> sound_format_;                 // of the followed track
+  std::optional<int> sound_track_;                          // element number followed
+  std::optional<AudioFormat> last_block_format_;
+  AudioSequenceCheck sound_sequence_;
+  RateLimiter sound_log_;
 };
 
 }  // namespace j2k::depacketizer

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "depacketizer/audio.hpp"
 #include "depacketizer/codestream_unit.hpp"
 #include "depacketizer/rtp.hpp"
 
@@ -29,6 +30,12 @@ class PayloadDepacketizer {
   virtual void flush() = 0;
   virtual PayloadCounters payload_counters() const = 0;
   virtual const std::optional<PictureDescriptor>& descriptor() const = 0;
+  /// The sound that comes with the pictures (MXF sound elements, SMPTE ST 302M PES), handed
+  /// on on the same thread as the units, stamped with the 90 kHz time of its first sample.
+  /// Formats that carry no sound ignore it.
+  virtual void set_audio_sink(AudioSink sink) { (void)sink; }
+  /// Same thread as push().
+  virtual AudioCounters audio_counters() const { return {}; }
 };
 
 enum class PayloadFormat { mxf, rfc5371, ts };

@@ -74,6 +74,7 @@ struct StreamSnapshot {
   std::uint64_t ssrcs_unlisted = 0;     ///< datagrams of SSRCs beyond the list
   std::optional<PictureDescriptor> descriptor;
   RtcpSnapshot rtcp;                    ///< the sender's reports; packets_lost includes rtcp.packets_lost_at_end
+  AudioCounters audio;                  ///< the sound that came with the pictures (MXF sound elements, ST 302M)
 };
 
 /// Something that happened to the stream, as it happened (for the operator's event log).
@@ -92,6 +93,9 @@ struct SessionConfig {
   /// Called on the depacketizer thread for each event (a gap when the reorder window gives it
   /// up, an SSRC change, a changed picture descriptor). Must not block.
   std::function<void(const SessionEvent&)> on_event;
+  /// Called on the depacketizer thread with each block of sound (MXF sound elements, ST 302M
+  /// PES), stamped with the 90 kHz time of its first sample. Must not block.
+  AudioSink on_audio;
 };
 
 /// Turns what a payload carried into decodable pictures: splits KLVs that hold two codestreams
@@ -174,6 +178,7 @@ class RtpSession {
   Sink sink_;
   ReorderConfig reorder_config_;
   std::function<void(const SessionEvent&)> on_event_;
+  AudioSink on_audio_;
   std::optional<std::uint32_t> last_released_;  // extended sequence of the last packet handed on
   std::optional<std::string> last_descriptor_;  // describe() of the last picture descriptor seen
   std::optional<PayloadFormat> format_;  // stated, or decided by the first followed stream
@@ -214,6 +219,7 @@ class RtpSession {
   std::atomic<std::uint32_t> ssrc_value_{0};
   mutable std::mutex descriptor_mutex_;  // guards the members below
   std::optional<PictureDescriptor> descriptor_copy_;
+  AudioCounters audio_copy_;
 
   // RTCP (depacketizer thread), and its copy for other threads.
   SenderTail tail_;

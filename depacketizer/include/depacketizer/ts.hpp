@@ -35,6 +35,14 @@ constexpr std::uint16_t kNullPid = 0x1FFF;
 constexpr std::uint8_t kStreamTypeJ2k = 0x21;       ///< 13818-1 Table 2-34: JPEG 2000 video
 constexpr std::uint8_t kJ2kVideoDescriptorTag = 0x32;
 constexpr std::uint8_t kPrivateStream1 = 0xBD;      ///< stream_id TR-01 senders use for J2K PES
+/// SMPTE ST 302M LPCM: PES private data (stream_type 0x06) on a PID whose PMT entry carries a
+/// registration descriptor (tag 0x05) with format_identifier "BSSD"; stream_id 0xBD.
+constexpr std::uint8_t kStreamTypePrivatePes = 0x06;
+constexpr std::uint8_t kRegistrationDescriptorTag = 0x05;
+constexpr std::uint32_t kFormatIdBssd = 0x42535344;  ///< "BSSD"
+/// The largest 302M PES followed: a second of 8 channels of 24 bits (7 bytes a pair) is
+/// 1.3 MB; a frame's worth is far less. A longer PES is cut there and counted.
+constexpr std::size_t kMaxAudioPesBytes = 2u << 20;
 
 /// CRC-32/MPEG-2 (13818-1 Annex A: polynomial 0x04C11DB7, initial 0xFFFFFFFF, no reflection,
 /// no final XOR). Over a whole section including its CRC field the result is 0.
@@ -116,6 +124,27 @@ struct TsCounters {
   std::uint64_t units_complete = 0;
   std::uint64_t units_incomplete = 0;
   std::uint64_t pmt_updates = 0;
+  std::uint64_t audio_pes = 0;             ///< ST 302M PES packets handed on (whole or damaged)
+  std::uint64_t audio_pes_oversize = 0;    ///< longer than kMaxAudioPesBytes (dropped)
+};
+
+/// A PES packet's header fields a receiver uses and its data (13818-1 2.4.3.6).
+struct PesView {
+  std::uint16_t declared_length = 0;  ///< PES_packet_length (0: unbounded)
+  std::optional<std::uint64_t> pts;
+  Bytes data;                         ///< PES_packet_data_bytes
+};
+/// Reads a PES packet from its start code (need_more_data while its header is cut short).
+Result<PesView> parse_pes(Bytes pes);
+
+/// One ST 302M PES out of the demultiplexer: its data (the 302M header and the sample
+/// pairs), its PTS, and whether it arrived whole.
+struct AudioPes {
+  std::vector<std::uint8_t> data;
+  std::optional<std::uint64_t> pts;
+  bool complete = true;
+  std::string problem;  ///< why not complete
+  std::uint16_t pid = 0;
 };
 
 /// One J2K access unit out of the demultiplexer.
@@ -139,7 +168,11 @@ struct DemuxConfig {
 class TsDemux {
  public:
   using Sink = std::function<void(AccessUnit&&)>;
+  using AudioSink = std::function<void(AudioPes&&)>;
   explicit TsDemux(Sink sink, DemuxConfig config = {});
+  /// The first ST 302M stream of the video's program goes here (ts_audio.cpp); without a
+  /// sink its packets are only counted.
+  void set_audio_sink(AudioSink sink) { audio_sink_ = std::move(sink); }
 
   /// Feeds bytes that should be whole 188-byte packets (an RTP/MP2T payload or a UDP
   /// datagram). `loss_before`: packets may be missing before these (RTP sequence gap).
@@ -153,6 +186,7 @@ class TsDemux {
   /// Every PID seen, with its stream type once a PMT listed it (sorted by PID).
   std::vector<PidInfo> pids() const;
   std::optional<std::uint16_t> video_pid() const noexcept { return video_pid_; }
+  std::optional<std::uint16_t> audio_pid() const noexcept { return audio_pid_; }
   const std::optional<J2kVideoDescriptor>& descriptor() const noexcept { return descriptor_; }
   std::optional<std::uint64_t> last_pcr() const noexcept { return pcr_; }
 
@@ -183,8 +217,15 @@ class TsDemux {
   /// Emits the unit when its elsm sizes say all bytes are in.
   void maybe_finish_early();
   void finish_pes();
+  // ST 302M sound (ts_audio.cpp).
+  void follow_audio(std::optional<std::uint16_t> pid);
+  void handle_audio_payload(bool unit_start, Bytes payload);
+  void finish_audio_pes();
 
   Sink sink_;
+  AudioSink audio_sink_;
+  std::optional<std::uint16_t> audio_pid_;
+  Pes audio_pes_;
   DemuxConfig config_;
   TsCounters counters_;
   std::map<std::uint16_t, PidState> pid_state_;   // at most 8192 entries (13-bit PIDs)

@@ -17,6 +17,7 @@ struct TsSnapshot {
   ts::TsCounters counters;
   std::vector<ts::PidInfo> pids;
   std::optional<std::uint16_t> video_pid;
+  std::optional<std::uint16_t> audio_pid;   ///< the ST 302M stream followed
   std::optional<std::uint64_t> last_pcr;
   std::uint64_t plain_datagrams = 0;  ///< datagrams that arrived as TS without RTP
 };
@@ -34,11 +35,15 @@ class TsDepacketizer final : public PayloadDepacketizer {
   PayloadCounters payload_counters() const override;
   const std::optional<PictureDescriptor>& descriptor() const override { return descriptor_; }
 
+  void set_audio_sink(AudioSink sink) override { audio_sink_ = std::move(sink); }
+  AudioCounters audio_counters() const override { return audio_counters_; }
+
   /// Thread-safe.
   TsSnapshot snapshot() const;
 
  private:
   void on_access_unit(ts::AccessUnit&& au);
+  void on_audio_pes(ts::AudioPes&& pes);
   void emit_ready();
   void feed(Bytes packets, bool loss_before, std::optional<std::uint32_t> rtp_timestamp,
             std::chrono::steady_clock::time_point arrival);
@@ -49,6 +54,11 @@ class TsDepacketizer final : public PayloadDepacketizer {
   std::uint64_t plain_datagrams_ = 0;
   std::optional<PictureDescriptor> descriptor_;  // session thread only
   std::vector<CodestreamUnit> ready_;            // units finished by the last push (session thread only)
+  std::vector<AudioBlock> ready_audio_;          // sound blocks finished by the last push (session thread only)
+  AudioSink audio_sink_;
+  AudioCounters audio_counters_;                 // session thread only
+  AudioSequenceCheck audio_sequence_;
+  std::optional<AudioFormat> last_audio_format_;
   std::uint64_t next_index_ = 0;
   std::uint32_t rtp_timestamp_ = 0;
   std::chrono::steady_clock::time_point unit_first_arrival_{}, last_arrival_{};

@@ -9,6 +9,7 @@
 
 #include "core/byte_reader.hpp"
 #include "core/planar_image.hpp"
+#include "depacketizer/audio.hpp"
 
 namespace j2k::packetizer {
 
@@ -39,5 +40,10 @@ KlvBytes mxf_cdci_descriptor(const MxfPictureParams& params);
 KlvBytes mxf_system_item(std::uint16_t continuity, const std::optional<depacketizer::TimeCode>& time_code = std::nullopt);
 /// Frame-wrapped JPEG 2000 picture element `number` of `count` in the content package.
 KlvBytes mxf_picture_element(Bytes codestream, int count = 1, int number = 1);
+/// A WAVE audio descriptor (ST 382) for frame-wrapped PCM of `format`, in a container whose
+/// edit rate is the video's.
+KlvBytes mxf_sound_descriptor(const depacketizer::AudioFormat& format, std::int32_t rate_num, std::int32_t rate_den);
+/// A frame-wrapped BWF sound element (ST 382): the block's interleaved little-endian PCM.
+KlvBytes mxf_sound_element(const depacketizer::AudioBlock& block, int count = 1, int number = 1);
 
 }  // namespace j2k::packetizer

@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "core/byte_reader.hpp"
+#include <optional>
+
+#include "depacketizer/audio.hpp"
 #include "depacketizer/ts.hpp"
 
 namespace j2k::packetizer {
@@ -18,6 +21,8 @@ struct TsMuxConfig {
   depacketizer::ts::J2kVideoDescriptor descriptor;  ///< sizes, rate, colour, interlace
   std::uint8_t field_order = 1;                 ///< elsm fiel Fio when interlaced (1 top first, 6 bottom first)
   std::uint64_t pcr_lead_90khz = 9000;          ///< PCR runs this far ahead… behind the PTS (decoder buffer time)
+  /// SMPTE ST 302M sound on this PID (listed in the PMT with a "BSSD" registration descriptor).
+  std::optional<std::uint16_t> audio_pid;
 };
 
 class TsMuxer {
@@ -29,6 +34,10 @@ class TsMuxer {
   void mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts_90khz,
                  const depacketizer::ts::TimeCode& time_code, std::vector<std::uint8_t>& out);
 
+  /// Appends the TS packets of one ST 302M PES (2, 4, 6 or 8 channels of 16, 20 or 24 bits
+  /// at 48 kHz) whose first sample is due at `pts_90khz`. Nothing without an audio PID.
+  void mux_audio(const depacketizer::AudioBlock& block, std::uint64_t pts_90khz, std::vector<std::uint8_t>& out);
+
   const TsMuxConfig& config() const noexcept { return config_; }
 
  private:
@@ -38,7 +47,7 @@ class TsMuxer {
   std::vector<std::uint8_t> pmt() const;
 
   TsMuxConfig config_;
-  std::uint8_t cc_pat_ = 0, cc_pmt_ = 0, cc_video_ = 0;
+  std::uint8_t cc_pat_ = 0, cc_pmt_ = 0, cc_video_ = 0, cc_audio_ = 0;
 };
 
 /// Cuts a TS into RTP/MP2T packets: up to 7 × 188 bytes each, payload type 33, the given

@@ -83,6 +83,14 @@ class PlayerWidget : public QOpenGLWidget {
   void set_events_visible(bool visible);
   /// Thread-safe.
   DisplayStats display_stats() const;
+  /// GUI thread, set before showing: drawn over everything else at each paint (the sound's meters).
+  void set_paint_hook(std::function<void(QPainter&, const QRect&)> hook) { paint_hook_ = std::move(hook); }
+  /// GUI thread, set before showing: called at the swap that puts a picture on screen, with
+  /// the picture's identity (the pointer given to present / present_device) — the picture
+  /// clock the sound follows.
+  void set_shown_hook(std::function<void(const void* picture, Clock::time_point swapped)> hook) {
+    shown_hook_ = std::move(hook);
+  }
 
   /// The picture currently on screen (GUI thread; read back from the PBO for the GPU path).
   std::shared_ptr<const gpu::RgbaImage> shown_picture();
@@ -153,6 +161,9 @@ class PlayerWidget : public QOpenGLWidget {
   std::optional<Clock::time_point> last_swap_;
   Clock::time_point last_picked_{};  // the refresh the source was last asked about
   bool paced_drew_ = false;
+  std::function<void(QPainter&, const QRect&)> paint_hook_;
+  std::function<void(const void*, Clock::time_point)> shown_hook_;
+  const void* drawn_picture_ = nullptr;  // GUI thread: the picture drawn last, until its swap
 };
 
 }  // namespace j2k::ui

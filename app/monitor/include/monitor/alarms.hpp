@@ -27,13 +27,16 @@ struct AlarmThresholds {
   double freeze_s = 2;        ///< no new picture (or only identical ones) for this long; < 0: off
   double signal_s = 2;        ///< no packet for this long; < 0: off
   double black_s = 2;         ///< black pictures for this long; < 0: off
+  double silence_s = 2;       ///< a sound channel below -60 dBFS (or no sound at all) for this long; < 0: off
+  double clipping = 0;        ///< a sound channel at full scale in the last 400 ms (0 on); < 0: off
 };
 
-/// "loss=0.1%,jitter=5ms,freeze=2s,signal=3s,black=off": keys loss (%, optional sign),
-/// jitter (ms or s), freeze / signal / black (s or ms); "off" disables one.
+/// "loss=0.1%,jitter=5ms,freeze=2s,signal=3s,black=off,silence=2s,clipping=on": keys loss (%,
+/// optional sign), jitter (ms or s), freeze / signal / black / silence (s or ms), clipping
+/// (on or off); "off" disables one.
 Result<AlarmThresholds> parse_alarm_spec(std::string_view spec);
 
-enum class Alarm { no_signal, freeze, black, loss, jitter };
+enum class Alarm { no_signal, freeze, black, loss, jitter, audio_silence, audio_clipping };
 const char* to_string(Alarm alarm) noexcept;
 
 enum class Severity { ok, warning, critical };
@@ -48,12 +51,21 @@ struct AlarmStatus {
   std::string headline() const;
 };
 
+/// The sound's state at the end of a second (only for streams that carry sound).
+struct AudioSecond {
+  int channels = 0;
+  int silent_channels = 0;    ///< below the silence level for the silence time
+  int clipping_channels = 0;  ///< at full scale in the last 400 ms
+  bool stalled = false;       ///< sound was there and has stopped arriving
+};
+
 /// What one second of the stream looked like.
 struct SecondSample {
   std::uint64_t packets_received = 0;  ///< in that second
   std::uint64_t packets_lost = 0;      ///< in that second
   std::uint64_t frame_errors = 0;      ///< damaged + failed frames in that second
   double jitter_ms = 0;
+  std::optional<AudioSecond> audio{};  ///< absent while no sound has arrived
 };
 
 /// A picture's identity and whether it is black (for the freeze and black alarms).
@@ -95,7 +107,7 @@ class AlarmMonitor {
   std::optional<std::uint64_t> last_fingerprint_;
   std::optional<Clock::time_point> black_since_;
   std::optional<Clock::time_point> last_error_;
-  bool active_[5] = {};
+  bool active_[7] = {};
   std::uint64_t raised_ = 0;
 };
 

@@ -45,6 +45,10 @@ enum class EventKind {
   frame_failed,         ///< a frame could not be decoded
   fec_recovery,         ///< packets rebuilt by ST 2022-1 FEC
   path_switch,          ///< ST 2022-7: the merged stream now leans on the other path
+  audio_format,         ///< sound arrived, or its channels, rate or depth changed
+  audio_silence,        ///< a sound channel fell silent (or all sound stopped arriving)
+  audio_back,           ///< a silent sound channel has sound again
+  audio_clipping,       ///< a sound channel reached full scale
   alarm_raised,
   alarm_cleared,
 };

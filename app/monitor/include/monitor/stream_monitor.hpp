@@ -59,6 +59,7 @@ struct SecondReport {
   double jitter_ms = 0;
   double decode_ms = 0;             ///< mean over the second
   double latency_ms = 0;            ///< mean over the second
+  std::optional<AudioSecond> audio{};  ///< the sound's state (absent while none arrived)
 };
 
 /// An event the depacketizer reports as it happens (sequence numbers are extended).
@@ -79,6 +80,8 @@ class StreamMonitor {
   void on_second(const SecondReport& second, Clock::time_point now, const nlohmann::json& summary);
   void on_frame(const FrameReport& frame, Clock::time_point now);
   void on_stream_event(const StreamEvent& event);
+  /// Any thread: an event of the tool's own (the sound's silence and clipping episodes).
+  void post(Event e);
 
   const History& history() const noexcept { return history_; }
   EventLog& events() noexcept { return *events_; }
@@ -94,7 +97,6 @@ class StreamMonitor {
 
  private:
   StreamMonitor(const MonitorOptions& options, Clock::time_point start);
-  void post(Event e);
 
   const MonitorOptions options_;
   std::unique_ptr<EventLog> events_;

@@ -11,6 +11,7 @@
 // last five seconds (a stall of a few frames is shown late or skipped; jitter that recurs is
 // absorbed) plus the display's own latency (1.5 refreshes: the picture drawn now is seen at the
 // next refresh); it grows at once when needed and shrinks by a sixteenth of the excess a frame.
+// It never goes below the floor set_min_delay gives (the sound's own delay, while sound plays).
 // P is fixed when the frame arrives.
 //
 // At each refresh, visible at V, the newest frame due by then (P ≤ V + R/2: the refresh
@@ -70,6 +71,9 @@ class FramePresenter {
   std::optional<Frame> on_refresh(Clock::time_point visible, Clock::duration refresh);
   /// The swap that shows the frame on_refresh returned last happened at `at`.
   void on_shown(Clock::time_point at);
+  /// The playout delay's floor (from any thread): while sound plays, the delay its own path
+  /// needs, so that a picture is never shown before its sound can be heard. Zero: none.
+  void set_min_delay(Clock::duration floor);
   /// Drops the frames still waiting (their pictures go back to their pools); not counted.
   void clear();
   Figures figures() const;
@@ -87,6 +91,7 @@ class FramePresenter {
   StreamClock clock_;
   std::deque<Waiting> waiting_;
   Clock::duration delay_{};
+  Clock::duration min_delay_{};  // set_min_delay
   Clock::duration refresh_ = std::chrono::microseconds(16667);  // the last refresh period seen
   std::deque<Clock::duration> lateness_;  // of the last frames (about five seconds)
   std::int64_t last_media_ = 0;           // unwrapped ticks of the last frame pushed

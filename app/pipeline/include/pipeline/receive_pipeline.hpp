@@ -131,6 +131,9 @@ struct PipelineConfig {
   /// every stream event (gaps, SSRC and descriptor changes; the event log).
   std::function<void(const net::Packet&)> on_datagram;
   std::function<void(const depacketizer::SessionEvent&)> on_stream_event;
+  /// Sound hook, on the depacketizer thread, required not to block: each block of sound
+  /// the stream carries (MXF sound elements, ST 302M), with the 90 kHz time of its first sample.
+  depacketizer::AudioSink on_audio;
 };
 
 /// Totals of the decode side (the receive side is in StreamSnapshot / ReceiverCounters).

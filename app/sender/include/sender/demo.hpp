@@ -19,6 +19,7 @@ struct DemoConfig {
   int loop_frames = 50;
   double bitrate = 30e6;
   std::string image;  ///< photograph for the demo; empty: the built-in flower.png
+  bool sound = true;  ///< a stereo line-up tone (MXF sound elements) with the pictures
 };
 
 class DemoSender {

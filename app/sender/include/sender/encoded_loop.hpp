@@ -2,10 +2,12 @@
 // The sender's frames, encoded ahead of time (a loop of distinct frames) and cached on
 // disk between runs, so that sending runs at the real frame rate whatever the encoder's speed.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/result.hpp"
+#include "depacketizer/audio.hpp"
 #include "packetizer/openjpeg_encoder.hpp"
 #include "sender/source.hpp"
 
@@ -18,6 +20,8 @@ struct EncodedFrame {
   std::vector<std::vector<std::uint8_t>> parts;
   /// Ready-made MXF content package (from --mxf FILE): sent as is instead of `codestream`.
   std::vector<std::vector<std::uint8_t>> klvs;
+  /// The frame's own sound (from --mxf FILE), for payloads that do not carry the KLVs (TS).
+  std::optional<depacketizer::AudioBlock> sound;
   std::uint64_t checksum = 0;  ///< of the source planes (equals the decoded planes when lossless)
 };
 

@@ -11,6 +11,7 @@
 #include "core/result.hpp"
 #include "core/url.hpp"
 #include "sender/encoded_loop.hpp"
+#include "sender/sound.hpp"
 #include "sender/source.hpp"
 
 namespace j2k::sender {
@@ -61,6 +62,10 @@ struct SendConfig {
   std::optional<StreamUrl> to2;
   double loss2 = 0;  ///< probability that a packet starts a loss event on path 2
   int burst2 = 1;    ///< packets lost per loss event on path 2
+  /// Sound with the pictures: MXF sound elements (a WAVE descriptor in our header) or ST 302M
+  /// PES on the TS's audio PID, due with the frame they come with. `file`: the frames' own
+  /// (their KLVs for MXF, EncodedFrame::sound for TS).
+  SoundSpec sound;
 };
 
 struct SendTotals {
@@ -78,6 +83,7 @@ struct SendTotals {
   std::uint64_t dropped2 = 0;        ///< packets not sent on path 2 (2022-7)
   std::uint64_t dropped_both = 0;    ///< packets dropped on both paths (no merge can restore them)
   std::uint64_t fec_packets = 0;     ///< 2022-1 column + row packets sent
+  std::uint64_t sound_samples = 0;   ///< sample frames of sound sent (per channel)
 };
 
 /// What was sent for one frame: its RTP timestamp and the checksum of its source picture.

@@ -1,0 +1,259 @@
+#include "audio/playout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace j2k::audio {
+
+namespace {
+
+constexpr double kSlewTicks = 90;  // 1 ms on the 90 kHz clock
+
+double seconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+std::int16_t to_s16(std::int32_t s, int bits) {
+  return static_cast<std::int16_t>(bits >= 16 ? s >> (bits - 16) : s * (1 << (16 - bits)));
+}
+
+}  // namespace
+
+AudioPlayout::AudioPlayout(PlayoutOptions options) : options_(std::move(options)) {}
+
+void AudioPlayout::reset(const depacketizer::AudioFormat& format) {
+  format_ = format;
+  fifo_.clear();
+  free_anchor_.reset();
+}
+
+double AudioPlayout::unwrap(std::uint32_t ts) {
+  // The nearest 64-bit value with these low 32 bits to the last one seen (sound and picture
+  // times are never far apart, and each moves by less than 2^31 ticks between calls).
+  const double t = media_ref_ ? *media_ref_ + static_cast<double>(static_cast<std::int32_t>(
+                                                  ts - static_cast<std::uint32_t>(static_cast<std::int64_t>(*media_ref_))))
+                              : static_cast<double>(ts);
+  media_ref_ = t;
+  return t;
+}
+
+void AudioPlayout::push(const depacketizer::AudioBlock& block) {
+  if (block.format.channels <= 0 || block.format.sample_rate <= 0) return;
+  const std::size_t in_channels = static_cast<std::size_t>(block.format.channels);
+  const std::size_t out_channels = static_cast<std::size_t>(options_.output_channels);
+  // Which stream channel feeds each output channel (-1: none).
+  std::vector<int> route(out_channels, -1);
+  for (std::size_t k = 0; k < out_channels; ++k) {
+    if (options_.channels.empty()) route[k] = static_cast<int>(std::min(k, in_channels - 1));
+    else route[k] = options_.channels[std::min(k, options_.channels.size() - 1)];
+    if (route[k] >= static_cast<int>(in_channels)) route[k] = -1;
+  }
+  std::lock_guard lock(mutex_);
+  if (!(block.format == format_)) reset(block.format);
+  const double tpf = 90000.0 / format_.sample_rate;  // ticks per frame
+  const double t = unwrap(block.rtp_timestamp);
+  const std::size_t frames = block.frames();
+  std::size_t skip = 0;
+  const std::size_t queued = fifo_.size() / out_channels;
+  if (queued == 0) {
+    head_ticks_ = t;
+  } else {
+    const double gap = t - (head_ticks_ + static_cast<double>(queued) * tpf);
+    if (std::abs(gap) <= tpf) {
+      // continues the queued sound
+    } else if (gap > 0 && gap < options_.max_buffer_s * 90000.0) {
+      fifo_.insert(fifo_.end(), static_cast<std::size_t>(std::lround(gap / tpf)) * out_channels, 0);  // a hole in the sound
+    } else if (gap < 0 && -gap < static_cast<double>(frames) * tpf) {
+      skip = static_cast<std::size_t>(std::lround(-gap / tpf));  // overlaps what is queued
+    } else {
+      fifo_.clear();  // a jump: start afresh at this block
+      head_ticks_ = t;
+    }
+  }
+  for (std::size_t f = skip; f < frames; ++f)
+    for (std::size_t k = 0; k < out_channels; ++k)
+      fifo_.push_back(route[k] < 0 ? 0 : to_s16(block.samples[f * in_channels + static_cast<std::size_t>(route[k])], format_.bits));
+  const auto max_frames = static_cast<std::size_t>(options_.max_buffer_s * format_.sample_rate);
+  if (fifo_.size() / out_channels > max_frames) {
+    const std::size_t drop = fifo_.size() / out_channels - max_frames;
+    fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(drop * out_channels));
+    head_ticks_ += static_cast<double>(drop) * tpf;
+    stats_.frames_dropped += drop;
+  }
+}
+
+void AudioPlayout::on_video_shown(std::uint32_t rtp_timestamp, Clock::time_point shown) {
+  std::lock_guard lock(mutex_);
+  const double offset = seconds(shown) - unwrap(rtp_timestamp) / 90000.0;
+  if (!video_offsets_.empty()) {
+    std::vector<double> v(video_offsets_.begin(), video_offsets_.end());
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    if (std::abs(offset - v[v.size() / 2]) > 1.0) video_offsets_.clear();  // the stream's clock jumped
+  }
+  video_offsets_.push_back(offset);
+  if (video_offsets_.size() > 15) video_offsets_.pop_front();
+  last_video_ = shown;
+  free_anchor_.reset();
+}
+
+std::optional<double> AudioPlayout::due_media_time(Clock::time_point heard_at) {
+  // The picture clock: the median over the last pictures of (shown − media time), so that one
+  // picture drawn late does not move the sound.
+  if (video_offsets_.empty() || !last_video_ || heard_at - *last_video_ > std::chrono::seconds(2)) return std::nullopt;
+  std::vector<double> v(video_offsets_.begin(), video_offsets_.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return (seconds(heard_at) - v[v.size() / 2]) * 90000.0;
+}
+
+void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point heard_at) {
+  const std::size_t ch = static_cast<std::size_t>(options_.output_channels);
+  std::fill(out, out + frames * ch, std::int16_t{0});
+  int rate = 0;
+  {
+    std::lock_guard lock(mutex_);
+    rate = format_.channels > 0 ? format_.sample_rate : 0;
+    if (rate <= 0) {
+      stats_.frames_silence += frames;
+      return;
+    }
+    const double tpf = 90000.0 / rate;
+    auto due = due_media_time(heard_at);
+    stats_.on_picture_clock = due.has_value();
+    if (!due) {
+      // No picture to follow: play on the sound's own clock, from where it is now (the first
+      // time after a short delay, so that a little sound is queued against jitter).
+      if (!free_anchor_) {
+        if (fifo_.empty()) {
+          stats_.frames_silence += frames;
+          return;
+        }
+        const auto delay = playing_ ? Clock::duration::zero()
+                                    : std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.free_run_delay_s));
+        free_anchor_ = std::make_pair(head_ticks_, heard_at + delay);
+      }
+      due = free_anchor_->first + std::chrono::duration<double>(heard_at - free_anchor_->second).count() * 90000.0;
+    }
+    std::size_t done = 0;
+    std::size_t queued = fifo_.size() / ch;
+    if (queued > 0) {
+      const double error = *due - head_ticks_;  // +: the sound at the head is late
+      stats_.last_error_ms = error / 90.0;
+      // Sound that starts (or starts again after a gap) starts on time to the sample; sound
+      // that is playing is moved only when it strays beyond the tolerance.
+      const double allowed = playing_ ? options_.tolerance_s * 90000.0 : tpf / 2;
+      if (std::abs(error) > allowed) {
+        if (playing_) ++stats_.corrections;
+        if (error > 0) {
+          const std::size_t skip = std::min(queued, static_cast<std::size_t>(std::lround(error / tpf)));
+          fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(skip * ch));
+          head_ticks_ += static_cast<double>(skip) * tpf;
+          stats_.frames_skipped += skip;
+          queued -= skip;
+        } else {
+          done = std::min(frames, static_cast<std::size_t>(std::lround(-error / tpf)));  // silence until it is due
+          stats_.frames_silence += done;
+        }
+      } else if (playing_ && std::abs(error) > kSlewTicks && queued > 1) {
+        // Within the tolerance the sound is slewed to the picture's clock a sample at a time
+        // (200 samples a second at 5 ms pulls: 4 ms/s, inaudible), so that it settles on it
+        // rather than anywhere inside the tolerance.
+        ++stats_.frames_slewed;
+        if (error > 0) {
+          fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(ch));  // one frame less
+          head_ticks_ += tpf;
+          --queued;
+        } else {
+          std::copy_n(fifo_.begin(), ch, out);  // the head frame twice
+          done = 1;
+        }
+      }
+    }
+    const std::size_t n = std::min(frames - done, queued);
+    std::copy_n(fifo_.begin(), n * ch, out + done * ch);
+    fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(n * ch));
+    head_ticks_ += static_cast<double>(n) * tpf;
+    stats_.frames_played += n;
+    if (done + n < frames) {
+      stats_.frames_silence += frames - done - n;
+      if (playing_ && n < frames - done) ++stats_.underruns;
+    }
+    playing_ = n > 0 || (playing_ && done > 0);
+    if (muted_) std::fill(out, out + frames * ch, std::int16_t{0});
+  }
+  if (onset_hook_) detect_onsets(out, frames, heard_at);
+  (void)rate;
+}
+
+void AudioPlayout::detect_onsets(const std::int16_t* out, std::size_t frames, Clock::time_point heard_at) {
+  const int rate = sample_rate();
+  if (rate <= 0) return;
+  const std::size_t ch = static_cast<std::size_t>(options_.output_channels);
+  constexpr int kHigh = 3277, kLow = 328;  // -20 and -40 dBFS of 16-bit full scale
+  const auto quiet_needed = static_cast<std::size_t>(rate / 10);
+  for (std::size_t f = 0; f < frames; ++f) {
+    const int s = std::abs(static_cast<int>(out[f * ch]));
+    if (s >= kHigh && quiet_frames_ >= quiet_needed)
+      onset_hook_(heard_at + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(f) / rate)));
+    quiet_frames_ = s < kLow ? quiet_frames_ + 1 : 0;
+  }
+}
+
+void AudioPlayout::set_muted(bool muted) {
+  std::lock_guard lock(mutex_);
+  muted_ = muted;
+}
+
+bool AudioPlayout::muted() const {
+  std::lock_guard lock(mutex_);
+  return muted_;
+}
+
+int AudioPlayout::sample_rate() const {
+  std::lock_guard lock(mutex_);
+  return format_.channels > 0 ? format_.sample_rate : 0;
+}
+
+PlayoutStats AudioPlayout::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void SyncProbe::on_flash(Clock::time_point shown) {
+  std::lock_guard lock(mutex_);
+  if (flashes_.size() < kMax) flashes_.push_back(shown);
+}
+
+void SyncProbe::on_click(Clock::time_point heard) {
+  std::lock_guard lock(mutex_);
+  if (clicks_.size() < kMax) clicks_.push_back(heard);
+}
+
+SyncProbe::Report SyncProbe::report() const {
+  std::lock_guard lock(mutex_);
+  Report r;
+  r.flashes = flashes_.size();
+  r.clicks = clicks_.size();
+  for (const auto& c : clicks_) {
+    std::optional<double> best;
+    for (const auto& f : flashes_) {
+      const double ms = std::chrono::duration<double, std::milli>(c - f).count();
+      if (std::abs(ms) <= 500 && (!best || std::abs(ms) < std::abs(*best))) best = ms;
+    }
+    if (best) r.offsets_ms.push_back(*best);
+  }
+  r.pairs = r.offsets_ms.size();
+  if (r.pairs) {
+    double sum = 0;
+    r.min_ms = r.max_ms = r.offsets_ms.front();
+    for (double v : r.offsets_ms) {
+      sum += v;
+      r.min_ms = std::min(r.min_ms, v);
+      r.max_ms = std::max(r.max_ms, v);
+      r.max_abs_ms = std::max(r.max_abs_ms, std::abs(v));
+    }
+    r.mean_ms = sum / static_cast<double>(r.pairs);
+  }
+  return r;
+}
+
+}  // namespace j2k::audio

@@ -1,0 +1,228 @@
+// The receivers' sound path (queue, meters, events, WAV dump) and the player's playout in
+// step with the pictures on screen, on simulated clocks.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "audio/audio_monitor.hpp"
+#include "audio/playout.hpp"
+
+namespace j2k::audio {
+namespace {
+
+using depacketizer::AudioBlock;
+using depacketizer::AudioFormat;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+/// 1920 frames of silence (25 fps at 48 kHz) with a click at the start when asked.
+AudioBlock frame_sound(const AudioFormat& f, std::uint32_t ts, bool click, std::int32_t level = 0) {
+  AudioBlock b;
+  b.format = f;
+  b.rtp_timestamp = ts;
+  b.samples.assign(1920 * static_cast<std::size_t>(f.channels), level);
+  if (click)
+    for (std::size_t i = 0; i < 48 * static_cast<std::size_t>(f.channels); ++i) b.samples[i] = 1 << (f.bits - 2);
+  return b;
+}
+
+Clock::duration ms(double v) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(v)); }
+
+TEST(Playout, TheClickIsHeardWhenItsPictureIsShown) {
+  // Pictures at 25 fps shown 73 ms after their nominal time, sound pulled 10 ms at a time;
+  // the frame with the click (frame 30) is shown at W0 + 30 × 40 ms + 73 ms.
+  const AudioFormat f{2, 48000, 24};
+  AudioPlayout p;
+  std::vector<Clock::time_point> heard;
+  p.set_onset_hook([&](Clock::time_point t) { heard.push_back(t); });
+  const std::uint32_t t0 = 4294960000u;  // the RTP clock wraps during the test
+  const Clock::time_point w0 = Clock::now();
+  std::vector<std::int16_t> out(480 * 2);
+  Clock::time_point device = w0;  // the moment the next pulled frame is heard
+  for (int k = 0; k < 60; ++k) {
+    const std::uint32_t ts = t0 + 3600u * static_cast<std::uint32_t>(k);
+    p.push(frame_sound(f, ts, k == 30));
+    p.on_video_shown(ts, w0 + ms(40.0 * k + 73));
+    for (int i = 0; i < 4; ++i) {
+      p.pull(out.data(), 480, device);
+      device += ms(10);
+    }
+  }
+  ASSERT_EQ(heard.size(), 1u);
+  const double offset = std::chrono::duration<double, std::milli>(heard[0] - (w0 + ms(30 * 40.0 + 73))).count();
+  EXPECT_LT(std::abs(offset), 1.0) << "click heard " << offset << " ms from its picture";
+  const auto s = p.stats();
+  EXPECT_TRUE(s.on_picture_clock);
+  EXPECT_GT(s.frames_played, 48000u);
+  EXPECT_LE(s.corrections, 3u) << "after the first alignment a steady stream plays untouched";
+}
+
+TEST(Playout, SettlesOnThePictureClockWithinTheTolerance) {
+  // The pictures start being shown 10 ms later (within the 15 ms tolerance, so no jump): the
+  // sound is slewed a frame per pull until the click is heard with its picture again.
+  const AudioFormat f{2, 48000, 24};
+  AudioPlayout p;
+  std::vector<Clock::time_point> heard;
+  p.set_onset_hook([&](Clock::time_point t) { heard.push_back(t); });
+  const Clock::time_point w0 = Clock::now();
+  std::vector<std::int16_t> out(240 * 2);
+  Clock::time_point device = w0;
+  auto shown_at = [&](int k) { return w0 + ms(40.0 * k + (k < 10 ? 73 : 83)); };
+  for (int k = 0; k < 100; ++k) {
+    const std::uint32_t ts = 3600u * static_cast<std::uint32_t>(k);
+    p.push(frame_sound(f, ts, k == 90));
+    p.on_video_shown(ts, shown_at(k));
+    for (int i = 0; i < 8; ++i) {
+      p.pull(out.data(), 240, device);
+      device += ms(5);
+    }
+  }
+  ASSERT_EQ(heard.size(), 1u);
+  const double offset = std::chrono::duration<double, std::milli>(heard[0] - shown_at(90)).count();
+  EXPECT_LT(std::abs(offset), 1.1) << "click heard " << offset << " ms from its picture";
+  EXPECT_EQ(p.stats().corrections, 0u) << "no jump: the sound slid over";
+  EXPECT_GT(p.stats().frames_slewed, 400u);
+}
+
+TEST(Playout, WithoutPicturesTheSoundPlaysOnItsOwnClock) {
+  const AudioFormat f{2, 48000, 16};
+  AudioPlayout p;
+  std::vector<std::int16_t> out(960 * 2);
+  Clock::time_point device = Clock::now();
+  for (int k = 0; k < 20; ++k) p.push(frame_sound(f, 1000u + 3600u * static_cast<std::uint32_t>(k), false, 1000 + k));
+  std::vector<std::int16_t> all;
+  for (int i = 0; i < 45; ++i) {
+    p.pull(out.data(), 960, device);
+    device += ms(20);
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  // 100 ms of silence first (the free-run delay), then every sample in order.
+  std::size_t first = 0;
+  while (first < all.size() && all[first] == 0) ++first;
+  EXPECT_EQ(first, 4800u * 2);
+  for (int k = 0; k < 20; ++k)
+    EXPECT_EQ(all[first + static_cast<std::size_t>(k) * 1920 * 2], 1000 + k) << k;
+  EXPECT_FALSE(p.stats().on_picture_clock);
+  EXPECT_EQ(p.stats().frames_played, 20u * 1920);
+}
+
+TEST(Playout, ChannelsMuteAndTheBufferBound) {
+  const AudioFormat f{4, 48000, 24};
+  PlayoutOptions o;
+  o.channels = {2};  // the third channel, to both sides
+  o.max_buffer_s = 0.5;
+  AudioPlayout p(o);
+  EXPECT_EQ(p.sample_rate(), 0) << "no output is opened before sound arrives";
+  AudioBlock b = frame_sound(f, 0, false);
+  for (std::size_t i = 0; i < b.frames(); ++i) b.samples[i * 4 + 2] = 0x123400;
+  for (int k = 0; k < 20; ++k) {
+    b.rtp_timestamp = 3600u * static_cast<std::uint32_t>(k);
+    p.push(b);
+  }
+  EXPECT_EQ(p.stats().frames_dropped, 20u * 1920 - 24000) << "half a second is kept";
+  std::vector<std::int16_t> out(100 * 2);
+  const auto t = Clock::now();
+  p.pull(out.data(), 100, t);
+  p.pull(out.data(), 100, t + 200ms);  // after the free-run delay
+  EXPECT_EQ(out[0], 0x1234);
+  EXPECT_EQ(out[1], 0x1234);
+  p.set_muted(true);
+  p.pull(out.data(), 100, t + 200ms + ms(100.0 / 48));
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[1], 0);
+  EXPECT_EQ(p.stats().frames_played, 200u) << "muted sound is consumed, not held";
+}
+
+TEST(SyncProbe, PairsEachClickWithTheNearestFlash) {
+  SyncProbe probe;
+  const auto t = Clock::now();
+  for (int k = 0; k < 5; ++k) probe.on_flash(t + std::chrono::seconds(k));
+  for (int k = 0; k < 5; ++k) probe.on_click(t + std::chrono::seconds(k) + ms(k - 2.0));
+  probe.on_click(t + std::chrono::seconds(20));  // nothing near it
+  const auto r = probe.report();
+  EXPECT_EQ(r.pairs, 5u);
+  EXPECT_EQ(r.clicks, 6u);
+  EXPECT_NEAR(r.mean_ms, 0.0, 1e-6);
+  EXPECT_NEAR(r.min_ms, -2.0, 1e-6);
+  EXPECT_NEAR(r.max_abs_ms, 2.0, 1e-6);
+}
+
+TEST(AudioMonitor, MetersDumpsAndReportsSilenceAndClipping) {
+  spdlog::set_level(spdlog::level::off);
+  const std::string path = "audio_monitor_test.wav";
+  std::vector<AudioEvent> events;
+  std::mutex m;
+  std::uint64_t forwarded = 0;
+  auto made = AudioMonitor::create({MeterOptions{-60, 0.5}, path},
+                                   [&](const AudioEvent& e) { std::lock_guard l(m); events.push_back(e); },
+                                   [&](const AudioBlock&) { ++forwarded; });
+  ASSERT_TRUE(made);
+  auto& mon = **made;
+  const AudioFormat f{2, 48000, 16};
+  for (int k = 0; k < 50; ++k) {
+    AudioBlock b = frame_sound(f, 3600u * static_cast<std::uint32_t>(k), false, k < 25 ? 3000 : 0);
+    if (k == 10) b.samples[1] = 32767;  // channel 2 touches full scale
+    if (k < 25)
+      for (std::size_t i = 0; i < b.samples.size(); i += 2) b.samples[i] = (i / 2) % 2 ? 3000 : -3000;
+    mon.push(std::move(b));
+  }
+  mon.stop();
+  const auto s = mon.snapshot();
+  EXPECT_TRUE(s.seen);
+  EXPECT_EQ(s.blocks, 50u);
+  EXPECT_EQ(s.sample_frames, 50u * 1920);
+  EXPECT_EQ(s.dump_frames, 50u * 1920);
+  EXPECT_EQ(forwarded, 50u);
+  ASSERT_EQ(s.totals.size(), 2u);
+  EXPECT_NEAR(s.totals[1].peak_dbfs, 0.0, 0.01);
+  EXPECT_NEAR(s.totals[0].peak_dbfs, 20 * std::log10(3000.0 / 32768), 0.01);
+  EXPECT_NEAR(s.totals[0].rms_dbfs, 20 * std::log10(3000.0 / 32768) - 10 * std::log10(2.0), 0.05) << "half the time at ±3000";
+  int silences = 0, clips = 0;
+  for (const auto& e : events) {
+    silences += e.kind == AudioEvent::Kind::silence;
+    clips += e.kind == AudioEvent::Kind::clipping && e.channel == 2;
+  }
+  EXPECT_EQ(silences, 2) << "both channels fall silent after the 25th block";
+  EXPECT_EQ(clips, 1);
+  const auto header = std::filesystem::file_size(path) - 50u * 1920 * 4;
+  EXPECT_TRUE(header == 44 || header == 68) << "RIFF/WAVE header, then every sample: " << header;
+  std::filesystem::remove(path);
+}
+
+TEST(AudioMonitor, AFullQueueDropsAndCountsNeverWaits) {
+  std::atomic<bool> release{false};
+  AudioMonitorOptions o;
+  o.queue_blocks = 4;
+  auto made = AudioMonitor::create(o, {}, [&](const AudioBlock&) {
+    while (!release.load()) std::this_thread::sleep_for(1ms);  // a stuck consumer
+  });
+  ASSERT_TRUE(made);
+  const AudioFormat f{2, 48000, 16};
+  const auto start = Clock::now();
+  for (int k = 0; k < 100; ++k) (*made)->push(frame_sound(f, 0, false));
+  EXPECT_LT(Clock::now() - start, 5s) << "push never waits for the consumer";
+  release = true;
+  (*made)->stop();
+  const auto s = (*made)->snapshot();
+  EXPECT_EQ(s.blocks + s.dropped_queue_full, 100u);
+  EXPECT_GE(s.dropped_queue_full, 95u);
+}
+
+TEST(AudioMonitor, AnUnwritableDumpIsAnErrorAtOnceAndNoSoundLeavesNoFile) {
+  EXPECT_FALSE(AudioMonitor::create({MeterOptions{}, "/nonexistent-dir/x.wav"}));
+  spdlog::set_level(spdlog::level::off);
+  const std::string path = "audio_monitor_silent.wav";
+  auto made = AudioMonitor::create({MeterOptions{}, path});
+  ASSERT_TRUE(made);
+  EXPECT_TRUE(std::filesystem::exists(path)) << "made at the start, to fail early";
+  (*made)->stop();
+  EXPECT_FALSE(std::filesystem::exists(path)) << "no sound came: no empty WAV file left behind";
+  EXPECT_FALSE((*made)->snapshot().dump_error.empty());
+}
+
+}  // namespace
+}  // namespace j2k::audio
