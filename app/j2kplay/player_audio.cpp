@@ -120,7 +120,7 @@ void PlayerAudio::tick() {
   // heard), a frame period of 25 fps for the frame's packets (the sound follows the picture in
   // each content package or PES) and 20 ms for decoding and the hand-overs.
   picture_delay_ms_.store(output_->lead_ms() + 60.0);
-  logger("j2kplay")->info("sound: {} Hz to {}; pictures shown {:.0f} ms after their earliest arrival, in step with it", rate,
+  logger("j2kplay")->info("sound: {} Hz to {}; pictures shown at least {:.0f} ms after their earliest arrival, in step with it", rate,
                           output_->describe(), picture_delay_ms_.load());
 }
 

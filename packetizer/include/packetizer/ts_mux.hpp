@@ -22,7 +22,7 @@ struct TsMuxConfig {
   std::uint8_t field_order = 1;                 ///< elsm fiel Fio when interlaced (1 top first, 6 bottom first)
   std::uint64_t pcr_lead_90khz = 9000;          ///< PCR runs this far ahead… behind the PTS (decoder buffer time)
   /// SMPTE ST 302M sound on this PID (listed in the PMT with a "BSSD" registration descriptor).
-  std::optional<std::uint16_t> audio_pid;
+  std::optional<std::uint16_t> audio_pid = std::nullopt;
 };
 
 class TsMuxer {
