@@ -6,8 +6,9 @@
 //
 // The scheme is the CPU tier-1's (decoder/src/own/tier1/t1_kernel.inl, the reference):
 // passes do not walk the block sample by sample but take the samples they code from bit
-// masks (bit 4x + k of a stripe's mask words stands for row k of column x; 16 columns a
-// word), so a pass costs its coded symbols, not the block's size. The coded symbols are
+// masks (bit 4x + k of a stripe's mask words stands for row k of column x; 8 columns a
+// 32-bit word: the GPU's shifts and bit scans are 32-bit), so a pass costs its coded
+// symbols, not the block's size. The coded symbols are
 // one chain of data-dependent MQ decodes, which lane 0 runs; the other lanes do what is
 // data-parallel around it: clearing the state, the tables, the refinement contexts
 // (known before the pass), the magnitudes' refinement (after it) and the write-out.
@@ -39,15 +40,15 @@ namespace j2k::gpu::cuda::t1 {
 
 using u8 = std::uint8_t;
 using u32 = std::uint32_t;
-using u64 = std::uint64_t;
+using Mask = std::uint32_t;  ///< 8 stripe columns: bit 4x + k is row k of column x
 
 // ---- Portable primitives ---------------------------------------------------------------
 
-J2K_T1_FN int lowest_bit(u64 v) {  // v != 0
+J2K_T1_FN int lowest_bit(Mask v) {  // v != 0
 #if defined(__CUDA_ARCH__)
-  return __ffsll(static_cast<long long>(v)) - 1;
+  return __ffs(static_cast<int>(v)) - 1;
 #else
-  return __builtin_ctzll(v);
+  return __builtin_ctz(v);
 #endif
 }
 J2K_T1_FN int leading_zeros(u32 v) {  // v != 0
@@ -162,53 +163,114 @@ J2K_T1_FN u32 sign_context(u32 idx) {
   return 11u << 1 | (hc < 0);
 }
 
-// ---- Mask helpers (as the CPU's) -------------------------------------------------------
+// ---- Mask helpers (as the CPU's, on 32-bit words) --------------------------------------
 
-constexpr u64 kRow0 = 0x1111111111111111ull, kRow3 = 0x8888888888888888ull;
+constexpr Mask kRow0 = 0x11111111u, kRow3 = 0x88888888u;
 
 /// Later samples that gain a significant neighbour when the sample at entry i (row
 /// k = i & 3) becomes significant, as offsets from i: the one below and rows k-1..k+1 of
 /// the next column.
-J2K_T1_FN u64 later_neighbours(int k) {
-  return k == 0 ? (1ull << 1 | 1ull << 4 | 1ull << 5) : k == 3 ? (1ull << 3 | 1ull << 4) : (1ull << 1 | 1ull << 3 | 1ull << 4 | 1ull << 5);
+J2K_T1_FN Mask later_neighbours(int k) {
+  return k == 0 ? (1u << 1 | 1u << 4 | 1u << 5) : k == 3 ? (1u << 3 | 1u << 4) : (1u << 1 | 1u << 3 | 1u << 4 | 1u << 5);
 }
-J2K_T1_FN u64 valid_bits(int j, int samples, u64 rows) {
-  const int left = samples - 64 * j;
-  return left >= 64 ? rows : rows & ((u64{1} << left) - 1);
+J2K_T1_FN Mask valid_bits(int j, int samples, Mask rows) {
+  const int left = samples - 32 * j;
+  return left >= 32 ? rows : rows & ((1u << left) - 1);
 }
-J2K_T1_FN u64 row_pattern(int rows) { return rows >= 4 ? ~u64{0} : kRow0 * ((1u << rows) - 1); }
-J2K_T1_FN u64 vertical(u64 m) { return ((m << 1) & ~kRow0) | ((m >> 1) & ~kRow3); }
-J2K_T1_FN u64 column_spread(u64 m) { return m | vertical(m); }
-J2K_T1_FN u64 row_spread(u64 m, u64 prev, u64 next) { return m | (m << 4) | (prev >> 60) | (m >> 4) | (next << 60); }
+J2K_T1_FN Mask row_pattern(int rows) { return rows >= 4 ? ~0u : kRow0 * ((1u << rows) - 1); }
+J2K_T1_FN Mask vertical(Mask m) { return ((m << 1) & ~kRow0) | ((m >> 1) & ~kRow3); }
+J2K_T1_FN Mask column_spread(Mask m) { return m | vertical(m); }
+J2K_T1_FN Mask row_spread(Mask m, Mask prev, Mask next) { return m | (m << 4) | (prev >> 28) | (m >> 4) | (next << 28); }
 
-/// Samples of word j of a stripe (`sig` points at the stripe's words, borders around)
-/// that are significant or have a significant sample among their 8 neighbours.
-J2K_T1_FN u64 near_significant(const u64* sig, int words, int j, bool causal) {
-  const u64* const above = sig - (words + 2);
-  const u64* const below = sig + (words + 2);
-  u64 m = row_spread(column_spread(sig[j]), column_spread(sig[j - 1]), column_spread(sig[j + 1]));
+/// Three neighbouring words (j - 1, j, j + 1) of the significance of a stripe (s), of the
+/// stripe above (a) and of the one below (b), slid along the stripe word by word so that
+/// each step loads three words.
+struct Window3 {
+  Mask ap, a, an, sp, s, sn, bp, b, bn;
+  /// At word 0 of the stripe whose words start at `sig` (borders around).
+  J2K_T1_FN void start(const Mask* sig, int words) {
+    const Mask* const above = sig - (words + 2);
+    const Mask* const below = sig + (words + 2);
+    ap = above[-1];
+    a = above[0];
+    an = above[1];
+    sp = sig[-1];
+    s = sig[0];
+    sn = sig[1];
+    bp = below[-1];
+    b = below[0];
+    bn = below[1];
+  }
+  /// From word j to j + 1; `s_now` is word j's significance now.
+  J2K_T1_FN void advance(const Mask* sig, int words, int j, Mask s_now) {
+    ap = a;
+    a = an;
+    sp = s_now;
+    s = sn;
+    bp = b;
+    b = bn;
+    if (j + 2 <= words) {
+      an = sig[j + 2 - (words + 2)];
+      sn = sig[j + 2];
+      bn = sig[j + 2 + (words + 2)];
+    } else {
+      an = sn = bn = 0;
+    }
+  }
+  /// Samples of word j that are significant or have a significant one among their 8
+  /// neighbours: the row's own significance spread both ways, the last row of the stripe
+  /// above spread along its row, and (unless vertically causal, D.7) the first row of the
+  /// stripe below.
+  J2K_T1_FN Mask near(bool causal) const {
+    Mask m = row_spread(column_spread(s), column_spread(sp), column_spread(sn));
+    m |= row_spread((a >> 3) & kRow0, (ap >> 3) & kRow0, (an >> 3) & kRow0);
+    if (!causal) m |= row_spread((b << 3) & kRow3, (bp << 3) & kRow3, (bn << 3) & kRow3);
+    return m;
+  }
+};
+
+/// Of word j of a stripe (`sig` points at the stripe's words, borders around): the
+/// samples with a significant sample among their 8 neighbours (not counting themselves).
+J2K_T1_FN Mask neighbour_significant(const Mask* sig, int words, int j, bool causal) {
+  const Mask* const above = sig - (words + 2);
+  const Mask* const below = sig + (words + 2);
+  const Mask cs = column_spread(sig[j]);
+  Mask m = vertical(sig[j]) | (cs << 4) | (column_spread(sig[j - 1]) >> 28) | (cs >> 4) | (column_spread(sig[j + 1]) << 28);
   m |= row_spread((above[j] >> 3) & kRow0, (above[j - 1] >> 3) & kRow0, (above[j + 1] >> 3) & kRow0);
   if (!causal) m |= row_spread((below[j] << 3) & kRow3, (below[j - 1] << 3) & kRow3, (below[j + 1] << 3) & kRow3);
   return m;
 }
-/// The same without the sample itself: a significant sample among its 8 neighbours.
-J2K_T1_FN u64 neighbour_significant(const u64* sig, int words, int j, bool causal) {
-  const u64* const above = sig - (words + 2);
-  const u64* const below = sig + (words + 2);
-  const u64 cs = column_spread(sig[j]);
-  u64 m = vertical(sig[j]) | (cs << 4) | (column_spread(sig[j - 1]) >> 60) | (cs >> 4) | (column_spread(sig[j + 1]) << 60);
-  m |= row_spread((above[j] >> 3) & kRow0, (above[j - 1] >> 3) & kRow0, (above[j + 1] >> 3) & kRow0);
-  if (!causal) m |= row_spread((below[j] << 3) & kRow3, (below[j - 1] << 3) & kRow3, (below[j + 1] << 3) & kRow3);
-  return m;
-}
+
+/// The column words of a stripe around column `cur` (left, own, right) and the one after
+/// them, read ahead: stepping to the next column then waits for no load.
+struct Columns {
+  int cur;
+  u32 l, c, r, ahead;
+  J2K_T1_FN void at(const u32* crow, int x) {
+    if (x == cur) return;
+    if (x == cur + 1) {
+      l = c;
+      c = r;
+      r = ahead;
+    } else {
+      l = crow[x - 1];
+      c = crow[x];
+      r = crow[x + 1];
+    }
+    ahead = crow[x + 2];  // at most the next row's first (border) word
+    cur = x;
+  }
+};
 
 // ---- MQ decoder (C.3) and raw bits (D.6) -------------------------------------------------
 
 /// C as in C.3 (Chigh in bits 16..31) with up to 16 code bits waiting below it (`ct` of
 /// them, from bit 15 down) where C.3 keeps at most 8: a byte is appended as soon as 8 or
 /// fewer wait, so a renormalisation rarely has to stop for one. The bytes and their
-/// positions are C.3's, so C's value is the same. `last` is the byte C.3's BP points at,
-/// `next` the one after it (read ahead, so that a BYTEIN never waits for memory).
+/// positions are C.3's, so C's value is the same. A is kept as A << 16 (compared with
+/// C and with Qe << 16 as they are; RENORMD shifts by its leading zeros). `last` is the
+/// byte C.3's BP points at, `next` the one after it (read ahead, so that a BYTEIN never
+/// waits for memory).
 struct Mq {
   const u8* data;
   u32 len, pos;
@@ -247,13 +309,13 @@ J2K_T1_FN void mq_init(Mq& m, const u8* data, u32 len) {
   byte_in(m);
   m.c <<= 7;
   m.ct -= 7;
-  m.a = 0x8000u;
+  m.a = 0x80000000u;
   if (m.ct <= 8) byte_in(m);
 }
 
 /// C.3.3 RENORMD: shift until A >= 0x8000, in one step when the waiting bits suffice.
 J2K_T1_FN void renorm(Mq& m) {
-  int n = leading_zeros(m.a) - 16;
+  int n = leading_zeros(m.a);
   if (n <= m.ct) {
     m.a <<= n;
     m.c <<= n;
@@ -273,16 +335,16 @@ J2K_T1_FN void renorm(Mq& m) {
 
 /// C.3.2 DECODE of the context word `e` (updated in place from the successor table).
 J2K_T1_FN u32 mq_decode(Mq& m, u32& e, const u32* next) {
-  const u32 qe = e >> 16;
-  m.a -= qe;
+  const u32 q = e & 0xFFFF0000u;  // Qe << 16
+  m.a -= q;
   u32 x;  // 1: the decision is not the MPS
-  if ((m.c >> 16) < qe) {
-    x = m.a >= qe ? 1u : 0u;  // conditional exchange
-    m.a = qe;
+  if (m.c < q) {  // Chigh < Qe
+    x = m.a >= q ? 1u : 0u;  // conditional exchange
+    m.a = q;
   } else {
-    m.c -= qe << 16;
-    if (m.a & 0x8000u) return e & 1u;
-    x = m.a < qe ? 1u : 0u;
+    m.c -= q;
+    if (m.a & 0x80000000u) return e & 1u;
+    x = m.a < q ? 1u : 0u;
   }
   const u32 d = (e ^ x) & 1u;
   e = next[(e & 0x7Fu) << 1 | x];
@@ -332,7 +394,7 @@ J2K_T1_FN u32 raw_bit(Raw& r) {
 // ---- The block ---------------------------------------------------------------------------
 
 struct Block {
-  u64 *sig, *refine, *visited, *refined, *near, *rbits;
+  Mask *sig, *refine, *visited, *refined, *near, *rbits;
   u32* colw;
   std::int32_t* mag;
   u32* ctx;
@@ -342,19 +404,19 @@ struct Block {
   int w, h, stripes, words, cw;  // cw: column words per stripe row (w + 2)
   bool causal;
 
-  J2K_T1_FN u64* sig_row(int st) const { return sig + (st + 1) * (words + 2) + 1; }
+  J2K_T1_FN Mask* sig_row(int st) const { return sig + (st + 1) * (words + 2) + 1; }
   J2K_T1_FN u32* col_row(int st) const { return colw + (st + 1) * cw + 1; }
 };
 
 J2K_T1_FN Block block_at(unsigned char* smem, const T1Block& tb) {
   const T1SharedLayout l = t1_shared_layout(tb.width, tb.height);
   Block b;
-  b.sig = reinterpret_cast<u64*>(smem + l.sig);
-  b.refine = reinterpret_cast<u64*>(smem + l.refine);
-  b.visited = reinterpret_cast<u64*>(smem + l.visited);
-  b.refined = reinterpret_cast<u64*>(smem + l.refined);
-  b.near = reinterpret_cast<u64*>(smem + l.near);
-  b.rbits = reinterpret_cast<u64*>(smem + l.rbits);
+  b.sig = reinterpret_cast<Mask*>(smem + l.sig);
+  b.refine = reinterpret_cast<Mask*>(smem + l.refine);
+  b.visited = reinterpret_cast<Mask*>(smem + l.visited);
+  b.refined = reinterpret_cast<Mask*>(smem + l.refined);
+  b.near = reinterpret_cast<Mask*>(smem + l.near);
+  b.rbits = reinterpret_cast<Mask*>(smem + l.rbits);
   b.colw = reinterpret_cast<u32*>(smem + l.colw);
   b.mag = reinterpret_cast<std::int32_t*>(smem + l.mag);
   b.ctx = reinterpret_cast<u32*>(smem + l.ctx);
@@ -437,55 +499,52 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, Contexts& cx) {
   const std::int32_t one = 3 << p;
   const int words = b.words, samples = 4 * b.w;
   for (int st = 0; st < b.stripes; ++st) {
-    const u64 rows = row_pattern(b.h - 4 * st);
-    u64* const srow = b.sig_row(st);
+    const Mask rows = row_pattern(b.h - 4 * st);
+    Mask* const srow = b.sig_row(st);
     u32* const crow = b.col_row(st);
     std::int32_t* const mrow = b.mag + st * samples;
-    u64 carry = 0;  // candidates that the previous word's samples handed on
+    Window3 win;
+    win.start(srow, words);
+    Columns col{-2, 0, 0, 0, 0};
+    Mask carry = 0;  // candidates that the previous word's samples handed on
     for (int j = 0; j < words; ++j) {
-      const u64 s = srow[j];
+      const Mask s = win.s;
       b.refine[st * words + j] = s;
       // Candidates: insignificant samples with a significant neighbour; samples that
       // become significant add the later ones around them.
-      const u64 open = ~s & valid_bits(j, samples, rows);
-      u64 cand = (near_significant(srow, words, j, b.causal) | carry) & open;
-      u64 coded = cand, became = 0;
+      const Mask open = ~s & valid_bits(j, samples, rows);
+      Mask cand = (win.near(b.causal) | carry) & open;
+      Mask coded = cand, became = 0;
       carry = 0;
-      int cur = -1;
-      u32 l = 0, c = 0, rr = 0;
       while (cand) {
         const int bit = lowest_bit(cand);
         cand &= cand - 1;
-        const int x = 16 * j + (bit >> 2), k = bit & 3;
-        if (x != cur) {
-          l = crow[x - 1];
-          c = crow[x];
-          rr = crow[x + 1];
-          cur = x;
-        }
+        const int x = 8 * j + (bit >> 2), k = bit & 3;
+        col.at(crow, x);
         const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
         u32 d;
         if constexpr (kRaw) d = raw_bit(r);
-        else d = cx.decode(r, b.zc[zc_index(l, c, rr, k, m3)], b.next);
+        else d = cx.decode(r, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next);
         if (!d) continue;
         u32 neg;
         if constexpr (kRaw) {
           neg = raw_bit(r);
         } else {
-          const u32 sc = b.sc[sc_index(l, c, rr, k, m3)];
+          const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
           neg = cx.decode(r, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
         }
-        set_significant(b, crow, x, c, k, neg);
-        mrow[64 * j + bit] = one;
-        became |= u64{1} << bit;
-        const u64 later = later_neighbours(k);
-        const u64 added = (later << bit) & open;
+        set_significant(b, crow, x, col.c, k, neg);
+        mrow[32 * j + bit] = one;
+        became |= 1u << bit;
+        const Mask later = later_neighbours(k);
+        const Mask added = (later << bit) & open;
         cand |= added;
         coded |= added;
-        if (bit > 58) carry |= later >> (64 - bit);
+        if (bit > 26) carry |= later >> (32 - bit);
       }
       srow[j] = s | became;
       b.visited[st * words + j] = coded;
+      win.advance(srow, words, j, s | became);
     }
   }
 }
@@ -511,10 +570,10 @@ J2K_T1_FN void refine_pass(const Block& b, Regs& r, Contexts& cx) {
   }
   const int n = b.stripes * b.words;
   for (int i = 0; i < n; ++i) {
-    u64 todo = b.refine[i];
+    Mask todo = b.refine[i];
     if (!todo) continue;
-    const u64 near = b.near[i], refined = b.refined[i];
-    u64 bits = 0;
+    const Mask near = b.near[i], refined = b.refined[i];
+    Mask bits = 0;
     while (todo) {
       const int bit = lowest_bit(todo);
       todo &= todo - 1;
@@ -531,7 +590,7 @@ J2K_T1_FN void refine_pass(const Block& b, Regs& r, Contexts& cx) {
           d = mq_decode(r, e14, b.next);
         }
       }
-      bits |= u64{d} << bit;
+      bits |= d << bit;
     }
     b.rbits[i] = bits;
   }
@@ -542,18 +601,19 @@ J2K_T1_FN void refine_pass(const Block& b, Regs& r, Contexts& cx) {
   }
 }
 
-/// After a refinement pass (all lanes): the bits into the magnitudes (the previous
-/// plane's midpoint bit sits where this plane's bit goes: add or remove half).
+/// After a refinement pass (all lanes, one sample each per word): the bits into the
+/// magnitudes (the previous plane's midpoint bit sits where this plane's bit goes: add or
+/// remove half).
 J2K_T1_FN void refine_apply(const Block& b, int p, int lane, int lanes) {
   const std::int32_t half = 1 << p;
   const int samples = 4 * b.w;
   for (int i = 0; i < b.stripes * b.words; ++i) {
-    const u64 todo = b.refine[i];
+    const Mask todo = b.refine[i];
     if (!todo) continue;
-    const u64 bits = b.rbits[i];
+    const Mask bits = b.rbits[i];
     const int st = i / b.words, j = i - st * b.words;
-    std::int32_t* const m = b.mag + st * samples + 64 * j;
-    for (int bit = lane; bit < 64; bit += lanes)
+    std::int32_t* const m = b.mag + st * samples + 32 * j;
+    for (int bit = lane; bit < 32; bit += lanes)
       if ((todo >> bit) & 1u) m[bit] += static_cast<std::int32_t>(((bits >> bit) & 1u) << (p + 1)) - half;
     if (lane == 0) b.refined[i] |= todo;
   }
@@ -567,72 +627,64 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, Contexts& cx) {
   const int words = b.words, samples = 4 * b.w;
   for (int st = 0; st < b.stripes; ++st) {
     const bool full = b.h - 4 * st >= 4;
-    const u64 rows = row_pattern(b.h - 4 * st);
-    u64* const srow = b.sig_row(st);
+    const Mask rows = row_pattern(b.h - 4 * st);
+    Mask* const srow = b.sig_row(st);
     u32* const crow = b.col_row(st);
     std::int32_t* const mrow = b.mag + st * samples;
-    u64 blocked = 0;  // 1: the next word's first column gained a significant neighbour
+    Window3 win;
+    win.start(srow, words);
+    Columns col{-2, 0, 0, 0, 0};
+    Mask blocked = 0;  // 1: the next word's first column gained a significant neighbour
     for (int j = 0; j < words; ++j) {
-      const u64 s = srow[j];
+      const Mask s = win.s;
       // Coding one sample cannot change another's membership: the mask is exact.
-      u64 todo = ~(s | b.visited[st * words + j]) & valid_bits(j, samples, rows);
+      Mask todo = ~(s | b.visited[st * words + j]) & valid_bits(j, samples, rows);
       // Run-length columns (bit 4x): all four samples to be coded here and nothing
       // significant around them; a column loses that when the one before it gains a
       // significant sample (below).
-      u64 run = 0;
+      Mask run = 0;
       if (full) {
-        const u64 near = near_significant(srow, words, j, b.causal);
+        const Mask near = win.near(b.causal);
         run = todo & (todo >> 1) & (todo >> 2) & (todo >> 3) & ~(near | near >> 1 | near >> 2 | near >> 3) & kRow0 &
               ~blocked;
       }
       blocked = 0;
-      u64 became = 0;
-      int cur = -1;
-      u32 l = 0, c = 0, rr = 0;
+      Mask became = 0;
       while (todo) {
         const int bit = lowest_bit(todo);
-        const int x = 16 * j + (bit >> 2);
+        const int x = 8 * j + (bit >> 2);
         if ((run >> bit) & 1u) {
-          todo &= ~(u64{0xF} << bit);
+          todo &= ~(0xFu << bit);
           if (!mq_decode(mq, rl, b.next)) continue;  // four more zeros
           int k = static_cast<int>(cx.decode(mq, kCtxUni, b.next) << 1);
           k |= static_cast<int>(cx.decode(mq, kCtxUni, b.next));
           // No neighbour is significant here: sign context 9, no XOR bit.
           const u32 neg = cx.decode(mq, kCtxSign, b.next);
-          if (x != cur) {
-            l = crow[x - 1];
-            c = crow[x];
-            rr = crow[x + 1];
-            cur = x;
-          }
-          set_significant(b, crow, x, c, k, neg);
-          mrow[64 * j + bit + k] = one;
-          became |= u64{1} << (bit + k);
+          col.at(crow, x);
+          set_significant(b, crow, x, col.c, k, neg);
+          mrow[32 * j + bit + k] = one;
+          became |= 1u << (bit + k);
           // The rows below it are coded one by one.
-          todo |= (u64{0xE} << (bit + k)) & (u64{0xF} << bit);
+          todo |= (0xEu << (bit + k)) & (0xFu << bit);
         } else {
           todo &= todo - 1;
           const int k = bit & 3;
-          if (x != cur) {
-            l = crow[x - 1];
-            c = crow[x];
-            rr = crow[x + 1];
-            cur = x;
-          }
+          col.at(crow, x);
           const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
-          if (!cx.decode(mq, b.zc[zc_index(l, c, rr, k, m3)], b.next)) continue;
-          const u32 sc = b.sc[sc_index(l, c, rr, k, m3)];
+          if (!cx.decode(mq, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next)) continue;
+          const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
           const u32 neg = cx.decode(mq, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
-          set_significant(b, crow, x, c, k, neg);
-          mrow[64 * j + bit] = one;
-          became |= u64{1} << bit;
+          set_significant(b, crow, x, col.c, k, neg);
+          mrow[32 * j + bit] = one;
+          became |= 1u << bit;
         }
         // The next column has a significant neighbour now.
         const int nxt = (bit & ~3) + 4;
-        if (nxt < 64) run &= ~(u64{1} << nxt);
+        if (nxt < 32) run &= ~(1u << nxt);
         else blocked = 1;
       }
       srow[j] = s | became;
+      win.advance(srow, words, j, s | became);
     }
   }
   b.ctx[kCtxRl] = rl;

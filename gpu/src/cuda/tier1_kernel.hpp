@@ -35,7 +35,7 @@ struct T1Launch {
 
 /// Where one code-block's state lies in its warp's shared memory (byte offsets; see
 /// tier1_block.hpp for what each part holds). A stripe is four rows; its samples are
-/// numbered 4x + k (column x, row k) and kept as bits of 64-bit mask words, 16 columns a
+/// numbered 4x + k (column x, row k) and kept as bits of 32-bit mask words, 8 columns a
 /// word.
 struct T1SharedLayout {
   std::uint32_t sig = 0;      ///< (stripes + 2) x (words + 2) masks, a zero border all round
@@ -52,14 +52,14 @@ struct T1SharedLayout {
   std::uint32_t sc = 0;       ///< 1024 sign contexts
   std::uint32_t total = 0;
 };
-constexpr int t1_mask_words(int w) { return (w + 15) / 16; }
+constexpr int t1_mask_words(int w) { return (w + 7) / 8; }
 constexpr T1SharedLayout t1_shared_layout(int w, int h) {
   const std::uint32_t stripes = static_cast<std::uint32_t>((h + 3) / 4);
   const std::uint32_t words = static_cast<std::uint32_t>(t1_mask_words(w));
-  const std::uint32_t masks = 8 * stripes * words;
+  const std::uint32_t masks = 4 * stripes * words;
   T1SharedLayout l;
   l.sig = 0;
-  l.refine = l.sig + 8 * (stripes + 2) * (words + 2);
+  l.refine = l.sig + 4 * (stripes + 2) * (words + 2);
   l.visited = l.refine + masks;
   l.refined = l.visited + masks;
   l.near = l.refined + masks;
