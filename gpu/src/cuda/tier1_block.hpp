@@ -35,6 +35,11 @@
 #else
 #define J2K_T1_FN inline
 #endif
+#if defined(__CUDA_ARCH__)
+#define J2K_T1_UNROLL _Pragma("unroll")
+#else
+#define J2K_T1_UNROLL
+#endif
 
 namespace j2k::gpu::cuda::t1 {
 
@@ -516,31 +521,41 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, Contexts& cx) {
       Mask cand = (win.near(b.causal) | carry) & open;
       Mask coded = cand, became = 0;
       carry = 0;
+      // Column by column (the scan order), its rows unrolled so that each row's shifts
+      // and neighbour updates are constants.
       while (cand) {
-        const int bit = lowest_bit(cand);
-        cand &= cand - 1;
-        const int x = 8 * j + (bit >> 2), k = bit & 3;
+        const int bit0 = lowest_bit(cand) & ~3;
+        const int x = 8 * j + (bit0 >> 2);
         col.at(crow, x);
-        const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
-        u32 d;
-        if constexpr (kRaw) d = raw_bit(r);
-        else d = cx.decode(r, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next);
-        if (!d) continue;
-        u32 neg;
-        if constexpr (kRaw) {
-          neg = raw_bit(r);
-        } else {
-          const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
-          neg = cx.decode(r, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
+J2K_T1_UNROLL
+        for (int k = 0; k < 4; ++k) {
+          const int bit = bit0 + k;
+          if (!((cand >> bit) & 1u)) continue;
+          const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
+          u32 d;
+          if constexpr (kRaw) d = raw_bit(r);
+          else d = cx.decode(r, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next);
+          if (!d) continue;
+          u32 neg;
+          if constexpr (kRaw) {
+            neg = raw_bit(r);
+          } else {
+            const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
+            neg = cx.decode(r, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
+          }
+          set_significant(b, crow, x, col.c, k, neg);
+          mrow[32 * j + bit] = one;
+          became |= 1u << bit;
+          // The later samples around it are candidates now: the row below (read by the
+          // next step of this loop) and three rows of the next column (bits past 31 go to
+          // the next word).
+          const Mask later = later_neighbours(k);
+          const Mask added = (later << bit) & open;
+          cand |= added;
+          coded |= added;
+          if (bit > 26) carry |= later >> (32 - bit);
         }
-        set_significant(b, crow, x, col.c, k, neg);
-        mrow[32 * j + bit] = one;
-        became |= 1u << bit;
-        const Mask later = later_neighbours(k);
-        const Mask added = (later << bit) & open;
-        cand |= added;
-        coded |= added;
-        if (bit > 26) carry |= later >> (32 - bit);
+        cand &= ~(0xFu << bit0);
       }
       srow[j] = s | became;
       b.visited[st * words + j] = coded;
@@ -650,11 +665,14 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, Contexts& cx) {
       }
       blocked = 0;
       Mask became = 0;
+      // Column by column; the rows of a column unrolled (see sig_pass).
       while (todo) {
-        const int bit = lowest_bit(todo);
-        const int x = 8 * j + (bit >> 2);
-        if ((run >> bit) & 1u) {
-          todo &= ~(0xFu << bit);
+        const int bit0 = lowest_bit(todo) & ~3;
+        const int x = 8 * j + (bit0 >> 2);
+        Mask rows_here = (todo >> bit0) & 0xFu;
+        todo &= ~(0xFu << bit0);
+        const Mask became_before = became;
+        if ((run >> bit0) & 1u) {
           if (!mq_decode(mq, rl, b.next)) continue;  // four more zeros
           int k = static_cast<int>(cx.decode(mq, kCtxUni, b.next) << 1);
           k |= static_cast<int>(cx.decode(mq, kCtxUni, b.next));
@@ -662,26 +680,30 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, Contexts& cx) {
           const u32 neg = cx.decode(mq, kCtxSign, b.next);
           col.at(crow, x);
           set_significant(b, crow, x, col.c, k, neg);
-          mrow[32 * j + bit + k] = one;
-          became |= 1u << (bit + k);
-          // The rows below it are coded one by one.
-          todo |= (0xEu << (bit + k)) & (0xFu << bit);
-        } else {
-          todo &= todo - 1;
-          const int k = bit & 3;
-          col.at(crow, x);
-          const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
-          if (!cx.decode(mq, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next)) continue;
-          const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
-          const u32 neg = cx.decode(mq, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
-          set_significant(b, crow, x, col.c, k, neg);
-          mrow[32 * j + bit] = one;
-          became |= 1u << bit;
+          mrow[32 * j + bit0 + k] = one;
+          became |= 1u << (bit0 + k);
+          rows_here = (0xEu << k) & 0xFu;  // the rows below it are coded one by one
         }
-        // The next column has a significant neighbour now.
-        const int nxt = (bit & ~3) + 4;
-        if (nxt < 32) run &= ~(1u << nxt);
-        else blocked = 1;
+        if (rows_here) {
+          col.at(crow, x);
+J2K_T1_UNROLL
+          for (int k = 0; k < 4; ++k) {
+            if (!((rows_here >> k) & 1u)) continue;
+            const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
+            if (!cx.decode(mq, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next)) continue;
+            const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
+            const u32 neg = cx.decode(mq, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
+            set_significant(b, crow, x, col.c, k, neg);
+            mrow[32 * j + bit0 + k] = one;
+            became |= 1u << (bit0 + k);
+          }
+        }
+        // A column that gained a significant sample takes the next one out of run mode.
+        if (became != became_before) {
+          const int nxt = bit0 + 4;
+          if (nxt < 32) run &= ~(1u << nxt);
+          else blocked = 1;
+        }
       }
       srow[j] = s | became;
       win.advance(srow, words, j, s | became);
