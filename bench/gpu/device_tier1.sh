@@ -39,7 +39,7 @@ if [ "${NCU:-0}" = 1 ]; then
   NCU_BIN=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   echo "ncu: ${NCU_BIN:-none}"
   if [ -n "$NCU_BIN" ]; then
-    for f in photo_1080_422_10_97 photo_2160_422_10_97; do
+    for f in ${NCU_FRAMES:-photo_1080_422_10_97 photo_2160_422_10_97}; do
       timeout 150 $NCU_BIN --set full --import-source yes -k regex:tier1_kernel -s 2 -c 1 -o $OUT/ncu_$f \
         ./gpu_stage_bench --backend cuda-display --tier1 gpu --threads 16 --frames 4 $B/$f.j2k > $OUT/ncu_run_$f.log 2>&1
       echo "ncu $f rc=$?"
