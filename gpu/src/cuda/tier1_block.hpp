@@ -478,6 +478,22 @@ struct Contexts {
   }
 };
 
+/// What a pass walking stripe st uses: its rows (row_pattern), significance words, column
+/// words, magnitudes, and the windows slid along them.
+struct Stripe {
+  Mask rows;
+  Mask* srow;
+  u32* crow;
+  std::int32_t* mrow;
+  Window3 win;
+  Columns col;
+  J2K_T1_FN Stripe(const Block& b, int st)
+      : rows(row_pattern(b.h - 4 * st)), srow(b.sig_row(st)), crow(b.col_row(st)), mrow(b.mag + st * 4 * b.w),
+        col{-2, 0, 0, 0, 0} {
+    win.start(srow, b.words);
+  }
+};
+
 /// Marks row k of column x (its word `c`, in a register) significant with sign `neg`.
 J2K_T1_FN void set_significant(const Block& b, u32* crow, int x, u32& c, int k, u32 neg) {
   c |= (1u << (k + 1)) | (neg << (k + 7));
@@ -492,42 +508,36 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
   const std::int32_t one = 3 << p;
   const int words = b.words, samples = 4 * b.w;
   for (int st = 0; st < b.stripes; ++st) {
-    const Mask rows = row_pattern(b.h - 4 * st);
-    Mask* const srow = b.sig_row(st);
-    u32* const crow = b.col_row(st);
-    std::int32_t* const mrow = b.mag + st * samples;
-    Window3 win;
-    win.start(srow, words);
-    Columns col{-2, 0, 0, 0, 0};
+    Stripe sp(b, st);
     Mask carry = 0;  // candidates that the previous word's samples handed on
     for (int j = 0; j < words; ++j) {
-      const Mask s = win.s;
+      const Mask s = sp.win.s;
       b.refine[st * words + j] = s;
       // Candidates: insignificant samples with a significant neighbour; samples that
       // become significant add the later ones around them.
-      const Mask open = ~s & valid_bits(j, samples, rows);
-      Mask cand = (win.near(b.causal) | carry) & open;
+      const Mask open = ~s & valid_bits(j, samples, sp.rows);
+      Mask cand = (sp.win.near(b.causal) | carry) & open;
       Mask coded = cand, became = 0;
       carry = 0;
       while (cand) {
         const int bit = lowest_bit(cand);
         cand &= cand - 1;
         const int x = 8 * j + (bit >> 2), k = bit & 3;
-        col.at(crow, x);
+        sp.col.at(sp.crow, x);
         const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
         u32 d;
         if constexpr (kRaw) d = raw_bit(r);
-        else d = cx.decode(r, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next);
+        else d = cx.decode(r, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)], b.next);
         if (!d) continue;
         u32 neg;
         if constexpr (kRaw) {
           neg = raw_bit(r);
         } else {
-          const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
+          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)];
           neg = cx.decode(r, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
         }
-        set_significant(b, crow, x, col.c, k, neg);
-        mrow[32 * j + bit] = one;
+        set_significant(b, sp.crow, x, sp.col.c, k, neg);
+        sp.mrow[32 * j + bit] = one;
         became |= 1u << bit;
         const Mask later = later_neighbours(k);
         const Mask added = (later << bit) & open;
@@ -535,9 +545,9 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
         coded |= added;
         if (bit > 26) carry |= later >> (32 - bit);
       }
-      srow[j] = s | became;
+      sp.srow[j] = s | became;
       b.visited[st * words + j] = coded;
-      win.advance(srow, words, j, s | became);
+      sp.win.advance(sp.srow, words, j, s | became);
     }
   }
 }
@@ -618,24 +628,18 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
   const int words = b.words, samples = 4 * b.w;
   for (int st = 0; st < b.stripes; ++st) {
     const bool full = b.h - 4 * st >= 4;
-    const Mask rows = row_pattern(b.h - 4 * st);
-    Mask* const srow = b.sig_row(st);
-    u32* const crow = b.col_row(st);
-    std::int32_t* const mrow = b.mag + st * samples;
-    Window3 win;
-    win.start(srow, words);
-    Columns col{-2, 0, 0, 0, 0};
+    Stripe sp(b, st);
     Mask blocked = 0;  // 1: the next word's first column gained a significant neighbour
     for (int j = 0; j < words; ++j) {
-      const Mask s = win.s;
+      const Mask s = sp.win.s;
       // Coding one sample cannot change another's membership: the mask is exact.
-      Mask todo = ~(s | b.visited[st * words + j]) & valid_bits(j, samples, rows);
+      Mask todo = ~(s | b.visited[st * words + j]) & valid_bits(j, samples, sp.rows);
       // Run-length columns (bit 4x): all four samples to be coded here and nothing
       // significant around them; a column loses that when the one before it gains a
       // significant sample (below).
       Mask run = 0;
       if (full) {
-        const Mask near = win.near(b.causal);
+        const Mask near = sp.win.near(b.causal);
         run = todo & (todo >> 1) & (todo >> 2) & (todo >> 3) & ~(near | near >> 1 | near >> 2 | near >> 3) & kRow0 &
               ~blocked;
       }
@@ -651,22 +655,22 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
           k |= static_cast<int>(cx.decode(mq, kCtxUni, b.next));
           // No neighbour is significant here: sign context 9, no XOR bit.
           const u32 neg = cx.decode(mq, kCtxSign, b.next);
-          col.at(crow, x);
-          set_significant(b, crow, x, col.c, k, neg);
-          mrow[32 * j + bit + k] = one;
+          sp.col.at(sp.crow, x);
+          set_significant(b, sp.crow, x, sp.col.c, k, neg);
+          sp.mrow[32 * j + bit + k] = one;
           became |= 1u << (bit + k);
           // The rows below it are coded one by one.
           todo |= (0xEu << (bit + k)) & (0xFu << bit);
         } else {
           todo &= todo - 1;
           const int k = bit & 3;
-          col.at(crow, x);
+          sp.col.at(sp.crow, x);
           const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
-          if (!cx.decode(mq, b.zc[zc_index(col.l, col.c, col.r, k, m3)], b.next)) continue;
-          const u32 sc = b.sc[sc_index(col.l, col.c, col.r, k, m3)];
+          if (!cx.decode(mq, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)], b.next)) continue;
+          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)];
           const u32 neg = cx.decode(mq, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
-          set_significant(b, crow, x, col.c, k, neg);
-          mrow[32 * j + bit] = one;
+          set_significant(b, sp.crow, x, sp.col.c, k, neg);
+          sp.mrow[32 * j + bit] = one;
           became |= 1u << bit;
         }
         // The next column has a significant neighbour now.
@@ -674,8 +678,8 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
         if (nxt < 32) run &= ~(1u << nxt);
         else blocked = 1;
       }
-      srow[j] = s | became;
-      win.advance(srow, words, j, s | became);
+      sp.srow[j] = s | became;
+      sp.win.advance(sp.srow, words, j, s | became);
     }
   }
   b.ctx[kCtxRl] = rl;
