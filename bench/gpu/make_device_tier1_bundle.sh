@@ -2,8 +2,10 @@
 # Fills a git-ignored folder (default: <repo>/.device-t1) for the GPU tier-1 run: stripped
 # test and bench executables, their non-system libraries, the photo corpus with the bench
 # frames, the decoder's corpus (every code-block style; encoded by decoder_own_tests under
-# TEST_TMPDIR=$T1CORPUS), opj_decompress. Then: device run with carry [".device-t1"] and
-# `OUT=$OUT bash .device-t1/device_tier1.sh`.
+# TEST_TMPDIR=$T1CORPUS), opj_decompress. The device run sends the session's own checkout,
+# not a helper's worktree: copy the folder into a folder of that checkout which its
+# .git/info/exclude ignores, then run with carry ["<that folder>"] and
+# `OUT=$OUT bash <that folder>/device_tier1.sh` (BASELINES=1, NCU=1, SANITIZE=0: see there).
 set -euo pipefail
 BUILD=${BUILD:-build/release}
 D=${1:-.device-t1}

@@ -14,6 +14,7 @@ Error unavailable() { return make_error(ErrorKind::unsupported, "CUDA: this buil
 
 bool cuda_available() noexcept { return false; }
 Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch&, int) { return unavailable(); }
+Result<Tier1GpuResult> decode_tier1_batch_emulated(const decoder::Tier1Batch&) { return unavailable(); }
 std::string cuda_describe() { return "this build has no CUDA stage"; }
 
 struct CudaReconstructor::Impl {};

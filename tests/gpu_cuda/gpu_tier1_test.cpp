@@ -219,68 +219,60 @@ TEST(Tier1Table, DeferredTablesDecodeLikeTheCpuTier1) {
   EXPECT_GE(compared, 4);
 }
 
-// ---- GPU ---------------------------------------------------------------------------------
+// ---- The kernel against the CPU tier-1: on the GPU, and its code run on the host --------
 
-TEST(GpuTier1, RandomBlocksOfEveryStyleAndSizeEqualTheCpu) {
-  REQUIRE_CUDA();
+/// A tier-1 over a batch: decode_tier1_batch_gpu, or the kernel's code on the host.
+using Tier1Fn = Result<gpu::Tier1GpuResult> (*)(const Tier1Batch&);
+Result<gpu::Tier1GpuResult> on_gpu(const Tier1Batch& batch) { return gpu::decode_tier1_batch_gpu(batch); }
+Result<gpu::Tier1GpuResult> on_host(const Tier1Batch& batch) { return gpu::decode_tier1_batch_emulated(batch); }
+
+#define REQUIRE_EMULATION()                                                                              \
+  do {                                                                                                   \
+    if (!J2K_HAVE_CUDA) GTEST_SKIP() << "SKIPPED: a build without CUDA has no kernel code to emulate"; \
+  } while (0)
+
+/// `decode` gives the CPU tier-1's coefficients and damaged count for `batch`; a
+/// difference names the block.
+void expect_like_cpu(const Tier1Batch& batch, Tier1Fn decode, const std::string& what) {
+  std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
+  const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
+  auto got = decode(batch);
+  ASSERT_TRUE(got.ok()) << what << ": " << got.error().message;
+  EXPECT_EQ(got->damaged, cpu_damaged) << what;
+  const long long at = first_difference(cpu, got->coefficients);
+  if (at < 0) return;
+  for (const Tier1Block& b : batch.blocks)
+    if (static_cast<std::uint64_t>(at) >= b.out &&
+        static_cast<std::uint64_t>(at) < b.out + static_cast<std::uint64_t>(b.height) * b.stride) {
+      ADD_FAILURE() << what << ": block " << b.width << "x" << b.height << " style " << int(b.style) << " planes "
+                    << int(b.numbps) << " passes " << b.passes << " band " << int(b.band) << " roi " << int(b.roi_shift)
+                    << ": at " << at << " cpu " << cpu[static_cast<std::size_t>(at)] << " got "
+                    << got->coefficients[static_cast<std::size_t>(at)];
+      break;
+    }
+  FAIL() << what << " differs at " << at;
+}
+
+void random_blocks_like_cpu(Tier1Fn decode) {
   for (std::uint32_t seed : {11u, 12u, 13u, 14u}) {
     const Tier1Batch batch = random_batch(seed, 12);
     ASSERT_TRUE(decoder::validate_tier1_batch(batch).ok());
     // Poison outside the blocks would show as a difference: both start from zero.
-    std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
-    const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
-    auto gpu = gpu::decode_tier1_batch_gpu(batch);
-    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
-    EXPECT_EQ(gpu->damaged, cpu_damaged) << "seed " << seed;
-    const long long at = first_difference(cpu, gpu->coefficients);
-    if (at >= 0) {
-      // Name the block, for the log.
-      for (const Tier1Block& b : batch.blocks)
-        if (static_cast<std::uint64_t>(at) >= b.out &&
-            static_cast<std::uint64_t>(at) < b.out + static_cast<std::uint64_t>(b.height) * b.stride) {
-          ADD_FAILURE() << "seed " << seed << ": block " << b.width << "x" << b.height << " style " << int(b.style)
-                        << " planes " << int(b.numbps) << " passes " << b.passes << " band " << int(b.band) << " roi "
-                        << int(b.roi_shift) << ": at " << at << " cpu " << cpu[static_cast<std::size_t>(at)] << " gpu "
-                        << gpu->coefficients[static_cast<std::size_t>(at)];
-          break;
-        }
-      FAIL() << "seed " << seed << " differs at " << at;
-    }
-    std::printf("[ info ] seed %u: %zu blocks, %zu bytes, %llu damaged\n", seed, batch.blocks.size(), batch.bytes.size(),
-                static_cast<unsigned long long>(cpu_damaged));
+    expect_like_cpu(batch, decode, "seed " + std::to_string(seed));
+    std::printf("[ info ] seed %u: %zu blocks, %zu bytes\n", seed, batch.blocks.size(), batch.bytes.size());
   }
 }
 
-TEST(GpuTier1, SmallBatchOfEveryStyle) {
-  // One block per style: small enough for compute-sanitizer's racecheck (the kernel's lanes
-  // share the block's state in shared memory).
-  REQUIRE_CUDA();
-  const Tier1Batch batch = random_batch(31, 1);
-  std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
-  const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
-  auto gpu = gpu::decode_tier1_batch_gpu(batch);
-  ASSERT_TRUE(gpu.ok()) << gpu.error().message;
-  EXPECT_EQ(gpu->damaged, cpu_damaged);
-  EXPECT_EQ(first_difference(cpu, gpu->coefficients), -1);
-}
-
-TEST(GpuTier1, GarbageAndEmptySegmentsNeverFault) {
-  REQUIRE_CUDA();
+void garbage_like_cpu(Tier1Fn decode) {
   // All 0xFF, all 0x00, markers everywhere: the same result as the CPU, and no fault.
   for (int fill : {0x00, 0xFF, 0x90}) {
     Tier1Batch batch = random_batch(21, 2);
     for (std::uint8_t& byte : batch.bytes) byte = static_cast<std::uint8_t>(fill);
-    std::vector<std::int32_t> cpu(batch.coefficient_count, 0);
-    const std::uint64_t cpu_damaged = decoder::decode_tier1_batch_cpu(batch, cpu.data());
-    auto gpu = gpu::decode_tier1_batch_gpu(batch);
-    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
-    EXPECT_EQ(gpu->damaged, cpu_damaged);
-    EXPECT_EQ(first_difference(cpu, gpu->coefficients), -1) << "fill " << fill;
+    expect_like_cpu(batch, decode, "fill " + std::to_string(fill));
   }
 }
 
-TEST(GpuTier1, EveryCodestreamDecodesLikeTheCpu) {
-  REQUIRE_CUDA();
+void codestreams_like_cpu(Tier1Fn decode) {
   int compared = 0;
   for (const auto& [name, cs] : codestreams()) {
     decoder::DecodeOptions opt;
@@ -291,13 +283,52 @@ TEST(GpuTier1, EveryCodestreamDecodesLikeTheCpu) {
     Tier1Batch batch;
     auto frame = deferred.decode_deferred(cs, opt, batch);
     ASSERT_TRUE(frame.ok()) << name;
-    auto gpu = gpu::decode_tier1_batch_gpu(batch);
-    ASSERT_TRUE(gpu.ok()) << name << ": " << gpu.error().message;
-    EXPECT_EQ(gpu->damaged + batch.rejected_blocks, ref->damaged_codeblocks) << name;
-    EXPECT_EQ(first_difference(flatten(*ref), gpu->coefficients), -1) << name;
+    auto got = decode(batch);
+    ASSERT_TRUE(got.ok()) << name << ": " << got.error().message;
+    EXPECT_EQ(got->damaged + batch.rejected_blocks, ref->damaged_codeblocks) << name;
+    EXPECT_EQ(first_difference(flatten(*ref), got->coefficients), -1) << name;
     ++compared;
   }
   std::printf("[ info ] %d codestreams compared\n", compared);
+}
+
+TEST(GpuTier1, RandomBlocksOfEveryStyleAndSizeEqualTheCpu) {
+  REQUIRE_CUDA();
+  random_blocks_like_cpu(on_gpu);
+}
+
+TEST(GpuTier1, SmallBatchOfEveryStyle) {
+  // One block per style: small enough for compute-sanitizer's racecheck (the kernel's lanes
+  // share the block's state in shared memory).
+  REQUIRE_CUDA();
+  expect_like_cpu(random_batch(31, 1), on_gpu, "one block per style");
+}
+
+TEST(GpuTier1, GarbageAndEmptySegmentsNeverFault) {
+  REQUIRE_CUDA();
+  garbage_like_cpu(on_gpu);
+}
+
+TEST(GpuTier1, EveryCodestreamDecodesLikeTheCpu) {
+  REQUIRE_CUDA();
+  codestreams_like_cpu(on_gpu);
+}
+
+// The kernel's code on the host (one lane): runs where no GPU is, and tells a wrong
+// decision in the code from a fault of the device's execution.
+TEST(Tier1Emulation, RandomBlocksOfEveryStyleAndSizeEqualTheCpu) {
+  REQUIRE_EMULATION();
+  random_blocks_like_cpu(on_host);
+}
+
+TEST(Tier1Emulation, GarbageAndEmptySegmentsEqualTheCpu) {
+  REQUIRE_EMULATION();
+  garbage_like_cpu(on_host);
+}
+
+TEST(Tier1Emulation, EveryCodestreamDecodesLikeTheCpu) {
+  REQUIRE_EMULATION();
+  codestreams_like_cpu(on_host);
 }
 
 }  // namespace

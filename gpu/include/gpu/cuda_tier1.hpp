@@ -27,5 +27,9 @@ struct Tier1GpuResult {
   std::uint64_t damaged = 0;
 };
 Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, int device = 0);
+/// The GPU kernel's own code (one code-block per warp) run on the host with one lane, for
+/// the tests on machines without a GPU; the same result as decode_tier1_batch_gpu.
+/// ErrorKind::unsupported in a build without CUDA.
+Result<Tier1GpuResult> decode_tier1_batch_emulated(const decoder::Tier1Batch& batch);
 
 }  // namespace j2k::gpu

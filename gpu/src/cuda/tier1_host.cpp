@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <functional>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_tier1.hpp"
+#include "tier1_block.hpp"
 
 namespace j2k::gpu {
 
@@ -48,8 +51,22 @@ Tier1Layout plan_tier1(const decoder::Tier1Batch& batch, std::size_t base) {
 }
 
 void stage_tier1(const decoder::Tier1Batch& batch, const Tier1Layout& l, std::byte* area) {
-  if (!batch.blocks.empty())
-    std::memcpy(area + l.blocks_off, batch.blocks.data(), sizeof(decoder::Tier1Block) * batch.blocks.size());
+  // Heaviest first: the kernel's CTAs start in table order, and a frame's time is its
+  // longest chain of MQ decodes (roughly its bytes, plus a little per pass and mask word)
+  // plus whatever started after it. Each row names its own output, so order is free.
+  const std::size_t n = batch.blocks.size();
+  std::vector<std::uint64_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const decoder::Tier1Block& b = batch.blocks[i];
+    std::uint64_t bytes = 0;
+    for (std::uint32_t s = 0; s < b.seg_count; ++s) bytes += batch.segments[b.seg_first + s].length;
+    const std::uint64_t weight = 4 * bytes + std::uint64_t{b.passes} * b.width * b.height / 64;
+    order[i] = std::min<std::uint64_t>(weight, 0xFFFFFFFFu) << 32 | i;
+  }
+  std::sort(order.begin(), order.end(), std::greater<>());
+  auto* rows = area + l.blocks_off;
+  for (std::size_t r = 0; r < n; ++r)
+    std::memcpy(rows + r * sizeof(decoder::Tier1Block), &batch.blocks[order[r] & 0xFFFFFFFFu], sizeof(decoder::Tier1Block));
   if (!batch.segments.empty())
     std::memcpy(area + l.segments_off, batch.segments.data(), sizeof(decoder::Tier1Segment) * batch.segments.size());
   if (!batch.bytes.empty()) std::memcpy(area + l.bytes_off, batch.bytes.data(), batch.bytes.size());
@@ -68,6 +85,24 @@ cuda::T1Launch tier1_launch(const Tier1Layout& l, const std::byte* dev, std::int
 }
 
 }  // namespace detail
+
+Result<Tier1GpuResult> decode_tier1_batch_emulated(const decoder::Tier1Batch& batch) {
+  if (Status st = decoder::validate_tier1_batch(batch); !st) return st.error();
+  const detail::Tier1Layout l = detail::plan_tier1(batch, 0);
+  std::vector<std::uint64_t> area(l.end / 8 + 1);
+  auto* host = reinterpret_cast<std::byte*>(area.data());
+  detail::stage_tier1(batch, l, host);
+  Tier1GpuResult r;
+  r.coefficients.assign(batch.coefficient_count, 0);
+  unsigned damaged = 0;
+  const cuda::T1Launch L = detail::tier1_launch(l, host, r.coefficients.data(), &damaged);
+  static constexpr std::uint32_t kQe[47] = J2K_T1_QE_TABLE;
+  std::vector<std::uint64_t> smem(l.shared_bytes / 8 + 1);
+  for (int i = 0; i < L.count; ++i)
+    if (!cuda::t1::run_block(L, i, reinterpret_cast<unsigned char*>(smem.data()), kQe, 0, 1)) ++damaged;
+  r.damaged = damaged;
+  return r;
+}
 
 namespace {
 /// cudaFree on scope exit.

@@ -33,14 +33,48 @@ struct T1Launch {
   unsigned* damaged = nullptr;                     ///< += blocks zeroed for a wrong segmentation symbol
 };
 
-/// State words of one block (stripe columns with a border, see tier1.cu).
-constexpr std::uint32_t t1_state_words(int w, int h) {
-  return static_cast<std::uint32_t>(w + 2) * static_cast<std::uint32_t>((h + 3) / 4 + 2);
+/// Where one code-block's state lies in its warp's shared memory (byte offsets; see
+/// tier1_block.hpp for what each part holds). A stripe is four rows; its samples are
+/// numbered 4x + k (column x, row k) and kept as bits of 32-bit mask words, 8 columns a
+/// word.
+struct T1SharedLayout {
+  std::uint32_t sig = 0;      ///< (stripes + 2) x (words + 2) masks, a zero border all round
+  std::uint32_t refine = 0;   ///< stripes x words masks each: significant before the plane,
+  std::uint32_t visited = 0;  ///< coded by its significance pass,
+  std::uint32_t refined = 0;  ///< refined at least once,
+  std::uint32_t near = 0;     ///< with a significant neighbour (refinement contexts),
+  std::uint32_t rbits = 0;    ///< the refinement pass's decoded bits
+  std::uint32_t colw = 0;     ///< (stripes + 2) x (w + 2) column words
+  std::uint32_t mag = 0;      ///< stripes x 4w magnitudes
+  std::uint32_t ctx = 0;      ///< 20 context words
+  std::uint32_t next = 0;     ///< 188 successor words (MQ state table)
+  std::uint32_t zc = 0;       ///< 512 zero-coding contexts (3 x 3 neighbourhood)
+  std::uint32_t sc = 0;       ///< 1024 sign contexts
+  std::uint32_t total = 0;
+};
+constexpr int t1_mask_words(int w) { return (w + 7) / 8; }
+constexpr T1SharedLayout t1_shared_layout(int w, int h) {
+  const std::uint32_t stripes = static_cast<std::uint32_t>((h + 3) / 4);
+  const std::uint32_t words = static_cast<std::uint32_t>(t1_mask_words(w));
+  const std::uint32_t masks = 4 * stripes * words;
+  T1SharedLayout l;
+  l.sig = 0;
+  l.refine = l.sig + 4 * (stripes + 2) * (words + 2);
+  l.visited = l.refine + masks;
+  l.refined = l.visited + masks;
+  l.near = l.refined + masks;
+  l.rbits = l.near + masks;
+  l.colw = l.rbits + masks;
+  l.mag = l.colw + 4 * (stripes + 2) * static_cast<std::uint32_t>(w + 2);
+  l.ctx = l.mag + 4 * stripes * 4 * static_cast<std::uint32_t>(w);
+  l.next = l.ctx + 4 * 20;
+  l.zc = l.next + 4 * 188;
+  l.sc = l.zc + 512;
+  l.total = (l.sc + 1024 + 15) / 16 * 16;
+  return l;
 }
-/// Shared memory of one block: its state and its magnitudes (at most 28.7 KB: 1024 x 4).
-constexpr std::size_t t1_shared_bytes(int w, int h) {
-  return 4 * (static_cast<std::size_t>(t1_state_words(w, h)) + static_cast<std::size_t>(w) * h);
-}
+/// Shared memory of one block's warp (at most ~44 KB: 4 x 1024).
+constexpr std::size_t t1_shared_bytes(int w, int h) { return t1_shared_layout(w, h).total; }
 
 cudaError_t launch_tier1(const T1Launch& launch, cudaStream_t stream);
 
