@@ -58,7 +58,7 @@ class DecoderOptions {
  private:
   std::string backend_ = "own";
   std::string gpu_ = "auto";
-  std::string tier1_ = "cpu";
+  std::string tier1_ = "auto";
 };
 
 }  // namespace j2k::cli

@@ -25,7 +25,9 @@ gpu::GpuMode DecoderChoice::effective_gpu() const noexcept {
 }
 
 std::string DecoderChoice::describe() const {
-  const std::string t1 = tier1 == gpu::Tier1Mode::cpu ? "" : fmt::format(", tier-1 {}", gpu::to_string(tier1));
+  // Only a choice that differs from what the GPU setting implies is named.
+  const bool named = tier1 == gpu::Tier1Mode::gpu || (tier1 == gpu::Tier1Mode::cpu && may_use_gpu());
+  const std::string t1 = named ? fmt::format(", tier-1 {}", gpu::to_string(tier1)) : "";
   if (backend != DecoderBackend::own) return to_string(backend) + t1;
   return fmt::format("own (GPU {}{})", gpu::to_string(gpu), t1);
 }

@@ -31,8 +31,10 @@ struct DecoderChoice {
   gpu::GpuMode gpu = gpu::GpuMode::automatic;
   decoder::DecodeLimits limits{};
   /// Where code-blocks are decoded (--tier1): on the CPU, on the GPU (required), or on the
-  /// GPU where usable (auto). The GPU needs the own decoder with the GPU not off.
-  gpu::Tier1Mode tier1 = gpu::Tier1Mode::cpu;
+  /// GPU where usable (auto, the default: wherever the reconstruction runs on the GPU, tier-1
+  /// does too — faster on every frame measured, bit-exact). The GPU needs the own decoder with
+  /// the GPU not off.
+  gpu::Tier1Mode tier1 = gpu::Tier1Mode::automatic;
 
   /// The GPU mode the decoder runs with: cuda means on, openjpeg means off.
   gpu::GpuMode effective_gpu() const noexcept;
@@ -47,7 +49,7 @@ struct DecoderChoice {
 /// From the command-line words ("own|cuda|openjpeg", "on|off|auto", "cpu|gpu|auto"); the error
 /// says which is wrong.
 Result<DecoderChoice> parse_decoder_choice(const std::string& backend, const std::string& gpu,
-                                           const std::string& tier1 = "cpu");
+                                           const std::string& tier1 = "auto");
 
 /// The one factory: every tool and the receive pipeline build their decoders here.
 Result<std::unique_ptr<decoder::Decoder>> make_decoder(const DecoderChoice& choice);
