@@ -16,7 +16,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   # (GpuSlots.AFailedCollect* provokes cudaSetDevice errors on purpose, which memcheck counts: run apart.)
   T="GpuTier1.*:GpuTier1Hybrid.*:GpuSlots.Decoders*:GpuTier1Backend.*:Tier1Table.TablesThatLie*"
   timeout 200 compute-sanitizer --tool memcheck ./gpu_cuda_tests --gtest_filter="$T" > $OUT/memcheck.log 2>&1; echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/memcheck.log
-  R="GpuTier1.SmallBatch*"
+  R="GpuTier1.SmallBatch*:GpuTier1Hybrid.SmallBatch*"
   timeout 100 compute-sanitizer --tool racecheck --racecheck-report all ./gpu_cuda_tests --gtest_filter="$R" > $OUT/racecheck.log 2>&1; echo "racecheck rc=$?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/racecheck.log
   timeout 60 compute-sanitizer --tool synccheck ./gpu_cuda_tests --gtest_filter="$R" > $OUT/synccheck.log 2>&1; echo "synccheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/synccheck.log
 fi

@@ -457,6 +457,12 @@ TEST(GpuTier1, EveryCodestreamDecodesLikeTheCpu) {
   codestreams_like_cpu(on_gpu);
 }
 
+TEST(GpuTier1Hybrid, SmallBatchSplit) {
+  // Small enough for racecheck and synccheck: the kernel beside the scatter of the CPU's share.
+  REQUIRE_CUDA();
+  expect_like_cpu(random_batch(31, 1), on_gpu_and_cpu, "one block per style, a third on the CPU");
+}
+
 TEST(GpuTier1Hybrid, RandomBlocksEqualTheCpuWhateverTheSplit) {
   REQUIRE_CUDA();
   random_blocks_like_cpu(on_gpu_and_cpu);
