@@ -87,8 +87,17 @@ void DecoderOptions::add_to(CLI::App& app) {
   app.add_option("--tier1", tier1_, "code-block decoding: cpu, gpu (needs the GPU) or auto (GPU where usable, else CPU)")
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();
+  app.add_option("--tier1-host", tier1_host_,
+                 "with tier-1 on the GPU, the N heaviest code-blocks of each frame decoded on the CPU meanwhile "
+                 "(-1: N chosen per frame by a cost model; 0: all on the GPU)")
+      ->check(CLI::Range(-1L, 1L << 30))
+      ->capture_default_str();
 }
 
-Result<app::DecoderChoice> DecoderOptions::resolve() const { return app::parse_decoder_choice(backend_, gpu_, tier1_); }
+Result<app::DecoderChoice> DecoderOptions::resolve() const {
+  auto choice = app::parse_decoder_choice(backend_, gpu_, tier1_);
+  if (choice) choice->tier1_host_blocks = tier1_host_;
+  return choice;
+}
 
 }  // namespace j2k::cli

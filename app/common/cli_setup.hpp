@@ -48,7 +48,7 @@ class ToolSetup {
 CLI::Validator at_least(double min);   ///< value >= min
 CLI::Validator more_than(double min);  ///< value > min
 
-/// --backend own|cuda|openjpeg, --gpu on|off|auto and --tier1 cpu|gpu|auto, into one DecoderChoice.
+/// --backend own|cuda|openjpeg, --gpu on|off|auto, --tier1 cpu|gpu|auto and --tier1-host N, into one DecoderChoice.
 class DecoderOptions {
  public:
   void add_to(CLI::App& app);
@@ -59,6 +59,7 @@ class DecoderOptions {
   std::string backend_ = "own";
   std::string gpu_ = "auto";
   std::string tier1_ = "auto";
+  long tier1_host_ = -1;
 };
 
 }  // namespace j2k::cli

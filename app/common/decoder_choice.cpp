@@ -65,14 +65,14 @@ Result<std::unique_ptr<decoder::Decoder>> make_decoder(const DecoderChoice& choi
   // The own decoder: the CUDA decoder wraps it and reconstructs on the CPU when the mode is
   // off, or when it is auto and no GPU is usable. (decoder/ knows nothing of GPUs.)
   if (choice.effective_gpu() == gpu::GpuMode::off) return decoder::make_decoder(decoder::Backend::own, choice.limits);
-  return gpu::make_cuda_decoder({choice.effective_gpu(), 0, choice.limits, choice.tier1});
+  return gpu::make_cuda_decoder({choice.effective_gpu(), 0, choice.limits, choice.tier1, choice.tier1_host_blocks});
 }
 
 Result<std::unique_ptr<gpu::CudaDecoder>> make_gpu_decoder(const DecoderChoice& choice) {
   if (auto ok = choice.validate(); !ok) return ok.error();
   if (!choice.may_use_gpu())
     return make_error(ErrorKind::unsupported, fmt::format("the {} decoder does not use the GPU", choice.describe()));
-  return gpu::make_cuda_decoder_typed({choice.effective_gpu(), 0, choice.limits, choice.tier1});
+  return gpu::make_cuda_decoder_typed({choice.effective_gpu(), 0, choice.limits, choice.tier1, choice.tier1_host_blocks});
 }
 
 }  // namespace j2k::app

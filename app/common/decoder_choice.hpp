@@ -35,6 +35,10 @@ struct DecoderChoice {
   /// does too — faster on every frame measured, bit-exact). The GPU needs the own decoder with
   /// the GPU not off.
   gpu::Tier1Mode tier1 = gpu::Tier1Mode::automatic;
+  /// --tier1-host: with tier-1 on the GPU, the heaviest code-blocks decoded on the CPU
+  /// beside the kernel (hybrid tier-1, gpu/tier1_split.hpp): -1 a per-frame cost model
+  /// picks how many, 0 none, N the N heaviest.
+  long tier1_host_blocks = -1;
 
   /// The GPU mode the decoder runs with: cuda means on, openjpeg means off.
   gpu::GpuMode effective_gpu() const noexcept;

@@ -4,6 +4,8 @@
 #   BASELINES=1  also the CPU tier-1, the own CPU decoder and opj_decompress on the same frames
 #   NCU=1        also Nsight Compute (--set full) on one tier-1 launch of the 1080 and 2160 frames
 #   SANITIZE=0   skip compute-sanitizer
+#   T1HOST="-1 0"  --tier1-host values of the cuda-display runs (hybrid tier-1: -1 the cost
+#                model's split, 0 every code-block on the GPU, K the K heaviest on the CPU)
 cd "$(dirname "$0")"
 export LD_LIBRARY_PATH=$PWD/lib J2K_GPU_CORPUS=$PWD/corpus J2K_TIER1_CORPUS=$PWD/t1corpus
 B=corpus/bench
@@ -12,19 +14,23 @@ timeout 240 ./gpu_cuda_tests > $OUT/tests.log 2>&1; echo "tests rc=$?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected|  Actual|Which is|info|differs|block " $OUT/tests.log | head -60
 if [ "${SANITIZE:-1}" = 1 ]; then
   # (GpuSlots.AFailedCollect* provokes cudaSetDevice errors on purpose, which memcheck counts: run apart.)
-  T="GpuTier1.*:GpuSlots.Decoders*:GpuTier1Backend.*:Tier1Table.TablesThatLie*"
+  T="GpuTier1.*:GpuTier1Hybrid.*:GpuSlots.Decoders*:GpuTier1Backend.*:Tier1Table.TablesThatLie*"
   timeout 200 compute-sanitizer --tool memcheck ./gpu_cuda_tests --gtest_filter="$T" > $OUT/memcheck.log 2>&1; echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/memcheck.log
-  R="GpuTier1.SmallBatch*"
+  R="GpuTier1.SmallBatch*:GpuTier1Hybrid.SmallBatch*"
   timeout 100 compute-sanitizer --tool racecheck --racecheck-report all ./gpu_cuda_tests --gtest_filter="$R" > $OUT/racecheck.log 2>&1; echo "racecheck rc=$?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/racecheck.log
   timeout 60 compute-sanitizer --tool synccheck ./gpu_cuda_tests --gtest_filter="$R" > $OUT/synccheck.log 2>&1; echo "synccheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/synccheck.log
 fi
 FRAMES="photo_1080_422_10_97 photo_2160_422_10_97_8m photo_1080_rgb_8_53 photo_2160_422_10_97"
 for f in $FRAMES; do
-  timeout 60 ./gpu_stage_bench --backend cuda-display --tier1 gpu --threads 16 --frames 150 $B/$f.j2k > $OUT/t1gpu_$f.log 2>&1; grep -vE "^device|peak" $OUT/t1gpu_$f.log
+  for k in ${T1HOST:--1 0}; do
+    timeout 60 ./gpu_stage_bench --backend cuda-display --tier1 gpu --tier1-host $k --threads 16 --frames 150 $B/$f.j2k > $OUT/t1gpu_k${k}_$f.log 2>&1; grep -vE "^device|peak" $OUT/t1gpu_k${k}_$f.log
+  done
 done
 for f in $FRAMES; do
   for w in 2 4; do
-    timeout 60 ./gpu_stage_bench --backend throughput --tier1 gpu --workers $w --threads 1 --frames 100 $B/$f.j2k > $OUT/t1gpu_tp${w}_$f.log 2>&1; grep -vE "^device|peak" $OUT/t1gpu_tp${w}_$f.log | tail -2
+    for k in -1 0; do
+      timeout 60 ./gpu_stage_bench --backend throughput --tier1 gpu --tier1-host $k --workers $w --threads 1 --frames 100 $B/$f.j2k > $OUT/t1gpu_tp${w}_k${k}_$f.log 2>&1; echo "--tier1-host $k"; grep -vE "^device|peak" $OUT/t1gpu_tp${w}_k${k}_$f.log | tail -2
+    done
   done
 done
 if [ "${BASELINES:-0}" = 1 ]; then

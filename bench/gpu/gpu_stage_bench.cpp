@@ -1,6 +1,10 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput] FILE.j2k...
+//
+// --tier1-host K: with --tier1 gpu, the K heaviest code-blocks of each frame are decoded on
+//        the CPU beside the kernel (hybrid tier-1; 0: all on the GPU); -1 (default): the
+//        cost model picks K per frame.
 //
 // stage: tier-1 once on the CPU, then per frame the GPU part alone (upload of the
 //        coefficients, dequantisation + IDWT, MCT/DC/clamp, chroma upsampling + colour
@@ -34,6 +38,10 @@
 #include "syntax/locate.hpp"
 
 using namespace j2k;
+
+namespace {
+long g_tier1_host = -1;  // --tier1-host
+}  // namespace
 using j2k::bench::median;
 
 namespace {
@@ -213,7 +221,7 @@ int bench_stage(const char* path, const std::vector<std::uint8_t>& bytes, int fr
 
 /// The player's path: decode straight into a device RGBA buffer (no planar download).
 int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, gpu::Tier1Mode tier1) {
-  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1});
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host});
   if (!dec) {
     std::fprintf(stderr, "%s\n", dec.error().message.c_str());
     return 1;
@@ -223,6 +231,7 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   void* rgba = nullptr;
   gpu::DeviceTarget target;
   std::vector<double> wall, t1, t2, gpu_ms, up_ms, gt1_ms, idwt_ms, colour_ms;
+  std::vector<double> host_ms, host_blocks;
   std::size_t up_bytes = 0, blocks = 0;
   for (int i = 0; i < frames + 3; ++i) {
     if (!rgba) {  // size from the first frame
@@ -251,6 +260,8 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     colour_ms.push_back(g.store_ms + g.colour_ms);
     up_bytes = g.upload_bytes;
     blocks = g.tier1_blocks;
+    host_ms.push_back(g.tier1_host_ms);
+    host_blocks.push_back(static_cast<double>(g.tier1_host_blocks));
     if (tier1 == gpu::Tier1Mode::gpu && !(*dec)->last_tier1_on_gpu()) {
       std::fprintf(stderr, "%s: tier-1 did not run on the GPU\n", path);
       return 1;
@@ -263,6 +274,10 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   std::printf("  GPU medians ms: upload %.3f (%.2f MB) | tier-1 %.3f (%zu code-blocks) | dequant+IDWT %.3f | "
               "store+colour %.3f\n",
               median(up_ms), up_bytes / 1e6, median(gt1_ms), blocks, median(idwt_ms), median(colour_ms));
+  if (tier1 != gpu::Tier1Mode::cpu)
+    std::printf("  hybrid tier-1 (--tier1-host %ld): CPU share median %.0f code-blocks (min %.0f, max %.0f) in %.3f ms\n",
+                g_tier1_host, median(host_blocks), *std::min_element(host_blocks.begin(), host_blocks.end()),
+                *std::max_element(host_blocks.begin(), host_blocks.end()), median(host_ms));
   cudaFree(rgba);
   return 0;
 }
@@ -278,7 +293,7 @@ int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, i
   std::vector<std::unique_ptr<gpu::CudaDecoder>> decs;
   std::vector<void*> pictures(static_cast<std::size_t>(workers), nullptr);
   for (int i = 0; i < workers; ++i) {
-    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1});
+    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host});
     if (!d) return 1;
     decs.push_back(std::move(*d));
     if (cudaMalloc(&pictures[static_cast<std::size_t>(i)], static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
@@ -366,6 +381,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
     else if (a == "--workers" && i + 1 < argc) workers = std::atoi(argv[++i]);
+    else if (a == "--tier1-host" && i + 1 < argc) g_tier1_host = std::atol(argv[++i]);
     else if (a == "--tier1" && i + 1 < argc) tier1 = gpu::parse_tier1_mode(argv[++i]).value_or(gpu::Tier1Mode::cpu);
     else files.push_back(argv[i]);
   }

@@ -12,7 +12,7 @@ D=${1:-.device-t1}
 T1CORPUS=${T1CORPUS:-/tmp/gpu-t1-corpus}
 mkdir -p "$D/lib" "$D/opjlib" "$D/corpus" "$D/t1corpus"
 for b in gpu_cuda_tests gpu_stage_bench; do strip -o "$D/$b" "$BUILD/bin/$b"; done
-cp -L /lib/x86_64-linux-gnu/libopenjp2.so.7 /lib/x86_64-linux-gnu/libfmt.so.9 "$D/lib/"
+cp -L /lib/x86_64-linux-gnu/libopenjp2.so.7 /lib/x86_64-linux-gnu/libfmt.so.9 /lib/x86_64-linux-gnu/libspdlog.so.1.10 "$D/lib/"
 "$BUILD/bin/gpu_corpus_maker" "$D/corpus" --bench > /dev/null
 find "$T1CORPUS" -name '*.j2k' -size -2M -exec cp {} "$D/t1corpus/" \;
 cp /usr/bin/opj_decompress "$D/"

@@ -10,7 +10,10 @@
 #include <map>
 #include <mutex>
 
+#include "core/work_pool.hpp"
 #include "decoder/own_decoder.hpp"
+#include "gpu/cuda_tier1.hpp"
+#include "gpu/tier1_split.hpp"
 
 namespace j2k::gpu {
 
@@ -141,11 +144,22 @@ class CudaBackend final : public CudaDecoder {
     auto frame = coefficients_.decode_deferred(codestream, options, batch_, &stats_);
     if (!frame) return frame.error();
     RecycleOnExit recycle{coefficients_, *frame};
+    // Hybrid: the heaviest code-blocks on the CPU's threads while the kernel runs the rest.
+    model_.cpu_threads = options.pool ? options.pool->size() : std::max(1, options.threads);
+    split_tier1(batch_, model_, split_, options_.tier1_host_blocks);
+    Tier1HostShare share;
+    share.gpu_rows = split_.gpu_rows();
+    share.host_rows = split_.host_rows();
+    share.decode = [this](std::span<const std::uint32_t> rows, std::int32_t* packed) {
+      return coefficients_.decode_tier1_rows(batch_, rows, packed);
+    };
     req.tier1 = &batch_;
+    req.tier1_share = &share;
     auto lease = pool_->acquire();
     if (!lease) return lease.error();
     auto img = (*lease)->reconstruct(*frame, req, &times_);
     if (!img) return img.error();
+    calibrate_tier1(model_, split_, times_.tier1_ms, times_.tier1_host_ms);
     stats_.tier1_ms = times_.tier1_ms;
     stats_.idwt_ms = times_.idwt_ms;
     stats_.colour_ms = times_.store_ms + times_.colour_ms;
@@ -210,6 +224,8 @@ class CudaBackend final : public CudaDecoder {
   std::shared_ptr<ReconstructorPool> pool_;
   decoder::CoefficientDecoder coefficients_;  // tier-2 + tier-1; used by one thread at a time
   decoder::Tier1Batch batch_;                 // the GPU tier-1's tables, reused frame to frame
+  Tier1CostModel model_{.gpu_chains = std::max(1, tier1_gpu_chains(options_.device))};  // calibrated per frame
+  Tier1Split split_;                          // this frame's hybrid split
   bool active_ = true;
   bool tier1_gpu_ = options_.tier1 != Tier1Mode::cpu;
   bool last_tier1_gpu_ = false;

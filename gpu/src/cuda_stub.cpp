@@ -13,7 +13,8 @@ Error unavailable() { return make_error(ErrorKind::unsupported, "CUDA: this buil
 }  // namespace
 
 bool cuda_available() noexcept { return false; }
-Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch&, int) { return unavailable(); }
+Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch&, int, long) { return unavailable(); }
+int tier1_gpu_chains(int) { return 0; }
 Result<Tier1GpuResult> decode_tier1_batch_emulated(const decoder::Tier1Batch&) { return unavailable(); }
 std::string cuda_describe() { return "this build has no CUDA stage"; }
 

@@ -111,3 +111,26 @@ TEST(CliValidators, NumbersBelowTheBoundAreRefusedPlainly) {
     EXPECT_NE(std::string(e.what()).find("-1 must be at least 0"), std::string::npos) << e.what();
   }
 }
+
+// Issue 15 (hybrid tier-1): --tier1-host reaches the decoder choice; -1 (the model) by default.
+TEST(DecoderChoice, Tier1HostCountReachesTheChoice) {
+  auto parse = [](std::vector<const char*> args) {
+    CLI::App app;
+    cli::DecoderOptions options;
+    options.add_to(app);
+    args.insert(args.begin(), "t");
+    app.parse(static_cast<int>(args.size()), const_cast<char**>(args.data()));
+    return options.resolve();
+  };
+  auto by_default = parse({});
+  ASSERT_TRUE(by_default.ok());
+  EXPECT_EQ(by_default->tier1_host_blocks, -1);
+  EXPECT_EQ(app::DecoderChoice{}.tier1_host_blocks, -1);
+  auto twelve = parse({"--tier1-host", "12"});
+  ASSERT_TRUE(twelve.ok());
+  EXPECT_EQ(twelve->tier1_host_blocks, 12);
+  auto none = parse({"--tier1", "gpu", "--tier1-host", "0"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->tier1_host_blocks, 0);
+  EXPECT_THROW(parse({"--tier1-host", "-2"}), CLI::ValidationError);
+}

@@ -125,6 +125,50 @@ TEST(GpuTier1Backend, Tier1GpuEqualsTier1Cpu) {
   }
 }
 
+TEST(GpuTier1Backend, HybridSplitsEqualTier1Cpu) {
+  // The heaviest K code-blocks on the CPU, the rest on the GPU: the same pictures for
+  // K = 0, a few, all, and the cost model's choice; the counts as asked.
+  REQUIRE_CUDA();
+  const auto cs = textured_codestream(false, 1920, 1080);
+  ASSERT_FALSE(cs.empty());
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
+  ASSERT_TRUE(cpu.ok());
+  auto ref = (*cpu)->decode(cs, opt);
+  ASSERT_TRUE(ref.ok());
+  test::DeviceImage dref;
+  ASSERT_TRUE(dref.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
+  ASSERT_TRUE((*cpu)->decode_to_device(cs, opt, dref.target, {}).ok());
+  const auto ref_display = dref.download();
+  std::size_t all = 0;
+  for (long k : {0L, 7L, 1L << 30, -1L}) {
+    auto hybrid = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu, k});
+    ASSERT_TRUE(hybrid.ok());
+    for (int frame = 0; frame < 3; ++frame) {  // the model calibrates between frames
+      auto img = (*hybrid)->decode(cs, opt);
+      ASSERT_TRUE(img.ok()) << "k " << k;
+      EXPECT_TRUE((*hybrid)->last_tier1_on_gpu());
+      EXPECT_TRUE(same(*ref, *img)) << "k " << k << " frame " << frame;
+      const gpu::GpuTimes t = (*hybrid)->last_gpu_times();
+      const std::size_t blocks = t.tier1_blocks + t.tier1_host_blocks;
+      if (k == 0) all = blocks;
+      EXPECT_EQ(blocks, all) << "every block decoded once";
+      if (k >= 0) {
+        EXPECT_EQ(t.tier1_host_blocks, std::min<std::size_t>(static_cast<std::size_t>(k), all));
+      }
+      if (k > 0) {
+        EXPECT_GT(t.tier1_host_ms, 0.0);
+      }
+    }
+    test::DeviceImage d;
+    ASSERT_TRUE(d.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
+    ASSERT_TRUE((*hybrid)->decode_to_device(cs, opt, d.target, {}).ok());
+    EXPECT_EQ(d.download(), ref_display) << "k " << k;
+  }
+  EXPECT_GT(all, 7u);
+}
+
 TEST(GpuTier1Backend, CorruptCodestreamsDecodeAsOnTheCpu) {
   REQUIRE_CUDA();
   // Cut and damaged codestreams: the same picture (resilient decoding) or the same error.

@@ -20,6 +20,7 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_tier1.hpp"
+#include "gpu/tier1_split.hpp"
 #include "gpu_test_util.hpp"
 
 using namespace j2k;
@@ -219,12 +220,154 @@ TEST(Tier1Table, DeferredTablesDecodeLikeTheCpuTier1) {
   EXPECT_GE(compared, 4);
 }
 
+// ---- Hybrid tier-1's split and cost model (no GPU needed) ------------------------------
+
+/// A batch of `costs.size()` 64 x 64 blocks of one pass each whose tier1_block_cost is about
+/// the given cost (4 per byte + 64 for the pass).
+Tier1Batch batch_of_costs(const std::vector<std::uint32_t>& costs) {
+  Tier1Batch batch;
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    Tier1Block b;
+    b.out = i * 4096;
+    b.stride = 64;
+    b.width = b.height = 64;
+    b.numbps = 1;
+    b.passes = 1;
+    b.byte_offset = static_cast<std::uint32_t>(batch.bytes.size());
+    b.seg_first = static_cast<std::uint32_t>(batch.segments.size());
+    b.seg_count = 1;
+    const std::uint32_t len = costs[i] / 4;
+    batch.segments.push_back({len, 1});
+    batch.bytes.resize(batch.bytes.size() + len, 0x5A);
+    batch.blocks.push_back(b);
+  }
+  batch.coefficient_count = costs.size() * 4096;
+  return batch;
+}
+
+TEST(Tier1Split, HeaviestFirstAndForcedCounts) {
+  const Tier1Batch batch = batch_of_costs({400, 4000, 40, 4000, 2000});
+  ASSERT_TRUE(decoder::validate_tier1_batch(batch).ok());
+  EXPECT_EQ(gpu::tier1_block_cost(batch, batch.blocks[1]), 4000u + 64u);
+  gpu::Tier1Split split;
+  gpu::split_tier1(batch, {}, split, 2);
+  EXPECT_EQ(split.order, (std::vector<std::uint32_t>{1, 3, 4, 0, 2})) << "heaviest first, ties in table order";
+  EXPECT_EQ(split.host_count, 2u);
+  EXPECT_EQ(split.host_rows().size(), 2u);
+  EXPECT_EQ(split.gpu_rows().front(), 4u);
+  gpu::split_tier1(batch, {}, split, 99);
+  EXPECT_EQ(split.host_count, 5u) << "clamped to the rows";
+  EXPECT_EQ(split.gpu_us, 0.0);
+  gpu::split_tier1(batch, {}, split, 0);
+  EXPECT_EQ(split.host_count, 0u);
+  EXPECT_EQ(split.cpu_us, 0.0);
+  gpu::split_tier1(Tier1Batch{}, {}, split);
+  EXPECT_EQ(split.host_count, 0u) << "an empty table";
+}
+
+TEST(Tier1Split, ModelPicksTheCountWithTheSmallestPredictedTime) {
+  // One heavy block among many light ones: the CPU takes the heavy one and the GPU
+  // keeps the rest, when the GPU's lane is 10x slower than a CPU thread.
+  std::vector<std::uint32_t> costs(200, 800);
+  costs[17] = 40000;
+  const Tier1Batch batch = batch_of_costs(costs);
+  gpu::Tier1CostModel m;
+  m.gpu_us_per_unit = 0.3;
+  m.cpu_us_per_unit = 0.03;
+  m.cpu_threads = 4;
+  m.gpu_chains = 1000;
+  gpu::Tier1Split split;
+  gpu::split_tier1(batch, m, split);
+  EXPECT_EQ(split.host_count, 1u);
+  EXPECT_EQ(split.order[0], 17u);
+  // Against every other count, by brute force.
+  auto predicted = [&](long k) {
+    gpu::Tier1Split s;
+    gpu::split_tier1(batch, m, s, k);
+    return std::max(s.gpu_us, s.cpu_us);
+  };
+  for (long k = 0; k <= 200; ++k) EXPECT_LE(std::max(split.gpu_us, split.cpu_us), predicted(k)) << "k " << k;
+  // A slow CPU gets nothing; a CPU as fast as the GPU's lanes with as many threads gets
+  // about half the work of a frame of equal blocks.
+  m.cpu_us_per_unit = 100;
+  gpu::split_tier1(batch, m, split);
+  EXPECT_EQ(split.host_count, 0u);
+  const Tier1Batch even = batch_of_costs(std::vector<std::uint32_t>(100, 1000));
+  m = {};
+  m.gpu_us_per_unit = m.cpu_us_per_unit = 1;
+  m.gpu_fixed_us = m.cpu_fixed_us = 0;
+  m.gpu_chains = m.cpu_threads = 10;
+  gpu::split_tier1(even, m, split);
+  EXPECT_EQ(split.host_count, 50u);
+  EXPECT_DOUBLE_EQ(split.gpu_us, split.cpu_us);
+}
+
+TEST(Tier1Split, CalibrationFollowsTheMeasuredTimes) {
+  const Tier1Batch batch = batch_of_costs(std::vector<std::uint32_t>(10, 1000));
+  gpu::Tier1CostModel m;
+  m.gpu_fixed_us = m.cpu_fixed_us = 0;
+  gpu::Tier1Split split;
+  gpu::split_tier1(batch, m, split, 3);
+  const double gpu0 = m.gpu_us_per_unit, cpu0 = m.cpu_us_per_unit;
+  // Both sides measured 4x slower than predicted: both per-unit times rise, a quarter of the way.
+  for (int i = 0; i < 40; ++i) gpu::calibrate_tier1(m, split, split.gpu_us * 4e-3, split.cpu_us * 4e-3);
+  EXPECT_NEAR(m.gpu_us_per_unit, 4 * gpu0, 1e-3 * gpu0);
+  EXPECT_NEAR(m.cpu_us_per_unit, 4 * cpu0, 1e-3 * cpu0);
+  // A side without blocks, or without a figure, stays as it is.
+  gpu::split_tier1(batch, m, split, 0);
+  const double cpu1 = m.cpu_us_per_unit, gpu1 = m.gpu_us_per_unit;
+  gpu::calibrate_tier1(m, split, 0.0, 5.0);
+  EXPECT_EQ(m.cpu_us_per_unit, cpu1);
+  EXPECT_EQ(m.gpu_us_per_unit, gpu1);
+}
+
+TEST(Tier1Split, RowsDecodedPackedOnThePoolEqualTheWholeBatch) {
+  // The CPU's share (any subset of rows, packed) unpacked gives the CPU tier-1's blocks.
+  const Tier1Batch batch = random_batch(41, 4);
+  std::vector<std::int32_t> whole(batch.coefficient_count, 0);
+  const std::uint64_t whole_damaged = decoder::decode_tier1_batch_cpu(batch, whole.data());
+  gpu::Tier1Split split;
+  gpu::split_tier1(batch, {}, split, static_cast<long>(batch.blocks.size()));
+  std::vector<std::uint64_t> offsets;
+  const std::uint64_t elems = decoder::tier1_packed_offsets(batch, split.host_rows(), offsets);
+  std::vector<std::int32_t> packed(elems, -7), serial(elems, -7);
+  decoder::CoefficientDecoder dec;
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  Tier1Batch dummy;
+  auto frame = dec.decode_deferred(codestreams().front().second, opt, dummy);  // sizes the pool
+  ASSERT_TRUE(frame.ok());
+  auto damaged = dec.decode_tier1_rows(batch, split.host_rows(), packed.data());
+  ASSERT_TRUE(damaged.ok());
+  EXPECT_EQ(*damaged, whole_damaged);
+  EXPECT_EQ(decoder::decode_tier1_rows_cpu(batch, split.host_rows(), serial.data()), whole_damaged);
+  EXPECT_EQ(packed, serial);
+  std::vector<std::int32_t> unpacked(batch.coefficient_count, 0);
+  for (std::size_t j = 0; j < split.host_count; ++j) {
+    const Tier1Block& b = batch.blocks[split.order[j]];
+    for (int y = 0; y < b.height; ++y)
+      for (int x = 0; x < b.width; ++x)
+        unpacked[b.out + static_cast<std::uint64_t>(y) * b.stride + x] = packed[offsets[j] + y * b.width + x];
+  }
+  EXPECT_EQ(first_difference(whole, unpacked), -1);
+}
+
 // ---- The kernel against the CPU tier-1: on the GPU, and its code run on the host --------
 
 /// A tier-1 over a batch: decode_tier1_batch_gpu, or the kernel's code on the host.
 using Tier1Fn = Result<gpu::Tier1GpuResult> (*)(const Tier1Batch&);
 Result<gpu::Tier1GpuResult> on_gpu(const Tier1Batch& batch) { return gpu::decode_tier1_batch_gpu(batch); }
 Result<gpu::Tier1GpuResult> on_host(const Tier1Batch& batch) { return gpu::decode_tier1_batch_emulated(batch); }
+/// Hybrid: the heaviest third of the blocks on the CPU, the rest on the GPU; every block on the CPU.
+Result<gpu::Tier1GpuResult> on_gpu_and_cpu(const Tier1Batch& batch) {
+  const long k = static_cast<long>(batch.blocks.size() / 3);
+  auto r = gpu::decode_tier1_batch_gpu(batch, 0, k);
+  if (r.ok() && r->host_blocks != static_cast<std::size_t>(k)) return make_error(ErrorKind::corrupt, "host share not taken");
+  return r;
+}
+Result<gpu::Tier1GpuResult> all_on_cpu(const Tier1Batch& batch) {
+  return gpu::decode_tier1_batch_gpu(batch, 0, static_cast<long>(batch.blocks.size()));
+}
 
 #define REQUIRE_EMULATION()                                                                              \
   do {                                                                                                   \
@@ -312,6 +455,25 @@ TEST(GpuTier1, GarbageAndEmptySegmentsNeverFault) {
 TEST(GpuTier1, EveryCodestreamDecodesLikeTheCpu) {
   REQUIRE_CUDA();
   codestreams_like_cpu(on_gpu);
+}
+
+TEST(GpuTier1Hybrid, SmallBatchSplit) {
+  // Small enough for racecheck and synccheck: the kernel beside the scatter of the CPU's share.
+  REQUIRE_CUDA();
+  expect_like_cpu(random_batch(31, 1), on_gpu_and_cpu, "one block per style, a third on the CPU");
+}
+
+TEST(GpuTier1Hybrid, RandomBlocksEqualTheCpuWhateverTheSplit) {
+  REQUIRE_CUDA();
+  random_blocks_like_cpu(on_gpu_and_cpu);
+  random_blocks_like_cpu(all_on_cpu);
+}
+
+TEST(GpuTier1Hybrid, EveryCodestreamDecodesLikeTheCpuWhateverTheSplit) {
+  REQUIRE_CUDA();
+  codestreams_like_cpu(on_gpu_and_cpu);
+  codestreams_like_cpu(all_on_cpu);
+  garbage_like_cpu(on_gpu_and_cpu);
 }
 
 // The kernel's code on the host (one lane): runs where no GPU is, and tells a wrong

@@ -40,6 +40,12 @@ class CoefficientDecoder {
   /// fills the frame's coefficients in the Tier1Batch layout. stats->tier1_ms stays 0.
   Result<CoefficientFrame> decode_deferred(Bytes codestream, const DecodeOptions& options, Tier1Batch& batch,
                                            DecodeStats* stats = nullptr);
+  /// The CPU tier-1 over `rows` of the last decode_deferred's batch (or any valid batch),
+  /// into `packed` (tier1_packed_offsets layout), on this object's pool (the last decode's
+  /// threads or shared pool), heaviest rows best given first. Returns the damaged (zeroed)
+  /// block count. Used beside the GPU tier-1, which decodes the other rows meanwhile.
+  Result<std::uint64_t> decode_tier1_rows(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
+                                          std::int32_t* packed);
   /// Gives a frame's coefficient buffers back for the next decode() (saves allocating,
   /// zero-filling and page-faulting ~4 bytes per sample per frame).
   void recycle(CoefficientFrame&& frame);

@@ -12,6 +12,7 @@
 // damaged by the tier-1 that decodes it (a wrong segmentation symbol, D.5) is zeroed.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/result.hpp"
@@ -84,5 +85,16 @@ Status validate_tier1_batch(const Tier1Batch& batch);
 /// `coefficients` (coefficient_count elements; blocks not listed are left as they are).
 /// Returns the number of damaged (zeroed) blocks. The batch must be valid.
 std::uint64_t decode_tier1_batch_cpu(const Tier1Batch& batch, std::int32_t* coefficients);
+
+/// Packed layout of some rows of a batch (a tier-1 split between CPU and GPU: the rows that
+/// the CPU decodes travel to the device in one copy): row rows[j] occupies width x height
+/// elements (row stride = width) from offsets[j] on, one after the other. Returns the
+/// total element count.
+std::uint64_t tier1_packed_offsets(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
+                                   std::vector<std::uint64_t>& offsets);
+/// The CPU tier-1 over `rows` of a valid batch into `packed` (tier1_packed_offsets layout),
+/// on the calling thread (CoefficientDecoder::decode_tier1_rows uses its pool). Returns the
+/// number of damaged (zeroed) blocks.
+std::uint64_t decode_tier1_rows_cpu(const Tier1Batch& batch, std::span<const std::uint32_t> rows, std::int32_t* packed);
 
 }  // namespace j2k::decoder

@@ -377,6 +377,28 @@ Result<CoefficientFrame> CoefficientDecoder::decode_deferred(Bytes codestream, c
   return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local, &batch);
 }
 
+Result<std::uint64_t> CoefficientDecoder::decode_tier1_rows(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
+                                                            std::int32_t* packed) {
+  return own::no_throw([&]() -> Result<std::uint64_t> {
+    DecodeOptions options;
+    options.threads = impl_->threads;
+    options.pool = impl_->pool;
+    own::Engine& engine = impl_->engine;
+    engine.ensure(options);
+    std::vector<std::uint64_t> offsets;
+    tier1_packed_offsets(batch, rows, offsets);
+    std::vector<own::CodeBlock> scratch(static_cast<std::size_t>(engine.pool->size()));
+    std::atomic<std::uint64_t> damaged{0};
+    engine.pool->parallel_for(rows.size(), [&](std::size_t j, int slot) {
+      const Tier1Block& b = batch.blocks[rows[j]];
+      const auto k = static_cast<std::size_t>(slot);
+      if (!own::decode_tier1_row(engine.scratch[k], scratch[k], batch, b, packed + offsets[j], b.width))
+        damaged.fetch_add(1, std::memory_order_relaxed);
+    });
+    return damaged.load();
+  });
+}
+
 int CoefficientDecoder::threads() const noexcept { return impl_->threads; }
 
 std::unique_ptr<Decoder> make_own_decoder(const DecodeLimits& limits) {

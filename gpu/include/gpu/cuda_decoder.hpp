@@ -22,6 +22,10 @@ struct CudaDecoderOptions {
   int device = 0;
   decoder::DecodeLimits limits{};
   Tier1Mode tier1 = Tier1Mode::cpu;   ///< gpu: fail on a GPU tier-1 error; automatic: fall back (counted)
+  /// Hybrid tier-1 (gpu/tier1_split.hpp) while tier-1 runs on the GPU: -1 the cost model
+  /// picks, per frame, how many of the heaviest code-blocks the CPU decodes beside the
+  /// kernel; N >= 0 exactly that many (0: every block on the GPU).
+  long tier1_host_blocks = -1;
 };
 
 /// Reconstructors (and so GPU buffers) per device, shared by all CudaDecoders.

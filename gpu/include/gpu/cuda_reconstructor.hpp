@@ -21,7 +21,9 @@
 // cudaSetDevice(options.device) in create(), submit() and collect().
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 
 #include "core/planar_image.hpp"
 #include "core/result.hpp"
@@ -33,6 +35,16 @@
 
 namespace j2k::gpu {
 
+/// Hybrid tier-1 (gpu/tier1_split.hpp): the kernel decodes `gpu_rows` of the table while
+/// `decode` (the CPU tier-1 on the caller's pool) decodes `host_rows` on the calling thread
+/// into `packed` (decoder::tier1_packed_offsets layout, pinned memory), returning its
+/// damaged-block count; those blocks then travel in one copy and are scattered into the
+/// coefficients before the inverse DWT. Every row of the table in exactly one of the two.
+struct Tier1HostShare {
+  std::span<const std::uint32_t> gpu_rows, host_rows;
+  std::function<Result<std::uint64_t>(std::span<const std::uint32_t> rows, std::int32_t* packed)> decode;
+};
+
 struct ReconstructRequest {
   bool planar = true;                     ///< download the planar picture (decoder::reconstruct's twin)
   const DeviceTarget* target = nullptr;   ///< also convert for display into this device buffer
@@ -42,6 +54,8 @@ struct ReconstructRequest {
   /// describe exactly the frame's tile-components (CoefficientDecoder::decode_deferred);
   /// a table that does not is rejected before anything is queued.
   const decoder::Tier1Batch* tier1 = nullptr;
+  /// With `tier1`: how its rows are shared with the CPU (null: every row on the GPU).
+  const Tier1HostShare* tier1_share = nullptr;
 };
 
 /// GPU time of one frame, from events on its stream (filled when Options::timing).
@@ -56,8 +70,11 @@ struct GpuTimes {
   double total_ms = 0;    ///< first event to last
   std::size_t upload_bytes = 0;
   bool packed16 = false;  ///< no band needed 32-bit values (each went as int8 or int16)
-  std::size_t tier1_blocks = 0;      ///< code-blocks decoded on the GPU
-  std::uint64_t tier1_damaged = 0;   ///< of those, zeroed for a wrong segmentation symbol
+  std::size_t tier1_blocks = 0;      ///< code-blocks decoded by the GPU kernel
+  std::uint64_t tier1_damaged = 0;   ///< of those and the CPU's share, zeroed for a wrong segmentation symbol
+  std::size_t tier1_host_blocks = 0;  ///< hybrid tier-1: code-blocks decoded on the CPU meanwhile
+  double tier1_host_ms = 0;           ///< their host wall time (beside the kernel)
+  std::uint64_t tier1_host_damaged = 0;
 };
 
 class CudaReconstructor {

@@ -25,8 +25,14 @@ std::optional<Tier1Mode> parse_tier1_mode(const std::string& text);
 struct Tier1GpuResult {
   std::vector<std::int32_t> coefficients;
   std::uint64_t damaged = 0;
+  std::size_t host_blocks = 0;  ///< of the blocks, decoded on the CPU (hybrid split)
 };
-Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, int device = 0);
+/// `host_blocks` > 0: a hybrid split (gpu/tier1_split.hpp) with that many of the heaviest
+/// blocks decoded on the CPU (this thread) and scattered into the device's coefficients.
+Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, int device = 0, long host_blocks = 0);
+/// Code-blocks the GPU tier-1 decodes at once on `device` (its SMs times the warps of
+/// 64 x 64 blocks that fit on one); 0 without CUDA.
+int tier1_gpu_chains(int device = 0);
 /// The GPU kernel's own code (one code-block per warp) run on the host with one lane, for
 /// the tests on machines without a GPU; the same result as decode_tier1_batch_gpu.
 /// ErrorKind::unsupported in a build without CUDA.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "cuda_check.hpp"
 #include "gpu/cuda.hpp"
 #include "kernels.hpp"
+#include "gpu/tier1_split.hpp"
 #include "tier1_host.hpp"
 
 namespace j2k::gpu {
@@ -100,6 +102,8 @@ struct Slot {
   DeviceBuffer coeffs;      // tier-1 on the GPU: the frame's coefficients (Tier1Batch layout)
   DeviceBuffer t1_scratch;  // its damaged-block counter
   PinnedBuffer t1_damaged;  // the counter, copied back with the frame
+  PinnedBuffer t1_host;     // hybrid tier-1: the CPU's share (scatter rows, coefficients)
+  DeviceBuffer d_t1_host;
   bool tier1 = false;
   bool busy = false;
   int ticket = -1;
@@ -302,6 +306,8 @@ struct FramePlan {
   bool split_upload = false;            // the last level's bands in a second copy
   bool tier1 = false;                   // coefficients made here by the GPU tier-1
   detail::Tier1Layout t1;               // its tables in the staging area
+  std::span<const std::uint32_t> t1_gpu_rows, t1_host_rows;  // hybrid: the kernel's rows, the CPU's
+  detail::Tier1HostLayout t1h;          // the CPU's share in slot.t1_host
   bool covered = false, fused = false;  // one tile covers every plane; colour straight from the work buffers
 };
 
@@ -312,6 +318,7 @@ struct Staged {
   bool split = false;
   bool fits16 = false;
   const void* d_coeffs = nullptr;  // the coefficient area the band descriptors count from
+  std::int32_t* t1_packed = nullptr;  // hybrid tier-1: where the CPU writes its share
 };
 
 }  // namespace
@@ -322,6 +329,7 @@ struct CudaReconstructor::Impl {
   int next = 0;
   int tickets = 0;
   PiecePool pool;  // staging copies (the CPU's share of the upload) and the planar copy-out
+  Tier1Split t1_all;  // tier-1 without a host share: every row, heaviest first
 
   ~Impl() {
     for (Slot& s : slots) {
@@ -362,10 +370,11 @@ struct CudaReconstructor::Impl {
   Result<PlanarImage> collect(int ticket, GpuTimes* times);
 
   // The steps of submit().
-  Result<FramePlan> plan_frame(const CoefficientFrame& frame, const ReconstructRequest& req) const;
+  Result<FramePlan> plan_frame(const CoefficientFrame& frame, const ReconstructRequest& req);
   Status reserve(Slot& slot, const FramePlan& plan, const ReconstructRequest& req);
   Result<Staged> stage(Slot& slot, const CoefficientFrame& frame, const ReconstructRequest& req, FramePlan& plan);
-  Status enqueue_reconstruction(Slot& slot, const FramePlan& plan, const Staged& staged);
+  Status enqueue_reconstruction(Slot& slot, const FramePlan& plan, const Staged& staged, const ReconstructRequest& req);
+  Status enqueue_host_tier1(Slot& slot, const FramePlan& plan, const Staged& staged, const ReconstructRequest& req);
   Status enqueue_display(Slot& slot, const FramePlan& plan, const ReconstructRequest& req);
   /// Waits for whatever the slot's streams hold and frees it (after a failure).
   void release(Slot& slot) {
@@ -444,9 +453,20 @@ Status check_tier1_batch(const decoder::Tier1Batch& batch, const CoefficientFram
   return {};
 }
 
+/// A host share that covers the table: its rows in range and as many as the table has.
+Status check_tier1_share(const decoder::Tier1Batch& batch, const Tier1HostShare& share) {
+  const std::size_t n = batch.blocks.size();
+  if (share.gpu_rows.size() + share.host_rows.size() != n || (!share.host_rows.empty() && !share.decode))
+    return make_error(ErrorKind::corrupt, "tier-1 split does not cover the table");
+  for (const auto rows : {share.gpu_rows, share.host_rows})
+    for (const std::uint32_t r : rows)
+      if (r >= n) return make_error(ErrorKind::corrupt, "tier-1 split names a row outside the table");
+  return {};
+}
+
 }  // namespace
 
-Result<FramePlan> CudaReconstructor::Impl::plan_frame(const CoefficientFrame& frame, const ReconstructRequest& req) const {
+Result<FramePlan> CudaReconstructor::Impl::plan_frame(const CoefficientFrame& frame, const ReconstructRequest& req) {
   const std::size_t ncomp = frame.components.size();
   if (ncomp == 0) return make_error(ErrorKind::corrupt, "frame without components");
   if (frame.reduce < 0 || frame.reduce > cuda::kMaxLevels) return make_error(ErrorKind::unsupported, "reduce out of range");
@@ -490,7 +510,16 @@ Result<FramePlan> CudaReconstructor::Impl::plan_frame(const CoefficientFrame& fr
   if (plan.tier1) {
     // The coefficients are made on the device; only the code-block tables travel.
     if (Status st = check_tier1_batch(*req.tier1, frame); !st) return st.error();
-    plan.t1 = detail::plan_tier1(*req.tier1, blob);
+    if (req.tier1_share) {
+      if (Status st = check_tier1_share(*req.tier1, *req.tier1_share); !st) return st.error();
+      plan.t1_gpu_rows = req.tier1_share->gpu_rows;
+      plan.t1_host_rows = req.tier1_share->host_rows;
+    } else {
+      split_tier1(*req.tier1, {}, t1_all, 0);
+      plan.t1_gpu_rows = t1_all.gpu_rows();
+    }
+    plan.t1 = detail::plan_tier1(*req.tier1, plan.t1_gpu_rows, blob);
+    plan.t1h = detail::plan_tier1_host(*req.tier1, plan.t1_host_rows);
     plan.staging_capacity = plan.t1.end;
   } else {
     // Room for 32-bit coefficients; they travel as 16-bit values when every one fits
@@ -529,6 +558,10 @@ Status CudaReconstructor::Impl::reserve(Slot& slot, const FramePlan& plan, const
     if (Status st = slot.coeffs.reserve(std::max<std::size_t>(4, plan.coeff_count * 4)); !st) return st;
     if (Status st = slot.t1_scratch.reserve(256); !st) return st;
     if (Status st = slot.t1_damaged.reserve(sizeof(unsigned)); !st) return st;
+    if (plan.t1h.count > 0) {
+      if (Status st = slot.t1_host.reserve(plan.t1h.end); !st) return st;
+      if (Status st = slot.d_t1_host.reserve(plan.t1h.end); !st) return st;
+    }
   }
   return {};
 }
@@ -655,7 +688,9 @@ Result<Staged> CudaReconstructor::Impl::stage(Slot& slot, const CoefficientFrame
 
   if (plan.tier1) {
     NvtxRange range("j2k gpu stage tier-1 tables");
-    detail::stage_tier1(*req.tier1, plan.t1, host);
+    detail::stage_tier1(*req.tier1, plan.t1_gpu_rows, plan.t1, host);
+    if (plan.t1h.count > 0)
+      out.t1_packed = detail::stage_tier1_host(*req.tier1, plan.t1_host_rows, plan.t1h, slot.t1_host.get());
     out.staging_bytes = plan.t1.end;
     out.fits16 = false;
     return out;
@@ -671,7 +706,32 @@ Result<Staged> CudaReconstructor::Impl::stage(Slot& slot, const CoefficientFrame
   return out;
 }
 
-Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePlan& plan, const Staged& staged) {
+Status CudaReconstructor::Impl::enqueue_host_tier1(Slot& slot, const FramePlan& plan, const Staged& staged,
+                                                   const ReconstructRequest& req) {
+  // The CPU decodes its share now, while the kernel runs; then one copy and the scatter on
+  // the copy stream (after the coefficients were cleared: event `early`), which the
+  // inverse DWT waits for (event `late`).
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<std::uint64_t> damaged = [&] {
+    NvtxRange range("j2k gpu tier-1 host share");
+    return req.tier1_share->decode(plan.t1_host_rows, staged.t1_packed);
+  }();
+  slot.times.tier1_host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!damaged) return damaged.error();
+  slot.times.tier1_host_damaged = *damaged;
+  slot.times.tier1_host_blocks = plan.t1_host_rows.size();
+  J2K_CUDA_TRY(cudaStreamWaitEvent(slot.copy_stream, slot.early, 0));
+  J2K_CUDA_TRY(cudaMemcpyAsync(slot.d_t1_host.get(), slot.t1_host.get(), plan.t1h.end, cudaMemcpyHostToDevice,
+                               slot.copy_stream));
+  J2K_CUDA_TRY(detail::scatter_tier1_host(plan.t1h, slot.d_t1_host.get(), reinterpret_cast<std::int32_t*>(slot.coeffs.get()),
+                                          slot.copy_stream));
+  J2K_CUDA_TRY(cudaEventRecord(slot.late, slot.copy_stream));
+  J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.late, 0));
+  return {};
+}
+
+Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePlan& plan, const Staged& staged,
+                                                       const ReconstructRequest& req) {
   std::byte* host = slot.staging.get();
   std::byte* dev = slot.d_staging.get();
   const std::size_t ncomp = plan.geom.planes.size();
@@ -702,10 +762,13 @@ Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePl
     // Code-blocks that tier-1 leaves alone are zero.
     J2K_CUDA_TRY(cudaMemsetAsync(coeffs, 0, plan.coeff_count * 4, slot.stream));
     J2K_CUDA_TRY(cudaMemsetAsync(counter, 0, sizeof(unsigned), slot.stream));
+    if (plan.t1h.count > 0) J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
     const cuda::T1Launch L = detail::tier1_launch(plan.t1, dev, coeffs, counter);
     J2K_CUDA_TRY(cuda::launch_tier1(L, slot.stream));
   }
   if (Status s = record(slot, ev_tier1); !s) return s;
+  if (plan.tier1 && plan.t1h.count > 0)
+    if (Status s = enqueue_host_tier1(slot, plan, staged, req); !s) return s;
   // ---- Dequantisation, inverse DWT, store -----------------------------------------------
   if (!plan.covered && !plan.fused && plan.plane_off[ncomp] > 0)
     J2K_CUDA_TRY(cudaMemsetAsync(planes, 0, plan.plane_off[ncomp] * 4, slot.stream));
@@ -773,7 +836,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   slot.times = GpuTimes{};
   slot.times.upload_bytes = staged->staging_bytes;
   slot.times.packed16 = staged->fits16;
-  slot.times.tier1_blocks = plan->tier1 ? req.tier1->blocks.size() : 0;
+  slot.times.tier1_blocks = plan->tier1 ? plan->t1_gpu_rows.size() : 0;
   // From here on work is queued: if this submit fails half-way, wait for what was queued
   // before returning, so that the next submit cannot overwrite buffers still in use.
   struct DrainOnError {
@@ -784,7 +847,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
       for (cudaStream_t st : {slot.stream, slot.copy_stream}) (void)cudaStreamSynchronize(st);
     }
   } drain{slot};
-  if (Status s = enqueue_reconstruction(slot, *plan, *staged); !s) return s.error();
+  if (Status s = enqueue_reconstruction(slot, *plan, *staged, req); !s) return s.error();
   if (Status s = enqueue_display(slot, *plan, req); !s) return s.error();
   if (Status s = record(slot, ev_coloured); !s) return s.error();
   const std::size_t plane_elems = plan->plane_off.back();
@@ -849,7 +912,8 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
     slot.times.download_ms = slot.planar ? between(ev_coloured, ev_done) : 0.0;
     slot.times.total_ms = between(ev_start, ev_done);
   }
-  if (slot.tier1) slot.times.tier1_damaged = *reinterpret_cast<const unsigned*>(slot.t1_damaged.get());
+  if (slot.tier1)
+    slot.times.tier1_damaged = *reinterpret_cast<const unsigned*>(slot.t1_damaged.get()) + slot.times.tier1_host_damaged;
   if (times) *times = slot.times;
   PlanarImage img = std::move(slot.geometry);
   slot.geometry = {};

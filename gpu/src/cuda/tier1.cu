@@ -27,7 +27,26 @@ __global__ void __launch_bounds__(32) tier1_kernel(const T1Launch L) {
   if (!ok && lane == 0) atomicAdd(L.damaged, 1u);
 }
 
+__global__ void __launch_bounds__(256) tier1_scatter_kernel(const T1Scatter* rows, const std::int32_t* packed,
+                                                            std::int32_t* coefficients) {
+  const T1Scatter r = rows[blockIdx.x];
+  const int w = r.width, n = r.width * r.height;
+  const std::int32_t* src = packed + r.src;
+  std::int32_t* dst = coefficients + r.dst;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
+    const int y = i / w, x = i - y * w;
+    dst[static_cast<std::uint64_t>(y) * r.stride + x] = src[i];
+  }
+}
+
 }  // namespace
+
+cudaError_t launch_tier1_scatter(const T1Scatter* rows, int count, const std::int32_t* packed,
+                                 std::int32_t* coefficients, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  tier1_scatter_kernel<<<count, 256, 0, stream>>>(rows, packed, coefficients);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_tier1(const T1Launch& launch, cudaStream_t stream) {
   if (launch.count <= 0) return cudaSuccess;

@@ -78,4 +78,16 @@ constexpr std::size_t t1_shared_bytes(int w, int h) { return t1_shared_layout(w,
 
 cudaError_t launch_tier1(const T1Launch& launch, cudaStream_t stream);
 
+/// A code-block decoded elsewhere (the CPU's share of a hybrid tier-1): width x height
+/// values at `src` (row stride = width) in a packed array go to `dst` (row stride `stride`)
+/// in the frame's coefficients.
+struct T1Scatter {
+  std::uint64_t dst, src;
+  std::uint32_t stride;
+  std::uint16_t width, height;
+};
+/// One CTA per row; rows from a validated table (inside both arrays).
+cudaError_t launch_tier1_scatter(const T1Scatter* rows, int count, const std::int32_t* packed,
+                                 std::int32_t* coefficients, cudaStream_t stream);
+
 }  // namespace j2k::gpu::cuda

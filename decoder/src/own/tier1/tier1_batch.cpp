@@ -9,6 +9,7 @@
 
 #include "dsp.hpp"
 #include "tier1/code_block_decoder.hpp"
+#include "tier1/tier1_jobs.hpp"
 #include "tier2/tile_structure.hpp"
 
 namespace j2k::decoder {
@@ -61,31 +62,63 @@ Status validate_tier1_batch(const Tier1Batch& batch) {
   return {};
 }
 
+namespace own {
+
+bool decode_tier1_row(CodeBlockDecoder& dec, CodeBlock& cb, const Tier1Batch& batch, const Tier1Block& b,
+                      std::int32_t* out, std::uint32_t stride) {
+  cb.rect = {0, 0, b.width, b.height};
+  cb.zero_bitplanes = 0;
+  cb.passes = b.passes;
+  cb.segments.clear();
+  std::size_t bytes = 0;
+  for (std::uint32_t s = 0; s < b.seg_count; ++s) {
+    const Tier1Segment& seg = batch.segments[b.seg_first + s];
+    cb.segments.push_back({seg.length, static_cast<std::uint16_t>(seg.passes), static_cast<std::uint16_t>(seg.passes)});
+    bytes += seg.length;
+  }
+  cb.chunks.assign(1, Bytes(batch.bytes.data() + b.byte_offset, bytes));
+  CodeBlockJob job;
+  job.block = &cb;
+  job.orientation = b.band == 2 ? BandOrientation::HH : b.band == 1 ? BandOrientation::HL : BandOrientation::LH;
+  job.magnitude_bits = b.numbps;
+  job.roi_shift = b.roi_shift;
+  job.cb_style = b.style;
+  job.out = out;
+  job.stride = static_cast<int>(stride);
+  return dec.decode(job);  // false: zeroed (damaged)
+}
+
+}  // namespace own
+
 std::uint64_t decode_tier1_batch_cpu(const Tier1Batch& batch, std::int32_t* coefficients) {
   own::CodeBlockDecoder dec(own::t1_dsp());
   own::CodeBlock cb;
   std::uint64_t damaged = 0;
-  for (const Tier1Block& b : batch.blocks) {
-    cb.rect = {0, 0, b.width, b.height};
-    cb.zero_bitplanes = 0;
-    cb.passes = b.passes;
-    cb.segments.clear();
-    std::size_t bytes = 0;
-    for (std::uint32_t s = 0; s < b.seg_count; ++s) {
-      const Tier1Segment& seg = batch.segments[b.seg_first + s];
-      cb.segments.push_back({seg.length, static_cast<std::uint16_t>(seg.passes), static_cast<std::uint16_t>(seg.passes)});
-      bytes += seg.length;
-    }
-    cb.chunks.assign(1, Bytes(batch.bytes.data() + b.byte_offset, bytes));
-    own::CodeBlockJob job;
-    job.block = &cb;
-    job.orientation = b.band == 2 ? BandOrientation::HH : b.band == 1 ? BandOrientation::HL : BandOrientation::LH;
-    job.magnitude_bits = b.numbps;
-    job.roi_shift = b.roi_shift;
-    job.cb_style = b.style;
-    job.out = coefficients + b.out;
-    job.stride = static_cast<int>(b.stride);
-    if (!dec.decode(job)) ++damaged;  // zeroed by decode()
+  for (const Tier1Block& b : batch.blocks)
+    if (!own::decode_tier1_row(dec, cb, batch, b, coefficients + b.out, b.stride)) ++damaged;
+  return damaged;
+}
+
+std::uint64_t tier1_packed_offsets(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
+                                   std::vector<std::uint64_t>& offsets) {
+  offsets.resize(rows.size());
+  std::uint64_t pos = 0;
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    offsets[j] = pos;
+    const Tier1Block& b = batch.blocks[rows[j]];
+    pos += std::uint64_t{b.width} * b.height;
+  }
+  return pos;
+}
+
+std::uint64_t decode_tier1_rows_cpu(const Tier1Batch& batch, std::span<const std::uint32_t> rows, std::int32_t* packed) {
+  own::CodeBlockDecoder dec(own::t1_dsp());
+  own::CodeBlock cb;
+  std::uint64_t damaged = 0, pos = 0;
+  for (const std::uint32_t r : rows) {
+    const Tier1Block& b = batch.blocks[r];
+    if (!own::decode_tier1_row(dec, cb, batch, b, packed + pos, b.width)) ++damaged;
+    pos += std::uint64_t{b.width} * b.height;
   }
   return damaged;
 }

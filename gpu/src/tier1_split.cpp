@@ -1,0 +1,72 @@
+// Hybrid tier-1's split and its cost model (see gpu/tier1_split.hpp).
+#include "gpu/tier1_split.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace j2k::gpu {
+
+std::uint64_t tier1_block_cost(const decoder::Tier1Batch& batch, const decoder::Tier1Block& b) {
+  std::uint64_t bytes = 0;
+  for (std::uint32_t s = 0; s < b.seg_count; ++s) bytes += batch.segments[b.seg_first + s].length;
+  return 4 * bytes + std::uint64_t{b.passes} * b.width * b.height / 64;
+}
+
+void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& m, Tier1Split& split, long forced) {
+  const std::size_t n = batch.blocks.size();
+  // Heaviest first, ties in table order: cost in the high half, the row in the low one.
+  std::vector<std::uint64_t> keyed(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t cost = std::min<std::uint64_t>(tier1_block_cost(batch, batch.blocks[i]), 0xFFFFFFFFu);
+    keyed[i] = cost << 32 | (0xFFFFFFFFu - i);
+  }
+  std::sort(keyed.begin(), keyed.end(), std::greater<>());
+  split.order.resize(n);
+  std::vector<double> cost(n);
+  double total = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    split.order[r] = static_cast<std::uint32_t>(0xFFFFFFFFu - (keyed[r] & 0xFFFFFFFFu));
+    cost[r] = static_cast<double>(keyed[r] >> 32);
+    total += cost[r];
+  }
+  const double chains = std::max(1, m.gpu_chains), threads = std::max(1, m.cpu_threads);
+  auto gpu_units = [&](std::size_t k, double rest) { return k < n ? std::max(cost[k], rest / chains) : 0.0; };
+  auto cpu_units = [&](std::size_t k, double done) { return k > 0 ? std::max(cost[0], done / threads) : 0.0; };
+  auto gpu_us = [&](double units) { return units > 0 ? m.gpu_fixed_us + m.gpu_us_per_unit * units : 0.0; };
+  auto cpu_us = [&](double units) { return units > 0 ? m.cpu_fixed_us + m.cpu_us_per_unit * units : 0.0; };
+  std::size_t best = 0;
+  if (forced >= 0) {
+    best = std::min<std::size_t>(static_cast<std::size_t>(forced), n);
+  } else {
+    double done = 0, best_us = gpu_us(gpu_units(0, total));
+    for (std::size_t k = 1; k <= n; ++k) {
+      done += cost[k - 1];
+      const double us = std::max(gpu_us(gpu_units(k, total - done)), cpu_us(cpu_units(k, done)));
+      if (us < best_us) {
+        best_us = us;
+        best = k;
+      }
+      if (cpu_us(cpu_units(k, done)) > best_us) break;  // the CPU side only grows from here
+    }
+  }
+  double done = 0;
+  for (std::size_t r = 0; r < best; ++r) done += cost[r];
+  split.host_count = best;
+  split.gpu_units = gpu_units(best, total - done);
+  split.cpu_units = cpu_units(best, done);
+  split.gpu_us = gpu_us(split.gpu_units);
+  split.cpu_us = cpu_us(split.cpu_units);
+}
+
+void calibrate_tier1(Tier1CostModel& m, const Tier1Split& split, double gpu_ms, double cpu_ms) {
+  constexpr double kWeight = 0.25;  // of the new frame's figure
+  auto update = [](double& per_unit, double units, double fixed_us, double ms, double lo, double hi) {
+    if (units < 1 || !(ms > 0)) return;
+    const double measured = std::clamp((ms * 1000.0 - fixed_us) / units, lo, hi);
+    per_unit += kWeight * (measured - per_unit);
+  };
+  update(m.gpu_us_per_unit, split.gpu_units, m.gpu_fixed_us, gpu_ms, 1e-4, 10.0);
+  update(m.cpu_us_per_unit, split.cpu_units, m.cpu_fixed_us, cpu_ms, 1e-4, 10.0);
+}
+
+}  // namespace j2k::gpu
