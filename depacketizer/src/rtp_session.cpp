@@ -387,7 +387,7 @@ void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::s
   using Verdict = RtpSequenceTracker::Verdict;
   const auto verdict = sequence_.accept(packet.sequence);
   if (verdict == Verdict::restart) reorder_.reset();
-  if (verdict != Verdict::duplicate && verdict != Verdict::stray) note_for_rtcp(packet.timestamp, verdict != Verdict::out_of_order);
+  if (verdict != Verdict::duplicate && verdict != Verdict::stray) note_for_rtcp(packet.timestamp, verdict != Verdict::out_of_order, arrival);
   if (verdict != Verdict::duplicate && verdict != Verdict::stray) {
     // Jitter uses arrival order (RFC 3550 A.8); the depacketizer sees sequence order.
     const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;

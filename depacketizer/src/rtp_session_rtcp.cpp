@@ -7,20 +7,20 @@
 
 namespace j2k::depacketizer {
 
-void RtpSession::on_rtcp(Bytes datagram) {
+void RtpSession::on_rtcp(Bytes datagram, std::optional<std::chrono::steady_clock::time_point> arrival) {
   ++rtcp_.datagrams;
   auto compound = parse_rtcp(datagram);
   if (!compound) {
     ++rtcp_.malformed;
     if (rtcp_log_.allow()) logger("depacketizer")->warn("dropped malformed RTCP datagram: {}", compound.error().message);
   } else {
-    if (compound->sender_report) on_sender_report(*compound->sender_report);
+    if (compound->sender_report) on_sender_report(*compound->sender_report, arrival);
     for (std::uint32_t ssrc : compound->bye) on_bye(ssrc);
   }
   publish_rtcp();
 }
 
-void RtpSession::on_sender_report(const SenderReport& report) {
+void RtpSession::on_sender_report(const SenderReport& report, std::optional<std::chrono::steady_clock::time_point> arrival) {
   if (!ssrc_ || report.ssrc != *ssrc_) {
     ++rtcp_.foreign;  // not (yet) the stream we follow: its counts are not ours to use
     return;
@@ -39,6 +39,23 @@ void RtpSession::on_sender_report(const SenderReport& report) {
     if (static_cast<std::int32_t>(timestamp - report.rtp_timestamp) <= 0 && (!highest || sequence > *highest))
       highest = sequence;
   }
+  // With its arrival time, also no packet that arrived after the report: a sender running
+  // late stamps its report past a frame it has not finished sending, and the report's own
+  // socket may be read after the data that followed it.
+  if (arrival && highest) {
+    const std::size_t n = std::min(arrivals_count_, recent_arrivals_.size());
+    std::optional<std::uint32_t> before;
+    bool covered = false;  // the ring reaches back to the report
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& [at, sequence] = recent_arrivals_[i];
+      if (at <= *arrival) {
+        covered = true;
+        if (!before || sequence > *before) before = sequence;
+      }
+    }
+    if (!covered) highest.reset();  // every packet remembered came after it: no bound from this one
+    else highest = std::min(*highest, *before);
+  }
   tail_.on_report(report, highest);
   logger("depacketizer")->debug("sender report: {} packets sent, highest sequence received {}", report.packet_count,
                                 highest ? static_cast<std::int64_t>(*highest) : -1);
@@ -50,14 +67,16 @@ void RtpSession::on_bye(std::uint32_t ssrc) {
   tail_.on_bye();
 }
 
-void RtpSession::note_for_rtcp(std::uint32_t timestamp, bool newest) {
+void RtpSession::note_for_rtcp(std::uint32_t timestamp, bool newest, std::chrono::steady_clock::time_point arrival) {
   if (newest) newest_timestamp_ = timestamp;
   const std::pair<std::uint32_t, std::uint64_t> stream{ssrc_.value_or(0), sequence_.restarts()};
   if (stream != recent_stream_) {  // a new stream or run of sequence numbers: forget the old frames
     recent_stream_ = stream;
     recent_count_ = 0;
+    arrivals_count_ = 0;
   }
   const std::uint32_t sequence = sequence_.last_extended();
+  recent_arrivals_[arrivals_count_++ % recent_arrivals_.size()] = {arrival, sequence};
   const std::size_t n = std::min(recent_count_, recent_frames_.size());
   for (std::size_t i = 0; i < n; ++i) {
     auto& entry = recent_frames_[(recent_count_ - 1 - i) % recent_frames_.size()];  // newest first

@@ -189,6 +189,36 @@ TEST(RtpSessionRtcp, AReportReadAfterPacketsSentAfterItStillCountsExactly) {
   EXPECT_EQ(session.snapshot().packets_lost, 2u);
 }
 
+TEST(RtpSessionRtcp, AReportStampedPastAFrameInProgressIsPlacedByItsArrival) {
+  spdlog::set_level(spdlog::level::off);
+  // A sender running late stamps its report (sent after frame 0) past frame 1's slot, and the
+  // receiver reads it after three packets of frame 1 (issue 9 item 9; seen once as 3 packets
+  // "lost at the end" of a lossless loopback stream under load). The report's arrival time
+  // places it before those packets.
+  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
+  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  cs.resize(cs.size() + 1500, 0x44);
+  std::vector<Bytes8> packets;
+  for (int f = 0; f < 4; ++f) ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(3600 * f), 0, packets));
+  const std::size_t per_frame = packets.size() / 4;
+  SessionConfig config;
+  config.format = PayloadFormat::rfc5371;
+  RtpSession session([](CodestreamUnit&&) {}, config);
+  auto t = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point report_arrival{};
+  for (std::size_t i = 0; i < per_frame + 3; ++i) {
+    session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+    if (i + 1 == per_frame) report_arrival = t + std::chrono::microseconds(50);
+  }
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(per_frame), 3600 + 400), "t", false),
+                  report_arrival);
+  for (std::size_t i = per_frame + 3; i < packets.size(); ++i) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size()), 3600 * 4 + 50), "t", true),
+                  t + std::chrono::microseconds(50));
+  EXPECT_EQ(session.snapshot().rtcp.packets_lost_at_end, 0u) << "every packet sent arrived";
+  EXPECT_EQ(session.snapshot().packets_lost, 0u);
+}
+
 TEST(RtpSessionRtcp, MalformedAndForeignReportsAreCountedAndChangeNothing) {
   spdlog::set_level(spdlog::level::off);
   RtpSession session([](CodestreamUnit&&) {}, {});

@@ -389,7 +389,7 @@ void ReceivePipeline::depacketize_loop() {
     while (control_packets_.size() > 0)  // (size() first: a try_pop on an empty queue costs a system call)
       if (auto r = control_packets_.try_pop()) reports.push_back(std::move(*r));
     for (; !reports.empty() && (!before || reports.front()->received <= *before); reports.pop_front())
-      session_->on_rtcp(reports.front()->bytes());
+      session_->on_rtcp(reports.front()->bytes(), reports.front()->received);
   };
   for (;;) {
     auto packet = packets_.pop_for(std::chrono::milliseconds(2));

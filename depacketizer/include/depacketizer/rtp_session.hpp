@@ -121,9 +121,12 @@ class RtpSession {
   void restart();
 
   /// One datagram from the control port (RTP port + 1): RTCP of the stream's sender
-  /// (rtp_session_rtcp.cpp). Malformed ones are counted and dropped.
-  void on_rtcp(Bytes datagram);
-  void on_sender_report(const SenderReport& report);
+  /// (rtp_session_rtcp.cpp). Malformed ones are counted and dropped. `arrival`: its receive
+  /// time on the data packets' clock, when known — a report then relates only to the packets
+  /// that arrived before it, however late its own socket's thread handed it on.
+  void on_rtcp(Bytes datagram, std::optional<std::chrono::steady_clock::time_point> arrival = std::nullopt);
+  void on_sender_report(const SenderReport& report,
+                        std::optional<std::chrono::steady_clock::time_point> arrival = std::nullopt);
   void on_bye(std::uint32_t ssrc);
 
   StreamSnapshot snapshot() const;
@@ -173,7 +176,7 @@ class RtpSession {
   void publish_counters();
   void on_unit(CodestreamUnit&& unit);
   void publish_rtcp();
-  void note_for_rtcp(std::uint32_t timestamp, bool newest);
+  void note_for_rtcp(std::uint32_t timestamp, bool newest, std::chrono::steady_clock::time_point arrival);
 
   Sink sink_;
   ReorderConfig reorder_config_;
@@ -232,6 +235,10 @@ class RtpSession {
   std::array<std::pair<std::uint32_t, std::uint32_t>, 16> recent_frames_{};
   std::size_t recent_count_ = 0;
   std::pair<std::uint32_t, std::uint64_t> recent_stream_{};  // SSRC and sequence restarts the ring is of
+  // Arrival time and extended sequence of the last packets (of the same stream as the ring
+  // above): a report with an arrival time relates to those that arrived before it.
+  std::array<std::pair<std::chrono::steady_clock::time_point, std::uint32_t>, 1024> recent_arrivals_{};
+  std::size_t arrivals_count_ = 0;
   RtcpSnapshot rtcp_;
   RateLimiter rtcp_log_;
   mutable std::mutex rtcp_mutex_;  // guards rtcp_copy_
