@@ -26,6 +26,20 @@ SenderReport report(std::uint32_t packets, std::uint32_t rtp_timestamp = 1000) {
   sr.octet_count = packets * 1000u;
   return sr;
 }
+
+/// Four RFC 5371 frames of equal size, 3600 ticks apart, sequence numbers from 100.
+void four_frames(std::vector<Bytes8>& packets) {
+  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
+  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  cs.resize(cs.size() + 1500, 0x44);
+  for (int f = 0; f < 4; ++f) ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(3600 * f), 0, packets));
+}
+
+SessionConfig rfc5371_config() {
+  SessionConfig config;
+  config.format = PayloadFormat::rfc5371;
+  return config;
+}
 }  // namespace
 
 TEST(Rtcp, ParsesTheSenderReportSdesAndByeTheSenderWrites) {
@@ -169,15 +183,10 @@ TEST(RtpSessionRtcp, AReportReadAfterPacketsSentAfterItStillCountsExactly) {
   spdlog::set_level(spdlog::level::off);
   // Under load the receiver may read a report after some packets the sender sent after it
   // (two sockets, two threads). Only packets of frames sampled before the report count.
-  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
-  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
-  cs.resize(cs.size() + 1500, 0x44);
   std::vector<Bytes8> packets;
-  for (int f = 0; f < 4; ++f) ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(3600 * f), 0, packets));
+  ASSERT_NO_FATAL_FAILURE(four_frames(packets));
   const std::size_t per_frame = packets.size() / 4;
-  SessionConfig config;
-  config.format = PayloadFormat::rfc5371;
-  RtpSession session([](CodestreamUnit&&) {}, config);
+  RtpSession session([](CodestreamUnit&&) {}, rfc5371_config());
   auto t = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < per_frame + 3; ++i) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
   // The report sent after frame 0, read after 3 packets of frame 1.
@@ -195,15 +204,10 @@ TEST(RtpSessionRtcp, AReportStampedPastAFrameInProgressIsPlacedByItsArrival) {
   // receiver reads it after three packets of frame 1 (issue 9 item 9; seen once as 3 packets
   // "lost at the end" of a lossless loopback stream under load). The report's arrival time
   // places it before those packets.
-  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
-  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
-  cs.resize(cs.size() + 1500, 0x44);
   std::vector<Bytes8> packets;
-  for (int f = 0; f < 4; ++f) ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(3600 * f), 0, packets));
+  ASSERT_NO_FATAL_FAILURE(four_frames(packets));
   const std::size_t per_frame = packets.size() / 4;
-  SessionConfig config;
-  config.format = PayloadFormat::rfc5371;
-  RtpSession session([](CodestreamUnit&&) {}, config);
+  RtpSession session([](CodestreamUnit&&) {}, rfc5371_config());
   auto t = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point report_arrival{};
   for (std::size_t i = 0; i < per_frame + 3; ++i) {
