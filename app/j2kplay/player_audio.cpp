@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-
 #include <sstream>
-#include <thread>
 
 #include "core/log.hpp"
 

@@ -45,16 +45,12 @@ void RtpSession::on_sender_report(const SenderReport& report, std::optional<std:
   if (arrival && highest) {
     const std::size_t n = std::min(arrivals_count_, recent_arrivals_.size());
     std::optional<std::uint32_t> before;
-    bool covered = false;  // the ring reaches back to the report
     for (std::size_t i = 0; i < n; ++i) {
       const auto& [at, sequence] = recent_arrivals_[i];
-      if (at <= *arrival) {
-        covered = true;
-        if (!before || sequence > *before) before = sequence;
-      }
+      if (at <= *arrival && (!before || sequence > *before)) before = sequence;
     }
-    if (!covered) highest.reset();  // every packet remembered came after it: no bound from this one
-    else highest = std::min(*highest, *before);
+    // None: every packet remembered came after the report, which then gives no bound.
+    highest = before ? std::optional(std::min(*highest, *before)) : std::nullopt;
   }
   tail_.on_report(report, highest);
   logger("depacketizer")->debug("sender report: {} packets sent, highest sequence received {}", report.packet_count,

@@ -179,23 +179,39 @@ TEST(RtpSessionRtcp, LossAtTheVeryEndIsCountedFromTheSendersReports) {
   EXPECT_EQ(s.frames_complete, 8u);
 }
 
-TEST(RtpSessionRtcp, AReportReadAfterPacketsSentAfterItStillCountsExactly) {
-  spdlog::set_level(spdlog::level::off);
-  // Under load the receiver may read a report after some packets the sender sent after it
-  // (two sockets, two threads). Only packets of frames sampled before the report count.
+namespace {
+/// Four frames into a session, every datagram 100 µs after the previous; the report the sender
+/// sent after frame 0 (stamped `report_timestamp`) is read only after 3 packets of frame 1; the
+/// stream's last `missing` packets never arrive; then the final report with BYE. With
+/// `with_arrival` the reports carry their arrival times (the pipeline's kernel timestamps).
+void report_read_late(std::uint32_t report_timestamp, bool with_arrival, std::size_t missing, StreamSnapshot& out) {
   std::vector<Bytes8> packets;
   ASSERT_NO_FATAL_FAILURE(four_frames(packets));
   const std::size_t per_frame = packets.size() / 4;
   RtpSession session([](CodestreamUnit&&) {}, rfc5371_config());
   auto t = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < per_frame + 3; ++i) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
-  // The report sent after frame 0, read after 3 packets of frame 1.
-  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(per_frame), 3240), "t", false));
-  for (std::size_t i = per_frame + 3; i + 2 < packets.size(); ++i)
-    session.on_datagram(packets[i], t += std::chrono::microseconds(100));
-  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size()), 3600 * 4 + 50), "t", true));
-  EXPECT_EQ(session.snapshot().rtcp.packets_lost_at_end, 2u);
-  EXPECT_EQ(session.snapshot().packets_lost, 2u);
+  const auto send = [&](std::size_t i) { session.on_datagram(packets[i], t += std::chrono::microseconds(100)); };
+  const auto sent_at = [&](auto at) { return with_arrival ? std::optional(at) : std::nullopt; };
+  for (std::size_t i = 0; i < per_frame; ++i) send(i);
+  const auto report_arrival = t + std::chrono::microseconds(50);  // before frame 1's first packet
+  for (std::size_t i = per_frame; i < per_frame + 3; ++i) send(i);
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(per_frame), report_timestamp), "t", false),
+                  sent_at(report_arrival));
+  for (std::size_t i = per_frame + 3; i + missing < packets.size(); ++i) send(i);
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size()), 3600 * 4 + 50), "t", true),
+                  sent_at(t + std::chrono::microseconds(50)));
+  out = session.snapshot();
+}
+}  // namespace
+
+TEST(RtpSessionRtcp, AReportReadAfterPacketsSentAfterItStillCountsExactly) {
+  spdlog::set_level(spdlog::level::off);
+  // Under load the receiver may read a report after some packets the sender sent after it
+  // (two sockets, two threads). Only packets of frames sampled before the report count.
+  StreamSnapshot s;
+  ASSERT_NO_FATAL_FAILURE(report_read_late(3240, false, 2, s));  // stamped before frame 1's slot
+  EXPECT_EQ(s.rtcp.packets_lost_at_end, 2u);
+  EXPECT_EQ(s.packets_lost, 2u);
 }
 
 TEST(RtpSessionRtcp, AReportStampedPastAFrameInProgressIsPlacedByItsArrival) {
@@ -204,23 +220,10 @@ TEST(RtpSessionRtcp, AReportStampedPastAFrameInProgressIsPlacedByItsArrival) {
   // receiver reads it after three packets of frame 1 (issue 9 item 9; seen once as 3 packets
   // "lost at the end" of a lossless loopback stream under load). The report's arrival time
   // places it before those packets.
-  std::vector<Bytes8> packets;
-  ASSERT_NO_FATAL_FAILURE(four_frames(packets));
-  const std::size_t per_frame = packets.size() / 4;
-  RtpSession session([](CodestreamUnit&&) {}, rfc5371_config());
-  auto t = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point report_arrival{};
-  for (std::size_t i = 0; i < per_frame + 3; ++i) {
-    session.on_datagram(packets[i], t += std::chrono::microseconds(100));
-    if (i + 1 == per_frame) report_arrival = t + std::chrono::microseconds(50);
-  }
-  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(per_frame), 3600 + 400), "t", false),
-                  report_arrival);
-  for (std::size_t i = per_frame + 3; i < packets.size(); ++i) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
-  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size()), 3600 * 4 + 50), "t", true),
-                  t + std::chrono::microseconds(50));
-  EXPECT_EQ(session.snapshot().rtcp.packets_lost_at_end, 0u) << "every packet sent arrived";
-  EXPECT_EQ(session.snapshot().packets_lost, 0u);
+  StreamSnapshot s;
+  ASSERT_NO_FATAL_FAILURE(report_read_late(3600 + 400, true, 0, s));
+  EXPECT_EQ(s.rtcp.packets_lost_at_end, 0u) << "every packet sent arrived";
+  EXPECT_EQ(s.packets_lost, 0u);
 }
 
 TEST(RtpSessionRtcp, MalformedAndForeignReportsAreCountedAndChangeNothing) {
