@@ -1,7 +1,8 @@
 // Fuzz harness: RTCP compound packets (RFC 3550 6, A.2), alone and mixed with RTP data into
 // one session, where sender reports and BYE account for the packets and frames lost at a
 // stream's end. Input format: repeated [u16 length][bytes]; a datagram whose second byte is
-// an RTCP packet type (200–204, RFC 5761 4) goes to the control side, others to the data side.
+// an RTCP packet type (200–204, RFC 5761 4) goes to the control side, others to the data side;
+// datagram n arrives at 50 n µs (a third of the reports without a time, a third read late).
 #include <cstddef>
 #include <cstdint>
 
@@ -29,7 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (parsed.ok() && (parsed->packets < 1 || static_cast<std::size_t>(parsed->packets) * 4 > datagram.size() ||
                           parsed->bye.size() > 31u * static_cast<std::size_t>(parsed->packets)))
         __builtin_trap();
-      session.on_rtcp(datagram);
+      // Without an arrival time, at its place among the data, or read 200 µs late (its socket's
+      // thread behind the data's): the report relates to the packets that arrived before it.
+      const auto at = t0 + std::chrono::microseconds(50 * n);
+      if (n % 3 == 0) session.on_rtcp(datagram);
+      else session.on_rtcp(datagram, n % 3 == 1 ? at : at - std::chrono::microseconds(200));
     } else {
       session.on_datagram(datagram, t0 + std::chrono::microseconds(50 * n));
     }
