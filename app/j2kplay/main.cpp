@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   app.add_option("--screenshot", screenshot, "with --quit-after: save the window as PNG when quitting, and the picture shown as FILE.frame.png");
   app.add_option("--quit-after", quit_after, "quit S seconds after the first picture appears (headless: after start; with --screenshot, once the statistics of a second with pictures are on screen too)")
       ->check(cli::at_least(0));
-  cli::DecoderOptions decoder_options;
+  cli::DecoderOptions decoder_options(cli::kStreamTier1Host);
   decoder_options.add_to(app);
   app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
       ->check(CLI::Range(0, 256));

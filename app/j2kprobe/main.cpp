@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   app.add_option("--checksums", checksums_file, "write the checksum of every decoded frame (JSON)");
   std::string audio_dump;
   app.add_option("--dump-audio", audio_dump, "write the stream's sound (MXF sound elements, ST 302M) to FILE.wav as received");
-  cli::DecoderOptions decoder_options;
+  cli::DecoderOptions decoder_options(cli::kStreamTier1Host);
   decoder_options.add_to(app);
   app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
       ->check(CLI::Range(0, 256));

@@ -4,6 +4,8 @@
 #   BASELINES=1  also the CPU tier-1, the own CPU decoder and opj_decompress on the same frames
 #   NCU=1        also Nsight Compute (--set full) on one tier-1 launch of the 1080 and 2160 frames
 #   SANITIZE=0   skip compute-sanitizer
+#   TP_WORKERS="2 4"  --workers values of the throughput runs
+#   SPIN=1       also the cuda-display runs with --spin-wait (the waiting thread spins on a core)
 #   T1HOST="-1 0"  --tier1-host values of the cuda-display runs (hybrid tier-1: -1 the cost
 #                model's split, 0 every code-block on the GPU, K the K heaviest on the CPU)
 cd "$(dirname "$0")"
@@ -24,10 +26,13 @@ FRAMES="photo_1080_422_10_97 photo_2160_422_10_97_8m photo_1080_rgb_8_53 photo_2
 for f in $FRAMES; do
   for k in ${T1HOST:--1 0}; do
     timeout 60 ./gpu_stage_bench --backend cuda-display --tier1 gpu --tier1-host $k --threads 16 --frames 150 $B/$f.j2k > $OUT/t1gpu_k${k}_$f.log 2>&1; grep -vE "^device|peak" $OUT/t1gpu_k${k}_$f.log
+    if [ "${SPIN:-0}" = 1 ]; then
+      timeout 60 ./gpu_stage_bench --backend cuda-display --tier1 gpu --tier1-host $k --spin-wait --threads 16 --frames 150 $B/$f.j2k > $OUT/t1gpu_spin_k${k}_$f.log 2>&1; echo "--spin-wait:"; grep -vE "^device|peak" $OUT/t1gpu_spin_k${k}_$f.log | head -2
+    fi
   done
 done
 for f in $FRAMES; do
-  for w in 2 4; do
+  for w in ${TP_WORKERS:-2 4}; do
     for k in -1 0; do
       timeout 60 ./gpu_stage_bench --backend throughput --tier1 gpu --tier1-host $k --workers $w --threads 1 --frames 100 $B/$f.j2k > $OUT/t1gpu_tp${w}_k${k}_$f.log 2>&1; echo "--tier1-host $k"; grep -vE "^device|peak" $OUT/t1gpu_tp${w}_k${k}_$f.log | tail -2
     done

@@ -1,7 +1,9 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--spin-wait] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput] FILE.j2k...
 //
+// --spin-wait: the decoders' reconstructors wait for the GPU spinning on a core (the
+//        default sleeps until the GPU signals; CudaReconstructor::Options::spin_wait).
 // --tier1-host K: with --tier1 gpu, the K heaviest code-blocks of each frame are decoded on
 //        the CPU beside the kernel (hybrid tier-1; 0: all on the GPU); -1 (default): the
 //        cost model picks K per frame.
@@ -41,6 +43,7 @@ using namespace j2k;
 
 namespace {
 long g_tier1_host = -1;  // --tier1-host
+bool g_spin_wait = false;  // --spin-wait
 }  // namespace
 using j2k::bench::median;
 
@@ -221,7 +224,7 @@ int bench_stage(const char* path, const std::vector<std::uint8_t>& bytes, int fr
 
 /// The player's path: decode straight into a device RGBA buffer (no planar download).
 int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, gpu::Tier1Mode tier1) {
-  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host});
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait});
   if (!dec) {
     std::fprintf(stderr, "%s\n", dec.error().message.c_str());
     return 1;
@@ -293,7 +296,7 @@ int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, i
   std::vector<std::unique_ptr<gpu::CudaDecoder>> decs;
   std::vector<void*> pictures(static_cast<std::size_t>(workers), nullptr);
   for (int i = 0; i < workers; ++i) {
-    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host});
+    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait});
     if (!d) return 1;
     decs.push_back(std::move(*d));
     if (cudaMalloc(&pictures[static_cast<std::size_t>(i)], static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
@@ -382,6 +385,7 @@ int main(int argc, char** argv) {
     else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
     else if (a == "--workers" && i + 1 < argc) workers = std::atoi(argv[++i]);
     else if (a == "--tier1-host" && i + 1 < argc) g_tier1_host = std::atol(argv[++i]);
+    else if (a == "--spin-wait") g_spin_wait = true;
     else if (a == "--tier1" && i + 1 < argc) tier1 = gpu::parse_tier1_mode(argv[++i]).value_or(gpu::Tier1Mode::cpu);
     else files.push_back(argv[i]);
   }

@@ -20,11 +20,11 @@ namespace j2k::gpu {
 namespace {
 
 /// The reconstructors of one device, shared by every CudaBackend that uses it: created on
-/// demand up to kMaxReconstructorsPerDevice, leased for one frame (submit + collect), so
-/// the GPU memory of 16 decode workers is that of two reconstructors, not sixteen.
+/// demand up to cuda_reconstructor_limit, leased for one frame (submit + collect), so
+/// the GPU memory of 16 decode workers is that of 2-4 reconstructors, not sixteen.
 class ReconstructorPool {
  public:
-  explicit ReconstructorPool(int device) : device_(device) {}
+  explicit ReconstructorPool(int device) : device_(device), limit_(std::max(1, cuda_reconstructor_limit(device))) {}
 
   /// The pool of `device`, shared while any backend holds it (destroyed with the last one,
   /// so never after the CUDA runtime has shut down at exit).
@@ -64,13 +64,14 @@ class ReconstructorPool {
   };
 
   /// Waits while every reconstructor is leased and no more may be made.
-  Result<Lease> acquire() {
+  Result<Lease> acquire(bool spin_wait) {
     std::unique_lock lock(mutex_);
-    free_cv_.wait(lock, [this] { return !free_.empty() || static_cast<int>(all_.size()) < kMaxReconstructorsPerDevice; });
+    free_cv_.wait(lock, [this] { return !free_.empty() || static_cast<int>(all_.size()) < limit_; });
     if (free_.empty()) {
       CudaReconstructor::Options ro;
       ro.device = device_;
       ro.timing = true;
+      ro.spin_wait = spin_wait;
       auto rec = CudaReconstructor::create(ro);
       if (!rec) return rec.error();
       all_.push_back(std::move(*rec));
@@ -99,6 +100,7 @@ class ReconstructorPool {
   }
 
   int device_;
+  int limit_;
   std::mutex mutex_;
   std::condition_variable free_cv_;
   std::vector<std::unique_ptr<CudaReconstructor>> all_;
@@ -155,7 +157,7 @@ class CudaBackend final : public CudaDecoder {
     };
     req.tier1 = &batch_;
     req.tier1_share = &share;
-    auto lease = pool_->acquire();
+    auto lease = pool_->acquire(options_.spin_wait);
     if (!lease) return lease.error();
     auto img = (*lease)->reconstruct(*frame, req, &times_);
     if (!img) return img.error();
@@ -197,7 +199,7 @@ class CudaBackend final : public CudaDecoder {
     if (!frame) return frame.error();
     RecycleOnExit recycle{coefficients_, *frame};
     if (active_) {
-      auto lease = pool_->acquire();
+      auto lease = pool_->acquire(options_.spin_wait);
       auto img = lease ? (*lease)->reconstruct(*frame, req, &times_) : Result<PlanarImage>(lease.error());
       if (img) {
         stats_.idwt_ms = times_.idwt_ms;
@@ -239,13 +241,19 @@ class CudaBackend final : public CudaDecoder {
 
 int cuda_reconstructors_alive(int device) { return ReconstructorPool::alive(device); }
 
+int cuda_reconstructor_limit(int device) {
+  const std::size_t memory = cuda_device_memory(device);
+  if (memory == 0) return 0;
+  return memory >= (std::size_t{16} << 30) ? kMaxReconstructorsPerDevice : 2;
+}
+
 Result<std::unique_ptr<CudaDecoder>> make_cuda_decoder_typed(const CudaDecoderOptions& options) {
   if (options.mode == GpuMode::off) return make_error(ErrorKind::unsupported, "--gpu off");
   if (!cuda_available()) return make_error(ErrorKind::unsupported, "CUDA: " + cuda_describe());
   auto pool = ReconstructorPool::of(options.device);
   {
     // The first lease makes a reconstructor: a device that cannot run one fails here.
-    auto lease = pool->acquire();
+    auto lease = pool->acquire(options.spin_wait);
     if (!lease) return lease.error();
   }
   return std::unique_ptr<CudaDecoder>(new CudaBackend(options, std::move(pool)));

@@ -1,6 +1,7 @@
 #pragma once
 // Runtime presence of the CUDA stage. Every function here works in a build without CUDA
 // and on a machine without a GPU or driver (the runtime is linked statically).
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,9 @@ bool cuda_available() noexcept;
 
 /// "NVIDIA H100 80GB HBM3 (sm_90, driver 13.0)", or why there is none.
 std::string cuda_describe();
+
+/// The device's global memory in bytes; 0 without CUDA or when the runtime cannot say.
+std::size_t cuda_device_memory(int device = 0) noexcept;
 
 /// --gpu on|off|auto: `on` fails when CUDA is unusable, `auto` falls back to the CPU.
 enum class GpuMode { off, on, automatic };

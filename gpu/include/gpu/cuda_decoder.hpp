@@ -4,9 +4,10 @@
 // tier-1 on the GPU.
 //
 // GPU memory is bounded: every CudaDecoder of a device shares a small pool of
-// reconstructors (kMaxReconstructorsPerDevice, each with its own streams, pinned and device
-// buffers), leased for one frame at a time, so memory does not grow with the number of
-// decode workers.
+// reconstructors (cuda_reconstructor_limit: 2, or 4 on a device with 16 GiB or more; each
+// with its own streams, pinned and device buffers), leased for one frame at a time, so
+// memory does not grow with the number of decode workers; the limit is also how many
+// frames the GPU works on at once.
 #include <memory>
 
 #include "core/result.hpp"
@@ -26,10 +27,18 @@ struct CudaDecoderOptions {
   /// picks, per frame, how many of the heaviest code-blocks the CPU decodes beside the
   /// kernel; N >= 0 exactly that many (0: every block on the GPU).
   long tier1_host_blocks = -1;
+  /// Wait for the GPU by spinning on a core instead of sleeping (CudaReconstructor::Options;
+  /// benchmarks compare the two). Applies to reconstructors this decoder's device pool creates.
+  bool spin_wait = false;
 };
 
-/// Reconstructors (and so GPU buffers) per device, shared by all CudaDecoders.
-constexpr int kMaxReconstructorsPerDevice = 2;
+/// Reconstructors (and so GPU buffers, and frames the GPU works on at once) per device,
+/// shared by all CudaDecoders: at most this many.
+constexpr int kMaxReconstructorsPerDevice = 4;
+/// The limit for `device`: 2, or kMaxReconstructorsPerDevice where the device has
+/// >= 16 GiB (a frame's GPU time is its heaviest code-block's chain, so frames in flight
+/// are what fills a large GPU; issue 15). 0 without CUDA.
+int cuda_reconstructor_limit(int device = 0);
 /// Reconstructors alive now for `device` (0 when no CudaDecoder uses it).
 int cuda_reconstructors_alive(int device = 0);
 

@@ -86,6 +86,10 @@ class CudaReconstructor {
     /// Let the dequantisation kernel read the coefficients from pinned host memory
     /// over the bus instead of copying them first (the copy then overlaps the kernel).
     bool zero_copy = false;
+    /// How collect() waits for a frame: false (the default) sleeps until the GPU signals
+    /// (cudaEventBlockingSync); true spins on a core, which answers a few microseconds
+    /// sooner but keeps one core busy per waiting thread for the whole GPU time.
+    bool spin_wait = false;
   };
 
   /// Fails with ErrorKind::unsupported when no usable CUDA device exists.

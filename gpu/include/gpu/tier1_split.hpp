@@ -2,8 +2,8 @@
 // Hybrid tier-1: a frame's code-blocks split between the GPU kernel and the CPU threads.
 //
 // The GPU runs a code-block's MQ chain on one lane, about 10x slower per symbol than a CPU
-// core, and runs ~1000 of them at once; so the GPU's time for a frame is about its heaviest
-// block's chain (or, with more blocks than it runs at once, their total over that count).
+// core, and runs thousands of them at once (tier1_gpu_chains); so the GPU's time for a
+// frame is about its heaviest block's chain (or, with more blocks than it runs at once, their total over that count).
 // The heaviest blocks go to the CPU instead (decoded on the decoder's pool while the kernel
 // runs the rest), as many as make the two sides' predicted times meet. The model: a block's
 // cost in units (tier1_block_cost: its bytes and passes, the weight that also orders the

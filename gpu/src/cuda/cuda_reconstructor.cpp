@@ -353,8 +353,11 @@ struct CudaReconstructor::Impl {
       J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.early, cudaEventDisableTiming));
       J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.late, options.timing ? cudaEventDefault : cudaEventDisableTiming));
       for (int i = 0; i < ev_count; ++i) {
-        const unsigned flags = (options.timing || i == ev_done) ? cudaEventDefault : cudaEventDisableTiming;
-        J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.ev[static_cast<std::size_t>(i)], options.timing ? cudaEventDefault : flags));
+        unsigned flags = (options.timing || i == ev_done) ? cudaEventDefault : cudaEventDisableTiming;
+        // collect() waits on ev_done: sleeping there instead of spinning is what keeps a
+        // live 2160p50 stream's CPU use to the work it does (issue 15).
+        if (i == ev_done && !options.spin_wait) flags |= cudaEventBlockingSync;
+        J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.ev[static_cast<std::size_t>(i)], flags));
       }
     }
     return {};

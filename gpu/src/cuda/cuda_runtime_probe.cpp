@@ -63,4 +63,14 @@ bool cuda_available() noexcept {
 
 std::string cuda_describe() { return probe().text; }
 
+std::size_t cuda_device_memory(int device) noexcept {
+  if (!cuda_available()) return 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return prop.totalGlobalMem;
+}
+
 }  // namespace j2k::gpu

@@ -48,6 +48,15 @@ cudaError_t launch_tier1_scatter(const T1Scatter* rows, int count, const std::in
   return cudaGetLastError();
 }
 
+int tier1_blocks_per_sm(std::size_t shared_bytes) {
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, tier1_kernel, 32, shared_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 cudaError_t launch_tier1(const T1Launch& launch, cudaStream_t stream) {
   if (launch.count <= 0) return cudaSuccess;
   if (launch.shared_bytes > 48 * 1024) {

@@ -20,10 +20,14 @@
 //                         above; row 4: first row of the stripe below)
 //              bits 6..11 their signs (1 = negative)
 //            so that a sample's context is a lookup on three words (left, own, right)
-//   mag      magnitudes (2x value, midpoint in bit 0), entry 4x + k of each stripe; only
-//            read where the sample is significant, so never cleared
 //   ctx      the 19 context words; next, zc, sc: the MQ successor table and the context
 //            lookups, built by the lanes
+// and in global memory, the block's place in the frame's coefficients (`out`, row stride
+// `stride`): the magnitudes (2x value, midpoint in bit 0) while the passes run, only read
+// where the sample is significant (so never cleared first), and the signed values after
+// write_block. Keeping them there rather than in shared memory (16 KB of a 64 x 64
+// block's 27 KB) lets an SM hold ~3.5x as many blocks at once: lane 0 only stores to them
+// (a store does not wait), the lanes read them once per refinement pass and at the end.
 // Every loop is bounded by the block's size and pass count, every byte read by the
 // segment's length (reads past it see 0xFF, as the CPU's padding bytes make it see).
 #include <cstdint>
@@ -396,7 +400,8 @@ J2K_T1_FN u32 raw_bit(Raw& r) {
 struct Block {
   Mask *sig, *refine, *visited, *refined, *near, *rbits;
   u32* colw;
-  std::int32_t* mag;
+  std::int32_t* out;  ///< the block's coefficients (global): magnitudes until write_block
+  std::size_t stride;
   u32* ctx;
   u32* next;
   u8* zc;
@@ -406,9 +411,11 @@ struct Block {
 
   J2K_T1_FN Mask* sig_row(int st) const { return sig + (st + 1) * (words + 2) + 1; }
   J2K_T1_FN u32* col_row(int st) const { return colw + (st + 1) * cw + 1; }
+  /// Row k of stripe st of the output.
+  J2K_T1_FN std::int32_t* out_row(int st, int k) const { return out + static_cast<std::size_t>(4 * st + k) * stride; }
 };
 
-J2K_T1_FN Block block_at(unsigned char* smem, const T1Block& tb) {
+J2K_T1_FN Block block_at(unsigned char* smem, const T1Block& tb, std::int32_t* coefficients) {
   const T1SharedLayout l = t1_shared_layout(tb.width, tb.height);
   Block b;
   b.sig = reinterpret_cast<Mask*>(smem + l.sig);
@@ -418,7 +425,8 @@ J2K_T1_FN Block block_at(unsigned char* smem, const T1Block& tb) {
   b.near = reinterpret_cast<Mask*>(smem + l.near);
   b.rbits = reinterpret_cast<Mask*>(smem + l.rbits);
   b.colw = reinterpret_cast<u32*>(smem + l.colw);
-  b.mag = reinterpret_cast<std::int32_t*>(smem + l.mag);
+  b.out = coefficients + tb.out;
+  b.stride = tb.stride;
   b.ctx = reinterpret_cast<u32*>(smem + l.ctx);
   b.next = reinterpret_cast<u32*>(smem + l.next);
   b.zc = smem + l.zc;
@@ -479,19 +487,22 @@ struct Contexts {
 };
 
 /// What a pass walking stripe st uses: its rows (row_pattern), significance words, column
-/// words, magnitudes, and the windows slid along them.
+/// words, output rows, and the windows slid along them.
 struct Stripe {
   Mask rows;
   Mask* srow;
   u32* crow;
-  std::int32_t* mrow;
+  std::int32_t* orow;  ///< row 0 of the stripe in the output
+  std::size_t stride;
   Window3 win;
   Columns col;
   J2K_T1_FN Stripe(const Block& b, int st)
-      : rows(row_pattern(b.h - 4 * st)), srow(b.sig_row(st)), crow(b.col_row(st)), mrow(b.mag + st * 4 * b.w),
-        col{-2, 0, 0, 0, 0} {
+      : rows(row_pattern(b.h - 4 * st)), srow(b.sig_row(st)), crow(b.col_row(st)), orow(b.out_row(st, 0)),
+        stride(b.stride), col{-2, 0, 0, 0, 0} {
     win.start(srow, b.words);
   }
+  /// The magnitude of row k, column x.
+  J2K_T1_FN std::int32_t& mag(int x, int k) const { return orow[static_cast<std::size_t>(k) * stride + x]; }
 };
 
 /// Marks row k of column x (its word `c`, in a register) significant with sign `neg`.
@@ -537,7 +548,7 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
           neg = cx.decode(r, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
         }
         set_significant(b, sp.crow, x, sp.col.c, k, neg);
-        sp.mrow[32 * j + bit] = one;
+        sp.mag(x, k) = one;
         became |= 1u << bit;
         const Mask later = later_neighbours(k);
         const Mask added = (later << bit) & open;
@@ -603,21 +614,24 @@ J2K_T1_FN void refine_pass(const Block& b, Regs& r) {
   }
 }
 
-/// After a refinement pass (all lanes, one sample each per word): the bits into the
-/// magnitudes (the previous plane's midpoint bit sits where this plane's bit goes: add or
-/// remove half).
+/// After a refinement pass (all lanes, a mask word each): the bits into the magnitudes
+/// (the previous plane's midpoint bit sits where this plane's bit goes: add or remove
+/// half). A lane's loads are independent of each other, so they overlap.
 J2K_T1_FN void refine_apply(const Block& b, int p, int lane, int lanes) {
   const std::int32_t half = 1 << p;
-  const int samples = 4 * b.w;
-  for (int i = 0; i < b.stripes * b.words; ++i) {
-    const Mask todo = b.refine[i];
+  for (int i = lane; i < b.stripes * b.words; i += lanes) {
+    Mask todo = b.refine[i];
     if (!todo) continue;
+    b.refined[i] |= todo;
     const Mask bits = b.rbits[i];
     const int st = i / b.words, j = i - st * b.words;
-    std::int32_t* const m = b.mag + st * samples + 32 * j;
-    for (int bit = lane; bit < 32; bit += lanes)
-      if ((todo >> bit) & 1u) m[bit] += static_cast<std::int32_t>(((bits >> bit) & 1u) << (p + 1)) - half;
-    if (lane == 0) b.refined[i] |= todo;
+    std::int32_t* const row0 = b.out_row(st, 0);
+    while (todo) {
+      const int bit = lowest_bit(todo);
+      todo &= todo - 1;
+      std::int32_t& m = row0[static_cast<std::size_t>(bit & 3) * b.stride + 8 * j + (bit >> 2)];
+      m += static_cast<std::int32_t>(((bits >> bit) & 1u) << (p + 1)) - half;
+    }
   }
 }
 
@@ -657,7 +671,7 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
           const u32 neg = cx.decode(mq, kCtxSign, b.next);
           sp.col.at(sp.crow, x);
           set_significant(b, sp.crow, x, sp.col.c, k, neg);
-          sp.mrow[32 * j + bit + k] = one;
+          sp.mag(x, k) = one;
           became |= 1u << (bit + k);
           // The rows below it are coded one by one.
           todo |= (0xEu << (bit + k)) & (0xFu << bit);
@@ -670,7 +684,7 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
           const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)];
           const u32 neg = cx.decode(mq, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
           set_significant(b, sp.crow, x, sp.col.c, k, neg);
-          sp.mrow[32 * j + bit] = one;
+          sp.mag(x, k) = one;
           became |= 1u << bit;
         }
         // The next column has a significant neighbour now.
@@ -756,21 +770,21 @@ J2K_T1_FN bool decode_passes(const T1Launch& L, const T1Block& tb, const Block& 
   return ok != 0;
 }
 
-/// Write-out by the lanes (rows): signs, ROI shift (H.1: magnitudes >= 2^s were scaled up
-/// by the encoder); a damaged block is zeroed (the CPU's resilient decoding).
-J2K_T1_FN void write_block(const T1Block& tb, const Block& b, bool ok, std::int32_t* out, int lane, int lanes) {
+/// Write-out by the lanes (rows), in place over the magnitudes: signs, ROI shift (H.1:
+/// magnitudes >= 2^s were scaled up by the encoder), zero where not significant; a
+/// damaged block is zeroed (the CPU's resilient decoding).
+J2K_T1_FN void write_block(const T1Block& tb, const Block& b, bool ok, int lane, int lanes) {
   const int roi = tb.roi_shift;
   const std::int32_t roi_threshold = roi + 1 < 31 ? (1 << (roi + 1)) : 0x7FFFFFFF;
   for (int y = 0; y < b.h; ++y) {
     const int st = y >> 2, k = y & 3;
     const u32* const crow = b.col_row(st);
-    const std::int32_t* const mrow = b.mag + st * 4 * b.w + k;
-    std::int32_t* const o = out + static_cast<std::size_t>(y) * tb.stride;
+    std::int32_t* const o = b.out_row(st, k);
     for (int x = lane; x < b.w; x += lanes) {
       const u32 c = crow[x];
       std::int32_t v = 0;
       if (ok && ((c >> (k + 1)) & 1u)) {
-        v = mrow[4 * x];
+        v = o[x];
         if (roi && v >= roi_threshold) v >>= (roi & 31);
         if ((c >> (k + 7)) & 1u) v = -v;
       }
@@ -783,12 +797,12 @@ J2K_T1_FN void write_block(const T1Block& tb, const Block& b, bool ok, std::int3
 /// true when it decoded, false when it was damaged (and zeroed).
 J2K_T1_FN bool run_block(const T1Launch& L, int i, unsigned char* smem, const u32* qe_table, int lane, int lanes) {
   const T1Block tb = L.blocks[i];
-  const Block b = block_at(smem, tb);
+  const Block b = block_at(smem, tb, L.coefficients);
   init_block(b, qe_table, tb.band, lane, lanes);
   sync_lanes();
   const bool ok = decode_passes(L, tb, b, qe_table, lane, lanes);
   sync_lanes();
-  write_block(tb, b, ok, L.coefficients + tb.out, lane, lanes);
+  write_block(tb, b, ok, lane, lanes);
   return ok;
 }
 

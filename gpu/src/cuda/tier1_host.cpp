@@ -135,14 +135,13 @@ struct DeviceAlloc {
 }  // namespace
 
 int tier1_gpu_chains(int device) {
-  int sms = 0, smem = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) != cudaSuccess) {
+  int sms = 0;
+  if (cudaSetDevice(device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
-  const int per_sm = std::clamp(smem / static_cast<int>(cuda::t1_shared_bytes(64, 64)), 1, 32);
-  return sms * per_sm;
+  return sms * std::max(1, cuda::tier1_blocks_per_sm(cuda::t1_shared_bytes(64, 64)));
 }
 
 Result<Tier1GpuResult> decode_tier1_batch_gpu(const decoder::Tier1Batch& batch, int device, long host_blocks) {

@@ -45,7 +45,6 @@ struct T1SharedLayout {
   std::uint32_t near = 0;     ///< with a significant neighbour (refinement contexts),
   std::uint32_t rbits = 0;    ///< the refinement pass's decoded bits
   std::uint32_t colw = 0;     ///< (stripes + 2) x (w + 2) column words
-  std::uint32_t mag = 0;      ///< stripes x 4w magnitudes
   std::uint32_t ctx = 0;      ///< 20 context words
   std::uint32_t next = 0;     ///< 188 successor words (MQ state table)
   std::uint32_t zc = 0;       ///< 512 zero-coding contexts (3 x 3 neighbourhood)
@@ -65,18 +64,22 @@ constexpr T1SharedLayout t1_shared_layout(int w, int h) {
   l.near = l.refined + masks;
   l.rbits = l.near + masks;
   l.colw = l.rbits + masks;
-  l.mag = l.colw + 4 * (stripes + 2) * static_cast<std::uint32_t>(w + 2);
-  l.ctx = l.mag + 4 * stripes * 4 * static_cast<std::uint32_t>(w);
+  l.ctx = l.colw + 4 * (stripes + 2) * static_cast<std::uint32_t>(w + 2);
   l.next = l.ctx + 4 * 20;
   l.zc = l.next + 4 * 188;
   l.sc = l.zc + 512;
   l.total = (l.sc + 1024 + 15) / 16 * 16;
   return l;
 }
-/// Shared memory of one block's warp (at most ~44 KB: 4 x 1024).
+/// Shared memory of one block's warp (~8 KB for 64 x 64; at most ~12 KB, 4 x 1024). The
+/// magnitudes are not here: they build up in the block's place in the frame's
+/// coefficients (global memory), which keeps ~28 blocks per SM resident instead of ~8.
 constexpr std::size_t t1_shared_bytes(int w, int h) { return t1_shared_layout(w, h).total; }
 
 cudaError_t launch_tier1(const T1Launch& launch, cudaStream_t stream);
+/// Code-blocks an SM runs at once with `shared_bytes` each (the occupancy calculator: shared
+/// memory, registers, the CTA limit); 0 when the runtime cannot say.
+int tier1_blocks_per_sm(std::size_t shared_bytes);
 
 /// A code-block decoded elsewhere (the CPU's share of a hybrid tier-1): width x height
 /// values at `src` (row stride = width) in a packed array go to `dst` (row stride `stride`)
