@@ -1,6 +1,6 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--spin-wait] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--spin-wait] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput|host] FILE.j2k...
 //
 // --spin-wait: the decoders' reconstructors wait for the GPU spinning on a core (the
 //        default sleeps until the GPU signals; CudaReconstructor::Options::spin_wait).
@@ -16,6 +16,8 @@
 // cuda-display: the player's path, decode_to_device into a device RGBA buffer (--tier1 gpu:
 //        code-blocks decoded on the GPU, only tier-2 on the CPU).
 // own / cuda: whole decode (codestream -> picture) with that backend, wall time per frame.
+// host: what the CPU does for a frame before the GPU starts on it, with tier-1 on the GPU
+//        (tier-2, the code-block tables, the hybrid's split), timed per step; needs no GPU.
 // throughput: --workers W threads with a CudaDecoder each, display path: frames/s and CPU use.
 // Peak RSS of the process is printed last.
 #include <cuda_runtime.h>
@@ -36,6 +38,7 @@
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_reconstructor.hpp"
+#include "gpu/tier1_split.hpp"
 #include "common/bench_stats.hpp"
 #include "syntax/locate.hpp"
 
@@ -285,6 +288,44 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   return 0;
 }
 
+/// The host's serial part of a GPU tier-1 frame: decode_deferred (tier-2 and the tables)
+/// and split_tier1 (order and split), as CudaDecoder runs them.
+int bench_host(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads) {
+  decoder::CoefficientDecoder dec;
+  decoder::DecodeOptions opt;
+  opt.threads = threads;
+  decoder::Tier1Batch batch;
+  gpu::Tier1Split split;
+  gpu::Tier1CostModel model;
+  model.cpu_threads = threads;
+  std::vector<double> deferred, t2, splits;
+  std::size_t blocks = 0, table_bytes = 0;
+  for (int i = 0; i < frames + 3; ++i) {
+    decoder::DecodeStats stats;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto frame = dec.decode_deferred(bytes, opt, batch, &stats);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!frame) {
+      std::fprintf(stderr, "%s: %s\n", path, frame.error().message.c_str());
+      return 1;
+    }
+    gpu::split_tier1(batch, model, split, g_tier1_host);
+    const auto t2e = std::chrono::steady_clock::now();
+    dec.recycle(std::move(*frame));
+    if (i < 3) continue;
+    deferred.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    t2.push_back(stats.tier2_ms);
+    splits.push_back(std::chrono::duration<double, std::milli>(t2e - t1).count());
+    blocks = batch.blocks.size();
+    table_bytes = batch.bytes.size() + batch.blocks.size() * sizeof(decoder::Tier1Block) +
+                  batch.segments.size() * sizeof(decoder::Tier1Segment);
+  }
+  std::printf("%s: host part of a GPU tier-1 frame, %d frames: decode_deferred median %.3f ms (of which tier-2 %.3f), "
+              "split_tier1 %.3f ms; %zu code-blocks, %.2f MB of tables\n",
+              path, frames, median(deferred), median(t2), median(splits), blocks, table_bytes / 1e6);
+  return 0;
+}
+
 /// Throughput of `workers` decode threads, each with its own CudaDecoder (sharing the
 /// device's reconstructors), each decoding `frames` frames into its own device picture, as
 /// the pipeline's workers do: frames per second over the whole run.
@@ -390,7 +431,7 @@ int main(int argc, char** argv) {
     else files.push_back(argv[i]);
   }
   std::printf("device: %s\n", gpu::cuda_describe().c_str());
-  if (backend != "own" && !gpu::cuda_available()) {
+  if (backend != "own" && backend != "host" && !gpu::cuda_available()) {
     std::fprintf(stderr, "no CUDA device\n");
     return 1;
   }
@@ -405,6 +446,7 @@ int main(int argc, char** argv) {
     if (backend == "stage" || backend == "zerocopy")
       rc |= bench_stage(f, bytes, frames, threads, d2d, h2d, backend == "zerocopy");
     else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads, tier1);
+    else if (backend == "host") rc |= bench_host(f, bytes, frames, threads);
     else if (backend == "throughput") rc |= bench_throughput(f, bytes, frames, workers, tier1, threads);
     else rc |= bench_decode(f, bytes, frames, threads, backend == "cuda");
   }
