@@ -237,7 +237,7 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   void* rgba = nullptr;
   gpu::DeviceTarget target;
   std::vector<double> wall, t1, t2, gpu_ms, up_ms, gt1_ms, idwt_ms, colour_ms;
-  std::vector<double> host_ms, host_blocks;
+  std::vector<double> host_ms, host_blocks, h_deferred, h_split, h_stage, h_enqueue, h_wait, h_rest;
   std::size_t up_bytes = 0, blocks = 0;
   for (int i = 0; i < frames + 3; ++i) {
     if (!rgba) {  // size from the first frame
@@ -267,6 +267,12 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     up_bytes = g.upload_bytes;
     blocks = g.tier1_blocks;
     host_ms.push_back(g.tier1_host_ms);
+    h_deferred.push_back(g.host_deferred_ms);
+    h_split.push_back(g.host_split_ms);
+    h_stage.push_back(g.host_stage_ms);
+    h_enqueue.push_back(g.host_enqueue_ms);
+    h_wait.push_back(g.host_wait_ms);
+    h_rest.push_back(ms - g.host_deferred_ms - g.host_split_ms - g.host_stage_ms - g.host_enqueue_ms - g.host_wait_ms);
     host_blocks.push_back(static_cast<double>(g.tier1_host_blocks));
     if (tier1 == gpu::Tier1Mode::gpu && !(*dec)->last_tier1_on_gpu()) {
       std::fprintf(stderr, "%s: tier-1 did not run on the GPU\n", path);
@@ -280,6 +286,10 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   std::printf("  GPU medians ms: upload %.3f (%.2f MB) | tier-1 %.3f (%zu code-blocks) | dequant+IDWT %.3f | "
               "store+colour %.3f\n",
               median(up_ms), up_bytes / 1e6, median(gt1_ms), blocks, median(idwt_ms), median(colour_ms));
+  if (tier1 != gpu::Tier1Mode::cpu)
+    std::printf("  host timeline medians ms: tier-2 + tables %.3f | split %.3f | stage %.3f | enqueue (with the CPU "
+                "share) %.3f | wait %.3f | the rest %.3f\n",
+                median(h_deferred), median(h_split), median(h_stage), median(h_enqueue), median(h_wait), median(h_rest));
   if (tier1 != gpu::Tier1Mode::cpu)
     std::printf("  hybrid tier-1 (--tier1-host %ld): CPU share median %.0f code-blocks (min %.0f, max %.0f) in %.3f ms\n",
                 g_tier1_host, median(host_blocks), *std::min_element(host_blocks.begin(), host_blocks.end()),

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -143,12 +144,15 @@ class CudaBackend final : public CudaDecoder {
  private:
   /// Tier-2 here, tier-1 and reconstruction on the GPU. Errors come back as they are.
   Result<PlanarImage> run_gpu_tier1(Bytes codestream, const decoder::DecodeOptions& options, ReconstructRequest req) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto frame = coefficients_.decode_deferred(codestream, options, batch_, &stats_);
     if (!frame) return frame.error();
+    const auto t1 = std::chrono::steady_clock::now();
     RecycleOnExit recycle{coefficients_, *frame};
     // Hybrid: the heaviest code-blocks on the CPU's threads while the kernel runs the rest.
     model_.cpu_threads = options.pool ? options.pool->size() : std::max(1, options.threads);
     split_tier1(batch_, model_, split_, options_.tier1_host_blocks);
+    const auto t2 = std::chrono::steady_clock::now();
     Tier1HostShare share;
     share.gpu_rows = split_.gpu_rows();
     share.host_rows = split_.host_rows();
@@ -162,6 +166,8 @@ class CudaBackend final : public CudaDecoder {
     auto img = (*lease)->reconstruct(*frame, req, &times_);
     if (!img) return img.error();
     calibrate_tier1(model_, split_, times_.tier1_ms, times_.tier1_host_ms);
+    times_.host_deferred_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    times_.host_split_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
     stats_.tier1_ms = times_.tier1_ms;
     stats_.idwt_ms = times_.idwt_ms;
     stats_.colour_ms = times_.store_ms + times_.colour_ms;

@@ -75,6 +75,12 @@ struct GpuTimes {
   std::size_t tier1_host_blocks = 0;  ///< hybrid tier-1: code-blocks decoded on the CPU meanwhile
   double tier1_host_ms = 0;           ///< their host wall time (beside the kernel)
   std::uint64_t tier1_host_damaged = 0;
+  // The host's side of the frame (wall time), where the GPU's time above is not all of it:
+  double host_deferred_ms = 0;  ///< CudaDecoder: tier-2 and the code-block tables (decode_deferred)
+  double host_split_ms = 0;     ///< CudaDecoder: the hybrid's order and split
+  double host_stage_ms = 0;     ///< submit: plan, buffers, staging, up to the first event
+  double host_enqueue_ms = 0;   ///< submit: queuing the work (with the CPU's tier-1 share)
+  double host_wait_ms = 0;      ///< collect: waiting for the last event
 };
 
 class CudaReconstructor {

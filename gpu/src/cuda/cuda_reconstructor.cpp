@@ -827,6 +827,7 @@ Status CudaReconstructor::Impl::enqueue_display(Slot& slot, const FramePlan& pla
 
 Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const ReconstructRequest& req) {
   NvtxRange range("j2k gpu submit (stage + enqueue)");
+  const auto t_submit = std::chrono::steady_clock::now();
   J2K_CUDA_TRY(cudaSetDevice(options.device));  // the current device is per host thread
   Slot& slot = slots[static_cast<std::size_t>(next)];
   if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
@@ -840,6 +841,8 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   slot.times.upload_bytes = staged->staging_bytes;
   slot.times.packed16 = staged->fits16;
   slot.times.tier1_blocks = plan->tier1 ? plan->t1_gpu_rows.size() : 0;
+  const auto t_staged = std::chrono::steady_clock::now();
+  slot.times.host_stage_ms = std::chrono::duration<double, std::milli>(t_staged - t_submit).count();
   // From here on work is queued: if this submit fails half-way, wait for what was queued
   // before returning, so that the next submit cannot overwrite buffers still in use.
   struct DrainOnError {
@@ -861,6 +864,8 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     J2K_CUDA_TRY(cudaMemcpyAsync(slot.t1_damaged.get(), slot.t1_scratch.get(), sizeof(unsigned), cudaMemcpyDeviceToHost,
                                  slot.stream));
   J2K_CUDA_TRY(cudaEventRecord(slot.ev[ev_done], slot.stream));
+  slot.times.host_enqueue_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_staged).count();
 
   drain.armed = false;
   slot.busy = true;
@@ -890,11 +895,13 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
     release(slot);  // a stream carries its device: waiting on it needs no current device
     return cuda::cuda_error(e, "cudaSetDevice(options.device)", __FILE__, __LINE__);
   }
+  const auto t_wait = std::chrono::steady_clock::now();
   if (const cudaError_t e = cudaEventSynchronize(slot.ev[ev_done]); e != cudaSuccess) {
     (void)cudaGetLastError();
     release(slot);
     return cuda::cuda_error(e, "cudaEventSynchronize(slot.ev[ev_done])", __FILE__, __LINE__);
   }
+  slot.times.host_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_wait).count();
   slot.busy = false;
   J2K_CUDA_TRY(cudaGetLastError());
   if (options.timing) {
