@@ -26,7 +26,7 @@
 // `stride`): the magnitudes (2x value, midpoint in bit 0) while the passes run, only read
 // where the sample is significant (so never cleared first), and the signed values after
 // write_block. Keeping them there rather than in shared memory (16 KB of a 64 x 64
-// block's 27 KB) lets an SM hold ~3.5x as many blocks at once: lane 0 only stores to them
+// block's 27 KB) lets an SM hold 2.5x as many blocks at once: lane 0 only stores to them
 // (a store does not wait), the lanes read them once per refinement pass and at the end.
 // Every loop is bounded by the block's size and pass count, every byte read by the
 // segment's length (reads past it see 0xFF, as the CPU's padding bytes make it see).
