@@ -79,7 +79,8 @@ TEST(DspCheck, Tier1RunPassesMatchesPortable) {
       CodeBlock cb;
       cb.rect = {0, 0, w, h};
       cb.passes = passes;
-      cb.segments = segments_for(style, passes, static_cast<std::uint32_t>(bytes.size()), rng);
+      const std::vector<Segment> segments = segments_for(style, passes, static_cast<std::uint32_t>(bytes.size()), rng);
+      cb.segments.assign(segments.begin(), segments.end());
       if (!bytes.empty()) cb.chunks.push_back(Bytes(bytes.data(), bytes.size()));
       CodeBlockJob job;
       job.block = &cb;

@@ -114,8 +114,8 @@ struct Engine {
   }
 };
 
-/// Appends the coded blocks of `jobs` to `batch` (tier-1 elsewhere), biggest pass counts
-/// first so that a GPU warp's threads run alike. The bytes are gathered as
+/// Appends the coded blocks of `jobs` to `batch` (tier-1 elsewhere), in the jobs' order:
+/// the GPU orders its launch by cost itself (gpu/tier1_split.hpp). The bytes are gathered as
 /// CodeBlockDecoder gathers them: a segment whose declared length runs past the block's
 /// bytes is cut where they end.
 Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch) {
@@ -172,8 +172,6 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     }
     batch.blocks.push_back(b);
   }
-  std::stable_sort(batch.blocks.begin(), batch.blocks.end(),
-                   [](const Tier1Block& a, const Tier1Block& b) { return a.passes > b.passes; });
   return {};
 }
 

@@ -11,6 +11,8 @@ namespace j2k::decoder::own {
 namespace {
 
 constexpr std::uint16_t kUnlimitedPasses = 0xFFFF;
+/// Missing most significant bit-planes above this mark a damaged header (Mb <= 74 with ROI).
+constexpr int kMaxZeroBitplanes = 80;
 
 /// Most passes a segment starting at pass `first` may hold (B.10.7, D.6 / Table D.9).
 std::uint16_t segment_capacity(int cb_style, int first) {
@@ -102,11 +104,12 @@ class PacketReader {
             if (br.failed()) return damaged(stop, "packet header");
             if (!included) continue;
             if (first_time) {
-              // B.10.5: missing most significant bit-planes, decoded to its exact value.
-              int t = 1;
-              while (!pcb.zero_bitplanes.decode(br, i, j, t)) {
-                if (br.failed() || ++t > 80) return damaged(stop, "zero bit-plane tag tree");
-              }
+              // B.10.5: missing most significant bit-planes, decoded to its exact value. One
+              // walk with an open threshold reads the same bits in the same order as raising
+              // the threshold one by one would (each raise only goes on at the first node of
+              // the path not yet known), without walking the path again for every plane.
+              if (!pcb.zero_bitplanes.decode(br, i, j, kMaxZeroBitplanes))
+                return damaged(stop, "zero bit-plane tag tree");
               cb.zero_bitplanes = pcb.zero_bitplanes.value(i, j);
               cb.included = true;
             }

@@ -1,6 +1,7 @@
 #pragma once
 // Tile → component → resolution → band → precinct → code-block geometry (15444-1 B.5–B.7)
 // and the per-code-block state that tier-2 fills and tier-1 consumes.
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -24,8 +25,11 @@ struct CodeBlock {
   int zero_bitplanes = 0;
   int lblock = 3;  ///< B.10.7.1: starts at 3
   int passes = 0;
-  std::vector<Segment> segments;
-  std::vector<Bytes> chunks;  ///< the code-block's bytes, one view per contributing packet
+  // One segment and one chunk in place (a frame of one layer without per-pass termination,
+  // the usual video frame, then allocates nothing per code-block: the heap traffic of
+  // ~4 000 blocks was ~15 % of a 2160 frame's tier-2).
+  boost::container::small_vector<Segment, 1> segments;
+  boost::container::small_vector<Bytes, 1> chunks;  ///< the code-block's bytes, one view per contributing packet
 };
 
 /// The code-blocks of one precinct-band and their tag trees (B.10.2). Created when the
