@@ -118,7 +118,11 @@ struct RecycleOnExit {
 class CudaBackend final : public CudaDecoder {
  public:
   CudaBackend(const CudaDecoderOptions& options, std::shared_ptr<ReconstructorPool> pool)
-      : options_(options), pool_(std::move(pool)), coefficients_(options.limits) {}
+      : options_(options), pool_(std::move(pool)), coefficients_(options.limits) {
+    // Tier-2 gathers the code-block bytes straight into page-locked memory, which the
+    // reconstructor's copy then reads as it is (no staging copy of them).
+    batch_.bytes = std::pmr::vector<std::uint8_t>(cuda_pinned_resource());
+  }
 
   bool gpu_active() const noexcept override { return active_; }
   decoder::DecodeStats last_stats() const override { return stats_; }

@@ -18,6 +18,7 @@ int tier1_gpu_chains(int) { return 0; }
 Result<Tier1GpuResult> decode_tier1_batch_emulated(const decoder::Tier1Batch&) { return unavailable(); }
 std::string cuda_describe() { return "this build has no CUDA stage"; }
 std::size_t cuda_device_memory(int) noexcept { return 0; }
+std::pmr::memory_resource* cuda_pinned_resource() noexcept { return std::pmr::new_delete_resource(); }
 
 struct CudaReconstructor::Impl {};
 CudaReconstructor::CudaReconstructor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -12,6 +12,7 @@
 // damaged by the tier-1 that decodes it (a wrong segmentation symbol, D.5) is zeroed.
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <span>
 #include <vector>
 
@@ -54,7 +55,10 @@ struct Tier1Segment {
 struct Tier1Batch {
   std::vector<Tier1Block> blocks;
   std::vector<Tier1Segment> segments;
-  std::vector<std::uint8_t> bytes;
+  /// The segments' bytes. Its memory resource is the owner's choice: the GPU backend gives
+  /// it pinned host memory, so that the copy engine reads the bytes where tier-2 gathered
+  /// them (no staging copy); clear() keeps it.
+  std::pmr::vector<std::uint8_t> bytes;
   std::vector<std::uint64_t> component_base;  ///< per tile-component (tile-major): first element
   std::uint64_t coefficient_count = 0;        ///< elements in the frame's array
   std::uint64_t rejected_blocks = 0;          ///< more bit-planes than 30: zeroed, as the CPU does

@@ -129,6 +129,10 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     }
   batch.component_base = bases;
   batch.coefficient_count = base;
+  std::size_t total = 0;  // at most what the blocks hold: one allocation (pinned memory is slow to get)
+  for (const CodeBlockJob& job : jobs)
+    if (job.block) total += job.bytes;
+  batch.bytes.reserve(total);
   for (const CodeBlockJob& job : jobs) {
     if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
     const CodeBlock& cb = *job.block;

@@ -2,6 +2,7 @@
 // Runtime presence of the CUDA stage. Every function here works in a build without CUDA
 // and on a machine without a GPU or driver (the runtime is linked statically).
 #include <cstddef>
+#include <memory_resource>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,11 @@ std::string cuda_describe();
 
 /// The device's global memory in bytes; 0 without CUDA or when the runtime cannot say.
 std::size_t cuda_device_memory(int device = 0) noexcept;
+
+/// Page-locked host memory (cudaHostAlloc) as a memory resource, for buffers the copy
+/// engine reads directly (decoder::Tier1Batch::bytes in the GPU backend); where it cannot be
+/// had (no CUDA, or the runtime refuses), ordinary memory, which CUDA copies from too.
+std::pmr::memory_resource* cuda_pinned_resource() noexcept;
 
 /// --gpu on|off|auto: `on` fails when CUDA is unusable, `auto` falls back to the CPU.
 enum class GpuMode { off, on, automatic };

@@ -52,7 +52,9 @@ struct ReconstructRequest {
   /// Tier-1 on the GPU: the frame's coefficients are not read from `frame` (its `data`
   /// vectors only give sizes) but decoded on the device from this table, which must
   /// describe exactly the frame's tile-components (CoefficientDecoder::decode_deferred);
-  /// a table that does not is rejected before anything is queued.
+  /// a table that does not is rejected before anything is queued. The table must stay as
+  /// it is until collect(): bytes in cuda_pinned_resource() memory are copied from where
+  /// they are, after submit() has returned.
   const decoder::Tier1Batch* tier1 = nullptr;
   /// With `tier1`: how its rows are shared with the CPU (null: every row on the GPU).
   const Tier1HostShare* tier1_share = nullptr;

@@ -319,6 +319,7 @@ struct Staged {
   bool fits16 = false;
   const void* d_coeffs = nullptr;  // the coefficient area the band descriptors count from
   std::int32_t* t1_packed = nullptr;  // hybrid tier-1: where the CPU writes its share
+  bool t1_bytes_direct = false;       // the tier-1 bytes are copied from the batch itself (pinned)
 };
 
 }  // namespace
@@ -691,10 +692,13 @@ Result<Staged> CudaReconstructor::Impl::stage(Slot& slot, const CoefficientFrame
 
   if (plan.tier1) {
     NvtxRange range("j2k gpu stage tier-1 tables");
-    detail::stage_tier1(*req.tier1, plan.t1_gpu_rows, plan.t1, host);
+    // Bytes gathered into page-locked memory (the GPU backend's batch) go to the device from
+    // where they are; others through the staging area.
+    out.t1_bytes_direct = req.tier1->bytes.get_allocator().resource() == cuda_pinned_resource();
+    detail::stage_tier1(*req.tier1, plan.t1_gpu_rows, plan.t1, host, !out.t1_bytes_direct);
     if (plan.t1h.count > 0)
       out.t1_packed = detail::stage_tier1_host(*req.tier1, plan.t1_host_rows, plan.t1h, slot.t1_host.get());
-    out.staging_bytes = plan.t1.end;
+    out.staging_bytes = out.t1_bytes_direct ? plan.t1.bytes_off : plan.t1.end;
     out.fits16 = false;
     return out;
   }
@@ -757,6 +761,9 @@ Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePl
   } else {
     J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staged.staging_bytes, cudaMemcpyHostToDevice, slot.stream));
   }
+  if (staged.t1_bytes_direct && !req.tier1->bytes.empty())
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev + plan.t1.bytes_off, req.tier1->bytes.data(), req.tier1->bytes.size(),
+                                 cudaMemcpyHostToDevice, slot.stream));
   if (Status s = record(slot, ev_uploaded); !s) return s;
   // ---- Tier-1 on the GPU: code-blocks straight into the coefficient layout -------------
   if (plan.tier1) {
@@ -838,7 +845,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   if (!staged) return staged.error();
 
   slot.times = GpuTimes{};
-  slot.times.upload_bytes = staged->staging_bytes;
+  slot.times.upload_bytes = staged->staging_bytes + (staged->t1_bytes_direct ? req.tier1->bytes.size() : 0);
   slot.times.packed16 = staged->fits16;
   slot.times.tier1_blocks = plan->tier1 ? plan->t1_gpu_rows.size() : 0;
   const auto t_staged = std::chrono::steady_clock::now();

@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <new>
+
 #include "gpu/cuda.hpp"
 #include "kernels.hpp"
 
@@ -62,6 +64,45 @@ bool cuda_available() noexcept {
 }
 
 std::string cuda_describe() { return probe().text; }
+
+namespace {
+
+/// cudaHostAlloc, or operator new where the runtime refuses. A 64-byte header in front of
+/// each block says which, so that freeing never has to ask the runtime (which may already
+/// be gone when a static owner is destroyed at exit).
+class PinnedResource final : public std::pmr::memory_resource {
+  static constexpr std::size_t kHeader = 64;
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (alignment > kHeader) throw std::bad_alloc();
+    void* base = nullptr;
+    bool pinned = false;
+    if (cuda_available() && cudaHostAlloc(&base, bytes + kHeader, cudaHostAllocPortable) == cudaSuccess) {
+      pinned = true;
+    } else {
+      (void)cudaGetLastError();
+      base = ::operator new(bytes + kHeader, std::align_val_t(kHeader));
+    }
+    *static_cast<unsigned char*>(base) = pinned ? 1 : 0;
+    return static_cast<unsigned char*>(base) + kHeader;
+  }
+  void do_deallocate(void* p, std::size_t, std::size_t) override {
+    unsigned char* base = static_cast<unsigned char*>(p) - kHeader;
+    if (*base == 1) {
+      (void)cudaFreeHost(base);
+      (void)cudaGetLastError();
+    } else {
+      ::operator delete(base, std::align_val_t(kHeader));
+    }
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+};
+
+}  // namespace
+
+std::pmr::memory_resource* cuda_pinned_resource() noexcept {
+  static PinnedResource resource;  // stateless; lives to the end (vectors may outlive main's locals)
+  return &resource;
+}
 
 std::size_t cuda_device_memory(int device) noexcept {
   if (!cuda_available()) return 0;

@@ -51,14 +51,14 @@ Tier1Layout plan_tier1(const decoder::Tier1Batch& batch, std::span<const std::ui
 }
 
 void stage_tier1(const decoder::Tier1Batch& batch, std::span<const std::uint32_t> rows, const Tier1Layout& l,
-                 std::byte* area) {
+                 std::byte* area, bool with_bytes) {
   // Each row names its own output, so any order and any subset of rows is fine.
   auto* out = area + l.blocks_off;
   for (std::size_t j = 0; j < rows.size(); ++j)
     std::memcpy(out + j * sizeof(decoder::Tier1Block), &batch.blocks[rows[j]], sizeof(decoder::Tier1Block));
   if (!batch.segments.empty())
     std::memcpy(area + l.segments_off, batch.segments.data(), sizeof(decoder::Tier1Segment) * batch.segments.size());
-  if (!batch.bytes.empty()) std::memcpy(area + l.bytes_off, batch.bytes.data(), batch.bytes.size());
+  if (with_bytes && !batch.bytes.empty()) std::memcpy(area + l.bytes_off, batch.bytes.data(), batch.bytes.size());
 }
 
 Tier1HostLayout plan_tier1_host(const decoder::Tier1Batch& batch, std::span<const std::uint32_t> rows) {

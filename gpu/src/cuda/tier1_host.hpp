@@ -20,9 +20,10 @@ struct Tier1Layout {
 /// table order, so the longest chains start in the first wave) go from byte `base` on
 /// (aligned), and the shared memory they need.
 Tier1Layout plan_tier1(const decoder::Tier1Batch& batch, std::span<const std::uint32_t> rows, std::size_t base);
-/// Writes the tables (those rows as they are, all segments and bytes) at `area` + offsets.
+/// Writes the tables (those rows as they are, all segments and, unless `with_bytes` is
+/// false, the bytes) at `area` + offsets.
 void stage_tier1(const decoder::Tier1Batch& batch, std::span<const std::uint32_t> rows, const Tier1Layout& layout,
-                 std::byte* area);
+                 std::byte* area, bool with_bytes = true);
 
 /// The CPU's share of a hybrid tier-1 in its own staging area: the scatter rows
 /// (cuda::T1Scatter) and then the packed coefficients (decoder::tier1_packed_offsets
