@@ -239,6 +239,7 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   std::vector<double> wall, t1, t2, gpu_ms, up_ms, gt1_ms, idwt_ms, colour_ms;
   std::vector<double> host_ms, host_blocks, h_deferred, h_split, h_stage, h_enqueue, h_wait, h_rest;
   std::size_t up_bytes = 0, blocks = 0;
+  bool direct = false;
   for (int i = 0; i < frames + 3; ++i) {
     if (!rgba) {  // size from the first frame
       auto frame = decoder::decode_coefficients(bytes, opt);
@@ -266,6 +267,7 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     colour_ms.push_back(g.store_ms + g.colour_ms);
     up_bytes = g.upload_bytes;
     blocks = g.tier1_blocks;
+    direct = g.tier1_bytes_direct;
     host_ms.push_back(g.tier1_host_ms);
     h_deferred.push_back(g.host_deferred_ms);
     h_split.push_back(g.host_split_ms);
@@ -283,9 +285,9 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
               "%d threads, %d frames: median %.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
               path, bytes.size(), tier1 == gpu::Tier1Mode::gpu ? "GPU" : "CPU", threads, frames, median(wall), median(t2),
               median(t1), median(gpu_ms));
-  std::printf("  GPU medians ms: upload %.3f (%.2f MB) | tier-1 %.3f (%zu code-blocks) | dequant+IDWT %.3f | "
+  std::printf("  GPU medians ms: upload %.3f (%.2f MB%s) | tier-1 %.3f (%zu code-blocks) | dequant+IDWT %.3f | "
               "store+colour %.3f\n",
-              median(up_ms), up_bytes / 1e6, median(gt1_ms), blocks, median(idwt_ms), median(colour_ms));
+              median(up_ms), up_bytes / 1e6, direct ? ", code-block bytes unstaged" : "", median(gt1_ms), blocks, median(idwt_ms), median(colour_ms));
   if (tier1 != gpu::Tier1Mode::cpu)
     std::printf("  host timeline medians ms: tier-2 + tables %.3f | split %.3f | stage %.3f | enqueue (with the CPU "
                 "share) %.3f | wait %.3f | the rest %.3f\n",

@@ -118,11 +118,7 @@ struct RecycleOnExit {
 class CudaBackend final : public CudaDecoder {
  public:
   CudaBackend(const CudaDecoderOptions& options, std::shared_ptr<ReconstructorPool> pool)
-      : options_(options), pool_(std::move(pool)), coefficients_(options.limits) {
-    // Tier-2 gathers the code-block bytes straight into page-locked memory, which the
-    // reconstructor's copy then reads as it is (no staging copy of them).
-    batch_.bytes = std::pmr::vector<std::uint8_t>(cuda_pinned_resource());
-  }
+      : options_(options), pool_(std::move(pool)), coefficients_(options.limits) {}
 
   bool gpu_active() const noexcept override { return active_; }
   decoder::DecodeStats last_stats() const override { return stats_; }
@@ -235,7 +231,9 @@ class CudaBackend final : public CudaDecoder {
   CudaDecoderOptions options_;
   std::shared_ptr<ReconstructorPool> pool_;
   decoder::CoefficientDecoder coefficients_;  // tier-2 + tier-1; used by one thread at a time
-  decoder::Tier1Batch batch_;                 // the GPU tier-1's tables, reused frame to frame
+  // The GPU tier-1's tables, reused frame to frame. Tier-2 gathers the code-block bytes
+  // straight into page-locked memory, which the reconstructor's copy reads as they are.
+  decoder::Tier1Batch batch_{cuda_pinned_resource()};
   Tier1CostModel model_{.gpu_chains = std::max(1, tier1_gpu_chains(options_.device))};  // calibrated per frame
   Tier1Split split_;                          // this frame's hybrid split
   bool active_ = true;

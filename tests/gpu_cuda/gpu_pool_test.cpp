@@ -1,5 +1,6 @@
 // The CUDA reconstructor's slots after errors, and the GPU memory shared by decoders
 // (issue 9 item 13), plus the backend's --tier1 gpu against --tier1 cpu.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -116,6 +117,9 @@ TEST(GpuTier1Backend, Tier1GpuEqualsTier1Cpu) {
     EXPECT_TRUE((*gpu1)->last_tier1_on_gpu());
     EXPECT_TRUE(same(*a, *b)) << (lossless ? "5/3" : "9/7");
     EXPECT_GT((*gpu1)->last_gpu_times().tier1_blocks, 0u);
+    // The code-block bytes went to the GPU from where tier-2 gathered them (page-locked),
+    // not through the staging copy (the backend's table must keep its memory resource).
+    EXPECT_TRUE((*gpu1)->last_gpu_times().tier1_bytes_direct);
     // The display picture too.
     test::DeviceImage da, db;
     ASSERT_TRUE(da.allocate(a->width, a->height, gpu::OutputFormat::rgba8));
@@ -199,3 +203,18 @@ TEST(GpuTier1Backend, CorruptCodestreamsDecodeAsOnTheCpu) {
 }
 
 }  // namespace
+
+// The page-locked resource: what it gives is page-locked where CUDA is usable (the copy
+// engine reads it directly), ordinary memory otherwise; a table built on it keeps it.
+TEST(PinnedMemory, TablesKeepTheirPageLockedBytes) {
+  decoder::Tier1Batch batch(gpu::cuda_pinned_resource());
+  batch.bytes.assign(100000, 0x5A);
+  batch.clear();
+  batch.bytes.resize(3000000, 0xA5);
+  EXPECT_EQ(batch.bytes.get_allocator().resource(), gpu::cuda_pinned_resource());
+  EXPECT_EQ(batch.bytes[2999999], 0xA5);
+  if (!gpu::cuda_available()) GTEST_SKIP() << "no CUDA: ordinary memory";
+  cudaPointerAttributes a{};
+  ASSERT_EQ(cudaPointerGetAttributes(&a, batch.bytes.data()), cudaSuccess);
+  EXPECT_EQ(a.type, cudaMemoryTypeHost);
+}

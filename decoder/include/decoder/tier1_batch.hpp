@@ -53,6 +53,11 @@ struct Tier1Segment {
 };
 
 struct Tier1Batch {
+  Tier1Batch() = default;
+  /// `bytes` in that memory (a pmr vector keeps its resource for life: assigning another
+  /// vector to it does not change it, so the resource is given here).
+  explicit Tier1Batch(std::pmr::memory_resource* bytes_memory) : bytes(bytes_memory) {}
+
   std::vector<Tier1Block> blocks;
   std::vector<Tier1Segment> segments;
   /// The segments' bytes. Its memory resource is the owner's choice: the GPU backend gives

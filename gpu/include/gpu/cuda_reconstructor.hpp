@@ -73,6 +73,7 @@ struct GpuTimes {
   std::size_t upload_bytes = 0;
   bool packed16 = false;  ///< no band needed 32-bit values (each went as int8 or int16)
   std::size_t tier1_blocks = 0;      ///< code-blocks decoded by the GPU kernel
+  bool tier1_bytes_direct = false;   ///< their bytes copied from the table itself (page-locked), not staged
   std::uint64_t tier1_damaged = 0;   ///< of those and the CPU's share, zeroed for a wrong segmentation symbol
   std::size_t tier1_host_blocks = 0;  ///< hybrid tier-1: code-blocks decoded on the CPU meanwhile
   double tier1_host_ms = 0;           ///< their host wall time (beside the kernel)

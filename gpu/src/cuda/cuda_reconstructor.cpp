@@ -846,6 +846,7 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
 
   slot.times = GpuTimes{};
   slot.times.upload_bytes = staged->staging_bytes + (staged->t1_bytes_direct ? req.tier1->bytes.size() : 0);
+  slot.times.tier1_bytes_direct = staged->t1_bytes_direct;
   slot.times.packed16 = staged->fits16;
   slot.times.tier1_blocks = plan->tier1 ? plan->t1_gpu_rows.size() : 0;
   const auto t_staged = std::chrono::steady_clock::now();
