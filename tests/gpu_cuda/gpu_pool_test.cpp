@@ -1,6 +1,5 @@
 // The CUDA reconstructor's slots after errors, and the GPU memory shared by decoders
 // (issue 9 item 13), plus the backend's --tier1 gpu against --tier1 cpu.
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -214,7 +213,9 @@ TEST(PinnedMemory, TablesKeepTheirPageLockedBytes) {
   EXPECT_EQ(batch.bytes.get_allocator().resource(), gpu::cuda_pinned_resource());
   EXPECT_EQ(batch.bytes[2999999], 0xA5);
   if (!gpu::cuda_available()) GTEST_SKIP() << "no CUDA: ordinary memory";
+#if J2K_HAVE_CUDA
   cudaPointerAttributes a{};
   ASSERT_EQ(cudaPointerGetAttributes(&a, batch.bytes.data()), cudaSuccess);
   EXPECT_EQ(a.type, cudaMemoryTypeHost);
+#endif
 }
