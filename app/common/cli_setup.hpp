@@ -50,10 +50,9 @@ CLI::Validator more_than(double min);  ///< value > min
 
 /// --tier1-host's default in the tools that decode a stream with several frames in flight
 /// (j2kplay, j2kprobe): every code-block on the GPU. There the hybrid's CPU share competes
-/// with the other frames' work and buys no latency: live 2160p50 at 400 Mbit/s on an H100
-/// decodes every frame either way, with 1.7 cores and p99 81 ms all on the GPU against 4.3
-/// cores and p99 154 ms with the hybrid (bench/RESULTS.md, issue 15). j2kdecode, one frame
-/// at a time, keeps the cost model (-1), which cuts a frame's latency 1.4-1.8x.
+/// with the other frames' work and buys no latency; on a live 2160p50 stream it cost ~2.5
+/// cores and a longer p99 (bench/RESULTS.md, issue 15). j2kdecode, one frame at a time,
+/// keeps the cost model (-1), which cuts a frame's latency 1.4-1.8x.
 constexpr long kStreamTier1Host = 0;
 
 /// --backend own|cuda|openjpeg, --gpu on|off|auto, --tier1 cpu|gpu|auto and --tier1-host N, into one DecoderChoice.

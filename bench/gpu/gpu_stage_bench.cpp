@@ -43,14 +43,12 @@
 #include "syntax/locate.hpp"
 
 using namespace j2k;
-
-namespace {
-long g_tier1_host = -1;  // --tier1-host
-bool g_spin_wait = false;  // --spin-wait
-}  // namespace
 using j2k::bench::median;
 
 namespace {
+
+long g_tier1_host = -1;    // --tier1-host
+bool g_spin_wait = false;  // --spin-wait
 
 
 std::vector<std::uint8_t> read_file(const char* p) {
@@ -288,14 +286,14 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   std::printf("  GPU medians ms: upload %.3f (%.2f MB%s) | tier-1 %.3f (%zu code-blocks) | dequant+IDWT %.3f | "
               "store+colour %.3f\n",
               median(up_ms), up_bytes / 1e6, direct ? ", code-block bytes unstaged" : "", median(gt1_ms), blocks, median(idwt_ms), median(colour_ms));
-  if (tier1 != gpu::Tier1Mode::cpu)
+  if (tier1 != gpu::Tier1Mode::cpu) {
     std::printf("  host timeline medians ms: tier-2 + tables %.3f | split %.3f | stage %.3f | enqueue (with the CPU "
                 "share) %.3f | wait %.3f | the rest %.3f\n",
                 median(h_deferred), median(h_split), median(h_stage), median(h_enqueue), median(h_wait), median(h_rest));
-  if (tier1 != gpu::Tier1Mode::cpu)
     std::printf("  hybrid tier-1 (--tier1-host %ld): CPU share median %.0f code-blocks (min %.0f, max %.0f) in %.3f ms\n",
                 g_tier1_host, median(host_blocks), *std::min_element(host_blocks.begin(), host_blocks.end()),
                 *std::max_element(host_blocks.begin(), host_blocks.end()), median(host_ms));
+  }
   cudaFree(rgba);
   return 0;
 }

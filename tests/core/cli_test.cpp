@@ -112,16 +112,21 @@ TEST(CliValidators, NumbersBelowTheBoundAreRefusedPlainly) {
   }
 }
 
+namespace {
+/// The decoder choice that `args` make of options with --tier1-host's default `tier1_host`.
+Result<app::DecoderChoice> parse_decoder_options(std::vector<const char*> args, long tier1_host = -1) {
+  CLI::App app;
+  cli::DecoderOptions options(tier1_host);
+  options.add_to(app);
+  args.insert(args.begin(), "t");
+  app.parse(static_cast<int>(args.size()), const_cast<char**>(args.data()));
+  return options.resolve();
+}
+}  // namespace
+
 // Issue 15 (hybrid tier-1): --tier1-host reaches the decoder choice; -1 (the model) by default.
 TEST(DecoderChoice, Tier1HostCountReachesTheChoice) {
-  auto parse = [](std::vector<const char*> args) {
-    CLI::App app;
-    cli::DecoderOptions options;
-    options.add_to(app);
-    args.insert(args.begin(), "t");
-    app.parse(static_cast<int>(args.size()), const_cast<char**>(args.data()));
-    return options.resolve();
-  };
+  auto parse = [](std::vector<const char*> args) { return parse_decoder_options(std::move(args)); };
   auto by_default = parse({});
   ASSERT_TRUE(by_default.ok());
   EXPECT_EQ(by_default->tier1_host_blocks, -1);
@@ -139,14 +144,7 @@ TEST(DecoderChoice, Tier1HostCountReachesTheChoice) {
 // default (the hybrid cost 2.5 more cores on a live 2160p50 stream and no latency); the
 // cost model stays one option away.
 TEST(DecoderChoice, StreamToolsDefaultToEveryCodeBlockOnTheGpu) {
-  auto parse = [](std::vector<const char*> args) {
-    CLI::App app;
-    cli::DecoderOptions options(cli::kStreamTier1Host);
-    options.add_to(app);
-    args.insert(args.begin(), "t");
-    app.parse(static_cast<int>(args.size()), const_cast<char**>(args.data()));
-    return options.resolve();
-  };
+  auto parse = [](std::vector<const char*> args) { return parse_decoder_options(std::move(args), cli::kStreamTier1Host); };
   auto by_default = parse({});
   ASSERT_TRUE(by_default.ok());
   EXPECT_EQ(by_default->tier1_host_blocks, 0);

@@ -302,13 +302,17 @@ struct FramePlan {
   std::size_t work_elems = 0;           // per work area (a or b)
   std::size_t coeff_count = 0;          // all tile-components' coefficients
   std::size_t coeff_off = 0;            // staging bytes before the coefficients (descriptors)
-  std::size_t staging_capacity = 0;
+  std::size_t staging_capacity = 0;     // the device's staging area (the host's: host_staging())
   bool split_upload = false;            // the last level's bands in a second copy
   bool tier1 = false;                   // coefficients made here by the GPU tier-1
   detail::Tier1Layout t1;               // its tables in the staging area
   std::span<const std::uint32_t> t1_gpu_rows, t1_host_rows;  // hybrid: the kernel's rows, the CPU's
   detail::Tier1HostLayout t1h;          // the CPU's share in slot.t1_host
+  bool t1_bytes_direct = false;         // the code-block bytes go to the device from the batch (page-locked), not staged
   bool covered = false, fused = false;  // one tile covers every plane; colour straight from the work buffers
+
+  /// The host's staging area: the device's, less the code-block bytes that go direct.
+  std::size_t host_staging() const { return t1_bytes_direct ? t1.bytes_off : staging_capacity; }
 };
 
 /// What submit() staged: the bytes to copy and how.
@@ -319,7 +323,6 @@ struct Staged {
   bool fits16 = false;
   const void* d_coeffs = nullptr;  // the coefficient area the band descriptors count from
   std::int32_t* t1_packed = nullptr;  // hybrid tier-1: where the CPU writes its share
-  bool t1_bytes_direct = false;       // the tier-1 bytes are copied from the batch itself (pinned)
 };
 
 }  // namespace
@@ -524,6 +527,9 @@ Result<FramePlan> CudaReconstructor::Impl::plan_frame(const CoefficientFrame& fr
     }
     plan.t1 = detail::plan_tier1(*req.tier1, plan.t1_gpu_rows, blob);
     plan.t1h = detail::plan_tier1_host(*req.tier1, plan.t1_host_rows);
+    // Bytes gathered into page-locked memory (the GPU backend's batch) go to the device from
+    // where they are (the host's staging area then has no room for them); others through it.
+    plan.t1_bytes_direct = req.tier1->bytes.get_allocator().resource() == cuda_pinned_resource();
     plan.staging_capacity = plan.t1.end;
   } else {
     // Room for 32-bit coefficients; they travel as 16-bit values when every one fits
@@ -552,7 +558,7 @@ Result<FramePlan> CudaReconstructor::Impl::plan_frame(const CoefficientFrame& fr
 Status CudaReconstructor::Impl::reserve(Slot& slot, const FramePlan& plan, const ReconstructRequest& req) {
   // Grow-only: reused while the geometry fits.
   const std::size_t planes = plan.plane_off.back();
-  if (Status st = slot.staging.reserve(plan.staging_capacity); !st) return st;
+  if (Status st = slot.staging.reserve(plan.host_staging()); !st) return st;
   if (Status st = slot.d_staging.reserve(plan.staging_capacity); !st) return st;
   if (Status st = slot.work.reserve(std::max<std::size_t>(1, 2 * plan.work_elems * 4)); !st) return st;
   if (Status st = slot.planes.reserve(std::max<std::size_t>(1, planes * 4)); !st) return st;
@@ -692,13 +698,10 @@ Result<Staged> CudaReconstructor::Impl::stage(Slot& slot, const CoefficientFrame
 
   if (plan.tier1) {
     NvtxRange range("j2k gpu stage tier-1 tables");
-    // Bytes gathered into page-locked memory (the GPU backend's batch) go to the device from
-    // where they are; others through the staging area.
-    out.t1_bytes_direct = req.tier1->bytes.get_allocator().resource() == cuda_pinned_resource();
-    detail::stage_tier1(*req.tier1, plan.t1_gpu_rows, plan.t1, host, !out.t1_bytes_direct);
+    detail::stage_tier1(*req.tier1, plan.t1_gpu_rows, plan.t1, host, !plan.t1_bytes_direct);
     if (plan.t1h.count > 0)
       out.t1_packed = detail::stage_tier1_host(*req.tier1, plan.t1_host_rows, plan.t1h, slot.t1_host.get());
-    out.staging_bytes = out.t1_bytes_direct ? plan.t1.bytes_off : plan.t1.end;
+    out.staging_bytes = plan.host_staging();
     out.fits16 = false;
     return out;
   }
@@ -761,7 +764,7 @@ Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePl
   } else {
     J2K_CUDA_TRY(cudaMemcpyAsync(dev, host, staged.staging_bytes, cudaMemcpyHostToDevice, slot.stream));
   }
-  if (staged.t1_bytes_direct && !req.tier1->bytes.empty())
+  if (plan.t1_bytes_direct && !req.tier1->bytes.empty())
     J2K_CUDA_TRY(cudaMemcpyAsync(dev + plan.t1.bytes_off, req.tier1->bytes.data(), req.tier1->bytes.size(),
                                  cudaMemcpyHostToDevice, slot.stream));
   if (Status s = record(slot, ev_uploaded); !s) return s;
@@ -845,8 +848,8 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   if (!staged) return staged.error();
 
   slot.times = GpuTimes{};
-  slot.times.upload_bytes = staged->staging_bytes + (staged->t1_bytes_direct ? req.tier1->bytes.size() : 0);
-  slot.times.tier1_bytes_direct = staged->t1_bytes_direct;
+  slot.times.upload_bytes = staged->staging_bytes + (plan->t1_bytes_direct ? req.tier1->bytes.size() : 0);
+  slot.times.tier1_bytes_direct = plan->t1_bytes_direct;
   slot.times.packed16 = staged->fits16;
   slot.times.tier1_blocks = plan->tier1 ? plan->t1_gpu_rows.size() : 0;
   const auto t_staged = std::chrono::steady_clock::now();

@@ -26,11 +26,11 @@ struct Tier1Work {
 /// few rectangles (runs of precincts, runs of rows). A tile-component without a single
 /// coding pass to decode is marked `zero` and cleared subband by subband (without buffers,
 /// a tile without data costs its geometry only).
+Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs);
+
 /// One row of a Tier1Batch through `dec` (`cb`: its reused scratch) into `out` with row
 /// stride `stride`; false when the block was damaged (and zeroed).
 bool decode_tier1_row(CodeBlockDecoder& dec, CodeBlock& cb, const Tier1Batch& batch, const Tier1Block& b,
                       std::int32_t* out, std::uint32_t stride);
-
-Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs);
 
 }  // namespace j2k::decoder::own
