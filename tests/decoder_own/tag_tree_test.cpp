@@ -79,3 +79,27 @@ TEST(TagTree, OneWalkDecodesMissingBitPlanesLikePlaneByPlane) {
   EXPECT_GT(compared, 100000);
   EXPECT_GT(failures, 100);  // the limit and the end of the bits were both reached
 }
+
+TEST(PacketBitReader, BitsReadLikeBitByBit) {
+  // bits(n) takes up to a byte's worth a step; it must read what n calls of bit() read,
+  // across stuffed bytes after 0xFF and past the end (zeros, and the failure flag).
+  std::mt19937 rng(99);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::uint8_t> bytes(rng() % 24);
+    for (auto& b : bytes) b = rng() % 3 == 0 ? 0xFF : static_cast<std::uint8_t>(rng());
+    const j2k::Bytes data(bytes.data(), bytes.size());
+    PacketBitReader a(data), b(data);
+    for (int step = 0; step < 12; ++step) {
+      const int n = static_cast<int>(rng() % 33);
+      std::uint32_t want = 0;
+      for (int i = 0; i < n; ++i) want = want << 1 | a.bit();
+      ASSERT_EQ(b.bits(n), want) << "round " << round << " step " << step << " n " << n;
+      ASSERT_EQ(b.failed(), a.failed());
+      ASSERT_EQ(b.position(), a.position());
+      if (rng() % 4 == 0) {
+        a.align();
+        b.align();
+      }
+    }
+  }
+}

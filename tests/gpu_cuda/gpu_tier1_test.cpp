@@ -4,12 +4,14 @@
 // no GPU; the GPU tests skip visibly without one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -263,6 +265,38 @@ TEST(Tier1Split, HeaviestFirstAndForcedCounts) {
   EXPECT_EQ(split.cpu_us, 0.0);
   gpu::split_tier1(Tier1Batch{}, {}, split);
   EXPECT_EQ(split.host_count, 0u) << "an empty table";
+}
+
+TEST(Tier1Split, OrderIsAStableSortOfTheCostsOnAnyCosts) {
+  // The split sorts by radix (11 bits a pass, passes skipped where all digits agree):
+  // small costs with many ties, costs spread over all 32 bits, and costs clamped at the top.
+  std::mt19937 rng(77);
+  for (int round = 0; round < 60; ++round) {
+    std::vector<std::uint32_t> costs(1 + rng() % 700);
+    const int spread = round % 3;
+    for (auto& c : costs) c = spread == 0 ? rng() % 8 : spread == 1 ? rng() >> (rng() % 32) : 0xFFFFF000u + rng() % 64;
+    // Segments only (the split reads their lengths, not the bytes): cost = 4 x length + 64.
+    Tier1Batch batch;
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+      Tier1Block b;
+      b.width = b.height = 64;
+      b.passes = 1;
+      b.seg_first = static_cast<std::uint32_t>(batch.segments.size());
+      b.seg_count = 2;
+      batch.segments.push_back({costs[i], 1});
+      batch.segments.push_back({costs[i] / 4, 0});
+      batch.blocks.push_back(b);
+    }
+    std::vector<std::uint64_t> cost(batch.blocks.size());
+    for (std::size_t i = 0; i < cost.size(); ++i)
+      cost[i] = std::min<std::uint64_t>(gpu::tier1_block_cost(batch, batch.blocks[i]), 0xFFFFFFFFu);
+    std::vector<std::uint32_t> want(cost.size());
+    std::iota(want.begin(), want.end(), 0u);
+    std::stable_sort(want.begin(), want.end(), [&](std::uint32_t a, std::uint32_t b) { return cost[a] > cost[b]; });
+    gpu::Tier1Split split;
+    gpu::split_tier1(batch, {}, split, 0);
+    ASSERT_EQ(split.order, want) << "round " << round;
+  }
 }
 
 TEST(Tier1Split, ModelPicksTheCountWithTheSmallestPredictedTime) {

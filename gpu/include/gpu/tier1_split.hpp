@@ -41,6 +41,10 @@ struct Tier1Split {
   double gpu_units = 0, cpu_units = 0;  ///< the bound terms (max(...) above) of each side
   std::span<const std::uint32_t> host_rows() const { return {order.data(), host_count}; }
   std::span<const std::uint32_t> gpu_rows() const { return {order.data() + host_count, order.size() - host_count}; }
+  /// split_tier1's working arrays, kept for their capacity (a frame has thousands of rows).
+  struct Scratch {
+    std::vector<std::uint32_t> key, key_tmp, row_tmp;
+  } scratch;
 };
 
 /// Orders the batch's rows heaviest first and picks how many go to the CPU: `forced` >= 0

@@ -25,10 +25,25 @@ class PacketBitReader {
     --bits_left_;
     return (last_ >> bits_left_) & 1u;
   }
+  /// n <= 32 bits, MSB first: the same bits as n calls of bit(), taken a byte's worth at a
+  /// time (a segment length is 10 to 20 bits).
   std::uint32_t bits(int n) noexcept {
-    std::uint32_t v = 0;
-    for (int i = 0; i < n; ++i) v = v << 1 | bit();
-    return v;
+    std::uint64_t v = 0;
+    while (n > 0) {
+      if (bits_left_ == 0) {
+        if (pos_ >= data_.size()) {
+          failed_ = true;
+          return static_cast<std::uint32_t>(v << n);  // the missing bits read as zeros
+        }
+        bits_left_ = last_ == 0xFF ? 7 : 8;
+        last_ = data_[pos_++];
+      }
+      const int take = n < bits_left_ ? n : bits_left_;
+      bits_left_ -= take;
+      v = v << take | ((static_cast<std::uint32_t>(last_) >> bits_left_) & ((1u << take) - 1));
+      n -= take;
+    }
+    return static_cast<std::uint32_t>(v);
   }
   /// B.10.1: the header ends on a byte boundary; a final 0xFF is followed by a stuffed byte.
   void align() noexcept {
