@@ -513,33 +513,7 @@ J2K_T1_FN void set_significant(const Block& b, u32* crow, int x, u32& c, int k, 
   if (k == 3) or_into(crow + x + b.cw, 1u | (neg << 6));          // row -1 of the stripe below
 }
 
-/// The context number of row k of column x of a stripe for zero coding (`col`: the
-/// stripe's column words, moved to x).
-J2K_T1_FN u32 zc_number(const Block& b, Columns& col, const u32* crow, int x, int k) {
-  col.at(crow, x);
-  const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
-  return b.zc[zc_index(col.l, col.c, col.r, k, m3)];
-}
-
-/// The sign lookup (sign_context) of row k of a stripe column (`col`: moved to it).
-J2K_T1_FN u32 sign_lookup(const Block& b, const Columns& col, int k) {
-  const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
-  return b.sc[sc_index(col.l, col.c, col.r, k, m3)];
-}
-
-/// Decodes a sign with the MQ coder (D.3.2): context and XOR bit from the lookup.
-J2K_T1_FN u32 decode_sign(Mq& mq, const Contexts& cx, u32 sc, const u32* next) {
-  return cx.decode(mq, static_cast<int>(sc >> 1), next) ^ (sc & 1u);
-}
-
 /// Significance propagation pass (D.3.1), lane 0; kRaw: bypass mode raw bits (D.6).
-///
-/// With the MQ coder the candidates are decoded in a pipeline: before the MQ decode of a
-/// candidate, the context number and the state of the next candidate are loaded as if
-/// this one stays insignificant (the usual outcome), so that those two dependent shared
-/// memory loads overlap the decode instead of following it. When the sample does become
-/// significant, the neighbourhood and the candidates have changed and the next one is
-/// looked up again; when the next one shares the context, it takes the state just updated.
 template <bool kRaw, typename Regs>
 J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
   const std::int32_t one = 3 << p;
@@ -556,72 +530,31 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
       Mask cand = (sp.win.near(b.causal) | carry) & open;
       Mask coded = cand, became = 0;
       carry = 0;
-      // After sample `bit` became significant: the later samples around it are candidates.
-      auto add_later = [&](int bit, int k) {
+      while (cand) {
+        const int bit = lowest_bit(cand);
+        cand &= cand - 1;
+        const int x = 8 * j + (bit >> 2), k = bit & 3;
+        sp.col.at(sp.crow, x);
+        const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
+        u32 d;
+        if constexpr (kRaw) d = raw_bit(r);
+        else d = cx.decode(r, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)], b.next);
+        if (!d) continue;
+        u32 neg;
+        if constexpr (kRaw) {
+          neg = raw_bit(r);
+        } else {
+          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)];
+          neg = cx.decode(r, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
+        }
+        set_significant(b, sp.crow, x, sp.col.c, k, neg);
+        sp.mag(x, k) = one;
         became |= 1u << bit;
         const Mask later = later_neighbours(k);
         const Mask added = (later << bit) & open;
         cand |= added;
         coded |= added;
         if (bit > 26) carry |= later >> (32 - bit);
-      };
-      if constexpr (kRaw) {
-        while (cand) {
-          const int bit = lowest_bit(cand);
-          cand &= cand - 1;
-          const int x = 8 * j + (bit >> 2), k = bit & 3;
-          sp.col.at(sp.crow, x);
-          if (!raw_bit(r)) continue;
-          set_significant(b, sp.crow, x, sp.col.c, k, raw_bit(r));
-          sp.mag(x, k) = one;
-          add_later(bit, k);
-        }
-      } else {
-        int bit = 0, x = 0, k = 0;
-        u32 zi = 0, w = 0;  // the candidate's context number and state
-        auto look_up = [&]() {
-          bit = lowest_bit(cand);
-          cand &= cand - 1;
-          x = 8 * j + (bit >> 2);
-          k = bit & 3;
-          zi = zc_number(b, sp.col, sp.crow, x, k);
-          w = cx.mem[zi];
-        };
-        bool live = cand != 0;
-        if (live) look_up();
-        while (live) {
-          // The next candidate as if this one stays insignificant.
-          const bool more = cand != 0;
-          Columns ncol = sp.col;
-          int nbit = 0, nx = 0, nk = 0;
-          u32 nzi = 0, nw = 0;
-          if (more) {
-            nbit = lowest_bit(cand);
-            nx = 8 * j + (nbit >> 2);
-            nk = nbit & 3;
-            nzi = zc_number(b, ncol, sp.crow, nx, nk);
-            nw = cx.mem[nzi];
-          }
-          u32 e = w;
-          const u32 d = mq_decode(r, e, b.next);
-          if (e != w) cx.mem[zi] = e;
-          if (d) {
-            set_significant(b, sp.crow, x, sp.col.c, k, decode_sign(r, cx, sign_lookup(b, sp.col, k), b.next));
-            sp.mag(x, k) = one;
-            add_later(bit, k);
-            live = cand != 0;
-            if (live) look_up();
-            continue;
-          }
-          live = more;
-          cand &= cand - 1;
-          bit = nbit;
-          x = nx;
-          k = nk;
-          sp.col = ncol;
-          w = nzi == zi ? e : nw;  // the same context: its state as just updated
-          zi = nzi;
-        }
       }
       sp.srow[j] = s | became;
       b.visited[st * words + j] = coded;
@@ -726,10 +659,6 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
       }
       blocked = 0;
       Mask became = 0;
-      // The zero-coding decodes are pipelined as in sig_pass: `ahead` says that zi and w
-      // already hold the context number and state of the next sample (not in a run).
-      bool ahead = false;
-      u32 zi = 0, w = 0;
       while (todo) {
         const int bit = lowest_bit(todo);
         const int x = 8 * j + (bit >> 2);
@@ -749,30 +678,12 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
         } else {
           todo &= todo - 1;
           const int k = bit & 3;
-          if (!ahead) {
-            zi = zc_number(b, sp.col, sp.crow, x, k);
-            w = cx.mem[zi];
-          }
-          // The next sample as if this one stays insignificant (not when it starts a run).
-          ahead = todo != 0 && !((run >> lowest_bit(todo)) & 1u);
-          Columns ncol = sp.col;
-          u32 nzi = 0, nw = 0;
-          if (ahead) {
-            const int nbit = lowest_bit(todo);
-            nzi = zc_number(b, ncol, sp.crow, 8 * j + (nbit >> 2), nbit & 3);
-            nw = cx.mem[nzi];
-          }
-          u32 e = w;
-          const u32 d = mq_decode(mq, e, b.next);
-          if (e != w) cx.mem[zi] = e;
-          if (!d) {
-            sp.col = ncol;
-            w = nzi == zi ? e : nw;  // the same context: its state as just updated
-            zi = nzi;
-            continue;
-          }
-          ahead = false;
-          set_significant(b, sp.crow, x, sp.col.c, k, decode_sign(mq, cx, sign_lookup(b, sp.col, k), b.next));
+          sp.col.at(sp.crow, x);
+          const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
+          if (!cx.decode(mq, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)], b.next)) continue;
+          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)];
+          const u32 neg = cx.decode(mq, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
+          set_significant(b, sp.crow, x, sp.col.c, k, neg);
           sp.mag(x, k) = one;
           became |= 1u << bit;
         }
