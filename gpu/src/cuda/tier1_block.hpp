@@ -17,7 +17,8 @@
 //   sig      significance masks, with a zero border of one word and one stripe
 //   colw     one word per stripe column, with a one-column and one-stripe border:
 //              bits 0..5  significance of rows -1..4 (row -1: last row of the stripe
-//                         above; row 4: first row of the stripe below)
+//                         above; row 4: first row of the stripe below, left unmarked
+//                         in a vertically causal block)
 //              bits 6..11 their signs (1 = negative)
 //            so that a sample's context is a lookup on three words (left, own, right)
 //   ctx      the 19 context words; next, zc, sc: the MQ successor table and the context
@@ -141,15 +142,15 @@ J2K_T1_FN int zc_context(u32 nb, int band) {
 }
 
 /// The zero-coding lookup's index for row k of a column: bits 0..2 the left column's
-/// rows k-1..k+1, 3 and 5 the own column's rows k-1 and k+1, 6..8 the right column's
-/// (`m3` drops row k+1 where it lies in the next stripe of a vertically causal block).
-J2K_T1_FN u32 zc_index(u32 l, u32 c, u32 r, int k, u32 m3) {
-  return ((l >> k) & m3) | (((c >> k) & m3 & 5u) << 3) | (((r >> k) & m3) << 6);
+/// rows k-1..k+1, 3 and 5 the own column's rows k-1 and k+1, 6..8 the right column's.
+/// (Row 4, the next stripe's first row, is never marked in a vertically causal block:
+/// set_significant.)
+J2K_T1_FN u32 zc_index(u32 l, u32 c, u32 r, int k) {
+  return ((l >> k) & 7u) | (((c >> k) & 5u) << 3) | (((r >> k) & 7u) << 6);
 }
 /// The sign lookup's index: bits 0/6 N significant/negative, 2/8 S, 1/7 W, 3/9 E.
-J2K_T1_FN u32 sc_index(u32 l, u32 c, u32 r, int k, u32 m3) {
-  const u32 s_mask = (m3 & 4u) ? 0x145u : 0x141u;
-  return ((c >> k) & s_mask) | (((l >> (k + 1)) & 0x41u) << 1) | (((r >> (k + 1)) & 0x41u) << 3);
+J2K_T1_FN u32 sc_index(u32 l, u32 c, u32 r, int k) {
+  return ((c >> k) & 0x145u) | (((l >> (k + 1)) & 0x41u) << 1) | (((r >> (k + 1)) & 0x41u) << 3);
 }
 /// Tables D.2/D.3 for an sc_index: the sign context (bits 1..) and XOR bit (bit 0).
 J2K_T1_FN u32 sign_context(u32 idx) {
@@ -245,24 +246,16 @@ J2K_T1_FN Mask neighbour_significant(const Mask* sig, int words, int j, bool cau
   return m;
 }
 
-/// The column words of a stripe around column `cur` (left, own, right) and the one after
-/// them, read ahead: stepping to the next column then waits for no load.
+/// The column words of a stripe around one column (left, own, right), read afresh for each
+/// sample: three independent loads cost the chain less than keeping the words in registers
+/// and sliding them along (measured 3 % faster: the slide's conditional moves and branch
+/// were on every sample's path).
 struct Columns {
-  int cur;
-  u32 l, c, r, ahead;
+  u32 l, c, r;
   J2K_T1_FN void at(const u32* crow, int x) {
-    if (x == cur) return;
-    if (x == cur + 1) {
-      l = c;
-      c = r;
-      r = ahead;
-    } else {
-      l = crow[x - 1];
-      c = crow[x];
-      r = crow[x + 1];
-    }
-    ahead = crow[x + 2];  // at most the next row's first (border) word
-    cur = x;
+    l = crow[x - 1];
+    c = crow[x];
+    r = crow[x + 1];
   }
 };
 
@@ -472,16 +465,16 @@ J2K_T1_FN void reset_contexts(const Block& b, const u32* qe_table) {
   b.ctx[kCtxUni] = context_word(qe_table, 46, 0);
 }
 
-/// The contexts in shared memory: a decode loads its word and stores it back when it
-/// changed. (Keeping the last one in a register, written back when another is needed,
-/// measured 1.5 % slower: the extra compare and predicated store outweigh the loads saved.)
+/// The contexts in shared memory: a decode loads its word and stores it back, changed or
+/// not (a store does not wait; testing for a change first measured 1 % slower). (Keeping
+/// the last one in a register, written back when another is needed, measured 1.5 % slower:
+/// the extra compare and predicated store outweigh the loads saved.)
 struct Contexts {
   u32* mem;
   J2K_T1_FN u32 decode(Mq& m, int i, const u32* next) const {
     u32 w = mem[i];
-    const u32 before = w;
     const u32 d = mq_decode(m, w, next);
-    if (w != before) mem[i] = w;
+    mem[i] = w;
     return d;
   }
 };
@@ -498,7 +491,7 @@ struct Stripe {
   Columns col;
   J2K_T1_FN Stripe(const Block& b, int st)
       : rows(row_pattern(b.h - 4 * st)), srow(b.sig_row(st)), crow(b.col_row(st)), orow(b.out_row(st, 0)),
-        stride(b.stride), col{-2, 0, 0, 0, 0} {
+        stride(b.stride), col{0, 0, 0} {
     win.start(srow, b.words);
   }
   /// The magnitude of row k, column x.
@@ -509,7 +502,9 @@ struct Stripe {
 J2K_T1_FN void set_significant(const Block& b, u32* crow, int x, u32& c, int k, u32 neg) {
   c |= (1u << (k + 1)) | (neg << (k + 7));
   crow[x] = c;
-  if (k == 0) or_into(crow + x - b.cw, (1u << 5) | (neg << 11));  // row 4 of the stripe above
+  // Row 4 of the stripe above, which its contexts see unless the block is vertically causal
+  // (D.7): leaving it unmarked there makes the context lookups need no mask for it.
+  if (k == 0 && !b.causal) or_into(crow + x - b.cw, (1u << 5) | (neg << 11));
   if (k == 3) or_into(crow + x + b.cw, 1u | (neg << 6));          // row -1 of the stripe below
 }
 
@@ -535,16 +530,15 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
         cand &= cand - 1;
         const int x = 8 * j + (bit >> 2), k = bit & 3;
         sp.col.at(sp.crow, x);
-        const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
         u32 d;
         if constexpr (kRaw) d = raw_bit(r);
-        else d = cx.decode(r, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)], b.next);
+        else d = cx.decode(r, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k)], b.next);
         if (!d) continue;
         u32 neg;
         if constexpr (kRaw) {
           neg = raw_bit(r);
         } else {
-          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)];
+          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k)];
           neg = cx.decode(r, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
         }
         set_significant(b, sp.crow, x, sp.col.c, k, neg);
@@ -679,9 +673,8 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
           todo &= todo - 1;
           const int k = bit & 3;
           sp.col.at(sp.crow, x);
-          const u32 m3 = (b.causal && k == 3) ? 3u : 7u;
-          if (!cx.decode(mq, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)], b.next)) continue;
-          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k, m3)];
+          if (!cx.decode(mq, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k)], b.next)) continue;
+          const u32 sc = b.sc[sc_index(sp.col.l, sp.col.c, sp.col.r, k)];
           const u32 neg = cx.decode(mq, static_cast<int>(sc >> 1), b.next) ^ (sc & 1u);
           set_significant(b, sp.crow, x, sp.col.c, k, neg);
           sp.mag(x, k) = one;
