@@ -13,10 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
-#include <new>
 #include <span>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "core/result.hpp"
@@ -55,44 +52,18 @@ struct Tier1Segment {
   std::uint32_t passes = 0;
 };
 
-/// A polymorphic allocator that leaves an element made without a value uninitialised: the
-/// batch's byte table is resized to the frame's bytes and every one of them written next,
-/// so clearing them first (a megabyte or two a frame) would be wasted.
-template <class T>
-class UninitAllocator : public std::pmr::polymorphic_allocator<T> {
- public:
-  using std::pmr::polymorphic_allocator<T>::polymorphic_allocator;
-  UninitAllocator() = default;
-  template <class U>
-  UninitAllocator(const UninitAllocator<U>& other) noexcept : std::pmr::polymorphic_allocator<T>(other.resource()) {}
-  template <class U>
-  struct rebind {
-    using other = UninitAllocator<U>;
-  };
-  /// A copied container takes the default resource, as a pmr container does.
-  UninitAllocator select_on_container_copy_construction() const { return {}; }
-  template <class U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class A0, class... A>
-  void construct(U* p, A0&& a0, A&&... rest) {
-    ::new (static_cast<void*>(p)) U(std::forward<A0>(a0), std::forward<A>(rest)...);
-  }
-};
-
 struct Tier1Batch {
   Tier1Batch() = default;
-  /// `bytes` in that memory (a pmr container keeps its resource for life: assigning another
+  /// `bytes` in that memory (a pmr vector keeps its resource for life: assigning another
   /// vector to it does not change it, so the resource is given here).
-  explicit Tier1Batch(std::pmr::memory_resource* bytes_memory) : bytes(UninitAllocator<std::uint8_t>(bytes_memory)) {}
+  explicit Tier1Batch(std::pmr::memory_resource* bytes_memory) : bytes(bytes_memory) {}
 
   std::vector<Tier1Block> blocks;
   std::vector<Tier1Segment> segments;
   /// The segments' bytes. Its memory resource is the owner's choice: the GPU backend gives
   /// it pinned host memory, so that the copy engine reads the bytes where tier-2 gathered
-  /// them (no staging copy); clear() keeps it. resize() leaves new bytes uninitialised.
-  std::vector<std::uint8_t, UninitAllocator<std::uint8_t>> bytes;
+  /// them (no staging copy); clear() keeps it.
+  std::pmr::vector<std::uint8_t> bytes;
   std::vector<std::uint64_t> component_base;  ///< per tile-component (tile-major): first element
   std::uint64_t coefficient_count = 0;        ///< elements in the frame's array
   std::uint64_t rejected_blocks = 0;          ///< more bit-planes than 30: zeroed, as the CPU does

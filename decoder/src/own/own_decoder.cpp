@@ -77,12 +77,6 @@ auto no_throw(F&& f) -> decltype(f()) {
   }
 }
 
-/// One code-block's bytes for a Tier1Batch: the first `length` bytes of its chunks, to `dst`.
-struct ByteCopy {
-  const CodeBlock* block;
-  std::uint32_t dst, length;
-};
-
 /// Decoder state that lives across frames: the pool (its own, or the one shared through
 /// DecodeOptions::pool) and each slot's tier-1 scratch.
 struct Engine {
@@ -102,7 +96,6 @@ struct Engine {
   /// (~0.3 MB), and a fresh vector each frame cost its pages' faults every frame (~20 % of
   /// a GPU tier-1 frame's host part).
   std::vector<CodeBlockJob> spare_jobs;
-  std::vector<ByteCopy> byte_copies;  ///< defer_tier1's list, kept for its capacity
   /// False where the frames never leave the decoder (OwnDecoder: its reconstruction honours
   /// ComponentCoefficients::zero), so tiles without data get no coefficient buffers.
   bool complete_frames = true;
@@ -124,12 +117,9 @@ struct Engine {
 /// Appends the coded blocks of `jobs` to `batch` (tier-1 elsewhere), in the jobs' order:
 /// the GPU orders its launch by cost itself (gpu/tier1_split.hpp). The bytes are gathered as
 /// CodeBlockDecoder gathers them: a segment whose declared length runs past the block's
-/// bytes is cut where they end. The table is made first; the bytes (a megabyte or two a
-/// frame) are then copied on the pool's threads where there is one.
-Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch,
-                   ThreadPool* pool, std::vector<ByteCopy>& copies) {
+/// bytes is cut where they end.
+Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch) {
   batch.clear();
-  copies.clear();
   std::uint64_t base = 0;
   std::vector<std::uint64_t> bases;
   for (const TileCoefficients& tile : frame.tiles)
@@ -139,7 +129,10 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     }
   batch.component_base = bases;
   batch.coefficient_count = base;
-  std::uint64_t total = 0;
+  std::size_t total = 0;  // at most what the blocks hold: one allocation (pinned memory is slow to get)
+  for (const CodeBlockJob& job : jobs)
+    if (job.block) total += job.bytes;
+  batch.bytes.reserve(total);
   for (const CodeBlockJob& job : jobs) {
     if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
     const CodeBlock& cb = *job.block;
@@ -148,11 +141,12 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     batch.rejected_blocks += plan.damaged;
     if (plan.passes == 0) continue;  // stays zero
     if (job.roi_shift > 31) return make_error(ErrorKind::unsupported, "ROI shift above 31 for the tier-1 table");
-    if (plan.segments > 0xFFFF || total > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
+    if (plan.segments > 0xFFFF || batch.bytes.size() > 0xFFFF0000u)
+      return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
     Tier1Block b;
     b.out = static_cast<std::uint64_t>(job.out - job.frame_data) + job.frame_base;
     b.stride = static_cast<std::uint32_t>(job.stride);
-    b.byte_offset = static_cast<std::uint32_t>(total);
+    b.byte_offset = static_cast<std::uint32_t>(batch.bytes.size());
     b.seg_first = static_cast<std::uint32_t>(batch.segments.size());
     b.seg_count = static_cast<std::uint16_t>(plan.segments);
     b.passes = static_cast<std::uint16_t>(plan.passes);
@@ -162,41 +156,25 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     b.band = job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0;
     b.style = static_cast<std::uint8_t>(job.cb_style & 0x3F);
     b.roi_shift = static_cast<std::uint8_t>(job.roi_shift);
-    // The segments follow each other through the block's chunks: the block's bytes are the
-    // first `taken` of them.
-    std::uint64_t held = 0, taken = 0;
-    for (Bytes ch : cb.chunks) held += ch.size();
+    std::size_t chunk = 0, in_chunk = 0;
     for (int s = 0; s < plan.segments; ++s) {
       const Segment& seg = cb.segments[static_cast<std::size_t>(s)];
-      const std::uint64_t got = std::min<std::uint64_t>(seg.length, held - taken);
-      taken += got;
+      std::size_t need = seg.length, got = 0;
+      while (need > 0 && chunk < cb.chunks.size()) {
+        const std::size_t take = std::min(need, cb.chunks[chunk].size() - in_chunk);
+        batch.bytes.insert(batch.bytes.end(), cb.chunks[chunk].begin() + static_cast<std::ptrdiff_t>(in_chunk),
+                           cb.chunks[chunk].begin() + static_cast<std::ptrdiff_t>(in_chunk + take));
+        need -= take;
+        got += take;
+        in_chunk += take;
+        if (in_chunk == cb.chunks[chunk].size()) {
+          ++chunk;
+          in_chunk = 0;
+        }
+      }
       batch.segments.push_back({static_cast<std::uint32_t>(got), seg.passes});
     }
-    copies.push_back({&cb, static_cast<std::uint32_t>(total), static_cast<std::uint32_t>(taken)});
-    total += taken;
     batch.blocks.push_back(b);
-  }
-  batch.bytes.resize(total);  // uninitialised: every byte is written below
-  auto copy = [&batch](const ByteCopy& c) {
-    std::uint8_t* dst = batch.bytes.data() + c.dst;
-    std::size_t left = c.length;
-    for (Bytes ch : c.block->chunks) {
-      const std::size_t n = std::min(left, ch.size());
-      if (n == 0) break;
-      std::memcpy(dst, ch.data(), n);
-      dst += n;
-      left -= n;
-    }
-  };
-  constexpr std::uint64_t kParallelBytes = 256 * 1024;  // below this the pool's wake-up costs more
-  const std::size_t n = copies.size();
-  if (pool && pool->size() > 1 && total >= kParallelBytes) {
-    const std::size_t pieces = std::min<std::size_t>(n, 8 * static_cast<std::size_t>(pool->size()));
-    pool->parallel_for(pieces, [&](std::size_t p, int) {
-      for (std::size_t i = p * n / pieces; i < (p + 1) * n / pieces; ++i) copy(copies[i]);
-    });
-  } else {
-    for (const ByteCopy& c : copies) copy(c);
   }
   return {};
 }
@@ -286,8 +264,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.zero_fills = work.zero_fills;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
-    engine.ensure(options);
-    if (Status st = defer_tier1(jobs, frame, *defer, engine.pool, engine.byte_copies); !st) return st.error();
+    if (Status st = defer_tier1(jobs, frame, *defer); !st) return st.error();
     frame.damaged_codeblocks = defer->rejected_blocks + work.dropped_damaged_blocks;
     stats.damaged_codeblocks = frame.damaged_codeblocks;
     if (options.strict && frame.damaged_codeblocks > 0)
