@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <optional>
+#include <span>
 #include <stdexcept>
 
 #include "codestream/codestream.hpp"
@@ -118,7 +120,14 @@ struct Engine {
 /// the GPU orders its launch by cost itself (gpu/tier1_split.hpp). The bytes are gathered as
 /// CodeBlockDecoder gathers them: a segment whose declared length runs past the block's
 /// bytes is cut where they end.
-Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch) {
+///
+/// `bodies`, when given, are the tiles' packet data, every byte of which the frame uses (no
+/// resolution or layer left out): they are copied whole, in one copy each (several times
+/// faster than a copy per code-block), and a block whose bytes lie in one piece of a body
+/// (one contributing packet: a frame of one quality layer) points into that copy; the
+/// others' bytes are gathered after it.
+Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch,
+                   std::span<const Bytes> bodies) {
   batch.clear();
   std::uint64_t base = 0;
   std::vector<std::uint64_t> bases;
@@ -129,10 +138,26 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     }
   batch.component_base = bases;
   batch.coefficient_count = base;
-  std::size_t total = 0;  // at most what the blocks hold: one allocation (pinned memory is slow to get)
+  std::size_t total = 0;  // at most what the copies hold: one allocation (pinned memory is slow to get)
+  for (const Bytes body : bodies) total += body.size();
   for (const CodeBlockJob& job : jobs)
-    if (job.block) total += job.bytes;
+    if (job.block && (bodies.empty() || job.block->chunks.size() > 1)) total += job.bytes;
+  if (total > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
   batch.bytes.reserve(total);
+  std::vector<std::uint64_t> body_at;  // where each body starts in batch.bytes
+  for (const Bytes body : bodies) {
+    body_at.push_back(batch.bytes.size());
+    batch.bytes.insert(batch.bytes.end(), body.begin(), body.end());
+  }
+  // The body copy that holds `chunk` whole, as its offset in batch.bytes.
+  auto in_body = [&](Bytes chunk) -> std::optional<std::uint64_t> {
+    for (std::size_t t = 0; t < bodies.size(); ++t) {
+      const std::uint8_t* const b = bodies[t].data();
+      if (chunk.data() >= b && chunk.data() + chunk.size() <= b + bodies[t].size())
+        return body_at[t] + static_cast<std::uint64_t>(chunk.data() - b);
+    }
+    return std::nullopt;
+  };
   for (const CodeBlockJob& job : jobs) {
     if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
     const CodeBlock& cb = *job.block;
@@ -156,6 +181,21 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     b.band = job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0;
     b.style = static_cast<std::uint8_t>(job.cb_style & 0x3F);
     b.roi_shift = static_cast<std::uint8_t>(job.roi_shift);
+    if (cb.chunks.size() == 1) {
+      if (const auto at = in_body(cb.chunks[0])) {
+        // Its segments follow each other in its one chunk, cut where the chunk ends.
+        b.byte_offset = static_cast<std::uint32_t>(*at);
+        std::uint64_t left = cb.chunks[0].size();
+        for (int s = 0; s < plan.segments; ++s) {
+          const Segment& seg = cb.segments[static_cast<std::size_t>(s)];
+          const std::uint64_t got = std::min<std::uint64_t>(seg.length, left);
+          left -= got;
+          batch.segments.push_back({static_cast<std::uint32_t>(got), seg.passes});
+        }
+        batch.blocks.push_back(b);
+        continue;
+      }
+    }
     std::size_t chunk = 0, in_chunk = 0;
     for (int s = 0; s < plan.segments; ++s) {
       const Segment& seg = cb.segments[static_cast<std::size_t>(s)];
@@ -213,6 +253,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   frame.tiles = std::move(engine.spare_tiles);
   frame.tiles.resize(ntiles);
   std::vector<std::vector<std::uint8_t>> joined(ntiles);  // tiles split over several tile-parts
+  std::vector<Bytes> bodies;                               // each coded tile's packet data
   std::vector<CodeBlockJob> jobs = std::move(engine.spare_jobs);
   jobs.clear();
   struct KeepJobs {  // back to the engine however this returns (its entries name this frame's tiles: cleared)
@@ -245,6 +286,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       for (const TilePart& p : th.parts) joined[t].insert(joined[t].end(), p.body.begin(), p.body.end());
       body = joined[t];
     }
+    bodies.push_back(body);
     std::vector<std::uint8_t> headers;
     bool packed = cs.has_ppm || !th.ppt.empty();
     if (cs.has_ppm) headers = th.ppm_headers;
@@ -264,7 +306,11 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.zero_fills = work.zero_fills;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
-    if (Status st = defer_tier1(jobs, frame, *defer); !st) return st.error();
+    // Every byte of the tiles' data is used unless resolutions or layers are left out.
+    const bool whole = reduce == 0 && options.max_layers <= 0 && !bodies.empty();
+    if (Status st = defer_tier1(jobs, frame, *defer, whole ? std::span<const Bytes>(bodies) : std::span<const Bytes>());
+        !st)
+      return st.error();
     frame.damaged_codeblocks = defer->rejected_blocks + work.dropped_damaged_blocks;
     stats.damaged_codeblocks = frame.damaged_codeblocks;
     if (options.strict && frame.damaged_codeblocks > 0)
