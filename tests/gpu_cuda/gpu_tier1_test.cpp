@@ -147,6 +147,10 @@ std::vector<std::pair<std::string, std::vector<std::uint8_t>>> codestreams() {
       auto cs = packetizer::encode_openjpeg(img, ep);
       if (cs.ok()) out.emplace_back(std::string("textured_") + (lossless ? "53_cb" : "97_cb") + std::to_string(cb), *cs);
     }
+  packetizer::EncodeParams tiled;  // several tiles: the tables' bytes come from several bodies
+  tiled.tile = 64;
+  tiled.codeblock = 32;
+  if (auto cs = packetizer::encode_openjpeg(img, tiled); cs.ok()) out.emplace_back("textured_97_tiles64", *cs);
   return out;
 }
 

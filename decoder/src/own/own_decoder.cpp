@@ -149,14 +149,19 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     body_at.push_back(batch.bytes.size());
     batch.bytes.insert(batch.bytes.end(), body.begin(), body.end());
   }
-  // The body copy that holds `chunk` whole, as its offset in batch.bytes.
+  // The body copy that holds `chunk` whole, as its offset in batch.bytes. The jobs come tile
+  // by tile, as the bodies do, so the search only moves forward: O(tiles + blocks) even for
+  // a codestream of thousands of tiles.
+  std::size_t body_hint = 0;
   auto in_body = [&](Bytes chunk) -> std::optional<std::uint64_t> {
-    for (std::size_t t = 0; t < bodies.size(); ++t) {
+    for (std::size_t t = body_hint; t < bodies.size(); ++t) {
       const std::uint8_t* const b = bodies[t].data();
-      if (chunk.data() >= b && chunk.data() + chunk.size() <= b + bodies[t].size())
+      if (chunk.data() >= b && chunk.data() + chunk.size() <= b + bodies[t].size()) {
+        body_hint = t;
         return body_at[t] + static_cast<std::uint64_t>(chunk.data() - b);
+      }
     }
-    return std::nullopt;
+    return std::nullopt;  // gathered instead
   };
   for (const CodeBlockJob& job : jobs) {
     if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
