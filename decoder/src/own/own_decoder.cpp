@@ -173,7 +173,7 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     if (job.roi_shift > 31) return make_error(ErrorKind::unsupported, "ROI shift above 31 for the tier-1 table");
     if (plan.segments > 0xFFFF || batch.bytes.size() > 0xFFFF0000u)
       return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
-    Tier1Block b;
+    Tier1Block& b = batch.blocks.emplace_back();  // filled in place (see collect_tier1_jobs)
     b.out = static_cast<std::uint64_t>(job.out - job.frame_data) + job.frame_base;
     b.stride = static_cast<std::uint32_t>(job.stride);
     b.byte_offset = static_cast<std::uint32_t>(batch.bytes.size());
@@ -197,7 +197,6 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
           left -= got;
           batch.segments.push_back({static_cast<std::uint32_t>(got), seg.passes});
         }
-        batch.blocks.push_back(b);
         continue;
       }
     }
@@ -219,7 +218,6 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
       }
       batch.segments.push_back({static_cast<std::uint32_t>(got), seg.passes});
     }
-    batch.blocks.push_back(b);
   }
   return {};
 }

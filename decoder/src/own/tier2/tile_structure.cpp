@@ -32,11 +32,11 @@ Status materialize_code_blocks(PrecinctBand& pb, int xcb, int ycb, MemoryBudget&
                           2 * (n * 4 / 3 + 40) * 8;
   if (!budget.charge(bytes)) return over_budget("the code-blocks of a precinct", budget);
   auto coded = std::make_unique<PrecinctCodeBlocks>();
-  coded->blocks.resize(static_cast<std::size_t>(n));
+  coded->blocks.reserve(static_cast<std::size_t>(n));
   const Rect& pr = pb.rect;
   for (int j = 0; j < pb.cb_rows; ++j) {
     for (int i = 0; i < pb.cb_cols; ++i) {
-      CodeBlock& cb = coded->blocks[static_cast<std::size_t>(j) * pb.cb_cols + i];
+      CodeBlock& cb = coded->blocks.emplace_back();  // raster order; made and set in one pass
       cb.rect = {std::max(pr.x0, (pb.cb_x0 + i) << xcb), std::max(pr.y0, (pb.cb_y0 + j) << ycb),
                  std::min(pr.x1, (pb.cb_x0 + i + 1) << xcb), std::min(pr.y1, (pb.cb_y0 + j + 1) << ycb)};
     }
