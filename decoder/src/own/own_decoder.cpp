@@ -186,37 +186,27 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     b.band = job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0;
     b.style = static_cast<std::uint8_t>(job.cb_style & 0x3F);
     b.roi_shift = static_cast<std::uint8_t>(job.roi_shift);
-    if (cb.chunks.size() == 1) {
-      if (const auto at = in_body(cb.chunks[0])) {
-        // Its segments follow each other in its one chunk, cut where the chunk ends.
-        b.byte_offset = static_cast<std::uint32_t>(*at);
-        std::uint64_t left = cb.chunks[0].size();
-        for (int s = 0; s < plan.segments; ++s) {
-          const Segment& seg = cb.segments[static_cast<std::size_t>(s)];
-          const std::uint64_t got = std::min<std::uint64_t>(seg.length, left);
-          left -= got;
-          batch.segments.push_back({static_cast<std::uint32_t>(got), seg.passes});
-        }
-        continue;
-      }
-    }
-    std::size_t chunk = 0, in_chunk = 0;
+    // The segments follow each other through the block's chunks; one whose declared length
+    // runs past them is cut where they end. The block's bytes are then the chunks' first
+    // `taken`: in a tile's copy already when they are one chunk, else gathered here.
+    std::uint64_t held = 0, taken = 0;
+    for (const Bytes ch : cb.chunks) held += ch.size();
     for (int s = 0; s < plan.segments; ++s) {
       const Segment& seg = cb.segments[static_cast<std::size_t>(s)];
-      std::size_t need = seg.length, got = 0;
-      while (need > 0 && chunk < cb.chunks.size()) {
-        const std::size_t take = std::min(need, cb.chunks[chunk].size() - in_chunk);
-        batch.bytes.insert(batch.bytes.end(), cb.chunks[chunk].begin() + static_cast<std::ptrdiff_t>(in_chunk),
-                           cb.chunks[chunk].begin() + static_cast<std::ptrdiff_t>(in_chunk + take));
-        need -= take;
-        got += take;
-        in_chunk += take;
-        if (in_chunk == cb.chunks[chunk].size()) {
-          ++chunk;
-          in_chunk = 0;
-        }
-      }
+      const std::uint64_t got = std::min<std::uint64_t>(seg.length, held - taken);
+      taken += got;
       batch.segments.push_back({static_cast<std::uint32_t>(got), seg.passes});
+    }
+    if (cb.chunks.size() == 1)
+      if (const auto at = in_body(cb.chunks[0])) {
+        b.byte_offset = static_cast<std::uint32_t>(*at);
+        continue;
+      }
+    for (const Bytes ch : cb.chunks) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(taken, ch.size()));
+      if (n == 0) break;
+      batch.bytes.insert(batch.bytes.end(), ch.begin(), ch.begin() + static_cast<std::ptrdiff_t>(n));
+      taken -= n;
     }
   }
   return {};
