@@ -72,6 +72,9 @@ int main(int argc, char** argv) {
   app.add_option("--mtu", mtu, "maximum RTP payload bytes")->check(CLI::Range(200, 8900))->capture_default_str();
   app.add_option("--resolutions", resolutions, "wavelet resolutions (levels + 1)")->check(CLI::Range(1, 10))->capture_default_str();
   app.add_option("--codeblock", codeblock, "code-block size")->check(CLI::IsMember({16, 32, 64}))->capture_default_str();
+  bool tile_parts = false;
+  app.add_flag("--tile-parts", tile_parts, "one tile-part per component, as cinema and broadcast encoders write their "
+                                           "component-first frames (receivers can parse the components in parallel)");
   app.add_option("--threads", threads, "encoder threads (0 = all cores)")->check(CLI::Range(0, 256));
   app.add_option("--cache-dir", cache_dir, "where encoded loops are kept")->capture_default_str();
   app.add_flag("--no-cache", no_cache, "always encode, never read or write the cache");
@@ -223,6 +226,7 @@ int main(int argc, char** argv) {
   spec.encode.target_bytes = static_cast<std::size_t>(*bps / fps_value / 8.0);
   spec.encode.resolutions = resolutions;
   spec.encode.codeblock = codeblock;
+  spec.encode.tile_part_per_component = tile_parts;
   spec.threads = threads;
   spec.cache_dir = no_cache ? "" : cache_dir;
   spec.interlaced = !interlaced.empty();

@@ -18,6 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   DecodeOptions opt;
   opt.strict = (size & 1) != 0;  // both modes from one corpus
   opt.reduce = (size >> 1) & 1;
+  opt.threads = 2;  // tile-parts of whole components are read one per thread
   auto out = (*dec)->decode(bytes, opt);
   (void)out;
   return 0;

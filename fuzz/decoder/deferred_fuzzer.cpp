@@ -4,7 +4,9 @@
 //   - every table the decoder builds passes validate_tier1_batch, the check that a GPU launch
 //     trusts (a table that lies about sizes must never come from our own tier-2);
 //   - the CPU tier-1 over the table gives the coefficients that the direct decode gives
-//     (frames up to 16 M coefficients), whatever the codestream's damage.
+//     (frames up to 16 M coefficients), whatever the codestream's damage; the deferred
+//     decode runs on two threads (tile-parts of whole components read at once), the direct
+//     one on one (read in one sequence), so this also holds the two tier-2 readings equal.
 // Built as a fuzzer with clang (fuzz preset) and as a replay program in the normal test
 // build (tests/decoder_own), over the same corpus as decode_fuzzer.
 #include <cstddef>
@@ -20,14 +22,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static Tier1Batch batch;
   const j2k::Bytes bytes(data, size);
   DecodeOptions opt;
-  opt.threads = 1;
+  opt.threads = 2;  // tile-parts of whole components read one per thread, the direct decode's in one sequence
   opt.reduce = (size >> 1) & 1;
+  DecodeOptions one = opt;
+  one.threads = 1;
   auto frame = deferred.decode_deferred(bytes, opt, batch);
   if (!frame.ok()) return 0;
   if (!validate_tier1_batch(batch).ok()) __builtin_trap();
   constexpr std::uint64_t kMaxCompared = std::uint64_t{1} << 24;
   if (batch.coefficient_count > kMaxCompared) return 0;
-  auto ref = direct.decode(bytes, opt);
+  auto ref = direct.decode(bytes, one);
   if (!ref.ok()) return 0;  // the tables may be made where the direct decode then fails (its limits)
   std::vector<std::int32_t> coeffs(batch.coefficient_count, 0);
   const std::uint64_t damaged = decode_tier1_batch_cpu(batch, coeffs.data());

@@ -87,13 +87,18 @@ void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& m, Tier
 
 void calibrate_tier1(Tier1CostModel& m, const Tier1Split& split, double gpu_ms, double cpu_ms) {
   constexpr double kWeight = 0.25;  // of the new frame's figure
-  auto update = [](double& per_unit, double units, double fixed_us, double ms, double lo, double hi) {
-    if (units < 1 || !(ms > 0)) return;
-    const double measured = std::clamp((ms * 1000.0 - fixed_us) / units, lo, hi);
-    per_unit += kWeight * (measured - per_unit);
+  constexpr double kDrift = 0.1;    // towards the prior, per frame without blocks
+  auto update = [](double& per_unit, double prior, double units, double fixed_us, double ms) {
+    if (units < 1) {
+      per_unit += kDrift * (prior - per_unit);
+      return;
+    }
+    if (!(ms > 0)) return;
+    const double measured = std::clamp((ms * 1000.0 - fixed_us) / units, 0.5 * per_unit, 2.0 * per_unit);
+    per_unit = std::clamp(per_unit + kWeight * (measured - per_unit), 1e-4, 10.0);
   };
-  update(m.gpu_us_per_unit, split.gpu_units, m.gpu_fixed_us, gpu_ms, 1e-4, 10.0);
-  update(m.cpu_us_per_unit, split.cpu_units, m.cpu_fixed_us, cpu_ms, 1e-4, 10.0);
+  update(m.gpu_us_per_unit, m.gpu_prior_us_per_unit, split.gpu_units, m.gpu_fixed_us, gpu_ms);
+  update(m.cpu_us_per_unit, m.cpu_prior_us_per_unit, split.cpu_units, m.cpu_fixed_us, cpu_ms);
 }
 
 }  // namespace j2k::gpu

@@ -124,6 +124,10 @@ Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, cons
   if (image.colour == ColourCoding::rgb && image.planes.size() >= 3 && subsampling_name(image) == "4:4:4")
     params.tcp_mct = 1;
   params.csty |= (p.sop ? 0x02 : 0) | (p.eph ? 0x04 : 0);
+  if (p.tile_part_per_component) {
+    params.tp_on = 1;
+    params.tp_flag = 'C';
+  }
 
   std::string error_text;
   std::unique_ptr<opj_codec_t, CodecDeleter> codec(opj_create_compress(OPJ_CODEC_J2K));

@@ -168,6 +168,139 @@ TEST(OwnDecoder, TilePartsInAnyOrder) {
   EXPECT_TRUE(same(*img, src));
 }
 
+/// One tile-part with the packet data of `parts` joined, cut anew at `cuts` (offsets into the
+/// joined data): tile-parts that no longer begin where a component's packets do.
+Stream recut_tile_parts(const Stream& s, const std::vector<std::size_t>& cuts) {
+  Stream data;
+  for (const auto& part : tile_parts(s)) {
+    std::size_t p = part.start + 12;
+    while (be16(s, p) != 0xFF93) p += 2 + be16(s, p + 2);
+    data.insert(data.end(), s.begin() + static_cast<std::ptrdiff_t>(p + 2), s.begin() + static_cast<std::ptrdiff_t>(part.end));
+  }
+  Stream out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(main_header_end(s)));
+  std::vector<std::size_t> at{0};
+  at.insert(at.end(), cuts.begin(), cuts.end());
+  at.push_back(data.size());
+  for (std::size_t k = 0; k + 1 < at.size(); ++k) {
+    put16(out, 0xFF90);
+    put16(out, 10);
+    put16(out, 0);
+    put32(out, static_cast<std::uint32_t>(14 + at[k + 1] - at[k]));
+    out.push_back(static_cast<std::uint8_t>(k));
+    out.push_back(static_cast<std::uint8_t>(at.size() - 1));
+    put16(out, 0xFF93);
+    out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(at[k]), data.begin() + static_cast<std::ptrdiff_t>(at[k + 1]));
+  }
+  put16(out, 0xFFD9);
+  return out;
+}
+
+struct Decoded {
+  bool ok = false;
+  std::uint64_t checksum = 0;
+  DecodeStats stats;
+  std::string error;
+};
+Decoded decode_with(const Stream& cs, int threads, bool strict = false) {
+  auto dec = make_decoder(Backend::own);
+  DecodeOptions opt;
+  opt.threads = threads;
+  opt.strict = strict;
+  auto img = (*dec)->decode(cs, opt);
+  Decoded d;
+  d.ok = img.ok();
+  d.stats = (*dec)->last_stats();
+  if (img.ok()) d.checksum = checksum(*img);
+  else d.error = img.error().message;
+  return d;
+}
+
+TEST(OwnDecoder, TilePartsOfWholeComponentsAreReadOnePerThread) {
+  // Component-first frames with one tile-part per component, as cinema and broadcast encoders
+  // write them: tier-2 reads the tile-parts at once, to the same picture as in one sequence.
+  struct Case {
+    CorpusCase c;
+    bool lossless;
+  };
+  const Case cases[] = {
+      {make_case("tp_c_422", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12"), false},
+      {make_case("tp_c_rgb", Source::rgb8, 161, 107, "-p CPRL -TP C -SOP -EPH"), true},
+      {make_case("tp_c_layers", Source::rgb8, 161, 107, "-p CPRL -TP C -r 40,10,1 -c [32,32],[64,64]"), false},
+  };
+  for (const Case& k : cases) {
+    PlanarImage src = test::make_source(k.c.source, k.c.width, k.c.height);
+    Stream cs = test::encode_case(src, k.c);
+    ASSERT_FALSE(cs.empty()) << k.c.name;
+    ASSERT_EQ(tile_parts(cs).size(), src.planes.size()) << k.c.name;
+    const Decoded one = decode_with(cs, 1, true), four = decode_with(cs, 4, true);
+    ASSERT_TRUE(one.ok && four.ok) << k.c.name << ": " << one.error << four.error;
+    EXPECT_EQ(one.stats.parallel_tiles, 0u) << k.c.name;
+    EXPECT_EQ(four.stats.parallel_tiles, 1u) << k.c.name;
+    EXPECT_EQ(four.checksum, one.checksum) << k.c.name;
+    EXPECT_EQ(four.stats.codeblocks, one.stats.codeblocks) << k.c.name;
+    EXPECT_EQ(four.stats.memory_bytes, one.stats.memory_bytes) << k.c.name;
+    if (k.lossless) {
+      EXPECT_EQ(four.checksum, checksum(src)) << k.c.name;
+    }
+  }
+}
+
+TEST(OwnDecoder, TilePartsSplitElsewhereAreReadInOneSequence) {
+  auto c = make_case("tp_elsewhere", Source::ycc422_10, 328, 184, "-p CPRL -TP C");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  ASSERT_EQ(tile_parts(cs).size(), 3u);
+  // The same packets in three tile-parts cut at other places (inside packets too): the guess
+  // that each holds a component fails, and the tile is read as one sequence.
+  std::size_t total = 0;
+  for (const auto& part : tile_parts(cs)) total += part.end - part.start;
+  for (const std::vector<std::size_t>& cuts : {std::vector<std::size_t>{total / 3, 2 * total / 3},
+                                               std::vector<std::size_t>{1, 2}, std::vector<std::size_t>{total / 2}}) {
+    const Stream recut = recut_tile_parts(cs, cuts);
+    const Decoded four = decode_with(recut, 4, true);
+    ASSERT_TRUE(four.ok) << four.error;
+    EXPECT_EQ(four.stats.parallel_tiles, 0u);
+    EXPECT_EQ(four.checksum, checksum(src));
+  }
+  // Resolution tile-parts (more than the components): one sequence too.
+  auto r = make_case("tp_resolutions", Source::ycc422_10, 328, 184, "-p CPRL -TP R");
+  Stream rs = test::encode_case(src, r);
+  ASSERT_GT(tile_parts(rs).size(), 3u);
+  const Decoded d = decode_with(rs, 4, true);
+  ASSERT_TRUE(d.ok) << d.error;
+  EXPECT_EQ(d.stats.parallel_tiles, 0u);
+  EXPECT_EQ(d.checksum, checksum(src));
+}
+
+TEST(OwnDecoder, DamagedTilePartsDecodeAsInOneSequence) {
+  // Whatever the damage, reading tile-parts at once gives what reading them in one sequence
+  // gives: the same picture, the same counters, the same errors.
+  auto c = make_case("tp_damage", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 16 -SOP -EPH");
+  Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  ASSERT_EQ(tile_parts(cs).size(), 3u);
+  const std::size_t body = main_header_end(cs) + 14;
+  std::mt19937 rng(77);
+  int parallel = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    Stream bad = cs;
+    if (trial % 4 == 3) {
+      bad.resize(body + rng() % (cs.size() - body));  // cut short
+    } else {
+      for (int k = 0; k < 1 + trial % 3; ++k) bad[body + rng() % (cs.size() - body - 2)] = static_cast<std::uint8_t>(rng());
+    }
+    for (bool strict : {false, true}) {
+      const Decoded one = decode_with(bad, 1, strict), four = decode_with(bad, 4, strict);
+      ASSERT_EQ(four.ok, one.ok) << "trial " << trial << ": " << one.error << " / " << four.error;
+      EXPECT_EQ(four.checksum, one.checksum) << "trial " << trial;
+      EXPECT_EQ(four.stats.damaged_packets, one.stats.damaged_packets) << "trial " << trial;
+      EXPECT_EQ(four.stats.damaged_codeblocks, one.stats.damaged_codeblocks) << "trial " << trial;
+      EXPECT_EQ(four.error, one.error) << "trial " << trial;
+      parallel += static_cast<int>(four.stats.parallel_tiles);
+    }
+  }
+  EXPECT_GT(parallel, 0);  // damage in code-block data leaves the packets' layout intact
+}
+
 TEST(OwnDecoder, PocInTheMainHeaderAlone) {
   // Grok writes the POC in the main header and again in the tile-part header; drop the
   // tile-part copy so that only the main-header POC (A.6.6) orders the packets.

@@ -36,9 +36,12 @@ PlanarImage mosaic_2160(const PlanarImage& rgb) {
   return out;
 }
 
+/// `tile_parts`: one tile-part per component (as cinema and broadcast encoders write frames),
+/// which tier-2 reads one tile-part per thread.
 bool write(const std::filesystem::path& dir, const std::string& name, const PlanarImage& img, bool lossless,
-           std::size_t bytes, int resolutions) {
+           std::size_t bytes, int resolutions, bool tile_parts = false) {
   packetizer::EncodeParams ep;
+  ep.tile_part_per_component = tile_parts;
   ep.lossless = lossless;
   ep.target_bytes = bytes;
   ep.resolutions = resolutions;
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
       PlanarImage y422 = media::rgb_to_ycbcr709(win, 10, 2);
       ok &= write(dir, base + "_422_10_53.j2k", y422, true, 0, res);
       ok &= write(dir, base + "_422_10_97.j2k", y422, false, 0, res);
+      ok &= write(dir, base + "_422_10_97_tp.j2k", y422, false, 0, res, true);
     }
     PlanarImage w444 = win;
     w444.colour = ColourCoding::rgb;
@@ -104,6 +108,11 @@ int main(int argc, char** argv) {
     PlanarImage hd_rgb = media::crop(*rgb, 200, 200, 1920, 1080);
     hd_rgb.colour = ColourCoding::rgb;
     ok &= write(bdir, "photo_1080_rgb_8_53.j2k", hd_rgb, true, 0, 6);
+    // The same frames with one tile-part per component.
+    ok &= write(bdir, "photo_1080_422_10_97_tp.j2k", hd, false, 5'000'000 / 8, 6, true);
+    ok &= write(bdir, "photo_2160_422_10_97_8m_tp.j2k", uhd, false, 8'000'000 / 8, 7, true);
+    ok &= write(bdir, "photo_1080_rgb_8_53_tp.j2k", hd_rgb, true, 0, 6, true);
+    ok &= write(bdir, "photo_2160_422_10_97_tp.j2k", uhd, false, 20'000'000 / 8, 7, true);
   }
   return ok ? 0 : 1;
 }

@@ -364,12 +364,42 @@ TEST(Tier1Split, CalibrationFollowsTheMeasuredTimes) {
   for (int i = 0; i < 40; ++i) gpu::calibrate_tier1(m, split, split.gpu_us * 4e-3, split.cpu_us * 4e-3);
   EXPECT_NEAR(m.gpu_us_per_unit, 4 * gpu0, 1e-3 * gpu0);
   EXPECT_NEAR(m.cpu_us_per_unit, 4 * cpu0, 1e-3 * cpu0);
-  // A side without blocks, or without a figure, stays as it is.
+  // A side without a figure stays as it is; one without blocks drifts a tenth of the way
+  // towards its prior.
   gpu::split_tier1(batch, m, split, 0);
   const double cpu1 = m.cpu_us_per_unit, gpu1 = m.gpu_us_per_unit;
   gpu::calibrate_tier1(m, split, 0.0, 5.0);
-  EXPECT_EQ(m.cpu_us_per_unit, cpu1);
+  EXPECT_DOUBLE_EQ(m.cpu_us_per_unit, cpu1 + 0.1 * (m.cpu_prior_us_per_unit - cpu1));
   EXPECT_EQ(m.gpu_us_per_unit, gpu1);
+}
+
+TEST(Tier1Split, OneSlowFrameDoesNotKeepTheCpuOutForGood) {
+  // Regression: one frame whose CPU share was preempted (measured 100x its prediction)
+  // moved the CPU's time per unit 25x up; the next split gave the CPU nothing, a side
+  // without blocks was never measured again, and every later frame ran on the GPU alone
+  // (seen on a GPU machine: a CPU share of 0 for a whole run, 6.3 ms a frame against 4.8).
+  std::vector<std::uint32_t> costs(300, 2000);
+  for (int i = 0; i < 40; ++i) costs[static_cast<std::size_t>(i) * 7] = 12000;
+  const Tier1Batch batch = batch_of_costs(costs);
+  gpu::Tier1CostModel m;
+  m.cpu_threads = 16;
+  m.gpu_chains = 2000;
+  const double true_gpu = 0.3, true_cpu = 0.03;  // what each side really takes per unit
+  gpu::Tier1Split split;
+  auto frame = [&](double cpu_factor) {
+    gpu::split_tier1(batch, m, split);
+    const double gpu_ms = split.gpu_units > 0 ? (m.gpu_fixed_us + true_gpu * split.gpu_units) / 1000 : 0.0;
+    const double cpu_ms = split.cpu_units > 0 ? cpu_factor * (m.cpu_fixed_us + true_cpu * split.cpu_units) / 1000 : 0.0;
+    gpu::calibrate_tier1(m, split, gpu_ms, cpu_ms);
+    return split.host_count;
+  };
+  for (int i = 0; i < 30; ++i) frame(1.0);
+  const std::size_t settled = frame(1.0);
+  ASSERT_GT(settled, 0u);
+  frame(100.0);  // the preempted frame
+  std::size_t later = 0;
+  for (int i = 0; i < 60; ++i) later = frame(1.0);
+  EXPECT_EQ(later, settled);
 }
 
 TEST(Tier1Split, RowsDecodedPackedOnThePoolEqualTheWholeBatch) {

@@ -62,6 +62,7 @@ struct DecodeStats {
   std::uint64_t idwt_samples = 0;   ///< samples produced by the inverse DWT's levels
   std::uint64_t constant_components = 0;  ///< tile-components without data, written as the DC level
   std::uint64_t zero_fills = 0;  ///< areas without data cleared (precincts no packet reached, merged)
+  std::uint64_t parallel_tiles = 0;  ///< tiles whose tile-parts tier-2 read one per thread
 };
 
 class Decoder {

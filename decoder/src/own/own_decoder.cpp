@@ -121,9 +121,10 @@ struct Engine {
 /// CodeBlockDecoder gathers them: a segment whose declared length runs past the block's
 /// bytes is cut where they end.
 ///
-/// `bodies`, when given, are the tiles' packet data, every byte of which the frame uses (no
-/// resolution or layer left out): they are copied whole, in one copy each (several times
-/// faster than a copy per code-block), and a block whose bytes lie in one piece of a body
+/// `bodies`, when given, are the tiles' packet data (of a tile read part by part, each of its
+/// tile-parts), every byte of which the frame uses (no resolution or layer left out): they
+/// are copied whole, in one copy each (several times faster than a copy per code-block),
+/// and a block whose bytes lie in one piece of a body
 /// (one contributing packet: a frame of one quality layer) points into that copy; the
 /// others' bytes are gathered after it.
 Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch,
@@ -259,6 +260,8 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   } keep_jobs{engine, jobs};
   Tier2Counters counters;
   Tier2Options t2opt{options.max_layers, options.strict};
+  engine.ensure(options);
+  std::uint64_t parallel_tiles = 0;
   for (std::size_t t = 0; t < ntiles; ++t) {
     TileHeader& th = cs.tiles[t];
     if (options.strict && th.parts.empty()) return make_error(ErrorKind::corrupt, fmt::format("tile {} is missing", t));
@@ -274,6 +277,17 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     // A.4.2: the tile's packets continue from one tile-part to the next (TPsot order).
     std::stable_sort(th.parts.begin(), th.parts.end(),
                      [](const TilePart& a, const TilePart& b) { return a.index_in_tile < b.index_in_tile; });
+    bool packed = cs.has_ppm || !th.ppt.empty();
+    if (th.parts.size() > 1 && !packed && !th.truncated && engine.pool->size() > 1) {
+      // Tile-parts that hold whole components are read at once, one per thread.
+      std::vector<Bytes> parts;
+      for (const TilePart& p : th.parts) parts.push_back(p.body);
+      if (decode_tile_parts_parallel(tiles[t], parts, t2opt, counters, budget, *engine.pool)) {
+        bodies.insert(bodies.end(), parts.begin(), parts.end());
+        ++parallel_tiles;
+        continue;
+      }
+    }
     Bytes body = th.parts[0].body;
     if (th.parts.size() > 1) {
       for (const TilePart& p : th.parts) joined[t].insert(joined[t].end(), p.body.begin(), p.body.end());
@@ -281,7 +295,6 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     }
     bodies.push_back(body);
     std::vector<std::uint8_t> headers;
-    bool packed = cs.has_ppm || !th.ppt.empty();
     if (cs.has_ppm) headers = th.ppm_headers;
     else
       for (auto& [z, bytes] : th.ppt) headers.insert(headers.end(), bytes.begin(), bytes.end());
@@ -297,6 +310,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.coding_passes = work.coding_passes;
   stats.constant_components = work.constant_components;
   stats.zero_fills = work.zero_fills;
+  stats.parallel_tiles = parallel_tiles;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
     // Every byte of the tiles' data is used unless resolutions or layers are left out.

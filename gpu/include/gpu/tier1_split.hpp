@@ -32,6 +32,10 @@ struct Tier1CostModel {
   double cpu_fixed_us = 60;       ///< waking the pool, the copy of its results and their scatter
   int gpu_chains = 1024;          ///< code-blocks the GPU decodes at once (tier1_gpu_chains)
   int cpu_threads = 1;            ///< the pool's threads
+  /// Where a side's time per unit drifts back to while the split gives it nothing (a tenth
+  /// of the way per frame): so that one slow frame (a preempted thread) cannot keep that side
+  /// out for good; it gets blocks again and is measured again.
+  double gpu_prior_us_per_unit = 0.3, cpu_prior_us_per_unit = 0.04;
 };
 
 struct Tier1Split {
@@ -52,7 +56,9 @@ struct Tier1Split {
 void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& model, Tier1Split& split, long forced = -1);
 
 /// Moves the per-unit times towards what this frame measured (the kernel's time, the CPU
-/// share's wall time; a side that had no blocks is left as it is), within sane bounds.
+/// share's wall time), a quarter of the way, a frame's figure taken within half and twice
+/// the current value (one outlier moves it by a quarter at most); a side that had no blocks
+/// drifts towards its prior instead.
 void calibrate_tier1(Tier1CostModel& model, const Tier1Split& split, double gpu_ms, double cpu_ms);
 
 }  // namespace j2k::gpu

@@ -22,6 +22,9 @@ struct EncodeParams {
   int tile_height = 0;               ///< tile height when it differs from the width
   bool sop = false;
   bool eph = false;
+  /// One tile-part per component (OpenJPEG's tile-part division 'C'), as cinema and
+  /// broadcast encoders write a component-first (CPRL) frame.
+  bool tile_part_per_component = false;
   int threads = 1;
 };
 

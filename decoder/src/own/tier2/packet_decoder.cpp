@@ -64,6 +64,9 @@ class PacketReader {
         counters_(counters),
         budget_(budget) {}
 
+  /// Where the next packet starts in the body.
+  std::size_t body_position() const noexcept { return body_pos_; }
+
   /// Reads one packet. Returns false when the tile's data is used up or damaged.
   Status read(int c, int r, int prec, int layer, bool& stop) {
     TileComponent& tc = tile_.components[c];
@@ -367,41 +370,149 @@ Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& v
   }
 }
 
+/// The tile's progressions (B.12): its POC entries, or one over everything.
+std::vector<ProgressionChange> progression_changes(const Tile& tile) {
+  if (!tile.params.poc.empty()) return tile.params.poc;
+  int max_res = 0;
+  for (auto& tc : tile.components) max_res = std::max(max_res, static_cast<int>(tc.resolutions.size()));
+  ProgressionChange all;
+  all.res_start = 0;
+  all.comp_start = 0;
+  all.layer_end = tile.params.style.layers;
+  all.res_end = max_res;
+  all.comp_end = static_cast<int>(tile.components.size());
+  all.order = tile.params.style.progression;
+  return {all};
+}
+
+/// Work budget of the progression walks: every packet costs at least one byte, so a walk
+/// that visits many more positions than the tile has bytes is following a hostile header
+/// (1x1 precincts on a large tile, thousands of empty components) rather than data.
+long long walk_budget(std::size_t bytes) { return (1LL << 26) + 1024LL * static_cast<long long>(bytes); }
+
+/// Packets a tile may have for the parallel reading (its sequence is listed first; real
+/// frames have hundreds).
+constexpr std::size_t kMaxParallelPackets = std::size_t{1} << 20;
+
+struct PacketId {
+  std::uint32_t precinct;
+  std::uint16_t component, layer;
+  std::uint8_t resolution;
+};
+
+/// Forgets what packets brought (precincts, their code-blocks, the layer bookkeeping).
+void reset_packet_state(Tile& tile) {
+  for (TileComponent& tc : tile.components)
+    for (Resolution& res : tc.resolutions) {
+      for (auto& p : res.precincts) p.reset();
+      std::fill(res.next_layer.begin(), res.next_layer.end(), 0);
+    }
+}
+
 }  // namespace
 
 Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
                            const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget) {
   PacketReader reader(tile, body, packed_headers, headers_packed, options, counters, budget);
-  std::vector<ProgressionChange> changes = tile.params.poc;
-  int max_res = 0;
-  for (auto& tc : tile.components) max_res = std::max(max_res, static_cast<int>(tc.resolutions.size()));
   const int layers = tile.params.style.layers;
-  if (changes.empty()) {
-    ProgressionChange all;
-    all.res_start = 0;
-    all.comp_start = 0;
-    all.layer_end = layers;
-    all.res_end = max_res;
-    all.comp_end = static_cast<int>(tile.components.size());
-    all.order = tile.params.style.progression;
-    changes.push_back(all);
-  }
   bool stop = false;
   auto visit = [&](int c, int r, int p, int l, bool& s) -> Status {
     Status st = reader.read(c, r, p, l, s);
     stop = s;
     return st;
   };
-  // Work budget of the progression walks: every packet costs at least one byte, so a
-  // walk that visits many more positions than the tile has bytes is following a hostile
-  // header (1x1 precincts on a large tile, thousands of empty components) rather than data.
-  long long steps = (1LL << 26) + 1024LL * static_cast<long long>(body.size() + packed_headers.size());
-  for (ProgressionChange pc : changes) {
+  long long steps = walk_budget(body.size() + packed_headers.size());
+  for (ProgressionChange pc : progression_changes(tile)) {
     pc.layer_end = std::min(pc.layer_end, layers);
     if (Status st = walk(tile, pc, steps, visit); !st) return st;
     if (stop) break;
   }
   return {};
+}
+
+bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
+                                Tier2Counters& counters, MemoryBudget& budget, WorkPool& pool) {
+  const std::size_t n_parts = parts.size();
+  if (n_parts < 2 || tile.components.size() < 2) return false;
+  std::size_t bytes = 0;
+  for (const Bytes part : parts) bytes += part.size();
+
+  // The packet sequence, walked without reading: every packet costs at least one byte, so a
+  // sequence longer than the data cannot all be there (the sequential reader sorts that out).
+  // walk() takes a precinct's next layer from the bookkeeping that read() keeps, so the walk
+  // keeps it too, and it is cleared after.
+  std::vector<PacketId> seq;
+  bool cut = false;
+  auto record = [&](int c, int r, int p, int l, bool& s) -> Status {
+    if (seq.size() >= std::min<std::size_t>(bytes, kMaxParallelPackets)) {
+      cut = s = true;
+      return {};
+    }
+    seq.push_back({static_cast<std::uint32_t>(p), static_cast<std::uint16_t>(c), static_cast<std::uint16_t>(l),
+                   static_cast<std::uint8_t>(r)});
+    tile.components[static_cast<std::size_t>(c)].resolutions[static_cast<std::size_t>(r)].next_layer[static_cast<std::size_t>(p)] = l + 1;
+    return {};
+  };
+  long long steps = walk_budget(bytes);
+  const int layers = tile.params.style.layers;
+  for (ProgressionChange pc : progression_changes(tile)) {
+    pc.layer_end = std::min(pc.layer_end, layers);
+    if (Status st = walk(tile, pc, steps, record); !st) cut = true;
+    if (cut) break;
+  }
+  reset_packet_state(tile);
+  if (cut || seq.empty()) return false;
+
+  // Where each tile-part would start: at a change of component (CPRL, or luma and chroma
+  // merged: one tile-part per component, or luma then chroma). Each component's packets must
+  // then fall in one tile-part, so that no precinct is read by two threads.
+  std::vector<std::size_t> start{0};
+  for (std::size_t i = 1; i < seq.size() && start.size() < n_parts; ++i)
+    if (seq[i].component != seq[i - 1].component) start.push_back(i);
+  if (start.size() != n_parts) return false;
+  start.push_back(seq.size());
+  std::vector<int> part_of(tile.components.size(), -1);
+  for (std::size_t k = 0; k < n_parts; ++k) {
+    if (start[k + 1] - start[k] > parts[k].size()) return false;  // more packets than bytes
+    for (std::size_t i = start[k]; i < start[k + 1]; ++i) {
+      int& owner = part_of[seq[i].component];
+      if (owner >= 0 && owner != static_cast<int>(k)) return false;
+      owner = static_cast<int>(k);
+    }
+  }
+
+  // Each tile-part on its own thread, with its own counters and a share of the memory left.
+  struct Run {
+    Tier2Counters counters;
+    MemoryBudget budget{0};
+    bool ok = false;
+  };
+  std::vector<Run> runs(n_parts);
+  const long long share = (budget.limit() - budget.used()) / static_cast<long long>(n_parts);
+  for (Run& r : runs) r.budget = MemoryBudget(share);
+  pool.parallel_for(n_parts, [&](std::size_t k, int) {
+    Run& run = runs[k];
+    PacketReader reader(tile, parts[k], {}, false, options, run.counters, run.budget);
+    bool s = false;
+    for (std::size_t i = start[k]; i < start[k + 1]; ++i) {
+      const PacketId& id = seq[i];
+      if (Status st = reader.read(id.component, id.resolution, static_cast<int>(id.precinct), id.layer, s); !st || s) return;
+    }
+    // The guess holds when the tile-part's packets fill it exactly.
+    run.ok = reader.body_position() == parts[k].size() && run.counters.damaged_packets == 0;
+  });
+  long long used = 0;
+  bool ok = true;
+  for (const Run& r : runs) {
+    ok = ok && r.ok;
+    used += r.budget.used();
+  }
+  if (!ok || !budget.charge(used)) {
+    reset_packet_state(tile);  // read again in one sequence, which reports what went wrong
+    return false;
+  }
+  for (const Run& r : runs) counters.packets += r.counters.packets;
+  return true;
 }
 
 }  // namespace j2k::decoder::own

@@ -2,8 +2,10 @@
 // Tier-2 (15444-1 Annex B.9–B.12): walks the packets of a tile in progression order
 // (with POC) and assigns each code-block its codeword segments.
 #include <cstdint>
+#include <span>
 
 #include "core/result.hpp"
+#include "core/work_pool.hpp"
 #include "tier2/tile_structure.hpp"
 
 namespace j2k::decoder::own {
@@ -25,5 +27,17 @@ struct Tier2Options {
 /// their precinct; an exhausted budget is an ErrorKind::limit error in either mode.
 Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
                            const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget);
+
+/// Tier-2 of a tile whose tile-parts each hold whole components (a component-first
+/// progression split at component changes, as broadcast and cinema encoders write it, or
+/// luma and chroma merged: depacketizer/codestream_tools), one tile-part per thread of
+/// `pool`. `parts`: the tile-parts' packet data in order, headers in them (no PPM/PPT).
+/// The split is a guess checked by the data: each tile-part's packets must fill it exactly,
+/// with no damage, and then the result is what decode_tile_packets makes of the parts
+/// joined. Returns false, with the tile as it was, where the guess does not hold or
+/// anything went wrong; the caller then reads the tile with decode_tile_packets, which
+/// reports what there is to report.
+bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
+                                Tier2Counters& counters, MemoryBudget& budget, WorkPool& pool);
 
 }  // namespace j2k::decoder::own
