@@ -121,15 +121,14 @@ struct Engine {
 /// CodeBlockDecoder gathers them: a segment whose declared length runs past the block's
 /// bytes is cut where they end.
 ///
-/// `bodies`, when given, are the tiles' packet data (of a tile read part by part, each of its
-/// tile-parts), every byte of which the frame uses (no resolution or layer left out): they
-/// are copied whole, in one copy each (several times faster than a copy per code-block),
-/// and a block whose bytes lie in one piece of a body
-/// (one contributing packet: a frame of one quality layer) points into that copy; the
-/// others' bytes are gathered after it.
+/// `bodies`, when given, are the views tier-2 read the tiles' packet data through (a tile's
+/// parts, or its parts joined), every byte of which the frame uses (no resolution or layer
+/// left out), and `body_at` where each lies in `batch.bytes`, copied there whole already (in
+/// one copy per tile-part, several times faster than a copy per code-block): a block whose
+/// bytes lie in one piece of a body (one contributing packet: a frame of one quality layer)
+/// points into that copy; the others' bytes are gathered after it.
 Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch,
-                   std::span<const Bytes> bodies) {
-  batch.clear();
+                   std::span<const Bytes> bodies, std::span<const std::uint64_t> body_at) {
   std::uint64_t base = 0;
   std::vector<std::uint64_t> bases;
   for (const TileCoefficients& tile : frame.tiles)
@@ -139,17 +138,11 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     }
   batch.component_base = bases;
   batch.coefficient_count = base;
-  std::size_t total = 0;  // at most what the copies hold: one allocation (pinned memory is slow to get)
-  for (const Bytes body : bodies) total += body.size();
+  std::uint64_t gathered = 0;  // one allocation at most (pinned memory is slow to get)
   for (const CodeBlockJob& job : jobs)
-    if (job.block && (bodies.empty() || job.block->chunks.size() > 1)) total += job.bytes;
-  if (total > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
-  batch.bytes.reserve(total);
-  std::vector<std::uint64_t> body_at;  // where each body starts in batch.bytes
-  for (const Bytes body : bodies) {
-    body_at.push_back(batch.bytes.size());
-    batch.bytes.insert(batch.bytes.end(), body.begin(), body.end());
-  }
+    if (job.block && (bodies.empty() || job.block->chunks.size() > 1)) gathered += job.bytes;
+  if (batch.bytes.size() + gathered > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
+  batch.bytes.reserve(batch.bytes.size() + gathered);
   // The body copy that holds `chunk` whole, as its offset in batch.bytes. The jobs come tile
   // by tile, as the bodies do, so the search only moves forward: O(tiles + blocks) even for
   // a codestream of thousands of tiles.
@@ -247,7 +240,6 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   frame.tiles = std::move(engine.spare_tiles);
   frame.tiles.resize(ntiles);
   std::vector<std::vector<std::uint8_t>> joined(ntiles);  // tiles split over several tile-parts
-  std::vector<Bytes> bodies;                               // each coded tile's packet data
   std::vector<CodeBlockJob> jobs = std::move(engine.spare_jobs);
   jobs.clear();
   struct KeepJobs {  // back to the engine however this returns (its entries name this frame's tiles: cleared)
@@ -258,49 +250,86 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       engine.spare_jobs = std::move(jobs);
     }
   } keep_jobs{engine, jobs};
+  // A.4.2: a tile's packets continue from one tile-part to the next (TPsot order).
+  for (TileHeader& th : cs.tiles)
+    std::stable_sort(th.parts.begin(), th.parts.end(),
+                     [](const TilePart& a, const TilePart& b) { return a.index_in_tile < b.index_in_tile; });
+  // Tier-1 elsewhere (the GPU) with every byte of the tiles' data used (no resolution or
+  // layer left out): the tile-parts are copied whole into the table's bytes, in order, on a
+  // second thread while tier-2 reads them; defer_tier1 points the code-blocks into the copy.
+  const bool whole = defer && reduce == 0 && options.max_layers <= 0;
+  std::vector<std::uint64_t> tile_at(ntiles, 0);  // where each tile's parts start in the copy
+  if (defer) defer->clear();
+  if (whole) {
+    std::uint64_t total = 0;
+    for (std::size_t t = 0; t < ntiles; ++t) {
+      tile_at[t] = total;
+      for (const TilePart& p : cs.tiles[t].parts) total += p.body.size();
+    }
+    if (total > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
+    defer->bytes.reserve(total);
+  }
+  std::vector<Bytes> bodies;          // the views tier-2 read the tiles' data through,
+  std::vector<std::uint64_t> body_at;  // and where each starts in the copy
   Tier2Counters counters;
   Tier2Options t2opt{options.max_layers, options.strict};
   engine.ensure(options);
   std::uint64_t parallel_tiles = 0;
-  for (std::size_t t = 0; t < ntiles; ++t) {
-    TileHeader& th = cs.tiles[t];
-    if (options.strict && th.parts.empty()) return make_error(ErrorKind::corrupt, fmt::format("tile {} is missing", t));
-    auto params = resolve_tile_params(cs, static_cast<int>(t));
-    if (!params) return params.error();
-    const TileData data = !th.parts.empty()        ? TileData::coded
-                          : engine.complete_frames ? TileData::empty
-                                                   : TileData::empty_no_buffers;
-    if (Status st = build_tile(cs, static_cast<int>(t), std::move(*params), reduce, tiles[t], frame.tiles[t], budget, data);
-        !st)
-      return st.error();
-    if (th.parts.empty()) continue;
-    // A.4.2: the tile's packets continue from one tile-part to the next (TPsot order).
-    std::stable_sort(th.parts.begin(), th.parts.end(),
-                     [](const TilePart& a, const TilePart& b) { return a.index_in_tile < b.index_in_tile; });
-    bool packed = cs.has_ppm || !th.ppt.empty();
-    if (th.parts.size() > 1 && !packed && !th.truncated && engine.pool->size() > 1) {
-      // Tile-parts that hold whole components are read at once, one per thread.
-      std::vector<Bytes> parts;
-      for (const TilePart& p : th.parts) parts.push_back(p.body);
-      if (decode_tile_parts_parallel(tiles[t], parts, t2opt, counters, budget, *engine.pool)) {
-        bodies.insert(bodies.end(), parts.begin(), parts.end());
-        ++parallel_tiles;
-        continue;
+  auto read_tiles = [&]() -> Status {
+    for (std::size_t t = 0; t < ntiles; ++t) {
+      TileHeader& th = cs.tiles[t];
+      if (options.strict && th.parts.empty()) return make_error(ErrorKind::corrupt, fmt::format("tile {} is missing", t));
+      auto params = resolve_tile_params(cs, static_cast<int>(t));
+      if (!params) return params.error();
+      const TileData data = !th.parts.empty()        ? TileData::coded
+                            : engine.complete_frames ? TileData::empty
+                                                     : TileData::empty_no_buffers;
+      if (Status st = build_tile(cs, static_cast<int>(t), std::move(*params), reduce, tiles[t], frame.tiles[t], budget, data);
+          !st)
+        return st;
+      if (th.parts.empty()) continue;
+      bool packed = cs.has_ppm || !th.ppt.empty();
+      if (th.parts.size() > 1 && !packed && !th.truncated && engine.pool->size() > 1) {
+        // Tile-parts that hold whole components are read at once, one per thread.
+        std::vector<Bytes> parts;
+        for (const TilePart& p : th.parts) parts.push_back(p.body);
+        if (decode_tile_parts_parallel(tiles[t], parts, t2opt, counters, budget, *engine.pool)) {
+          std::uint64_t at = tile_at[t];
+          for (const Bytes part : parts) {
+            bodies.push_back(part);
+            body_at.push_back(at);
+            at += part.size();
+          }
+          ++parallel_tiles;
+          continue;
+        }
       }
+      Bytes body = th.parts[0].body;
+      if (th.parts.size() > 1) {
+        for (const TilePart& p : th.parts) joined[t].insert(joined[t].end(), p.body.begin(), p.body.end());
+        body = joined[t];
+      }
+      bodies.push_back(body);  // the parts joined: as they lie in the copy
+      body_at.push_back(tile_at[t]);
+      std::vector<std::uint8_t> headers;
+      if (cs.has_ppm) headers = th.ppm_headers;
+      else
+        for (auto& [z, bytes] : th.ppt) headers.insert(headers.end(), bytes.begin(), bytes.end());
+      if (Status st = decode_tile_packets(tiles[t], body, headers, packed, t2opt, counters, budget); !st) return st;
+      if (th.truncated) ++counters.damaged_packets;
     }
-    Bytes body = th.parts[0].body;
-    if (th.parts.size() > 1) {
-      for (const TilePart& p : th.parts) joined[t].insert(joined[t].end(), p.body.begin(), p.body.end());
-      body = joined[t];
-    }
-    bodies.push_back(body);
-    std::vector<std::uint8_t> headers;
-    if (cs.has_ppm) headers = th.ppm_headers;
-    else
-      for (auto& [z, bytes] : th.ppt) headers.insert(headers.end(), bytes.begin(), bytes.end());
-    if (Status st = decode_tile_packets(tiles[t], body, headers, packed, t2opt, counters, budget); !st) return st.error();
-    if (th.truncated) ++counters.damaged_packets;
-  }
+    return {};
+  };
+  auto copy_parts = [&] {
+    for (const TileHeader& th : cs.tiles)
+      for (const TilePart& p : th.parts) defer->bytes.insert(defer->bytes.end(), p.body.begin(), p.body.end());
+  };
+  Status read;
+  engine.pool->parallel_for(whole ? 2 : 1, [&](std::size_t i, int) {
+    if (i == 0) read = read_tiles();
+    else copy_parts();
+  });
+  if (!read) return read.error();
   // Collect the tier-1 work: code-blocks of the resolutions we keep.
   const Tier1Work work = collect_tier1_jobs(tiles, frame, jobs);
   stats.tier2_ms = ms_since(t0);
@@ -313,9 +342,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.parallel_tiles = parallel_tiles;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
-    // Every byte of the tiles' data is used unless resolutions or layers are left out.
-    const bool whole = reduce == 0 && options.max_layers <= 0 && !bodies.empty();
-    if (Status st = defer_tier1(jobs, frame, *defer, whole ? std::span<const Bytes>(bodies) : std::span<const Bytes>());
+    if (Status st = whole ? defer_tier1(jobs, frame, *defer, bodies, body_at) : defer_tier1(jobs, frame, *defer, {}, {});
         !st)
       return st.error();
     frame.damaged_codeblocks = defer->rejected_blocks + work.dropped_damaged_blocks;
