@@ -90,12 +90,11 @@ struct Lifter {
     }
   }
 
-  /// F.3.8.2: scaling, then the four lifting steps (same order and rounding as the CPU).
+  /// F.3.8.2: the four lifting steps (same order and rounding as the CPU), on lines that the
+  /// caller scaled as it loaded them (prescale).
   __device__ static void run(float* base, int s, int tid) {
     float* x = base + line_of(tid) * kLS;
     const int g = group_of(tid);
-    for (int t = g; t < kLen; t += kGroups) x[t * kES] = __fmul_rn(x[t * kES], ((t & 1) == s) ? kK : kInvK);
-    __syncthreads();
 #pragma unroll
     for (int step = 0; step < 4; ++step) {
       const int parity = (step & 1) == 0 ? s : 1 - s;
@@ -108,6 +107,17 @@ struct Lifter {
     }
   }
 };
+
+/// F.3.8.2's first step, done as a sample is loaded into a line (position parity p, low-pass
+/// when p == s): 9/7 samples times K (low) or 1/K (high); 5/3 samples as they are.
+template <typename T>
+__device__ __forceinline__ T prescale(T v, int p, int s);
+template <>
+__device__ __forceinline__ float prescale<float>(float v, int p, int s) {
+  return __fmul_rn(v, p == s ? kK : kInvK);
+}
+template <>
+__device__ __forceinline__ std::int32_t prescale<std::int32_t>(std::int32_t v, int, int) { return v; }
 
 template <typename T>
 __device__ __forceinline__ bool matches(const LevelDesc& d) {
@@ -153,7 +163,37 @@ struct BandRow {
                                         : reinterpret_cast<const std::int32_t*>(base)[bx];
     return dequantise<T>(q, scale);
   }
+  /// at() of 32-bit values known to lie inside the row.
+  template <typename T>
+  __device__ T at32(int bx) const {
+    return valid ? dequantise<T>(reinterpret_cast<const std::int32_t*>(base)[bx], scale) : T(0);
+  }
 };
+
+/// A row tile whose positions g0 .. g0 + 2 * pairs - 1 all lie inside the row (no
+/// extension; g0 even): position 2j + s (low) and 2j + 1 - s (high) come from index
+/// g0 / 2 + j of the low half (the previous level's row `prev`, or the low band) and of the
+/// high band. 32-bit bands are read without the per-sample checks of the general fetch.
+template <typename T, int kPairs, int kLanes>
+__device__ __forceinline__ void fill_interior(T* line, const BandRow& lo, const BandRow& hi, const T* prev, int g0, int s,
+                                              int lane) {
+  const int base = g0 / 2;
+  if (hi.bytes == 4 && (prev || lo.bytes == 4)) {
+    for (int j = lane; j < kPairs; j += kLanes) {
+      const T l = prev ? prev[base + j] : lo.at32<T>(base + j);
+      const T h = hi.at32<T>(base + j);
+      line[2 * j + s] = prescale(l, s, s);
+      line[2 * j + 1 - s] = prescale(h, 1 - s, s);
+    }
+  } else {
+    for (int j = lane; j < kPairs; j += kLanes) {
+      const T l = prev ? prev[base + j] : lo.at<T>(base + j);
+      const T h = hi.at<T>(base + j);
+      line[2 * j + s] = prescale(l, s, s);
+      line[2 * j + 1 - s] = prescale(h, 1 - s, s);
+    }
+  }
+}
 
 /// HOR_SR (F.3.4) for kRowsPerBlock rows and kRowTile outputs per row: (previous level's
 /// output in a, this level's bands) -> b, dequantising the bands on the way in.
@@ -199,8 +239,15 @@ __global__ void idwt_rows(const LevelDesc* descs) {
     }
     return;
   }
-  if (row < rows)
-    for (int t = lane; t < kLen; t += kLanes) tile[row][t] = fetch(source_index(mirror(ox + t - kHalo, w), s, low));
+  const int g0 = ox - kHalo;
+  if (row < rows) {
+    if (g0 >= 0 && g0 + kLen <= w) {  // the common case: no extension, straight reads
+      fill_interior<T, kLen / 2, kLanes>(&tile[row][0], lo_band, hi_band, low_from_a ? prev : nullptr, g0, s, lane);
+    } else {
+      for (int t = lane; t < kLen; t += kLanes)
+        tile[row][t] = prescale(fetch(source_index(mirror(g0 + t, w), s, low)), t & 1, s);
+    }
+  }
   __syncthreads();
   // kHalo and ox are even, so tile position t has the parity of ox + t - kHalo.
   // Rows past the picture's end hold stale values: lifted, never stored.
@@ -238,7 +285,7 @@ __global__ void idwt_cols(const LevelDesc* descs) {
   }
   for (int t = ty; t < kLen; t += kColRowsPerBlock) {
     const int g = mirror(oy + t - kHalo, h);
-    if (tx < cols) tile[t][tx] = b[static_cast<std::int64_t>(source_index(g, s, low)) * d.stride + ox + tx];
+    if (tx < cols) tile[t][tx] = prescale(b[static_cast<std::int64_t>(source_index(g, s, low)) * d.stride + ox + tx], t & 1, s);
   }
   __syncthreads();
   // One line per column: element stride kColsPerBlock, line stride 1. Lanes are spread
