@@ -151,6 +151,12 @@ std::vector<std::pair<std::string, std::vector<std::uint8_t>>> codestreams() {
   tiled.tile = 64;
   tiled.codeblock = 32;
   if (auto cs = packetizer::encode_openjpeg(img, tiled); cs.ok()) out.emplace_back("textured_97_tiles64", *cs);
+  // ... each in one tile-part per component (read one per thread), and with two layers
+  // (blocks gathered from several packets of a tile-part).
+  tiled.tile_part_per_component = true;
+  if (auto cs = packetizer::encode_openjpeg(img, tiled); cs.ok()) out.emplace_back("textured_97_tiles64_tp", *cs);
+  tiled.layers = 2;
+  if (auto cs = packetizer::encode_openjpeg(img, tiled); cs.ok()) out.emplace_back("textured_97_tiles64_tp_2layers", *cs);
   return out;
 }
 
