@@ -220,7 +220,8 @@ int main(int argc, char** argv) {
     fmt::print("  {:.2f} ms/frame mean, {:.2f} best; {:.1f} frames/s, {:.1f} Mbit/s of codestream per core (mean; first decode {:.2f} ms)\n",
                per, best_ms, 1000.0 / per, mbit / (per / 1000.0) / opt.threads, first_ms);
     if (choice->backend != j2k::app::DecoderBackend::openjpeg)
-      fmt::print("  stages (ms/frame): tier-2 {:.2f}, tier-1 {:.2f}, IDWT {:.2f}, colour {:.2f}\n", sum.tier2_ms / bench,
+      fmt::print("  stages (ms/frame): tier-2 {:.2f}{}, tier-1 {:.2f}, IDWT {:.2f}, colour {:.2f}\n", sum.tier2_ms / bench,
+                 st.parallel_tiles > 0 ? " (tile-parts of whole components read one per thread)" : "",
                  sum.tier1_ms / bench, sum.idwt_ms / bench, sum.colour_ms / bench);
     fmt::print("  peak RSS {} MiB\n", peak_rss_kib() / 1024);
   }
