@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -175,6 +176,37 @@ TEST(WorkPool, OneSlotRunsEverythingOnTheCaller) {
   bool elsewhere = false;
   pool.parallel_for(50, [&](std::size_t, int slot) { elsewhere = elsewhere || slot != 0 || std::this_thread::get_id() != caller; });
   EXPECT_FALSE(elsewhere);
+}
+
+TEST(WorkPool, LoopsInsideALoopRunEveryIndexAndGiveTheirSlotsBack) {
+  // The decoder's tier-2 runs a loop inside a loop (the tile-parts' reading inside "read
+  // beside the table copy"), on the caller or on a helper: every inner index runs once, and
+  // afterwards every slot is free again (a loop still gets size() threads at once).
+  WorkPool pool(4);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::atomic<int>> hits(3 * 8);
+    pool.parallel_for(3, [&](std::size_t outer, int) {
+      pool.parallel_for(8, [&](std::size_t inner, int) { hits[outer * 8 + inner].fetch_add(1); });
+    });
+    for (const auto& h : hits) ASSERT_EQ(h.load(), 1) << "round " << round;
+  }
+  Gate gate;
+  Concurrency c;
+  std::thread opener([&] {
+    // Opens once four threads wait; a leaked slot would keep one away (then it opens after a
+    // minute anyway, and the count below fails instead of the test hanging).
+    std::unique_lock l(gate.m);
+    gate.cv.wait_for(l, std::chrono::minutes(1), [&] { return gate.waiting >= 4; });
+    gate.open = true;
+    gate.cv.notify_all();
+  });
+  pool.parallel_for(4, [&](std::size_t, int) {
+    c.enter();
+    gate.pass();
+    c.leave();
+  });
+  opener.join();
+  EXPECT_EQ(c.most.load(), 4);
 }
 
 }  // namespace
