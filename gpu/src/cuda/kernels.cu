@@ -173,26 +173,22 @@ struct BandRow {
 /// A row tile whose positions g0 .. g0 + 2 * pairs - 1 all lie inside the row (no
 /// extension; g0 even): position 2j + s (low) and 2j + 1 - s (high) come from index
 /// g0 / 2 + j of the low half (the previous level's row `prev`, or the low band) and of the
-/// high band. 32-bit bands are read without the per-sample checks of the general fetch.
+/// high band. kWide: 32-bit bands, read without the per-sample checks of the general fetch.
+template <bool kWide, typename T, int kPairs, int kLanes>
+__device__ __forceinline__ void fill_pairs(T* line, const BandRow& lo, const BandRow& hi, const T* prev, int base, int s,
+                                           int lane) {
+  for (int j = lane; j < kPairs; j += kLanes) {
+    const T l = prev ? prev[base + j] : kWide ? lo.at32<T>(base + j) : lo.at<T>(base + j);
+    const T h = kWide ? hi.at32<T>(base + j) : hi.at<T>(base + j);
+    line[2 * j + s] = prescale(l, s, s);
+    line[2 * j + 1 - s] = prescale(h, 1 - s, s);
+  }
+}
 template <typename T, int kPairs, int kLanes>
 __device__ __forceinline__ void fill_interior(T* line, const BandRow& lo, const BandRow& hi, const T* prev, int g0, int s,
                                               int lane) {
-  const int base = g0 / 2;
-  if (hi.bytes == 4 && (prev || lo.bytes == 4)) {
-    for (int j = lane; j < kPairs; j += kLanes) {
-      const T l = prev ? prev[base + j] : lo.at32<T>(base + j);
-      const T h = hi.at32<T>(base + j);
-      line[2 * j + s] = prescale(l, s, s);
-      line[2 * j + 1 - s] = prescale(h, 1 - s, s);
-    }
-  } else {
-    for (int j = lane; j < kPairs; j += kLanes) {
-      const T l = prev ? prev[base + j] : lo.at<T>(base + j);
-      const T h = hi.at<T>(base + j);
-      line[2 * j + s] = prescale(l, s, s);
-      line[2 * j + 1 - s] = prescale(h, 1 - s, s);
-    }
-  }
+  if (hi.bytes == 4 && (prev || lo.bytes == 4)) fill_pairs<true, T, kPairs, kLanes>(line, lo, hi, prev, g0 / 2, s, lane);
+  else fill_pairs<false, T, kPairs, kLanes>(line, lo, hi, prev, g0 / 2, s, lane);
 }
 
 /// HOR_SR (F.3.4) for kRowsPerBlock rows and kRowTile outputs per row: (previous level's

@@ -390,6 +390,24 @@ std::vector<ProgressionChange> progression_changes(const Tile& tile) {
 /// (1x1 precincts on a large tile, thousands of empty components) rather than data.
 long long walk_budget(std::size_t bytes) { return (1LL << 26) + 1024LL * static_cast<long long>(bytes); }
 
+/// Walks the tile's progressions in order, each up to the tile's layer count, until `visit`
+/// stops the walk (its `stop` argument) or fails.
+template <typename Visit>
+Status walk_tile(Tile& tile, long long steps, Visit&& visit) {
+  bool stop = false;
+  auto visit_and_see = [&](int c, int r, int p, int l, bool& s) -> Status {
+    Status st = visit(c, r, p, l, s);
+    stop = s;
+    return st;
+  };
+  for (ProgressionChange pc : progression_changes(tile)) {
+    pc.layer_end = std::min(pc.layer_end, tile.params.style.layers);
+    if (Status st = walk(tile, pc, steps, visit_and_see); !st) return st;
+    if (stop) break;
+  }
+  return {};
+}
+
 /// Packets a tile may have for the parallel reading (its sequence is listed first; real
 /// frames have hundreds).
 constexpr std::size_t kMaxParallelPackets = std::size_t{1} << 20;
@@ -414,20 +432,8 @@ void reset_packet_state(Tile& tile) {
 Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
                            const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget) {
   PacketReader reader(tile, body, packed_headers, headers_packed, options, counters, budget);
-  const int layers = tile.params.style.layers;
-  bool stop = false;
-  auto visit = [&](int c, int r, int p, int l, bool& s) -> Status {
-    Status st = reader.read(c, r, p, l, s);
-    stop = s;
-    return st;
-  };
-  long long steps = walk_budget(body.size() + packed_headers.size());
-  for (ProgressionChange pc : progression_changes(tile)) {
-    pc.layer_end = std::min(pc.layer_end, layers);
-    if (Status st = walk(tile, pc, steps, visit); !st) return st;
-    if (stop) break;
-  }
-  return {};
+  return walk_tile(tile, walk_budget(body.size() + packed_headers.size()),
+                   [&](int c, int r, int p, int l, bool& s) { return reader.read(c, r, p, l, s); });
 }
 
 bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
@@ -453,13 +459,7 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
     tile.components[static_cast<std::size_t>(c)].resolutions[static_cast<std::size_t>(r)].next_layer[static_cast<std::size_t>(p)] = l + 1;
     return {};
   };
-  long long steps = walk_budget(bytes);
-  const int layers = tile.params.style.layers;
-  for (ProgressionChange pc : progression_changes(tile)) {
-    pc.layer_end = std::min(pc.layer_end, layers);
-    if (Status st = walk(tile, pc, steps, record); !st) cut = true;
-    if (cut) break;
-  }
+  if (!walk_tile(tile, walk_budget(bytes), record)) cut = true;
   reset_packet_state(tile);
   if (cut || seq.empty()) return false;
 
