@@ -1,6 +1,6 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--spin-wait] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput|host] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--spin-wait] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput|host|floor] FILE.j2k...
 //
 // --spin-wait: the decoders' reconstructors wait for the GPU spinning on a core (the
 //        default sleeps until the GPU signals; CudaReconstructor::Options::spin_wait).
@@ -19,6 +19,13 @@
 // host: what the CPU does for a frame before the GPU starts on it, with tier-1 on the GPU
 //        (tier-2, the code-block tables, the hybrid's split), timed per step; needs no GPU.
 // throughput: --workers W threads with a CudaDecoder each, display path: frames/s and CPU use.
+// floor: where the hybrid tier-1 stands against its floor on this machine. Every code-block
+//        is timed alone on one CPU core (c_i, best of 3); the display path then runs with
+//        the K heaviest blocks forced onto the CPU for a sweep of K (--frames frames each),
+//        which measures the GPU's chain per CPU-microsecond (G = the kernel's time over the
+//        cost of the heaviest block left to it) and the CPU share's efficiency. With them,
+//        the floor of any split of this frame, min over K of max(G c_K, sum c_0..K-1 /
+//        threads) with the blocks in true-cost order, against the measured best.
 // Peak RSS of the process is printed last.
 #include <cuda_runtime.h>
 #include <sys/resource.h>
@@ -29,12 +36,15 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "decoder/coefficients.hpp"
 #include "decoder/own_decoder.hpp"
+#include "decoder/tier1_batch.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_reconstructor.hpp"
@@ -336,6 +346,171 @@ int bench_host(const char* path, const std::vector<std::uint8_t>& bytes, int fra
   return 0;
 }
 
+/// Per-block CPU cost and a sweep of forced hybrid splits: the floor of tier-1 one frame at a
+/// time on this machine (see the header).
+int bench_floor(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads) {
+  decoder::CoefficientDecoder host;
+  decoder::DecodeOptions opt;
+  opt.threads = 1;
+  decoder::Tier1Batch batch;
+  auto frame = host.decode_deferred(bytes, opt, batch);
+  if (!frame) {
+    std::fprintf(stderr, "%s: %s\n", path, frame.error().message.c_str());
+    return 1;
+  }
+  const std::size_t n = batch.blocks.size();
+  if (n == 0) return 1;
+  // c_i: one block alone on this core, the median of three passes over the whole frame (a
+  // block timed twice in a row would find its bytes in the cache and the branch predictor
+  // trained on its very symbols: 10-30 % faster than it ever runs in a frame).
+  std::vector<std::vector<double>> runs(n);
+  std::vector<std::int32_t> packed(64 * 1024);
+  for (int pass = 0; pass < 3; ++pass)
+    for (std::size_t i = 0; i < n; ++i) {
+      const decoder::Tier1Block& b = batch.blocks[i];
+      if (packed.size() < std::size_t{b.width} * b.height) packed.resize(std::size_t{b.width} * b.height);
+      const std::uint32_t row = static_cast<std::uint32_t>(i);
+      const auto t0 = std::chrono::steady_clock::now();
+      decoder::decode_tier1_rows_cpu(batch, std::span<const std::uint32_t>(&row, 1), packed.data());
+      runs[i].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+  std::vector<double> cost(n);
+  for (std::size_t i = 0; i < n; ++i) cost[i] = median(runs[i]);
+  // The split's order (tier1_block_cost, heaviest first) and the true order.
+  gpu::Tier1Split all;
+  gpu::split_tier1(batch, {}, all, 0);
+  const std::vector<std::uint32_t> order(all.order.begin(), all.order.end());
+  std::vector<double> sorted = cost;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  double total = 0;
+  for (double c : cost) total += c;
+  std::printf("%s: %zu code-blocks, %.1f ms of tier-1 on one core (heaviest %.0f us, median %.0f us)\n", path, n,
+              total / 1000, sorted[0], sorted[n / 2]);
+  // The sweep: display path with K forced.
+  struct Point {
+    long k;
+    double wall, gpu, cpu;
+  };
+  std::vector<Point> points;
+  void* rgba = nullptr;
+  const int w = frame->components[0].rect.width(), h = frame->components[0].rect.height();
+  if (cudaMalloc(&rgba, static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
+  const gpu::DeviceTarget target{rgba, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
+  decoder::DecodeOptions dopt;
+  dopt.threads = threads;
+  std::vector<long> ks{-1, 0};
+  for (long k = 20; k <= static_cast<long>(std::min<std::size_t>(n, 320)); k += 20) ks.push_back(k);
+  for (long k : ks) {
+    auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu, k, g_spin_wait});
+    if (!dec) {
+      std::fprintf(stderr, "%s\n", dec.error().message.c_str());
+      cudaFree(rgba);
+      return 1;
+    }
+    std::vector<double> wall, g, c;
+    for (int i = 0; i < frames + 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = (*dec)->decode_to_device(bytes, dopt, target, {}, false);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!r || !(*dec)->last_tier1_on_gpu()) {
+        std::fprintf(stderr, "%s: %s\n", path, r ? "tier-1 did not run on the GPU" : r.error().message.c_str());
+        cudaFree(rgba);
+        return 1;
+      }
+      if (i < 3) continue;
+      wall.push_back(ms);
+      g.push_back((*dec)->last_gpu_times().tier1_ms);
+      c.push_back((*dec)->last_gpu_times().tier1_host_ms);
+    }
+    points.push_back({k, median(wall), median(g), median(c)});
+  }
+  cudaFree(rgba);
+  // G: the kernel's time over the split-order cost of the heaviest block left to it; E: the
+  // CPU share's ideal time (its blocks' costs over the threads) over its measured time.
+  std::vector<double> gs, es;
+  std::printf("  K (forced; -1: the cost model) | frame ms | GPU tier-1 ms | CPU share ms | G = GPU / heaviest c left to "
+              "it | CPU share efficiency\n");
+  for (const Point& p : points) {
+    double g = 0, e = 0;
+    if (p.k >= 0 && static_cast<std::size_t>(p.k) < n) {
+      double heaviest = 0;  // the longest chain left to the GPU
+      for (std::size_t r = static_cast<std::size_t>(p.k); r < n; ++r) heaviest = std::max(heaviest, cost[order[r]]);
+      g = p.gpu * 1000 / heaviest;
+      gs.push_back(g);
+    }
+    if (p.k > 0) {
+      double done = 0;
+      for (long r = 0; r < p.k; ++r) done += cost[order[static_cast<std::size_t>(r)]];
+      e = p.cpu > 0 ? done / threads / (p.cpu * 1000) : 0;
+      es.push_back(e);
+    }
+    std::printf("  %5ld | %.2f | %.3f | %.3f | %.1f | %.2f\n", p.k, p.wall, p.gpu, p.cpu, g, e);
+  }
+  const double g = median(gs), e = median(es);
+  // Floor: blocks in true-cost order, the GPU's chain G per CPU-microsecond, the CPU at the
+  // measured efficiency (and at 1, the ideal).
+  auto floor_at = [&](double gr, double eff, std::size_t& best_k) {
+    double done = 0, best = 1e30;
+    for (std::size_t k = 0; k <= n; ++k) {
+      const double gpu = k < n ? gr * sorted[k] : 0;
+      const double cpu = k > 0 ? std::max(sorted[0], done / threads) / eff : 0;
+      if (std::max(gpu, cpu) < best) {
+        best = std::max(gpu, cpu);
+        best_k = k;
+      }
+      if (k < n) done += sorted[k];
+    }
+    return best / 1000;
+  };
+  std::size_t k1 = 0, k2 = 0;
+  const double f_meas = floor_at(g, e, k1), f_ideal = floor_at(g, 1.0, k2);
+  double best_meas = 1e30;
+  long best_k = 0;
+  for (const Point& p : points)
+    if (std::max(p.gpu, p.cpu) < best_meas) {
+      best_meas = std::max(p.gpu, p.cpu);
+      best_k = p.k;
+    }
+  std::printf("  G (median) %.1f, CPU share efficiency (median) %.2f on %d threads\n", g, e, threads);
+  {
+    // The CPU share alone (no GPU beside it) at the floor's K, on 1..threads threads.
+    const std::span<const std::uint32_t> rows(order.data(), std::min<std::size_t>(k2, n));
+    double ideal = 0;
+    for (std::uint32_t r : rows) ideal += cost[r];
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::int32_t> out(decoder::tier1_packed_offsets(batch, rows, offsets));
+    std::printf("  the CPU share alone, K = %zu (sum of its c_i %.2f ms):", rows.size(), ideal / 1000);
+    for (int t = 1; t <= threads; t *= 2) {
+      decoder::CoefficientDecoder cpu;
+      decoder::DecodeOptions topt;
+      topt.threads = t;
+      decoder::Tier1Batch scratch;
+      if (!cpu.decode_deferred(bytes, topt, scratch)) return 1;
+      std::vector<double> ms;
+      for (int i = 0; i < 11; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (!cpu.decode_tier1_rows(batch, rows, out.data())) return 1;
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::printf(" %d thr %.2f ms (eff. %.2f)%s", t, median(ms), ideal / 1000 / t / median(ms), t * 2 <= threads ? "," : "\n");
+    }
+  }
+  std::printf("  tier-1 floor: %.2f ms at K = %zu (CPU at that efficiency), %.2f ms at K = %zu (CPU ideal); "
+              "measured best max(GPU, CPU) %.2f ms at K = %ld\n",
+              f_meas, k1, f_ideal, k2, best_meas, best_k);
+  for (double want_ms : {1.0, 1.5, 2.0}) {
+    // The G that a tier-1 of `target` ms would need with this CPU (ideal).
+    double lo = 0.1, hi = g;
+    for (int it = 0; it < 40; ++it) {
+      const double mid = (lo + hi) / 2;
+      std::size_t kk = 0;
+      (floor_at(mid, 1.0, kk) <= want_ms ? lo : hi) = mid;
+    }
+    std::printf("  tier-1 in %.1f ms would need G <= %.1f (%.1fx this GPU's chain speed)\n", want_ms, lo, g / lo);
+  }
+  return 0;
+}
+
 /// Throughput of `workers` decode threads, each with its own CudaDecoder (sharing the
 /// device's reconstructors), each decoding `frames` frames into its own device picture, as
 /// the pipeline's workers do: frames per second over the whole run.
@@ -458,6 +633,7 @@ int main(int argc, char** argv) {
     else if (backend == "cuda-display") rc |= bench_display(f, bytes, frames, threads, tier1);
     else if (backend == "host") rc |= bench_host(f, bytes, frames, threads);
     else if (backend == "throughput") rc |= bench_throughput(f, bytes, frames, workers, tier1, threads);
+    else if (backend == "floor") rc |= bench_floor(f, bytes, frames, threads);
     else rc |= bench_decode(f, bytes, frames, threads, backend == "cuda");
   }
   rusage ru{};
