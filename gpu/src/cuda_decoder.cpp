@@ -249,11 +249,7 @@ class CudaBackend final : public CudaDecoder {
 
 int cuda_reconstructors_alive(int device) { return ReconstructorPool::alive(device); }
 
-int cuda_reconstructor_limit(int device) {
-  const std::size_t memory = cuda_device_memory(device);
-  if (memory == 0) return 0;
-  return memory >= (std::size_t{16} << 30) ? kMaxReconstructorsPerDevice : 2;
-}
+int cuda_reconstructor_limit(int device) { return reconstructor_limit_for_memory(cuda_device_memory(device)); }
 
 Result<std::unique_ptr<CudaDecoder>> make_cuda_decoder_typed(const CudaDecoderOptions& options) {
   if (options.mode == GpuMode::off) return make_error(ErrorKind::unsupported, "--gpu off");

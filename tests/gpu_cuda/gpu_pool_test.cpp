@@ -67,13 +67,25 @@ TEST(GpuSlots, AFailedCollectFreesItsSlot) {
   }
 }
 
+TEST(GpuSlots, TheReconstructorLimitFollowsTheDeviceMemory) {
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  EXPECT_EQ(gpu::reconstructor_limit_for_memory(0), 0);                 // no device
+  EXPECT_EQ(gpu::reconstructor_limit_for_memory(2 * kGiB), 2);          // a small laptop GPU
+  EXPECT_EQ(gpu::reconstructor_limit_for_memory(8 * kGiB), 2);
+  EXPECT_EQ(gpu::reconstructor_limit_for_memory(16 * kGiB), 4);
+  EXPECT_EQ(gpu::reconstructor_limit_for_memory(24 * kGiB), 6);         // RTX 4090
+  EXPECT_EQ(gpu::reconstructor_limit_for_memory(79 * kGiB), 16);        // H100 80 GB (as reported)
+  EXPECT_EQ(gpu::reconstructor_limit_for_memory(141 * kGiB), gpu::kMaxReconstructorsPerDevice);  // H200
+}
+
 TEST(GpuSlots, DecodersShareABoundedSetOfReconstructors) {
   REQUIRE_CUDA();
   const auto cs = textured_codestream(false);
   ASSERT_FALSE(cs.empty());
   auto want = decoder::make_own_decoder()->decode(cs, {});
   ASSERT_TRUE(want.ok());
-  constexpr int kWorkers = 6;
+  // More decoders than the device may have reconstructors: they share them.
+  const int kWorkers = gpu::cuda_reconstructor_limit(0) + 2;
   std::vector<std::unique_ptr<gpu::CudaDecoder>> decoders;
   for (int i = 0; i < kWorkers; ++i) {
     auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on});
@@ -91,7 +103,7 @@ TEST(GpuSlots, DecodersShareABoundedSetOfReconstructors) {
     });
   for (std::thread& t : threads) t.join();
   for (int i = 0; i < kWorkers; ++i) EXPECT_EQ(ok[static_cast<std::size_t>(i)], 5) << "worker " << i;
-  // Six decoders, at most the device's limit of reconstructors (and their buffers).
+  // More decoders than the limit, at most the device's limit of reconstructors (and their buffers).
   EXPECT_LE(gpu::cuda_reconstructors_alive(0), gpu::cuda_reconstructor_limit(0));
   EXPECT_LE(gpu::cuda_reconstructor_limit(0), gpu::kMaxReconstructorsPerDevice);
   EXPECT_GE(gpu::cuda_reconstructors_alive(0), 1);

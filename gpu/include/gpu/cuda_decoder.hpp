@@ -4,10 +4,12 @@
 // tier-1 on the GPU.
 //
 // GPU memory is bounded: every CudaDecoder of a device shares a small pool of
-// reconstructors (cuda_reconstructor_limit: 2, or 4 on a device with 16 GiB or more; each
-// with its own streams, pinned and device buffers), leased for one frame at a time, so
-// memory does not grow with the number of decode workers; the limit is also how many
-// frames the GPU works on at once.
+// reconstructors (cuda_reconstructor_limit: one per 4 GiB of device memory, 2 to 16; each
+// with its own streams, pinned and device buffers, made only when that many frames are
+// decoded at once), leased for one frame at a time, so memory does not grow with the
+// number of decode workers beyond the limit; the limit is also how many frames the GPU
+// works on at once.
+#include <cstddef>
 #include <memory>
 
 #include "core/result.hpp"
@@ -34,10 +36,18 @@ struct CudaDecoderOptions {
 
 /// Reconstructors (and so GPU buffers, and frames the GPU works on at once) per device,
 /// shared by all CudaDecoders: at most this many.
-constexpr int kMaxReconstructorsPerDevice = 4;
-/// The limit for `device`: 2, or kMaxReconstructorsPerDevice where the device has
-/// >= 16 GiB (a frame's GPU time is its heaviest code-block's chain, so frames in flight
-/// are what fills a large GPU; issue 15). 0 without CUDA.
+constexpr int kMaxReconstructorsPerDevice = 16;
+/// The limit for a device with `memory` bytes: one reconstructor per 4 GiB (a 2160 4:2:2
+/// frame's buffers take ~0.3 GB), at least 2 and at most kMaxReconstructorsPerDevice. A
+/// frame's GPU time is its heaviest code-block's chain, during which the GPU is mostly
+/// idle, so frames in flight are what fills a large GPU (issue 15: with 4, an H100 stopped
+/// at ~580 frames/s of 1080 however many workers decoded). 0 without memory (no CUDA).
+constexpr int reconstructor_limit_for_memory(std::size_t memory) {
+  if (memory == 0) return 0;
+  const std::size_t per_4gib = memory / (std::size_t{4} << 30);
+  return per_4gib < 2 ? 2 : per_4gib > kMaxReconstructorsPerDevice ? kMaxReconstructorsPerDevice : static_cast<int>(per_4gib);
+}
+/// reconstructor_limit_for_memory of `device`'s memory; 0 without CUDA.
 int cuda_reconstructor_limit(int device = 0);
 /// Reconstructors alive now for `device` (0 when no CudaDecoder uses it).
 int cuda_reconstructors_alive(int device = 0);
