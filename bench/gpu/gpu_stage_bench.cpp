@@ -408,7 +408,9 @@ int bench_floor(const char* path, const std::vector<std::uint8_t>& bytes, int fr
       return 1;
     }
     std::vector<double> wall, g, c;
-    for (int i = 0; i < frames + 3; ++i) {
+    // The cost model (K = -1) starts from its priors: 30 frames to settle before measuring.
+    const int warm = k < 0 ? 30 : 3;
+    for (int i = 0; i < frames + warm; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       auto r = (*dec)->decode_to_device(bytes, dopt, target, {}, false);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -417,7 +419,7 @@ int bench_floor(const char* path, const std::vector<std::uint8_t>& bytes, int fr
         cudaFree(rgba);
         return 1;
       }
-      if (i < 3) continue;
+      if (i < warm) continue;
       wall.push_back(ms);
       g.push_back((*dec)->last_gpu_times().tier1_ms);
       c.push_back((*dec)->last_gpu_times().tier1_host_ms);
