@@ -39,9 +39,10 @@ PlanarImage mosaic_2160(const PlanarImage& rgb) {
 /// `tile_parts`: one tile-part per component (as cinema and broadcast encoders write frames),
 /// which tier-2 reads one tile-part per thread.
 bool write(const std::filesystem::path& dir, const std::string& name, const PlanarImage& img, bool lossless,
-           std::size_t bytes, int resolutions, bool tile_parts = false) {
+           std::size_t bytes, int resolutions, bool tile_parts = false, int codeblock = 64) {
   packetizer::EncodeParams ep;
   ep.tile_part_per_component = tile_parts;
+  ep.codeblock = codeblock;
   ep.lossless = lossless;
   ep.target_bytes = bytes;
   ep.resolutions = resolutions;
@@ -113,6 +114,12 @@ int main(int argc, char** argv) {
     ok &= write(bdir, "photo_2160_422_10_97_8m_tp.j2k", uhd, false, 8'000'000 / 8, 7, true);
     ok &= write(bdir, "photo_1080_rgb_8_53_tp.j2k", hd_rgb, true, 0, 6, true);
     ok &= write(bdir, "photo_2160_422_10_97_tp.j2k", uhd, false, 20'000'000 / 8, 7, true);
+    // And with 32 x 32 code-blocks, as IMF's JPEG 2000 profiles and broadcast players' input
+    // constraints (e.g. 1080p: 32 x 32, CPRL, a tile-part per component) have them written:
+    // a quarter of the samples per block, so a quarter of the longest MQ chain.
+    ok &= write(bdir, "photo_1080_422_10_97_cb32_tp.j2k", hd, false, 5'000'000 / 8, 6, true, 32);
+    ok &= write(bdir, "photo_2160_422_10_97_8m_cb32_tp.j2k", uhd, false, 8'000'000 / 8, 7, true, 32);
+    ok &= write(bdir, "photo_1080_rgb_8_53_cb32_tp.j2k", hd_rgb, true, 0, 6, true, 32);
   }
   return ok ? 0 : 1;
 }
