@@ -38,7 +38,7 @@ struct CudaDecoderOptions {
 /// shared by all CudaDecoders: at most this many.
 constexpr int kMaxReconstructorsPerDevice = 16;
 /// The limit for a device with `memory` bytes: one reconstructor per 4 GiB (a 2160 4:2:2
-/// frame's buffers take ~0.3 GB), at least 2 and at most kMaxReconstructorsPerDevice. A
+/// frame's buffers take ~0.5 GB), at least 2 and at most kMaxReconstructorsPerDevice. A
 /// frame's GPU time is its heaviest code-block's chain, during which the GPU is mostly
 /// idle, so frames in flight are what fills a large GPU (issue 15: with 4, an H100 stopped
 /// at ~580 frames/s of 1080 however many workers decoded). 0 without memory (no CUDA).
