@@ -98,6 +98,9 @@ struct Engine {
   /// (~0.3 MB), and a fresh vector each frame cost its pages' faults every frame (~20 % of
   /// a GPU tier-1 frame's host part).
   std::vector<CodeBlockJob> spare_jobs;
+  /// A tile's parts joined, where tier-2 reads them in one sequence (one thread): kept for
+  /// the capacity, like spare_jobs (a fresh megabyte a frame cost its page faults each time).
+  std::vector<std::vector<std::uint8_t>> joined;
   /// False where the frames never leave the decoder (OwnDecoder: its reconstruction honours
   /// ComponentCoefficients::zero), so tiles without data get no coefficient buffers.
   bool complete_frames = true;
@@ -239,7 +242,8 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   std::vector<Tile> tiles(ntiles);
   frame.tiles = std::move(engine.spare_tiles);
   frame.tiles.resize(ntiles);
-  std::vector<std::vector<std::uint8_t>> joined(ntiles);  // tiles split over several tile-parts
+  std::vector<std::vector<std::uint8_t>>& joined = engine.joined;  // tiles split over several tile-parts
+  if (joined.size() < ntiles) joined.resize(ntiles);
   std::vector<CodeBlockJob> jobs = std::move(engine.spare_jobs);
   jobs.clear();
   struct KeepJobs {  // back to the engine however this returns (its entries name this frame's tiles: cleared)
@@ -306,6 +310,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       }
       Bytes body = th.parts[0].body;
       if (th.parts.size() > 1) {
+        joined[t].clear();
         for (const TilePart& p : th.parts) joined[t].insert(joined[t].end(), p.body.begin(), p.body.end());
         body = joined[t];
       }
