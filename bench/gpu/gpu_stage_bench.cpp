@@ -233,6 +233,57 @@ int bench_stage(const char* path, const std::vector<std::uint8_t>& bytes, int fr
   return 0;
 }
 
+/// A device RGBA8 picture of the codestream's size, as the player maps for display (freed
+/// with the object); `ok()` false when the size cannot be read or the memory not had.
+class DevicePicture {
+ public:
+  explicit DevicePicture(const std::vector<std::uint8_t>& bytes) {
+    auto geometry = syntax::read_geometry(bytes);
+    if (!geometry) return;
+    const int w = geometry->width, h = geometry->height;
+    if (cudaMalloc(&rgba_, static_cast<std::size_t>(w) * h * 4) != cudaSuccess) {
+      rgba_ = nullptr;
+      return;
+    }
+    target_ = {rgba_, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
+  }
+  ~DevicePicture() {
+    if (rgba_) cudaFree(rgba_);
+  }
+  DevicePicture(const DevicePicture&) = delete;
+  DevicePicture& operator=(const DevicePicture&) = delete;
+  bool ok() const { return rgba_ != nullptr; }
+  const gpu::DeviceTarget& target() const { return target_; }
+
+ private:
+  void* rgba_ = nullptr;
+  gpu::DeviceTarget target_;
+};
+
+/// The display path `warm + frames` times; `measured(ms)` after each of the last `frames`
+/// (the decoder's times are then those of that frame). False, with the reason printed, on an
+/// error, or when `gpu_tier1` asks for tier-1 on the GPU and it ran elsewhere.
+template <typename Measured>
+bool display_frames(gpu::CudaDecoder& dec, const char* path, const std::vector<std::uint8_t>& bytes,
+                    const decoder::DecodeOptions& opt, const gpu::DeviceTarget& target, int frames, int warm,
+                    bool gpu_tier1, Measured&& measured) {
+  for (int i = 0; i < frames + warm; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = dec.decode_to_device(bytes, opt, target, {}, false);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) {
+      std::fprintf(stderr, "%s: %s\n", path, r.error().message.c_str());
+      return false;
+    }
+    if (gpu_tier1 && !dec.last_tier1_on_gpu()) {
+      std::fprintf(stderr, "%s: tier-1 did not run on the GPU\n", path);
+      return false;
+    }
+    if (i >= warm) measured(ms);
+  }
+  return true;
+}
+
 /// The player's path: decode straight into a device RGBA buffer (no planar download).
 int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, gpu::Tier1Mode tier1) {
   auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait});
@@ -242,28 +293,14 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   }
   decoder::DecodeOptions opt;
   opt.threads = threads;
-  void* rgba = nullptr;
-  gpu::DeviceTarget target;
+  const DevicePicture picture(bytes);
+  if (!picture.ok()) return 1;
   std::vector<double> wall, t1, t2, gpu_ms, up_ms, gt1_ms, idwt_ms, colour_ms;
   std::vector<double> host_ms, host_blocks, h_deferred, h_split, h_stage, h_enqueue, h_wait, h_rest;
   std::size_t up_bytes = 0, blocks = 0;
   bool direct = false;
-  for (int i = 0; i < frames + 3; ++i) {
-    if (!rgba) {  // size from the first frame
-      auto frame = decoder::decode_coefficients(bytes, opt);
-      if (!frame) return 1;
-      const int w = frame->components[0].rect.width(), h = frame->components[0].rect.height();
-      if (cudaMalloc(&rgba, static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
-      target = {rgba, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = (*dec)->decode_to_device(bytes, opt, target, {}, false);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!r) {
-      std::fprintf(stderr, "%s: %s\n", path, r.error().message.c_str());
-      return 1;
-    }
-    if (i < 3) continue;
+  const bool ran = display_frames(**dec, path, bytes, opt, picture.target(), frames, 3, tier1 == gpu::Tier1Mode::gpu,
+                                  [&](double ms) {
     wall.push_back(ms);
     t1.push_back((*dec)->last_stats().tier1_ms);
     t2.push_back((*dec)->last_stats().tier2_ms);
@@ -284,11 +321,8 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     h_wait.push_back(g.host_wait_ms);
     h_rest.push_back(ms - g.host_deferred_ms - g.host_split_ms - g.host_stage_ms - g.host_enqueue_ms - g.host_wait_ms);
     host_blocks.push_back(static_cast<double>(g.tier1_host_blocks));
-    if (tier1 == gpu::Tier1Mode::gpu && !(*dec)->last_tier1_on_gpu()) {
-      std::fprintf(stderr, "%s: tier-1 did not run on the GPU\n", path);
-      return 1;
-    }
-  }
+  });
+  if (!ran) return 1;
   std::printf("%s: %zu bytes, backend cuda, display path (RGBA into device memory, no planar copy), tier-1 on the %s, "
               "%d threads, %d frames: median %.2f ms/frame (tier-2 %.2f, tier-1 %.2f, GPU %.3f)\n",
               path, bytes.size(), tier1 == gpu::Tier1Mode::gpu ? "GPU" : "CPU", threads, frames, median(wall), median(t2),
@@ -304,7 +338,6 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
                 g_tier1_host, median(host_blocks), *std::min_element(host_blocks.begin(), host_blocks.end()),
                 *std::max_element(host_blocks.begin(), host_blocks.end()), median(host_ms));
   }
-  cudaFree(rgba);
   return 0;
 }
 
@@ -392,10 +425,8 @@ int bench_floor(const char* path, const std::vector<std::uint8_t>& bytes, int fr
     double wall, gpu, cpu;
   };
   std::vector<Point> points;
-  void* rgba = nullptr;
-  const int w = frame->components[0].rect.width(), h = frame->components[0].rect.height();
-  if (cudaMalloc(&rgba, static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
-  const gpu::DeviceTarget target{rgba, static_cast<std::size_t>(w) * 4, w, h, gpu::OutputFormat::rgba8, 0, 1};
+  const DevicePicture picture(bytes);
+  if (!picture.ok()) return 1;
   decoder::DecodeOptions dopt;
   dopt.threads = threads;
   std::vector<long> ks{-1, 0};
@@ -404,29 +435,18 @@ int bench_floor(const char* path, const std::vector<std::uint8_t>& bytes, int fr
     auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu, k, g_spin_wait});
     if (!dec) {
       std::fprintf(stderr, "%s\n", dec.error().message.c_str());
-      cudaFree(rgba);
       return 1;
     }
     std::vector<double> wall, g, c;
     // The cost model (K = -1) starts from its priors: 30 frames to settle before measuring.
-    const int warm = k < 0 ? 30 : 3;
-    for (int i = 0; i < frames + warm; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto r = (*dec)->decode_to_device(bytes, dopt, target, {}, false);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (!r || !(*dec)->last_tier1_on_gpu()) {
-        std::fprintf(stderr, "%s: %s\n", path, r ? "tier-1 did not run on the GPU" : r.error().message.c_str());
-        cudaFree(rgba);
-        return 1;
-      }
-      if (i < warm) continue;
+    const bool ran = display_frames(**dec, path, bytes, dopt, picture.target(), frames, k < 0 ? 30 : 3, true, [&](double ms) {
       wall.push_back(ms);
       g.push_back((*dec)->last_gpu_times().tier1_ms);
       c.push_back((*dec)->last_gpu_times().tier1_host_ms);
-    }
+    });
+    if (!ran) return 1;
     points.push_back({k, median(wall), median(g), median(c)});
   }
-  cudaFree(rgba);
   // G: the kernel's time over the split-order cost of the heaviest block left to it; E: the
   // CPU share's ideal time (its blocks' costs over the threads) over its measured time.
   std::vector<double> gs, es;
@@ -518,16 +538,14 @@ int bench_floor(const char* path, const std::vector<std::uint8_t>& bytes, int fr
 /// the pipeline's workers do: frames per second over the whole run.
 int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int workers,
                      gpu::Tier1Mode tier1, int threads) {
-  auto geometry = syntax::read_geometry(bytes);
-  if (!geometry) return 1;
-  const int w = geometry->width, h = geometry->height;
   std::vector<std::unique_ptr<gpu::CudaDecoder>> decs;
-  std::vector<void*> pictures(static_cast<std::size_t>(workers), nullptr);
+  std::vector<std::unique_ptr<DevicePicture>> pictures;
   for (int i = 0; i < workers; ++i) {
     auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait});
     if (!d) return 1;
     decs.push_back(std::move(*d));
-    if (cudaMalloc(&pictures[static_cast<std::size_t>(i)], static_cast<std::size_t>(w) * h * 4) != cudaSuccess) return 1;
+    pictures.push_back(std::make_unique<DevicePicture>(bytes));
+    if (!pictures.back()->ok()) return 1;
   }
   std::atomic<int> failures{0};
   auto run = [&](int count) {
@@ -536,8 +554,7 @@ int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, i
       pool.emplace_back([&, i] {
         decoder::DecodeOptions opt;
         opt.threads = threads;
-        const gpu::DeviceTarget target{pictures[static_cast<std::size_t>(i)], static_cast<std::size_t>(w) * 4, w, h,
-                                       gpu::OutputFormat::rgba8, 0, 1};
+        const gpu::DeviceTarget& target = pictures[static_cast<std::size_t>(i)]->target();
         for (int f = 0; f < count; ++f)
           if (!decs[static_cast<std::size_t>(i)]->decode_to_device(bytes, opt, target, {}, false)) ++failures;
       });
@@ -556,7 +573,6 @@ int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, i
               "CPU %.2f cores busy, %d failures\n",
               path, workers, threads, tier1 == gpu::Tier1Mode::gpu ? "GPU" : "CPU", frames,
               workers * frames / s, 1000.0 * s / (workers * frames), cpu_s / s, failures.load());
-  for (void* p : pictures) cudaFree(p);
   return failures.load() ? 1 : 0;
 }
 
