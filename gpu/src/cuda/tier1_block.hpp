@@ -49,15 +49,9 @@ using Mask = std::uint32_t;  ///< 8 stripe columns: bit 4x + k is row k of colum
 
 // ---- Portable primitives ---------------------------------------------------------------
 
-J2K_T1_FN int lowest_bit(Mask v) {  // v != 0
-#if defined(__CUDA_ARCH__)
-  return __ffs(static_cast<int>(v)) - 1;
-#else
-  return __builtin_ctz(v);
-#endif
-}
-/// lowest_bit where v may be 0 (then any value: the caller's loop ends without using it).
-J2K_T1_FN int lowest_bit_or_any(Mask v) {
+/// The lowest set bit's index; any value for v = 0 (the pass loops find the next sample
+/// before they know whether one is left, and end without using it).
+J2K_T1_FN int lowest_bit(Mask v) {
 #if defined(__CUDA_ARCH__)
   return __ffs(static_cast<int>(v)) - 1;
 #else
@@ -547,11 +541,11 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
       const u32* const cj = sp.crow + 8 * j;  // the word's first column: one add per sample
       // The next candidate is found while this one decodes (off the chain of decodes), and
       // found again only when a new significant sample adds candidates.
-      int next = lowest_bit_or_any(cand);
+      int next = lowest_bit(cand);
       while (cand) {
         const int bit = next;
         cand &= cand - 1;
-        next = lowest_bit_or_any(cand);
+        next = lowest_bit(cand);
         const int x = 8 * j + (bit >> 2), k = bit & 3;
         sp.col.at(cj, bit >> 2);
         u32 d;
@@ -571,7 +565,7 @@ J2K_T1_FN void sig_pass(const Block& b, int p, Regs& r, const Contexts& cx) {
         const Mask later = later_neighbours(k);
         const Mask added = (later << bit) & open;
         cand |= added;
-        next = lowest_bit_or_any(cand);
+        next = lowest_bit(cand);
         coded |= added;
         if (bit > 26) carry |= later >> (32 - bit);
       }
@@ -606,11 +600,11 @@ J2K_T1_FN void refine_pass(const Block& b, Regs& r) {
     if (!todo) continue;
     const Mask near = b.near[i], refined = b.refined[i];
     Mask bits = 0;
-    int next = lowest_bit_or_any(todo);  // found while the previous sample decodes
+    int next = lowest_bit(todo);  // found while the previous sample decodes
     while (todo) {
       const int bit = next;
       todo &= todo - 1;
-      next = lowest_bit_or_any(todo);
+      next = lowest_bit(todo);
       u32 d;
       if constexpr (kRaw) {
         d = raw_bit(r);
@@ -681,13 +675,13 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
       blocked = 0;
       Mask became = 0;
       const u32* const cj = sp.crow + 8 * j;  // the word's first column: one add per sample
-      int next = lowest_bit_or_any(todo);      // found while the previous sample decodes
+      int next = lowest_bit(todo);      // found while the previous sample decodes
       while (todo) {
         const int bit = next;
         const int x = 8 * j + (bit >> 2);
         if ((run >> bit) & 1u) {
           todo &= ~(0xFu << bit);
-          next = lowest_bit_or_any(todo);
+          next = lowest_bit(todo);
           if (!mq_decode(mq, rl, b.next)) continue;  // four more zeros
           int k = static_cast<int>(cx.decode(mq, kCtxUni, b.next) << 1);
           k |= static_cast<int>(cx.decode(mq, kCtxUni, b.next));
@@ -699,10 +693,10 @@ J2K_T1_FN void cleanup_pass(const Block& b, int p, Mq& mq, const Contexts& cx) {
           became |= 1u << (bit + k);
           // The rows below it are coded one by one.
           todo |= (0xEu << (bit + k)) & (0xFu << bit);
-          next = lowest_bit_or_any(todo);
+          next = lowest_bit(todo);
         } else {
           todo &= todo - 1;
-          next = lowest_bit_or_any(todo);
+          next = lowest_bit(todo);
           const int k = bit & 3;
           sp.col.at(cj, bit >> 2);
           if (!cx.decode(mq, b.zc[zc_index(sp.col.l, sp.col.c, sp.col.r, k)], b.next)) continue;
