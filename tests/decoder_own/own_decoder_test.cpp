@@ -2,6 +2,7 @@
 // CAP), JP2, limits, the CoefficientFrame split, and damage handling.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "corpus.hpp"
@@ -299,6 +300,135 @@ TEST(OwnDecoder, DamagedTilePartsDecodeAsInOneSequence) {
     }
   }
   EXPECT_GT(parallel, 0);  // damage in code-block data leaves the packets' layout intact
+}
+
+/// What tier-1 makes of a batch (the CPU's reference over every row).
+std::vector<std::int32_t> tier1_of(const Tier1Batch& batch) {
+  std::vector<std::int32_t> out(batch.coefficient_count, 0);
+  decode_tier1_batch_cpu(batch, out.data());
+  return out;
+}
+
+/// A row and everything it reads, compared by value (offsets into the batch may differ).
+struct RowData {
+  Tier1Block block;
+  std::vector<Tier1Segment> segments;
+  std::vector<std::uint8_t> bytes;
+  bool operator==(const RowData& o) const {
+    return std::memcmp(&block, &o.block, sizeof block) == 0 && segments.size() == o.segments.size() &&
+           std::equal(segments.begin(), segments.end(), o.segments.begin(),
+                      [](const Tier1Segment& a, const Tier1Segment& b) { return a.length == b.length && a.passes == b.passes; }) &&
+           bytes == o.bytes;
+  }
+};
+RowData row_data(const Tier1Batch& batch, std::size_t r) {
+  RowData d;
+  d.block = batch.blocks[r];
+  std::size_t n = 0;
+  for (std::uint32_t s = 0; s < d.block.seg_count; ++s) {
+    d.segments.push_back(batch.segments[d.block.seg_first + s]);
+    n += d.segments.back().length;
+  }
+  d.bytes.assign(batch.bytes.begin() + d.block.byte_offset, batch.bytes.begin() + d.block.byte_offset + static_cast<std::ptrdiff_t>(n));
+  d.block.seg_first = d.block.byte_offset = 0;  // compared through segments and bytes
+  return d;
+}
+
+struct EarlyRun {
+  bool ok = false;
+  EarlyTier1 early;
+  std::vector<RowData> at_start;  // the rows handed to start(), as they were then
+  Tier1Batch batch;
+};
+EarlyRun decode_early(const Stream& cs, int threads) {
+  CoefficientDecoder dec;
+  DecodeOptions opt;
+  opt.threads = threads;
+  EarlyRun run;
+  run.early.start = [&run](const Tier1Batch& batch) {
+    for (std::size_t r = 0; r < batch.blocks.size(); ++r) run.at_start.push_back(row_data(batch, r));
+  };
+  auto frame = dec.decode_deferred(cs, opt, run.batch, nullptr, &run.early);
+  run.ok = frame.ok();
+  return run;
+}
+
+TEST(OwnDecoder, EarlyTier1RowsAreCompleteAndTheTableIsTheSame) {
+  // Tier-1 may start on the code-blocks of every resolution but the last while tier-2 reads
+  // the last ones (EarlyTier1): the rows handed over then must be final, and the whole table
+  // must decode to what the table made without an early start decodes to.
+  struct Case {
+    CorpusCase c;
+    bool starts;  // the tile-parts end with their last resolutions
+  };
+  const Case cases[] = {
+      {make_case("early_422", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12 -b 32,32"), true},
+      {make_case("early_rgb_sop", Source::rgb8, 161, 107, "-p CPRL -TP C -SOP -EPH"), true},
+      {make_case("early_rpcl_layers", Source::rgb8, 161, 107, "-p RPCL -TP C -r 40,10,1"), false},
+      {make_case("early_precincts", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12 -c [32,32],[32,32],[16,16]"), true},
+      {make_case("early_one_part", Source::ycc422_10, 328, 184, "-p CPRL -r 12"), false},
+  };
+  for (const Case& k : cases) {
+    PlanarImage src = test::make_source(k.c.source, k.c.width, k.c.height);
+    Stream cs = test::encode_case(src, k.c);
+    ASSERT_FALSE(cs.empty()) << k.c.name;
+    CoefficientDecoder plain;
+    DecodeOptions opt;
+    opt.threads = 4;
+    Tier1Batch reference;
+    ASSERT_TRUE(plain.decode_deferred(cs, opt, reference).ok()) << k.c.name;
+    const EarlyRun run = decode_early(cs, 4);
+    ASSERT_TRUE(run.ok) << k.c.name;
+    EXPECT_EQ(run.early.rows > 0, k.starts) << k.c.name;
+    EXPECT_EQ(run.at_start.size(), run.early.rows) << k.c.name;
+    if (run.early.rows > 0) {
+      EXPECT_TRUE(run.early.kept) << k.c.name;
+      EXPECT_LT(run.early.rows, run.batch.blocks.size()) << k.c.name;  // the last resolutions came after
+      for (std::size_t r = 0; r < run.early.rows; ++r)
+        ASSERT_TRUE(row_data(run.batch, r) == run.at_start[r]) << k.c.name << " row " << r;
+    }
+    EXPECT_EQ(run.batch.blocks.size(), reference.blocks.size()) << k.c.name;
+    EXPECT_TRUE(tier1_of(run.batch) == tier1_of(reference)) << k.c.name;
+    // One thread: no tile-parts at once, no early start, the same table.
+    const EarlyRun one = decode_early(cs, 1);
+    ASSERT_TRUE(one.ok) << k.c.name;
+    EXPECT_EQ(one.early.rows, 0u) << k.c.name;
+    EXPECT_TRUE(tier1_of(one.batch) == tier1_of(reference)) << k.c.name;
+  }
+}
+
+TEST(OwnDecoder, EarlyTier1AfterAFailedGuessRebuildsTheTable) {
+  // Tile-parts whose first packets read as a component's but whose end does not fit (the cut
+  // between two of them moved into the last resolution's data): the early start happened,
+  // the tile is read again in one sequence, and the table is rebuilt (kept = false) to what
+  // one sequence makes of it.
+  auto c = make_case("early_recut", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  const auto parts = tile_parts(cs);
+  ASSERT_EQ(parts.size(), 3u);
+  std::vector<std::size_t> len;  // each tile-part's packet data, after SOD
+  for (const auto& part : parts) {
+    std::size_t p = part.start + 12;
+    while (be16(cs, p) != 0xFF93) p += 2 + be16(cs, p + 2);
+    len.push_back(part.end - p - 2);
+  }
+  int rebuilt = 0;
+  for (std::size_t back = 1; back <= 64; back *= 2) {
+    // Cb's tile-part loses its last `back` bytes to Cr's.
+    const Stream recut = recut_tile_parts(cs, {len[0], len[0] + len[1] - back});
+    CoefficientDecoder plain;
+    DecodeOptions opt;
+    opt.threads = 1;
+    Tier1Batch reference;
+    auto ref = plain.decode_deferred(recut, opt, reference);
+    const EarlyRun run = decode_early(recut, 4);
+    ASSERT_EQ(run.ok, ref.ok()) << back;
+    if (!run.ok) continue;
+    if (run.early.rows > 0 && !run.early.kept) ++rebuilt;
+    EXPECT_TRUE(tier1_of(run.batch) == tier1_of(reference)) << back;
+  }
+  EXPECT_GT(rebuilt, 0);
 }
 
 TEST(OwnDecoder, PocInTheMainHeaderAlone) {

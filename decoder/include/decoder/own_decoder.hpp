@@ -38,12 +38,15 @@ class CoefficientDecoder {
   /// Parsing and tier-2 only: the frame's geometry (its `data` vectors sized, contents
   /// unspecified) and, in `batch`, the tier-1 work for another tier-1 (the GPU's) that
   /// fills the frame's coefficients in the Tier1Batch layout. stats->tier1_ms stays 0.
+  /// `early` (optional): tier-1 may start on part of the batch before tier-2 ends (EarlyTier1).
   Result<CoefficientFrame> decode_deferred(Bytes codestream, const DecodeOptions& options, Tier1Batch& batch,
-                                           DecodeStats* stats = nullptr);
+                                           DecodeStats* stats = nullptr, EarlyTier1* early = nullptr);
   /// The CPU tier-1 over `rows` of the last decode_deferred's batch (or any valid batch),
   /// into `packed` (tier1_packed_offsets layout), on this object's pool (the last decode's
   /// threads or shared pool), heaviest rows best given first. Returns the damaged (zeroed)
-  /// block count. Used beside the GPU tier-1, which decodes the other rows meanwhile.
+  /// block count. Used beside the GPU tier-1, which decodes the other rows meanwhile; it may
+  /// run on another thread while decode_deferred reads the rest of a frame (EarlyTier1::start
+  /// having been called), on a batch of its own.
   Result<std::uint64_t> decode_tier1_rows(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
                                           std::int32_t* packed);
   /// Gives a frame's coefficient buffers back for the next decode() (saves allocating,

@@ -12,6 +12,7 @@
 // damaged by the tier-1 that decodes it (a wrong segmentation symbol, D.5) is zeroed.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory_resource>
 #include <span>
 #include <vector>
@@ -76,6 +77,25 @@ struct Tier1Batch {
     coefficient_count = 0;
     rejected_blocks = 0;
   }
+};
+
+/// Tier-1 started before tier-2 ends (CoefficientDecoder::decode_deferred). In a frame of one
+/// tile whose tile-parts each hold whole components and end with the packets of their
+/// components' last resolution (CPRL with one precinct per resolution, as broadcast encoders
+/// write 1080 frames, or RPCL), once every other packet is read `start` is called, on the
+/// decoding thread, with the batch as it stands: rows [0, rows) are final (every packet of
+/// their code-blocks read) and stay where they are; the last resolutions' rows follow them
+/// (read meanwhile on the pool, which `start` may share). `start` must not keep references
+/// into `blocks` or `segments` (they grow after it returns); `bytes` does not move while the
+/// frame is decoded (its capacity covers everything it can receive), so the range it held
+/// may be read from elsewhere (a copy engine) until the frame is done with.
+struct EarlyTier1 {
+  std::function<void(const Tier1Batch& batch)> start;
+  std::size_t rows = 0;  ///< set by decode_deferred: the rows handed to `start` (0: it was not called)
+  /// Set by decode_deferred: those rows are the final batch's first rows, unchanged. False after
+  /// a start when tier-2 had to read the tile again (a tile-part that did not hold what its
+  /// first packets promised): the batch was rebuilt, and what started on it is void.
+  bool kept = false;
 };
 
 /// Limits that a tier-1 may rely on (15444-1 A.6.1: xcb, ycb <= 10 and xcb + ycb <= 12).

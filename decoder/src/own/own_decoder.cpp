@@ -106,14 +106,16 @@ struct Engine {
   bool complete_frames = true;
 
   /// The shared pool when the options name one, else the decoder's own of `threads`.
+  /// Writes nothing when nothing changes: decode_tier1_rows may call it beside a decode
+  /// (EarlyTier1) that made the same choice.
   void ensure(const DecodeOptions& options) {
-    if (options.pool) {
-      pool = options.pool;
-    } else {
+    ThreadPool* want = options.pool;
+    if (!want) {
       const int threads = std::clamp(options.threads, 1, 256);
       if (!own_pool || own_pool->size() != threads) own_pool = std::make_unique<ThreadPool>(threads);
-      pool = own_pool.get();
+      want = own_pool.get();
     }
+    if (pool != want) pool = want;
     if (scratch.size() < static_cast<std::size_t>(pool->size()))
       scratch.resize(static_cast<std::size_t>(pool->size()), CodeBlockDecoder(t1));
   }
@@ -129,9 +131,10 @@ struct Engine {
 /// left out), and `body_at` where each lies in `batch.bytes`, copied there whole already (in
 /// one copy per tile-part, several times faster than a copy per code-block): a block whose
 /// bytes lie in one piece of a body (one contributing packet: a frame of one quality layer)
-/// points into that copy; the others' bytes are gathered after it.
+/// points into that copy; the others' bytes are gathered after it. `skip_tabled`: leave out
+/// the blocks whose rows an early start (EarlyTier1) put in the table already.
 Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch,
-                   std::span<const Bytes> bodies, std::span<const std::uint64_t> body_at) {
+                   std::span<const Bytes> bodies, std::span<const std::uint64_t> body_at, bool skip_tabled) {
   std::uint64_t base = 0;
   std::vector<std::uint64_t> bases;
   for (const TileCoefficients& tile : frame.tiles)
@@ -143,7 +146,7 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
   batch.coefficient_count = base;
   std::uint64_t gathered = 0;  // one allocation at most (pinned memory is slow to get)
   for (const CodeBlockJob& job : jobs)
-    if (job.block && (bodies.empty() || job.block->chunks.size() > 1)) gathered += job.bytes;
+    if (job.block && !(skip_tabled && job.block->tabled) && (bodies.empty() || job.block->chunks.size() > 1)) gathered += job.bytes;
   if (batch.bytes.size() + gathered > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
   batch.bytes.reserve(batch.bytes.size() + gathered);
   // The body copy that holds `chunk` whole, as its offset in batch.bytes. The jobs come tile
@@ -162,6 +165,7 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
   };
   for (const CodeBlockJob& job : jobs) {
     if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
+    if (skip_tabled && job.block->tabled) continue;  // in the table already (EarlyTier1)
     const CodeBlock& cb = *job.block;
     const int w = cb.rect.width(), h = cb.rect.height();
     const BlockPlan plan = plan_block(cb, job.magnitude_bits);  // as CodeBlockDecoder decodes it
@@ -211,7 +215,11 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
 
 Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const DecodeOptions& options,
                                              const DecodeLimits& limits, DecodeStats& stats,
-                                             Tier1Batch* defer = nullptr) {
+                                             Tier1Batch* defer = nullptr, EarlyTier1* early = nullptr) {
+  if (early) {
+    early->rows = 0;
+    early->kept = false;
+  }
   auto t0 = std::chrono::steady_clock::now();
   auto located = syntax::locate_codestream(input);
   if (!located) return located.error();
@@ -262,6 +270,8 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   // layer left out): the tile-parts are copied whole into the table's bytes, in order, on a
   // second thread while tier-2 reads them; defer_tier1 points the code-blocks into the copy.
   const bool whole = defer && reduce == 0 && options.max_layers <= 0;
+  // Tier-1 may start before tier-2 ends (EarlyTier1) in a frame of one tile read part by part.
+  const bool try_early = whole && early && early->start && ntiles == 1;
   std::vector<std::uint64_t> tile_at(ntiles, 0);  // where each tile's parts start in the copy
   if (defer) defer->clear();
   if (whole) {
@@ -271,8 +281,29 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       for (const TilePart& p : cs.tiles[t].parts) total += p.body.size();
     }
     if (total > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
-    defer->bytes.reserve(total);
+    // Started early, the bytes must not move until the frame is done: room for the copy and
+    // for what two readings of the tile (the second after a failed guess) can gather, each at
+    // most the tile's bytes again (a code-block's chunks are disjoint pieces of them).
+    defer->bytes.reserve(try_early ? 3 * total : total);
   }
+  // The copy of the tile-parts (whole): on a second thread beside tier-2, or by whichever of
+  // that thread and an early start gets to it first (the pool may run both on one thread).
+  std::atomic<int> copy_state{0};  // 0: not started, 1: copying, 2: done
+  auto copy_parts = [&] {
+    int expected = 0;
+    if (!copy_state.compare_exchange_strong(expected, 1)) return;
+    for (const TileHeader& th : cs.tiles)
+      for (const TilePart& p : th.parts) defer->bytes.insert(defer->bytes.end(), p.body.begin(), p.body.end());
+    copy_state.store(2, std::memory_order_release);
+    copy_state.notify_all();
+  };
+  auto copied = [&] {
+    copy_parts();
+    for (int s = copy_state.load(std::memory_order_acquire); s != 2; s = copy_state.load(std::memory_order_acquire))
+      copy_state.wait(s);
+  };
+  Status early_error;
+  std::vector<CodeBlockJob> early_jobs;
   std::vector<Bytes> bodies;          // the views tier-2 read the tiles' data through,
   std::vector<std::uint64_t> body_at;  // and where each starts in the copy
   Tier2Counters counters;
@@ -297,7 +328,20 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
         // Tile-parts that hold whole components are read at once, one per thread.
         std::vector<Bytes> parts;
         for (const TilePart& p : th.parts) parts.push_back(p.body);
-        if (decode_tile_parts_parallel(tiles[t], parts, t2opt, counters, budget, *engine.pool)) {
+        // Tier-1 of every resolution but the last starts while the last ones are read.
+        std::function<void()> between;
+        if (try_early)
+          between = [&] {
+            copied();
+            std::vector<std::uint64_t> at(parts.size(), tile_at[t]);
+            for (std::size_t k = 1; k < parts.size(); ++k) at[k] = at[k - 1] + parts[k - 1].size();
+            collect_tier1_jobs(tiles, frame, early_jobs, CollectPart::early_resolutions);
+            early_error = defer_tier1(early_jobs, frame, *defer, parts, at, false);
+            if (!early_error) return;
+            early->rows = defer->blocks.size();
+            early->start(*defer);
+          };
+        if (decode_tile_parts_parallel(tiles[t], parts, t2opt, counters, budget, *engine.pool, between)) {
           std::uint64_t at = tile_at[t];
           for (const Bytes part : parts) {
             bodies.push_back(part);
@@ -325,16 +369,23 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     }
     return {};
   };
-  auto copy_parts = [&] {
-    for (const TileHeader& th : cs.tiles)
-      for (const TilePart& p : th.parts) defer->bytes.insert(defer->bytes.end(), p.body.begin(), p.body.end());
-  };
   Status read;
   engine.pool->parallel_for(whole ? 2 : 1, [&](std::size_t i, int) {
     if (i == 0) read = read_tiles();
     else copy_parts();
   });
   if (!read) return read.error();
+  if (!early_error) return early_error.error();
+  if (early && early->rows > 0) {
+    early->kept = parallel_tiles == 1;
+    if (!early->kept) {
+      // Read again in one sequence: fresh code-blocks, a fresh table. The bytes gathered for
+      // the early rows stay where they are (they may still be read from there).
+      defer->blocks.clear();
+      defer->segments.clear();
+      defer->rejected_blocks = 0;
+    }
+  }
   // Collect the tier-1 work: code-blocks of the resolutions we keep.
   const Tier1Work work = collect_tier1_jobs(tiles, frame, jobs);
   stats.tier2_ms = ms_since(t0);
@@ -347,7 +398,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.parallel_tiles = parallel_tiles;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
-    if (Status st = whole ? defer_tier1(jobs, frame, *defer, bodies, body_at) : defer_tier1(jobs, frame, *defer, {}, {});
+    if (Status st = whole ? defer_tier1(jobs, frame, *defer, bodies, body_at, true) : defer_tier1(jobs, frame, *defer, {}, {}, true);
         !st)
       return st.error();
     frame.damaged_codeblocks = defer->rejected_blocks + work.dropped_damaged_blocks;
@@ -470,11 +521,12 @@ Status CoefficientDecoder::reconstruct(const CoefficientFrame& frame, PlanarImag
 }
 
 Result<CoefficientFrame> CoefficientDecoder::decode_deferred(Bytes codestream, const DecodeOptions& options,
-                                                            Tier1Batch& batch, DecodeStats* stats) {
+                                                            Tier1Batch& batch, DecodeStats* stats, EarlyTier1* early) {
   DecodeStats local;
   impl_->threads = std::clamp(options.threads, 1, 256);
   impl_->pool = options.pool;
-  return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local, &batch);
+  return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local, &batch,
+                                  early);
 }
 
 Result<std::uint64_t> CoefficientDecoder::decode_tier1_rows(const Tier1Batch& batch, std::span<const std::uint32_t> rows,

@@ -62,7 +62,9 @@ class ZeroRects {
 
 }  // namespace
 
-Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs) {
+Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs,
+                             CollectPart part) {
+  const bool early = part == CollectPart::early_resolutions;
   Tier1Work work;
   std::uint64_t frame_base = 0;  // element offset of the tile-component in the frame (Tier1Batch layout)
   for (std::size_t t = 0; t < tiles.size(); ++t) {
@@ -72,7 +74,9 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
       ComponentCoefficients& cc = frame.tiles[t].components[c];
       const std::size_t first_job = jobs.size();
       std::uint64_t passes = 0, damaged = 0;
-      for (Resolution& res : tc.resolutions) {
+      for (std::size_t ri = 0; ri < tc.resolutions.size(); ++ri) {
+        if (early && ri + 1 == tc.resolutions.size()) break;
+        Resolution& res = tc.resolutions[ri];
         for (int b = 0; b < res.num_bands; ++b) {
           const Band& band = res.bands[b];
           if (band.subband_index < 0) continue;
@@ -121,12 +125,20 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
                 }
                 job.frame_data = cc.data.data();
                 job.frame_base = frame_base;
+                if (early) cb.tabled = true;
               }
             }
             zeros.end_run();
           }
           zeros.finish();
         }
+      }
+      if (early) {  // the code-blocks' jobs only (the table's rows); the rest waits for the full collection
+        jobs.erase(std::remove_if(jobs.begin() + static_cast<std::ptrdiff_t>(first_job), jobs.end(),
+                                  [](const CodeBlockJob& j) { return j.block == nullptr; }),
+                   jobs.end());
+        frame_base += cc.data.size();
+        continue;
       }
       cc.zero = passes == 0;
       work.coding_passes += passes;

@@ -26,7 +26,14 @@ struct Tier1Work {
 /// few rectangles (runs of precincts, runs of rows). A tile-component without a single
 /// coding pass to decode is marked `zero` and cleared subband by subband (without buffers,
 /// a tile without data costs its geometry only).
-Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs);
+///
+/// CollectPart::early_resolutions (tier-1 started before tier-2 ends, decode_deferred's
+/// EarlyTier1): only the jobs of the code-blocks of every resolution but each
+/// tile-component's last, each block marked `tabled` so that the later full collection's
+/// table leaves it out; no zeroing jobs, `zero` flags and counts untouched.
+enum class CollectPart { all, early_resolutions };
+Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs,
+                             CollectPart part = CollectPart::all);
 
 /// One row of a Tier1Batch through `dec` (`cb`: its reused scratch) into `out` with row
 /// stride `stride`; false when the block was damaged (and zeroed).

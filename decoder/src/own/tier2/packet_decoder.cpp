@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "tier2/packet_bit_reader.hpp"
 
@@ -443,7 +444,8 @@ Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool he
 }
 
 bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
-                                Tier2Counters& counters, MemoryBudget& budget, WorkPool& pool) {
+                                Tier2Counters& counters, MemoryBudget& budget, WorkPool& pool,
+                                const std::function<void()>& between) {
   const std::size_t n_parts = parts.size();
   if (n_parts < 2 || tile.components.size() < 2) return false;
   std::size_t bytes = 0;
@@ -487,25 +489,57 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
     }
   }
 
-  // Each tile-part on its own thread, with its own counters and a share of the memory left.
+  // Where `between` may come: in each tile-part, the first packet of a run at its end that
+  // holds only the last resolution of its component (none: the part's end).
+  std::vector<std::size_t> stage2(n_parts);
+  bool any_cut = false;
+  for (std::size_t k = 0; k < n_parts; ++k) {
+    auto last_resolution = [&](const PacketId& id) {
+      return id.resolution + 1u == tile.components[id.component].resolutions.size();
+    };
+    std::size_t i = start[k + 1];
+    while (i > start[k] && last_resolution(seq[i - 1])) --i;
+    stage2[k] = i;
+    any_cut = any_cut || (i > start[k] && i < start[k + 1]);
+  }
+  if (!between || !any_cut)
+    for (std::size_t k = 0; k < n_parts; ++k) stage2[k] = start[k + 1];
+
+  // Each tile-part on its own thread, with its own counters and a share of the memory left;
+  // in two stages where `between` comes between them.
   struct Run {
     Tier2Counters counters;
     MemoryBudget budget{0};
+    std::optional<PacketReader> reader;
+    bool failed = false;
     bool ok = false;
   };
   std::vector<Run> runs(n_parts);
   const long long share = (budget.limit() - budget.used()) / static_cast<long long>(n_parts);
-  for (Run& r : runs) r.budget = MemoryBudget(share);
+  for (std::size_t k = 0; k < n_parts; ++k) {
+    Run& r = runs[k];
+    r.budget = MemoryBudget(share);
+    r.reader.emplace(tile, parts[k], Bytes{}, false, options, r.counters, r.budget);
+  }
+  auto read_packets = [&](std::size_t k, std::size_t from, std::size_t to) {
+    Run& run = runs[k];
+    bool s = false;
+    for (std::size_t i = from; i < to && !run.failed; ++i) {
+      const PacketId& id = seq[i];
+      if (Status st = run.reader->read(id.component, id.resolution, static_cast<int>(id.precinct), id.layer, s); !st || s)
+        run.failed = true;
+    }
+  };
+  if (any_cut && between) {
+    pool.parallel_for(n_parts, [&](std::size_t k, int) { read_packets(k, start[k], stage2[k]); });
+    if (std::none_of(runs.begin(), runs.end(), [](const Run& r) { return r.failed || r.counters.damaged_packets > 0; }))
+      between();
+  }
   pool.parallel_for(n_parts, [&](std::size_t k, int) {
     Run& run = runs[k];
-    PacketReader reader(tile, parts[k], {}, false, options, run.counters, run.budget);
-    bool s = false;
-    for (std::size_t i = start[k]; i < start[k + 1]; ++i) {
-      const PacketId& id = seq[i];
-      if (Status st = reader.read(id.component, id.resolution, static_cast<int>(id.precinct), id.layer, s); !st || s) return;
-    }
+    read_packets(k, any_cut && between ? stage2[k] : start[k], start[k + 1]);
     // The guess holds when the tile-part's packets fill it exactly.
-    run.ok = reader.body_position() == parts[k].size() && run.counters.damaged_packets == 0;
+    run.ok = !run.failed && run.reader->body_position() == parts[k].size() && run.counters.damaged_packets == 0;
   });
   long long used = 0;
   bool ok = true;

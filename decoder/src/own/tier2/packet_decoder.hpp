@@ -2,6 +2,7 @@
 // Tier-2 (15444-1 Annex B.9–B.12): walks the packets of a tile in progression order
 // (with POC) and assigns each code-block its codeword segments.
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "core/result.hpp"
@@ -37,7 +38,16 @@ Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool he
 /// joined. Returns false, with the tile as it was, where the guess does not hold or
 /// anything went wrong; the caller then reads the tile with decode_tile_packets, which
 /// reports what there is to report.
+///
+/// `between`, when given, is called on the calling thread once every tile-part has been read
+/// up to its packets of the last resolution of its components, where those come last in it
+/// (a resolution-major order within the component: CPRL with one precinct per resolution,
+/// RPCL, ...) and at least one tile-part has them: the code-blocks of the other resolutions
+/// are then complete (tier-1 may start on them while the rest is read). Not called where
+/// no tile-part can be cut so. A later failure of the guess (false) still reads the tile
+/// again from the start.
 bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
-                                Tier2Counters& counters, MemoryBudget& budget, WorkPool& pool);
+                                Tier2Counters& counters, MemoryBudget& budget, WorkPool& pool,
+                                const std::function<void()>& between = {});
 
 }  // namespace j2k::decoder::own
