@@ -1,12 +1,15 @@
 // Benchmark of the CUDA reconstruction stage and of the cuda decoding backend.
 //
-//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--spin-wait] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput|host|floor] FILE.j2k...
+//   gpu_stage_bench [--frames N] [--threads T] [--tier1 cpu|gpu] [--tier1-host K] [--spin-wait] [--no-early] [--workers W] [--backend stage|zerocopy|own|cuda|cuda-display|throughput|host|floor] FILE.j2k...
 //
 // --spin-wait: the decoders' reconstructors wait for the GPU spinning on a core (the
 //        default sleeps until the GPU signals; CudaReconstructor::Options::spin_wait).
 // --tier1-host K: with --tier1 gpu, the K heaviest code-blocks of each frame are decoded on
 //        the CPU beside the kernel (hybrid tier-1; 0: all on the GPU); -1 (default): the
 //        cost model picks K per frame.
+// --no-early: GPU tier-1 starts only after tier-2 has read the whole frame (the default
+//        starts it on every resolution but the last where the tile-parts allow:
+//        CudaDecoderOptions::early_tier1).
 //
 // stage: tier-1 once on the CPU, then per frame the GPU part alone (upload of the
 //        coefficients, dequantisation + IDWT, MCT/DC/clamp, chroma upsampling + colour
@@ -59,6 +62,7 @@ namespace {
 
 long g_tier1_host = -1;    // --tier1-host
 bool g_spin_wait = false;  // --spin-wait
+bool g_early = true;        // --no-early: tier-1 starts only after tier-2 (CudaDecoderOptions::early_tier1)
 
 
 std::vector<std::uint8_t> read_file(const char* p) {
@@ -286,7 +290,7 @@ bool display_frames(gpu::CudaDecoder& dec, const char* path, const std::vector<s
 
 /// The player's path: decode straight into a device RGBA buffer (no planar download).
 int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int frames, int threads, gpu::Tier1Mode tier1) {
-  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait});
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait, g_early});
   if (!dec) {
     std::fprintf(stderr, "%s\n", dec.error().message.c_str());
     return 1;
@@ -296,7 +300,7 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
   const DevicePicture picture(bytes);
   if (!picture.ok()) return 1;
   std::vector<double> wall, t1, t2, gpu_ms, up_ms, gt1_ms, idwt_ms, colour_ms;
-  std::vector<double> host_ms, host_blocks, h_deferred, h_split, h_stage, h_enqueue, h_wait, h_rest;
+  std::vector<double> host_ms, host_blocks, h_deferred, h_split, h_stage, h_enqueue, h_wait, h_rest, early_ms, early_blocks;
   std::size_t up_bytes = 0, blocks = 0;
   bool direct = false;
   const bool ran = display_frames(**dec, path, bytes, opt, picture.target(), frames, 3, tier1 == gpu::Tier1Mode::gpu,
@@ -321,6 +325,8 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     h_wait.push_back(g.host_wait_ms);
     h_rest.push_back(ms - g.host_deferred_ms - g.host_split_ms - g.host_stage_ms - g.host_enqueue_ms - g.host_wait_ms);
     host_blocks.push_back(static_cast<double>(g.tier1_host_blocks));
+    early_ms.push_back(g.tier1_early_ms);
+    early_blocks.push_back(static_cast<double>(g.tier1_early_blocks));
   });
   if (!ran) return 1;
   std::printf("%s: %zu bytes, backend cuda, display path (RGBA into device memory, no planar copy), tier-1 on the %s, "
@@ -337,6 +343,10 @@ int bench_display(const char* path, const std::vector<std::uint8_t>& bytes, int 
     std::printf("  hybrid tier-1 (--tier1-host %ld): CPU share median %.0f code-blocks (min %.0f, max %.0f) in %.3f ms\n",
                 g_tier1_host, median(host_blocks), *std::min_element(host_blocks.begin(), host_blocks.end()),
                 *std::max_element(host_blocks.begin(), host_blocks.end()), median(host_ms));
+    if (median(early_blocks) > 0)
+      std::printf("  tier-1 started early (every resolution but the last, beside tier-2): kernel median %.0f code-blocks "
+                  "in %.3f ms; the last resolutions' kernel %.3f ms\n",
+                  median(early_blocks), median(early_ms), median(gt1_ms));
   }
   return 0;
 }
@@ -432,7 +442,7 @@ int bench_floor(const char* path, const std::vector<std::uint8_t>& bytes, int fr
   std::vector<long> ks{-1, 0};
   for (long k = 20; k <= static_cast<long>(std::min<std::size_t>(n, 320)); k += 20) ks.push_back(k);
   for (long k : ks) {
-    auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu, k, g_spin_wait});
+    auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu, k, g_spin_wait, g_early});
     if (!dec) {
       std::fprintf(stderr, "%s\n", dec.error().message.c_str());
       return 1;
@@ -541,7 +551,7 @@ int bench_throughput(const char* path, const std::vector<std::uint8_t>& bytes, i
   std::vector<std::unique_ptr<gpu::CudaDecoder>> decs;
   std::vector<std::unique_ptr<DevicePicture>> pictures;
   for (int i = 0; i < workers; ++i) {
-    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait});
+    auto d = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, tier1, g_tier1_host, g_spin_wait, g_early});
     if (!d) return 1;
     decs.push_back(std::move(*d));
     pictures.push_back(std::make_unique<DevicePicture>(bytes));
@@ -630,6 +640,7 @@ int main(int argc, char** argv) {
     else if (a == "--workers" && i + 1 < argc) workers = std::atoi(argv[++i]);
     else if (a == "--tier1-host" && i + 1 < argc) g_tier1_host = std::atol(argv[++i]);
     else if (a == "--spin-wait") g_spin_wait = true;
+    else if (a == "--no-early") g_early = false;
     else if (a == "--tier1" && i + 1 < argc) tier1 = gpu::parse_tier1_mode(argv[++i]).value_or(gpu::Tier1Mode::cpu);
     else files.push_back(argv[i]);
   }

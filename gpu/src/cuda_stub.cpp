@@ -29,6 +29,11 @@ Result<PlanarImage> CudaReconstructor::collect(int, GpuTimes*) { return unavaila
 Result<PlanarImage> CudaReconstructor::reconstruct(const decoder::CoefficientFrame&, const ReconstructRequest&, GpuTimes*) {
   return unavailable();
 }
+Result<std::int32_t*> CudaReconstructor::start_tier1(const decoder::Tier1Batch&, std::span<const std::uint32_t>,
+                                                     std::span<const std::uint32_t>) {
+  return unavailable();
+}
+void CudaReconstructor::cancel_tier1() {}
 int CudaReconstructor::slots() const noexcept { return 0; }
 std::size_t CudaReconstructor::device_bytes() const noexcept { return 0; }
 void CudaReconstructorTestAccess::set_device(CudaReconstructor&, int) {}

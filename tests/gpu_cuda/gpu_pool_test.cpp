@@ -185,6 +185,112 @@ TEST(GpuTier1Backend, HybridSplitsEqualTier1Cpu) {
   EXPECT_GT(all, 7u);
 }
 
+/// A frame as broadcast encoders write it: 32 x 32 code-blocks, CPRL, a tile-part per
+/// component (tier-1 can start before tier-2 ends: CudaDecoderOptions::early_tier1).
+std::vector<std::uint8_t> broadcast_codestream(bool lossless, int layers, int w = 1920, int h = 1080) {
+  PlanarImage img = test::textured_ycbcr(w, h, 10, 2, 7);
+  packetizer::EncodeParams ep;
+  ep.lossless = lossless;
+  ep.layers = layers;
+  ep.codeblock = 32;
+  ep.tile_part_per_component = true;
+  auto cs = packetizer::encode_openjpeg(img, ep);
+  return cs.ok() ? *cs : std::vector<std::uint8_t>{};
+}
+
+TEST(GpuTier1Backend, EarlyStartEqualsTier1Cpu) {
+  // Tier-1 started on every resolution but the last while tier-2 reads the last ones: the
+  // same pictures as the CPU's tier-1, whatever the split, frame after frame; and off.
+  REQUIRE_CUDA();
+  for (const auto& [lossless, layers] : {std::pair{false, 1}, std::pair{true, 1}, std::pair{false, 3}}) {
+    const auto cs = broadcast_codestream(lossless, layers);
+    ASSERT_FALSE(cs.empty());
+    decoder::DecodeOptions opt;
+    opt.threads = 4;
+    auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
+    ASSERT_TRUE(cpu.ok());
+    auto ref = (*cpu)->decode(cs, opt);
+    ASSERT_TRUE(ref.ok());
+    test::DeviceImage dref;
+    ASSERT_TRUE(dref.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
+    ASSERT_TRUE((*cpu)->decode_to_device(cs, opt, dref.target, {}).ok());
+    const auto ref_display = dref.download();
+    std::size_t all = 0;
+    for (const bool early : {false, true})
+      for (long k : {0L, 5L, -1L}) {
+        const std::string what = std::string(lossless ? "5/3" : "9/7") + " layers " + std::to_string(layers) +
+                                 (early ? " early" : " after tier-2") + " k " + std::to_string(k);
+        auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu, k, false, early});
+        ASSERT_TRUE(dec.ok());
+        int started = 0;  // frames that started early (the decoder measures both ways: not every frame)
+        for (int frame = 0; frame < 4; ++frame) {
+          auto img = (*dec)->decode(cs, opt);
+          ASSERT_TRUE(img.ok()) << what << ": " << img.error().message;
+          EXPECT_TRUE(same(*ref, *img)) << what << " frame " << frame;
+          const gpu::GpuTimes t = (*dec)->last_gpu_times();
+          const std::size_t blocks = t.tier1_blocks + t.tier1_host_blocks + t.tier1_early_blocks;
+          if (all == 0) all = blocks;
+          EXPECT_EQ(blocks, all) << what << ": every block decoded once";
+          if (t.tier1_early_blocks > 0) {
+            ++started;
+            EXPECT_GT(t.tier1_blocks, 0u) << what << ": the last resolutions' kernel";
+          }
+          if (k >= 0) {
+            EXPECT_EQ(t.tier1_host_blocks, static_cast<std::size_t>(k)) << what;
+          }
+        }
+        if (early) {
+          EXPECT_GE(started, 2) << what;
+        } else {
+          EXPECT_EQ(started, 0) << what;
+        }
+        test::DeviceImage d;
+        ASSERT_TRUE(d.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
+        ASSERT_TRUE((*dec)->decode_to_device(cs, opt, d.target, {}).ok());
+        EXPECT_EQ(d.download(), ref_display) << what;
+      }
+  }
+}
+
+TEST(GpuTier1Backend, EarlyStartOnDamagedFramesDecodesAsOnTheCpu) {
+  // Damage anywhere (the last resolutions' packets included, read after the start): the same
+  // picture as the CPU's or the same error, and the decoder goes on with the next frame.
+  REQUIRE_CUDA();
+  const auto good = broadcast_codestream(false, 1, 640, 360);
+  ASSERT_FALSE(good.empty());
+  std::mt19937 rng(11);
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
+  auto gpu1 = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu});
+  ASSERT_TRUE(cpu.ok() && gpu1.ok());
+  int compared = 0;
+  for (int i = 0; i < 60; ++i) {
+    std::vector<std::uint8_t> bad = good;
+    if (i % 3 == 0) {
+      bad.resize(200 + rng() % (good.size() - 200));  // truncated
+    } else {
+      for (int k = 0; k < 1 + i % 8; ++k) bad[200 + rng() % (bad.size() - 200)] = static_cast<std::uint8_t>(rng());
+    }
+    for (bool strict : {false, true}) {
+      decoder::DecodeOptions o = opt;
+      o.strict = strict;
+      auto a = (*cpu)->decode(bad, o);
+      auto b = (*gpu1)->decode(bad, o);
+      ASSERT_EQ(a.ok(), b.ok()) << "case " << i << (a.ok() ? "" : a.error().message) << (b.ok() ? "" : b.error().message);
+      if (!a.ok()) continue;
+      EXPECT_TRUE(same(*a, *b)) << "case " << i;
+      EXPECT_EQ((*cpu)->last_stats().damaged_codeblocks, (*gpu1)->last_stats().damaged_codeblocks) << "case " << i;
+      ++compared;
+    }
+    auto again = (*gpu1)->decode(good, opt);  // a start left behind must not touch the next frame
+    auto want = (*cpu)->decode(good, opt);
+    ASSERT_TRUE(again.ok() && want.ok());
+    EXPECT_TRUE(same(*again, *want)) << "after case " << i;
+  }
+  EXPECT_GT(compared, 30);
+}
+
 TEST(GpuTier1Backend, CorruptCodestreamsDecodeAsOnTheCpu) {
   REQUIRE_CUDA();
   // Cut and damaged codestreams: the same picture (resilient decoding) or the same error.

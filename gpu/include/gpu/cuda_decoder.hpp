@@ -32,6 +32,13 @@ struct CudaDecoderOptions {
   /// Wait for the GPU by spinning on a core instead of sleeping (CudaReconstructor::Options;
   /// benchmarks compare the two). Applies to reconstructors this decoder's device pool creates.
   bool spin_wait = false;
+  /// Tier-1 on the GPU starts before tier-2 ends where the frame allows it
+  /// (decoder::EarlyTier1: tile-parts of whole components that end with their last
+  /// resolution): the kernel and the CPU's share take every other resolution's code-blocks
+  /// while the last resolutions' packets are read, and a second kernel then takes those.
+  /// It pays where the last resolution's blocks are light and costs where they are not, so
+  /// the decoder measures both ways as it goes and keeps the faster (false: never).
+  bool early_tier1 = true;
 };
 
 /// Reconstructors (and so GPU buffers, and frames the GPU works on at once) per device,

@@ -42,6 +42,9 @@ namespace j2k::gpu {
 /// coefficients before the inverse DWT. Every row of the table in exactly one of the two.
 struct Tier1HostShare {
   std::span<const std::uint32_t> gpu_rows, host_rows;
+  /// With ReconstructRequest::tier1_early: the rows the kernel that start_tier1() launched
+  /// decodes (`gpu_rows` are then the rest; every row in exactly one of the three).
+  std::span<const std::uint32_t> early_rows;
   std::function<Result<std::uint64_t>(std::span<const std::uint32_t> rows, std::int32_t* packed)> decode;
 };
 
@@ -58,6 +61,10 @@ struct ReconstructRequest {
   const decoder::Tier1Batch* tier1 = nullptr;
   /// With `tier1`: how its rows are shared with the CPU (null: every row on the GPU).
   const Tier1HostShare* tier1_share = nullptr;
+  /// With `tier1_share`: this frame's tier-1 started early (start_tier1) and those rows stand
+  /// (Tier1HostShare::early_rows, and `host_rows` are the ones start_tier1 was given). False
+  /// while a start is pending: it is void (waited for, then every row decoded anew).
+  bool tier1_early = false;
 };
 
 /// GPU time of one frame, from events on its stream (filled when Options::timing).
@@ -77,6 +84,8 @@ struct GpuTimes {
   std::uint64_t tier1_damaged = 0;   ///< of those and the CPU's share, zeroed for a wrong segmentation symbol
   std::size_t tier1_host_blocks = 0;  ///< hybrid tier-1: code-blocks decoded on the CPU meanwhile
   double tier1_host_ms = 0;           ///< their host wall time (beside the kernel)
+  double tier1_early_ms = 0;          ///< tier-1 started early (start_tier1): its kernel's time
+  std::size_t tier1_early_blocks = 0; ///< code-blocks that kernel decoded
   std::uint64_t tier1_host_damaged = 0;
   // The host's side of the frame (wall time), where the GPU's time above is not all of it:
   double host_deferred_ms = 0;  ///< CudaDecoder: tier-2 and the code-block tables (decode_deferred)
@@ -117,6 +126,17 @@ class CudaReconstructor {
   /// submit + collect.
   Result<PlanarImage> reconstruct(const decoder::CoefficientFrame& frame, const ReconstructRequest& request,
                                   GpuTimes* times = nullptr);
+  /// Tier-1 of the next submitted frame started before its tier-2 ends (decoder::EarlyTier1):
+  /// clears the frame's coefficients and decodes `gpu_rows` of `batch` as it stands now (the
+  /// rows are copied; the bytes are read where they are, until the frame is collected), on
+  /// a stream of the slot the next submit() takes. Returns where the CPU writes its share
+  /// `host_rows` meanwhile (decoder::tier1_packed_offsets layout). The next submit() with
+  /// ReconstructRequest::tier1_early decodes the remaining rows and waits for these; without
+  /// it, or after cancel_tier1(), the start is void. An invalid batch is refused here.
+  Result<std::int32_t*> start_tier1(const decoder::Tier1Batch& batch, std::span<const std::uint32_t> gpu_rows,
+                                    std::span<const std::uint32_t> host_rows);
+  /// Voids a pending start (its frame will not be submitted): waits for its work.
+  void cancel_tier1();
 
   int slots() const noexcept;
   /// Device bytes held by all slots (grows with the largest geometry seen).

@@ -104,6 +104,14 @@ struct Slot {
   PinnedBuffer t1_damaged;  // the counter, copied back with the frame
   PinnedBuffer t1_host;     // hybrid tier-1: the CPU's share (scatter rows, coefficients)
   DeviceBuffer d_t1_host;
+  // Tier-1 started before tier-2 ended (start_tier1): its own stream, tables and events.
+  cudaStream_t early_stream = nullptr;
+  cudaEvent_t t1_cleared = nullptr, t1_early_start = nullptr, t1_early_done = nullptr;
+  PinnedBuffer e_staging;
+  DeviceBuffer d_e_staging;
+  bool early_pending = false;  // started, not yet taken by a submit
+  bool early_used = false;     // the frame in this slot used it (collect reads its counter and time)
+  std::size_t early_blocks = 0;
   bool tier1 = false;
   bool busy = false;
   int ticket = -1;
@@ -309,6 +317,7 @@ struct FramePlan {
   std::span<const std::uint32_t> t1_gpu_rows, t1_host_rows;  // hybrid: the kernel's rows, the CPU's
   detail::Tier1HostLayout t1h;          // the CPU's share in slot.t1_host
   bool t1_bytes_direct = false;         // the code-block bytes go to the device from the batch (page-locked), not staged
+  bool t1_early = false;                // the slot's started tier-1 (start_tier1) holds the other rows: cleared, decoding
   bool covered = false, fused = false;  // one tile covers every plane; colour straight from the work buffers
 
   /// The host's staging area: the device's, less the code-block bytes that go direct.
@@ -341,8 +350,10 @@ struct CudaReconstructor::Impl {
       if (s.copy_stream) cudaStreamSynchronize(s.copy_stream);
       for (cudaEvent_t e : s.ev)
         if (e) cudaEventDestroy(e);
-      for (cudaEvent_t e : {s.early, s.late})
+      if (s.early_stream) cudaStreamSynchronize(s.early_stream);
+      for (cudaEvent_t e : {s.early, s.late, s.t1_cleared, s.t1_early_start, s.t1_early_done})
         if (e) cudaEventDestroy(e);
+      if (s.early_stream) cudaStreamDestroy(s.early_stream);
       if (s.copy_stream) cudaStreamDestroy(s.copy_stream);
       if (s.stream) cudaStreamDestroy(s.stream);
     }
@@ -356,6 +367,11 @@ struct CudaReconstructor::Impl {
       J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.copy_stream, cudaStreamNonBlocking));
       J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.early, cudaEventDisableTiming));
       J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.late, options.timing ? cudaEventDefault : cudaEventDisableTiming));
+      J2K_CUDA_TRY(cudaStreamCreateWithFlags(&s.early_stream, cudaStreamNonBlocking));
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.t1_cleared, cudaEventDisableTiming));
+      const unsigned timed = options.timing ? cudaEventDefault : cudaEventDisableTiming;
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.t1_early_start, timed));
+      J2K_CUDA_TRY(cudaEventCreateWithFlags(&s.t1_early_done, timed));
       for (int i = 0; i < ev_count; ++i) {
         unsigned flags = (options.timing || i == ev_done) ? cudaEventDefault : cudaEventDisableTiming;
         // collect() waits on ev_done: sleeping there instead of spinning is what keeps a
@@ -383,11 +399,21 @@ struct CudaReconstructor::Impl {
   Status enqueue_reconstruction(Slot& slot, const FramePlan& plan, const Staged& staged, const ReconstructRequest& req);
   Status enqueue_host_tier1(Slot& slot, const FramePlan& plan, const Staged& staged, const ReconstructRequest& req);
   Status enqueue_display(Slot& slot, const FramePlan& plan, const ReconstructRequest& req);
+  Result<std::int32_t*> start_tier1(const decoder::Tier1Batch& batch, std::span<const std::uint32_t> gpu_rows,
+                                    std::span<const std::uint32_t> host_rows);
+  void cancel_tier1() {
+    for (Slot& s : slots)
+      if (s.early_pending) {
+        (void)cudaStreamSynchronize(s.early_stream);
+        s.early_pending = false;
+      }
+  }
   /// Waits for whatever the slot's streams hold and frees it (after a failure).
   void release(Slot& slot) {
-    for (cudaStream_t st : {slot.stream, slot.copy_stream})
+    for (cudaStream_t st : {slot.stream, slot.copy_stream, slot.early_stream})
       if (st) (void)cudaStreamSynchronize(st);
     slot.busy = false;
+    slot.early_pending = false;
     slot.geometry = {};
   }
 };
@@ -463,9 +489,10 @@ Status check_tier1_batch(const decoder::Tier1Batch& batch, const CoefficientFram
 /// A host share that covers the table: its rows in range and as many as the table has.
 Status check_tier1_share(const decoder::Tier1Batch& batch, const Tier1HostShare& share) {
   const std::size_t n = batch.blocks.size();
-  if (share.gpu_rows.size() + share.host_rows.size() != n || (!share.host_rows.empty() && !share.decode))
+  if (share.gpu_rows.size() + share.host_rows.size() + share.early_rows.size() != n ||
+      (!share.host_rows.empty() && !share.decode))
     return make_error(ErrorKind::corrupt, "tier-1 split does not cover the table");
-  for (const auto rows : {share.gpu_rows, share.host_rows})
+  for (const auto rows : {share.gpu_rows, share.host_rows, share.early_rows})
     for (const std::uint32_t r : rows)
       if (r >= n) return make_error(ErrorKind::corrupt, "tier-1 split names a row outside the table");
   return {};
@@ -567,7 +594,7 @@ Status CudaReconstructor::Impl::reserve(Slot& slot, const FramePlan& plan, const
   if (plan.tier1) {
     if (Status st = slot.coeffs.reserve(std::max<std::size_t>(4, plan.coeff_count * 4)); !st) return st;
     if (Status st = slot.t1_scratch.reserve(256); !st) return st;
-    if (Status st = slot.t1_damaged.reserve(sizeof(unsigned)); !st) return st;
+    if (Status st = slot.t1_damaged.reserve(2 * sizeof(unsigned)); !st) return st;
     if (plan.t1h.count > 0) {
       if (Status st = slot.t1_host.reserve(plan.t1h.end); !st) return st;
       if (Status st = slot.d_t1_host.reserve(plan.t1h.end); !st) return st;
@@ -772,14 +799,22 @@ Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePl
   if (plan.tier1) {
     auto* counter = reinterpret_cast<unsigned*>(slot.t1_scratch.get());
     auto* coeffs = reinterpret_cast<std::int32_t*>(slot.coeffs.get());
-    // Code-blocks that tier-1 leaves alone are zero.
-    J2K_CUDA_TRY(cudaMemsetAsync(coeffs, 0, plan.coeff_count * 4, slot.stream));
-    J2K_CUDA_TRY(cudaMemsetAsync(counter, 0, sizeof(unsigned), slot.stream));
+    if (plan.t1_early) {
+      // Cleared (and the early rows decoding) on the early stream since start_tier1.
+      J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.t1_cleared, 0));
+    } else {
+      // Code-blocks that tier-1 leaves alone are zero.
+      J2K_CUDA_TRY(cudaMemsetAsync(coeffs, 0, plan.coeff_count * 4, slot.stream));
+      J2K_CUDA_TRY(cudaMemsetAsync(counter, 0, 2 * sizeof(unsigned), slot.stream));
+    }
     if (plan.t1h.count > 0) J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
-    const cuda::T1Launch L = detail::tier1_launch(plan.t1, dev, coeffs, counter);
-    J2K_CUDA_TRY(cuda::launch_tier1(L, slot.stream));
+    if (plan.t1.count > 0) {
+      const cuda::T1Launch L = detail::tier1_launch(plan.t1, dev, coeffs, counter);
+      J2K_CUDA_TRY(cuda::launch_tier1(L, slot.stream));
+    }
   }
   if (Status s = record(slot, ev_tier1); !s) return s;
+  if (plan.t1_early) J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.t1_early_done, 0));
   if (plan.tier1 && plan.t1h.count > 0)
     if (Status s = enqueue_host_tier1(slot, plan, staged, req); !s) return s;
   // ---- Dequantisation, inverse DWT, store -----------------------------------------------
@@ -843,6 +878,14 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
   if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
   auto plan = plan_frame(frame, req);
   if (!plan) return plan.error();
+  plan->t1_early = plan->tier1 && slot.early_pending && req.tier1_early;
+  if (plan->tier1 && req.tier1_early && !plan->t1_early)
+    return make_error(ErrorKind::corrupt, "tier-1 was not started early on this reconstructor");
+  if (slot.early_pending && !plan->t1_early) {
+    // A start this frame does not use (void): it finishes before its buffers are touched.
+    J2K_CUDA_TRY(cudaStreamSynchronize(slot.early_stream));
+    slot.early_pending = false;
+  }
   if (Status st = reserve(slot, *plan, req); !st) return st.error();
   auto staged = stage(slot, frame, req, *plan);
   if (!staged) return staged.error();
@@ -861,7 +904,8 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     bool armed = true;
     ~DrainOnError() {
       if (!armed) return;
-      for (cudaStream_t st : {slot.stream, slot.copy_stream}) (void)cudaStreamSynchronize(st);
+      for (cudaStream_t st : {slot.stream, slot.copy_stream, slot.early_stream}) (void)cudaStreamSynchronize(st);
+      slot.early_pending = false;
     }
   } drain{slot};
   if (Status s = enqueue_reconstruction(slot, *plan, *staged, req); !s) return s.error();
@@ -872,13 +916,15 @@ Result<int> CudaReconstructor::Impl::submit(const CoefficientFrame& frame, const
     J2K_CUDA_TRY(cudaMemcpyAsync(slot.planes_host.get(), slot.planes.get(), plane_elems * 4, cudaMemcpyDeviceToHost,
                                  slot.stream));
   if (plan->tier1)
-    J2K_CUDA_TRY(cudaMemcpyAsync(slot.t1_damaged.get(), slot.t1_scratch.get(), sizeof(unsigned), cudaMemcpyDeviceToHost,
-                                 slot.stream));
+    J2K_CUDA_TRY(cudaMemcpyAsync(slot.t1_damaged.get(), slot.t1_scratch.get(), 2 * sizeof(unsigned),
+                                 cudaMemcpyDeviceToHost, slot.stream));
   J2K_CUDA_TRY(cudaEventRecord(slot.ev[ev_done], slot.stream));
   slot.times.host_enqueue_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_staged).count();
 
   drain.armed = false;
+  slot.early_used = plan->t1_early;
+  slot.early_pending = false;
   slot.busy = true;
   slot.split = staged->split;
   slot.tier1 = plan->tier1;
@@ -927,14 +973,22 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
       slot.times.upload_ms = between(ev_start, ev_uploaded);
     }
     slot.times.tier1_ms = slot.tier1 ? between(ev_uploaded, ev_tier1) : 0.0;
+    if (slot.early_used) {
+      float ms = 0;
+      slot.times.tier1_early_ms =
+          cudaEventElapsedTime(&ms, slot.t1_early_start, slot.t1_early_done) == cudaSuccess ? ms : 0.0;
+    }
     slot.times.idwt_ms = between(ev_tier1, ev_idwt);
     slot.times.store_ms = between(ev_idwt, ev_stored);
     slot.times.colour_ms = slot.coloured ? between(ev_stored, ev_coloured) : 0.0;
     slot.times.download_ms = slot.planar ? between(ev_coloured, ev_done) : 0.0;
     slot.times.total_ms = between(ev_start, ev_done);
   }
-  if (slot.tier1)
-    slot.times.tier1_damaged = *reinterpret_cast<const unsigned*>(slot.t1_damaged.get()) + slot.times.tier1_host_damaged;
+  if (slot.tier1) {
+    const auto* counters = reinterpret_cast<const unsigned*>(slot.t1_damaged.get());
+    slot.times.tier1_damaged = counters[0] + (slot.early_used ? counters[1] : 0u) + slot.times.tier1_host_damaged;
+  }
+  if (slot.early_used) slot.times.tier1_early_blocks = slot.early_blocks;
   if (times) *times = slot.times;
   PlanarImage img = std::move(slot.geometry);
   slot.geometry = {};
@@ -962,6 +1016,67 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
   return img;
 }
 
+Result<std::int32_t*> CudaReconstructor::Impl::start_tier1(const decoder::Tier1Batch& batch,
+                                                           std::span<const std::uint32_t> gpu_rows,
+                                                           std::span<const std::uint32_t> host_rows) {
+  NvtxRange range("j2k gpu tier-1 early start");
+  J2K_CUDA_TRY(cudaSetDevice(options.device));
+  Slot& slot = slots[static_cast<std::size_t>(next)];
+  if (slot.busy) return make_error(ErrorKind::limit, "CUDA reconstructor: every slot holds an uncollected frame");
+  if (slot.early_pending) {  // an earlier start nobody took: void
+    J2K_CUDA_TRY(cudaStreamSynchronize(slot.early_stream));
+    slot.early_pending = false;
+  }
+  if (Status st = decoder::validate_tier1_batch(batch); !st) return st.error();
+  const std::size_t n = batch.blocks.size();
+  for (const auto rows : {gpu_rows, host_rows})
+    for (const std::uint32_t r : rows)
+      if (r >= n) return make_error(ErrorKind::corrupt, "tier-1 split names a row outside the table");
+  const detail::Tier1Layout l = detail::plan_tier1(batch, gpu_rows, 0);
+  const detail::Tier1HostLayout hl = detail::plan_tier1_host(batch, host_rows);
+  const bool direct = batch.bytes.get_allocator().resource() == cuda_pinned_resource();
+  const std::size_t staged = direct ? l.bytes_off : l.end;
+  if (Status st = slot.e_staging.reserve(std::max<std::size_t>(1, staged)); !st) return st.error();
+  if (Status st = slot.d_e_staging.reserve(std::max<std::size_t>(1, l.end)); !st) return st.error();
+  if (Status st = slot.coeffs.reserve(std::max<std::size_t>(4, batch.coefficient_count * 4)); !st) return st.error();
+  if (Status st = slot.t1_scratch.reserve(256); !st) return st.error();
+  std::int32_t* packed = nullptr;
+  if (hl.count > 0) {
+    if (Status st = slot.t1_host.reserve(hl.end); !st) return st.error();
+    if (Status st = slot.d_t1_host.reserve(hl.end); !st) return st.error();
+    packed = detail::stage_tier1_host(batch, host_rows, hl, slot.t1_host.get());
+  }
+  detail::stage_tier1(batch, gpu_rows, l, slot.e_staging.get(), !direct);
+  auto* counters = reinterpret_cast<unsigned*>(slot.t1_scratch.get());
+  auto* coeffs = reinterpret_cast<std::int32_t*>(slot.coeffs.get());
+  std::byte* dev = slot.d_e_staging.get();
+  cudaStream_t st = slot.early_stream;
+  struct DrainOnError {  // as in submit: nothing half-queued outlives a failure
+    Slot& slot;
+    bool armed = true;
+    ~DrainOnError() {
+      if (armed) (void)cudaStreamSynchronize(slot.early_stream);
+    }
+  } drain{slot};
+  J2K_CUDA_TRY(cudaEventRecord(slot.t1_early_start, st));
+  J2K_CUDA_TRY(cudaMemsetAsync(coeffs, 0, batch.coefficient_count * 4, st));
+  J2K_CUDA_TRY(cudaMemsetAsync(counters, 0, 2 * sizeof(unsigned), st));
+  J2K_CUDA_TRY(cudaEventRecord(slot.t1_cleared, st));
+  J2K_CUDA_TRY(cudaMemcpyAsync(dev, slot.e_staging.get(), staged, cudaMemcpyHostToDevice, st));
+  if (direct && !batch.bytes.empty())
+    J2K_CUDA_TRY(cudaMemcpyAsync(dev + l.bytes_off, batch.bytes.data(), batch.bytes.size(), cudaMemcpyHostToDevice, st));
+  if (l.count > 0) {
+    // The second counter: the submit's kernel counts in the first.
+    const cuda::T1Launch L = detail::tier1_launch(l, dev, coeffs, counters + 1);
+    J2K_CUDA_TRY(cuda::launch_tier1(L, st));
+  }
+  J2K_CUDA_TRY(cudaEventRecord(slot.t1_early_done, st));
+  drain.armed = false;
+  slot.early_pending = true;
+  slot.early_blocks = gpu_rows.size();
+  return packed;
+}
+
 CudaReconstructor::CudaReconstructor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudaReconstructor::~CudaReconstructor() = default;
 
@@ -983,6 +1098,12 @@ Result<PlanarImage> CudaReconstructor::reconstruct(const CoefficientFrame& frame
   if (!ticket) return ticket.error();
   return collect(*ticket, times);
 }
+Result<std::int32_t*> CudaReconstructor::start_tier1(const decoder::Tier1Batch& batch,
+                                                     std::span<const std::uint32_t> gpu_rows,
+                                                     std::span<const std::uint32_t> host_rows) {
+  return impl_->start_tier1(batch, gpu_rows, host_rows);
+}
+void CudaReconstructor::cancel_tier1() { impl_->cancel_tier1(); }
 int CudaReconstructor::slots() const noexcept { return static_cast<int>(impl_->slots.size()); }
 std::size_t CudaReconstructor::device_bytes() const noexcept {
   std::size_t n = 0;
