@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -165,33 +166,16 @@ class SideRunner {
   std::thread thread_;
 };
 
-/// Whether to start tier-1 early, by measurement: it pays where the last resolution's
-/// code-blocks are light (32 x 32 blocks: 1080 and 2160 frames 10-15 % faster) and costs
-/// where they are as heavy as the rest (64 x 64 blocks: their kernel then starts later, and
-/// tier-2 shares the cores with the CPU's share: up to 25 % slower). So each way's frame
-/// time is averaged (a quarter of the way per frame), the faster one runs, and the other
-/// once every 16 frames to stay measured (content and load change).
-class EarlyChoice {
- public:
-  bool next() {
-    ++frame_;
-    if (n_[0] < 3 || n_[1] < 3) return frame_ % 2 == 1;  // both measured first
-    const bool best = avg_[1] < avg_[0];
-    return frame_ % 16 == 0 ? !best : best;
-  }
-  /// `early`: the frame started tier-1 early (not merely allowed to).
-  void record(bool early, double ms) {
-    double& a = avg_[early ? 1 : 0];
-    int& n = n_[early ? 1 : 0];
-    a = n == 0 ? ms : a + 0.25 * (ms - a);
-    ++n;
-  }
-
- private:
-  double avg_[2] = {0, 0};
-  int n_[2] = {0, 0};
-  unsigned frame_ = 0;
-};
+/// Tier-1 starts early only in frames of code-blocks of at most 32 x 32 (as broadcast and
+/// IMF encoders write 1080 and 2160 frames): there the last resolution's blocks are light
+/// and the start pays (2160 4:2:2 8 Mbit 4.05 -> 3.52 ms, 1080 2.24 -> 1.97 ms on an H100).
+/// With 64 x 64 blocks the last resolution's are as heavy as the rest, its kernel then
+/// starts later and tier-2 shares the cores with the CPU's share: 10-25 % slower. (Choosing
+/// per stream by measuring both ways was tried: frame times are too noisy for it.)
+bool early_start_pays(const decoder::Tier1Batch& batch) {
+  return std::all_of(batch.blocks.begin(), batch.blocks.end(),
+                     [](const decoder::Tier1Block& b) { return b.width <= 32 && b.height <= 32; });
+}
 
 /// `rows` of `from` as a batch of their own (rows 0..n-1 in that order, their segments and
 /// bytes copied): the CPU's share of an early tier-1 reads it while tier-2 still adds rows
@@ -263,8 +247,9 @@ class CudaBackend final : public CudaDecoder {
     bool started = false;
     Result<std::uint64_t> share_done = std::uint64_t{0};
     double share_ms = 0;
-    if (options_.early_tier1 && early_choice_.next())
+    if (options_.early_tier1)
       early.start = [&](const decoder::Tier1Batch& b) {
+        if (!early_start_pays(b)) return;
         split_tier1(b, model_, split_, options_.tier1_host_blocks);
         auto packed = (*lease)->start_tier1(b, split_.gpu_rows(), split_.host_rows());
         if (!packed) return;  // not started: this frame goes the usual way
@@ -327,7 +312,6 @@ class CudaBackend final : public CudaDecoder {
     auto img = (*lease)->reconstruct(*frame, req, &times_);
     if (!img) return img.error();
     if (use_early && !early_host_.empty()) times_.tier1_host_ms = share_ms;  // beside tier-2, not waited for
-    early_choice_.record(use_early, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     calibrate_tier1(model_, split_, use_early ? times_.tier1_early_ms : times_.tier1_ms, times_.tier1_host_ms);
     times_.host_deferred_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     times_.host_split_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
@@ -404,7 +388,6 @@ class CudaBackend final : public CudaDecoder {
   std::vector<std::uint32_t> early_gpu_, early_host_, late_rows_;
   decoder::Tier1Batch share_batch_;
   std::optional<SideRunner> side_;
-  EarlyChoice early_choice_;
   bool active_ = true;
   bool tier1_gpu_ = options_.tier1 != Tier1Mode::cpu;
   bool last_tier1_gpu_ = false;

@@ -36,8 +36,8 @@ struct CudaDecoderOptions {
   /// (decoder::EarlyTier1: tile-parts of whole components that end with their last
   /// resolution): the kernel and the CPU's share take every other resolution's code-blocks
   /// while the last resolutions' packets are read, and a second kernel then takes those.
-  /// It pays where the last resolution's blocks are light and costs where they are not, so
-  /// the decoder measures both ways as it goes and keeps the faster (false: never).
+  /// It pays where the last resolution's blocks are light, so it is done in frames of code-blocks
+  /// of at most 32 x 32 (broadcast and IMF frames), not with 64 x 64 (false: never).
   bool early_tier1 = true;
 };
 
