@@ -245,12 +245,16 @@ class CudaBackend final : public CudaDecoder {
     // kernel on them, and the CPU's share on the side thread while tier-2 reads the rest.
     decoder::EarlyTier1 early;
     bool started = false;
+    Clock::time_point t_start{};
     Result<std::uint64_t> share_done = std::uint64_t{0};
     double share_ms = 0;
     if (options_.early_tier1)
       early.start = [&](const decoder::Tier1Batch& b) {
         if (!early_start_pays(b)) return;
-        split_tier1(b, model_, split_, options_.tier1_host_blocks);
+        t_start = Clock::now();
+        // The kernel started now has until the last resolutions' kernel ends (as the last
+        // frames measured it): the CPU takes only what keeps it within that.
+        split_tier1(b, model_, split_, options_.tier1_host_blocks, early_slack_us_);
         auto packed = (*lease)->start_tier1(b, split_.gpu_rows(), split_.host_rows());
         if (!packed) return;  // not started: this frame goes the usual way
         started = true;
@@ -263,7 +267,7 @@ class CudaBackend final : public CudaDecoder {
           const auto s0 = Clock::now();
           std::vector<std::uint32_t> rows(share_batch_.blocks.size());
           std::iota(rows.begin(), rows.end(), 0u);
-          share_done = coefficients_.decode_tier1_rows(share_batch_, rows, out);
+          share_done = coefficients_.decode_tier1_rows(share_batch_, rows, out, /*beside=*/true);
           share_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
         });
       };
@@ -284,16 +288,27 @@ class CudaBackend final : public CudaDecoder {
     RecycleOnExit recycle{coefficients_, *frame};
     Tier1HostShare share;
     const bool use_early = started && early.kept;
+    double late_ms = 0;  // started early: the CPU's share of the last resolutions
     if (use_early) {
-      // The rows of the last resolutions, read after the start: all on the GPU.
+      // The rows of the last resolutions, read after the start: a second kernel, and their
+      // heaviest on the CPU beside it (a forced split applies to the start alone).
       late_rows_.resize(batch_.blocks.size() - early.rows);
       std::iota(late_rows_.begin(), late_rows_.end(), static_cast<std::uint32_t>(early.rows));
-      share.gpu_rows = late_rows_;
-      share.host_rows = early_host_;
+      split_tier1_rows(batch_, &late_rows_, model_, late_split_, options_.tier1_host_blocks >= 0 ? 0 : -1);
+      share.gpu_rows = late_split_.gpu_rows();
+      share.host_rows = late_split_.host_rows();
       share.early_rows = early_gpu_;
-      share.decode = [this, &share_done](std::span<const std::uint32_t>, std::int32_t*) -> Result<std::uint64_t> {
-        side_->wait();
-        return share_done;
+      share.early_host_rows = early_host_;
+      share.decode = [this, &share_done, &late_ms](std::span<const std::uint32_t> rows,
+                                                   std::int32_t* packed) -> Result<std::uint64_t> {
+        Result<std::uint64_t> late = std::uint64_t{0};
+        const auto s0 = Clock::now();
+        if (!rows.empty()) late = coefficients_.decode_tier1_rows(batch_, rows, packed);
+        late_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
+        if (side_) side_->wait();
+        if (!late) return late;
+        if (!share_done) return share_done;
+        return *late + *share_done;
       };
       req.tier1_early = true;
     } else {
@@ -311,8 +326,20 @@ class CudaBackend final : public CudaDecoder {
     req.tier1_share = &share;
     auto img = (*lease)->reconstruct(*frame, req, &times_);
     if (!img) return img.error();
-    if (use_early && !early_host_.empty()) times_.tier1_host_ms = share_ms;  // beside tier-2, not waited for
-    calibrate_tier1(model_, split_, use_early ? times_.tier1_early_ms : times_.tier1_ms, times_.tier1_host_ms);
+    if (use_early) {
+      // The model learns from the split it balanced: the last resolutions' kernel against
+      // the CPU's share of them (the start's split only fills a budget).
+      times_.tier1_host_ms = late_ms;
+      calibrate_tier1(model_, late_split_, times_.tier1_ms, late_ms);
+    } else {
+      calibrate_tier1(model_, split_, times_.tier1_ms, times_.tier1_host_ms);
+    }
+    times_.tier1_early_host_ms = use_early ? share_ms : 0.0;
+    if (use_early) {
+      // From the start to the last resolutions' kernel's end: the next start's budget.
+      const double slack_us = std::chrono::duration<double, std::micro>(t2 - t_start).count() + times_.tier1_ms * 1000.0;
+      early_slack_us_ = early_slack_us_ > 0 ? early_slack_us_ + 0.25 * (slack_us - early_slack_us_) : slack_us;
+    }
     times_.host_deferred_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     times_.host_split_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
     stats_.tier1_ms = times_.tier1_ms;
@@ -382,12 +409,14 @@ class CudaBackend final : public CudaDecoder {
   // straight into page-locked memory, which the reconstructor's copy reads as they are.
   decoder::Tier1Batch batch_{cuda_pinned_resource()};
   Tier1CostModel model_{.gpu_chains = std::max(1, tier1_gpu_chains(options_.device))};  // calibrated per frame
-  Tier1Split split_;                          // this frame's hybrid split
+  Tier1Split split_;                          // this frame's hybrid split (of the early rows, when started early)
+  Tier1Split late_split_;                     // started early: the split of the rows read after the start
   // Tier-1 started early: the rows each side took then, the rows read after, the CPU's
   // share as a batch of its own, and the thread that decodes it beside tier-2.
   std::vector<std::uint32_t> early_gpu_, early_host_, late_rows_;
   decoder::Tier1Batch share_batch_;
   std::optional<SideRunner> side_;
+  double early_slack_us_ = 0;  // the last early frames' time from the start to the second kernel's end (average)
   bool active_ = true;
   bool tier1_gpu_ = options_.tier1 != Tier1Mode::cpu;
   bool last_tier1_gpu_ = false;

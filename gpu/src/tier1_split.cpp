@@ -42,15 +42,22 @@ void radix_sort(std::vector<std::uint32_t>& key, std::vector<std::uint32_t>& row
 
 }  // namespace
 
-void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& m, Tier1Split& split, long forced) {
-  const std::size_t n = batch.blocks.size();
+void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& m, Tier1Split& split, long forced,
+                 double gpu_budget_us) {
+  split_tier1_rows(batch, nullptr, m, split, forced, gpu_budget_us);
+}
+
+void split_tier1_rows(const decoder::Tier1Batch& batch, const std::vector<std::uint32_t>* rows, const Tier1CostModel& m,
+                      Tier1Split& split, long forced, double gpu_budget_us) {
+  const std::size_t n = rows ? rows->size() : batch.blocks.size();
   // Heaviest first, ties in table order: a stable ascending sort of the costs' complements.
   std::vector<std::uint32_t>& key = split.scratch.key;
   key.resize(n);
   split.order.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    key[i] = ~static_cast<std::uint32_t>(std::min<std::uint64_t>(tier1_block_cost(batch, batch.blocks[i]), 0xFFFFFFFFu));
-    split.order[i] = static_cast<std::uint32_t>(i);
+    const std::uint32_t row = rows ? (*rows)[i] : static_cast<std::uint32_t>(i);
+    key[i] = ~static_cast<std::uint32_t>(std::min<std::uint64_t>(tier1_block_cost(batch, batch.blocks[row]), 0xFFFFFFFFu));
+    split.order[i] = row;
   }
   radix_sort(key, split.order, split.scratch);
   auto cost = [&key](std::size_t r) { return static_cast<double>(~key[r]); };
@@ -75,6 +82,16 @@ void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& m, Tier
       }
       if (cpu_us(cpu_units(k, done)) > best_us) break;  // the CPU side only grows from here
     }
+  }
+  if (forced < 0 && gpu_budget_us > 0) {
+    // The kernel may take until the budget: the CPU gets only the blocks it must (fewer
+    // cores busy beside whatever else runs then), never more than the balanced split.
+    double before = 0;
+    for (std::size_t k = 0; k < best; before += cost(k), ++k)
+      if (gpu_us(gpu_units(k, total - before)) <= gpu_budget_us) {
+        best = k;
+        break;
+      }
   }
   double done = 0;
   for (std::size_t r = 0; r < best; ++r) done += cost(r);

@@ -44,11 +44,12 @@ class CoefficientDecoder {
   /// The CPU tier-1 over `rows` of the last decode_deferred's batch (or any valid batch),
   /// into `packed` (tier1_packed_offsets layout), on this object's pool (the last decode's
   /// threads or shared pool), heaviest rows best given first. Returns the damaged (zeroed)
-  /// block count. Used beside the GPU tier-1, which decodes the other rows meanwhile; it may
-  /// run on another thread while decode_deferred reads the rest of a frame (EarlyTier1::start
-  /// having been called), on a batch of its own.
+  /// block count. Used beside the GPU tier-1, which decodes the other rows meanwhile. One
+  /// call with `beside` may run on another thread at the same time as decode_deferred (after
+  /// EarlyTier1::start) or as one call without it (its own scratch), each on a batch that
+  /// the other does not change.
   Result<std::uint64_t> decode_tier1_rows(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
-                                          std::int32_t* packed);
+                                          std::int32_t* packed, bool beside = false);
   /// Gives a frame's coefficient buffers back for the next decode() (saves allocating,
   /// zero-filling and page-faulting ~4 bytes per sample per frame).
   void recycle(CoefficientFrame&& frame);

@@ -82,10 +82,11 @@ struct Tier1Batch {
 /// Tier-1 started before tier-2 ends (CoefficientDecoder::decode_deferred). In a frame of one
 /// tile whose tile-parts each hold whole components and end with the packets of their
 /// components' last resolution (CPRL with one precinct per resolution, as broadcast encoders
-/// write 1080 frames, or RPCL), once every other packet is read `start` is called, on the
-/// decoding thread, with the batch as it stands: rows [0, rows) are final (every packet of
-/// their code-blocks read) and stay where they are; the last resolutions' rows follow them
-/// (read meanwhile on the pool, which `start` may share). `start` must not keep references
+/// write 1080 frames, or RPCL), once every other packet is read `start` is called on a
+/// thread of the decoder's pool, beside the threads that read the last resolutions' packets,
+/// with the batch as it stands: rows [0, rows) are final (every packet of their code-blocks
+/// read) and stay where they are; the last resolutions' rows follow them. What `start`
+/// writes is the decoding thread's again when decode_deferred returns. `start` must not keep references
 /// into `blocks` or `segments` (they grow after it returns); `bytes` does not move while the
 /// frame is decoded (its capacity covers everything it can receive), so the range it held
 /// may be read from elsewhere (a copy engine) until the frame is done with.

@@ -92,6 +92,9 @@ struct Engine {
   std::unique_ptr<ThreadPool> own_pool;  ///< made once, when no shared pool is given
   ThreadPool* pool = nullptr;            ///< the pool the current decode runs its loops on
   std::vector<CodeBlockDecoder> scratch;  ///< one per slot of `pool`
+  /// The same for decode_tier1_rows beside another loop of this engine (EarlyTier1: the
+  /// CPU's share of an early start on a side thread while the decoding thread decodes more).
+  std::vector<CodeBlockDecoder> side_scratch;
   ReconstructScratch reconstruct;
   std::vector<TileCoefficients> spare_tiles;  ///< the last frame's buffers, reused
   /// The last frame's job list, emptied, for its capacity: a 2160 frame has ~4 000 jobs
@@ -118,6 +121,8 @@ struct Engine {
     if (pool != want) pool = want;
     if (scratch.size() < static_cast<std::size_t>(pool->size()))
       scratch.resize(static_cast<std::size_t>(pool->size()), CodeBlockDecoder(t1));
+    if (side_scratch.size() < static_cast<std::size_t>(pool->size()))
+      side_scratch.resize(static_cast<std::size_t>(pool->size()), CodeBlockDecoder(t1));
   }
 };
 
@@ -530,7 +535,7 @@ Result<CoefficientFrame> CoefficientDecoder::decode_deferred(Bytes codestream, c
 }
 
 Result<std::uint64_t> CoefficientDecoder::decode_tier1_rows(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
-                                                            std::int32_t* packed) {
+                                                            std::int32_t* packed, bool beside) {
   return own::no_throw([&]() -> Result<std::uint64_t> {
     DecodeOptions options;
     options.threads = impl_->threads;
@@ -540,11 +545,12 @@ Result<std::uint64_t> CoefficientDecoder::decode_tier1_rows(const Tier1Batch& ba
     std::vector<std::uint64_t> offsets;
     tier1_packed_offsets(batch, rows, offsets);
     std::vector<own::CodeBlock> scratch(static_cast<std::size_t>(engine.pool->size()));
+    std::vector<own::CodeBlockDecoder>& decoders = beside ? engine.side_scratch : engine.scratch;
     std::atomic<std::uint64_t> damaged{0};
     engine.pool->parallel_for(rows.size(), [&](std::size_t j, int slot) {
       const Tier1Block& b = batch.blocks[rows[j]];
       const auto k = static_cast<std::size_t>(slot);
-      if (!own::decode_tier1_row(engine.scratch[k], scratch[k], batch, b, packed + offsets[j], b.width))
+      if (!own::decode_tier1_row(decoders[k], scratch[k], batch, b, packed + offsets[j], b.width))
         damaged.fetch_add(1, std::memory_order_relaxed);
     });
     return damaged.load();

@@ -43,8 +43,11 @@ namespace j2k::gpu {
 struct Tier1HostShare {
   std::span<const std::uint32_t> gpu_rows, host_rows;
   /// With ReconstructRequest::tier1_early: the rows the kernel that start_tier1() launched
-  /// decodes (`gpu_rows` are then the rest; every row in exactly one of the three).
-  std::span<const std::uint32_t> early_rows;
+  /// decodes and the rows start_tier1() gave the CPU (decoded meanwhile: `decode`, called
+  /// for `host_rows`, returns once both CPU shares are done, with their damaged count);
+  /// `gpu_rows` and `host_rows` are then the rows read after the start. Every row in
+  /// exactly one of the four.
+  std::span<const std::uint32_t> early_rows, early_host_rows;
   std::function<Result<std::uint64_t>(std::span<const std::uint32_t> rows, std::int32_t* packed)> decode;
 };
 
@@ -62,7 +65,7 @@ struct ReconstructRequest {
   /// With `tier1`: how its rows are shared with the CPU (null: every row on the GPU).
   const Tier1HostShare* tier1_share = nullptr;
   /// With `tier1_share`: this frame's tier-1 started early (start_tier1) and those rows stand
-  /// (Tier1HostShare::early_rows, and `host_rows` are the ones start_tier1 was given). False
+  /// (Tier1HostShare::early_rows and early_host_rows, as start_tier1 was given them). False
   /// while a start is pending: it is void (waited for, then every row decoded anew).
   bool tier1_early = false;
 };
@@ -85,6 +88,7 @@ struct GpuTimes {
   std::size_t tier1_host_blocks = 0;  ///< hybrid tier-1: code-blocks decoded on the CPU meanwhile
   double tier1_host_ms = 0;           ///< their host wall time (beside the kernel)
   double tier1_early_ms = 0;          ///< tier-1 started early (start_tier1): its kernel's time
+  double tier1_early_host_ms = 0;     ///< and its CPU share's (CudaDecoder: beside tier-2)
   std::size_t tier1_early_blocks = 0; ///< code-blocks that kernel decoded
   std::uint64_t tier1_host_damaged = 0;
   // The host's side of the frame (wall time), where the GPU's time above is not all of it:

@@ -53,7 +53,15 @@ struct Tier1Split {
 
 /// Orders the batch's rows heaviest first and picks how many go to the CPU: `forced` >= 0
 /// fixes that count (clamped to the rows; 0: all on the GPU), otherwise the model decides.
-void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& model, Tier1Split& split, long forced = -1);
+/// `gpu_budget_us` > 0 (with the model): the kernel may take that long, so the CPU gets the
+/// fewest heaviest blocks that keep it within (at most the balanced split's): a kernel
+/// started early has until the frame's other kernel ends, and the cores it leaves free
+/// read the rest of the frame meanwhile.
+void split_tier1(const decoder::Tier1Batch& batch, const Tier1CostModel& model, Tier1Split& split, long forced = -1,
+                 double gpu_budget_us = 0);
+/// The same over `rows` of the batch only (null: every row).
+void split_tier1_rows(const decoder::Tier1Batch& batch, const std::vector<std::uint32_t>* rows,
+                      const Tier1CostModel& model, Tier1Split& split, long forced = -1, double gpu_budget_us = 0);
 
 /// Moves the per-unit times towards what this frame measured (the kernel's time, the CPU
 /// share's wall time), a quarter of the way, a frame's figure taken within half and twice

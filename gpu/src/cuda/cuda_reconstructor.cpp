@@ -109,6 +109,9 @@ struct Slot {
   cudaEvent_t t1_cleared = nullptr, t1_early_start = nullptr, t1_early_done = nullptr;
   PinnedBuffer e_staging;
   DeviceBuffer d_e_staging;
+  PinnedBuffer e_t1_host;  // the CPU's share of the early rows (scatter rows, coefficients)
+  DeviceBuffer d_e_t1_host;
+  detail::Tier1HostLayout e_t1h;
   bool early_pending = false;  // started, not yet taken by a submit
   bool early_used = false;     // the frame in this slot used it (collect reads its counter and time)
   std::size_t early_blocks = 0;
@@ -489,10 +492,10 @@ Status check_tier1_batch(const decoder::Tier1Batch& batch, const CoefficientFram
 /// A host share that covers the table: its rows in range and as many as the table has.
 Status check_tier1_share(const decoder::Tier1Batch& batch, const Tier1HostShare& share) {
   const std::size_t n = batch.blocks.size();
-  if (share.gpu_rows.size() + share.host_rows.size() + share.early_rows.size() != n ||
-      (!share.host_rows.empty() && !share.decode))
+  if (share.gpu_rows.size() + share.host_rows.size() + share.early_rows.size() + share.early_host_rows.size() != n ||
+      ((!share.host_rows.empty() || !share.early_host_rows.empty()) && !share.decode))
     return make_error(ErrorKind::corrupt, "tier-1 split does not cover the table");
-  for (const auto rows : {share.gpu_rows, share.host_rows, share.early_rows})
+  for (const auto rows : {share.gpu_rows, share.host_rows, share.early_rows, share.early_host_rows})
     for (const std::uint32_t r : rows)
       if (r >= n) return make_error(ErrorKind::corrupt, "tier-1 split names a row outside the table");
   return {};
@@ -756,12 +759,20 @@ Status CudaReconstructor::Impl::enqueue_host_tier1(Slot& slot, const FramePlan& 
   slot.times.tier1_host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!damaged) return damaged.error();
   slot.times.tier1_host_damaged = *damaged;
-  slot.times.tier1_host_blocks = plan.t1_host_rows.size();
+  const bool early_share = plan.t1_early && slot.e_t1h.count > 0;  // decoded beside tier-2 (start_tier1)
+  slot.times.tier1_host_blocks = plan.t1_host_rows.size() + (early_share ? static_cast<std::size_t>(slot.e_t1h.count) : 0);
   J2K_CUDA_TRY(cudaStreamWaitEvent(slot.copy_stream, slot.early, 0));
-  J2K_CUDA_TRY(cudaMemcpyAsync(slot.d_t1_host.get(), slot.t1_host.get(), plan.t1h.end, cudaMemcpyHostToDevice,
-                               slot.copy_stream));
-  J2K_CUDA_TRY(detail::scatter_tier1_host(plan.t1h, slot.d_t1_host.get(), reinterpret_cast<std::int32_t*>(slot.coeffs.get()),
-                                          slot.copy_stream));
+  auto* coeffs = reinterpret_cast<std::int32_t*>(slot.coeffs.get());
+  if (plan.t1h.count > 0) {
+    J2K_CUDA_TRY(cudaMemcpyAsync(slot.d_t1_host.get(), slot.t1_host.get(), plan.t1h.end, cudaMemcpyHostToDevice,
+                                 slot.copy_stream));
+    J2K_CUDA_TRY(detail::scatter_tier1_host(plan.t1h, slot.d_t1_host.get(), coeffs, slot.copy_stream));
+  }
+  if (early_share) {
+    J2K_CUDA_TRY(cudaMemcpyAsync(slot.d_e_t1_host.get(), slot.e_t1_host.get(), slot.e_t1h.end, cudaMemcpyHostToDevice,
+                                 slot.copy_stream));
+    J2K_CUDA_TRY(detail::scatter_tier1_host(slot.e_t1h, slot.d_e_t1_host.get(), coeffs, slot.copy_stream));
+  }
   J2K_CUDA_TRY(cudaEventRecord(slot.late, slot.copy_stream));
   J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.late, 0));
   return {};
@@ -807,7 +818,8 @@ Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePl
       J2K_CUDA_TRY(cudaMemsetAsync(coeffs, 0, plan.coeff_count * 4, slot.stream));
       J2K_CUDA_TRY(cudaMemsetAsync(counter, 0, 2 * sizeof(unsigned), slot.stream));
     }
-    if (plan.t1h.count > 0) J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
+    if (plan.t1h.count > 0 || (plan.t1_early && slot.e_t1h.count > 0))
+      J2K_CUDA_TRY(cudaEventRecord(slot.early, slot.stream));
     if (plan.t1.count > 0) {
       const cuda::T1Launch L = detail::tier1_launch(plan.t1, dev, coeffs, counter);
       J2K_CUDA_TRY(cuda::launch_tier1(L, slot.stream));
@@ -815,7 +827,7 @@ Status CudaReconstructor::Impl::enqueue_reconstruction(Slot& slot, const FramePl
   }
   if (Status s = record(slot, ev_tier1); !s) return s;
   if (plan.t1_early) J2K_CUDA_TRY(cudaStreamWaitEvent(slot.stream, slot.t1_early_done, 0));
-  if (plan.tier1 && plan.t1h.count > 0)
+  if (plan.tier1 && (plan.t1h.count > 0 || (plan.t1_early && slot.e_t1h.count > 0)))
     if (Status s = enqueue_host_tier1(slot, plan, staged, req); !s) return s;
   // ---- Dequantisation, inverse DWT, store -----------------------------------------------
   if (!plan.covered && !plan.fused && plan.plane_off[ncomp] > 0)
@@ -1041,10 +1053,11 @@ Result<std::int32_t*> CudaReconstructor::Impl::start_tier1(const decoder::Tier1B
   if (Status st = slot.coeffs.reserve(std::max<std::size_t>(4, batch.coefficient_count * 4)); !st) return st.error();
   if (Status st = slot.t1_scratch.reserve(256); !st) return st.error();
   std::int32_t* packed = nullptr;
+  slot.e_t1h = hl;
   if (hl.count > 0) {
-    if (Status st = slot.t1_host.reserve(hl.end); !st) return st.error();
-    if (Status st = slot.d_t1_host.reserve(hl.end); !st) return st.error();
-    packed = detail::stage_tier1_host(batch, host_rows, hl, slot.t1_host.get());
+    if (Status st = slot.e_t1_host.reserve(hl.end); !st) return st.error();
+    if (Status st = slot.d_e_t1_host.reserve(hl.end); !st) return st.error();
+    packed = detail::stage_tier1_host(batch, host_rows, hl, slot.e_t1_host.get());
   }
   detail::stage_tier1(batch, gpu_rows, l, slot.e_staging.get(), !direct);
   auto* counters = reinterpret_cast<unsigned*>(slot.t1_scratch.get());
@@ -1107,7 +1120,9 @@ void CudaReconstructor::cancel_tier1() { impl_->cancel_tier1(); }
 int CudaReconstructor::slots() const noexcept { return static_cast<int>(impl_->slots.size()); }
 std::size_t CudaReconstructor::device_bytes() const noexcept {
   std::size_t n = 0;
-  for (const Slot& s : impl_->slots) n += s.d_staging.size() + s.work.size() + s.planes.size() + s.coeffs.size() + s.t1_scratch.size();
+  for (const Slot& s : impl_->slots)
+    n += s.d_staging.size() + s.work.size() + s.planes.size() + s.coeffs.size() + s.t1_scratch.size() +
+         s.d_t1_host.size() + s.d_e_staging.size() + s.d_e_t1_host.size();
   return n;
 }
 

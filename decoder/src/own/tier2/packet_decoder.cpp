@@ -530,12 +530,20 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
         run.failed = true;
     }
   };
+  // `between` runs beside the second stage (it reads only the code-blocks that stage does
+  // not touch: those of the other resolutions), so the last resolutions' packets are read
+  // while tier-1 starts on the rest.
+  bool call_between = false;
   if (any_cut && between) {
     pool.parallel_for(n_parts, [&](std::size_t k, int) { read_packets(k, start[k], stage2[k]); });
-    if (std::none_of(runs.begin(), runs.end(), [](const Run& r) { return r.failed || r.counters.damaged_packets > 0; }))
-      between();
+    call_between =
+        std::none_of(runs.begin(), runs.end(), [](const Run& r) { return r.failed || r.counters.damaged_packets > 0; });
   }
-  pool.parallel_for(n_parts, [&](std::size_t k, int) {
+  pool.parallel_for(n_parts + (call_between ? 1 : 0), [&](std::size_t k, int) {
+    if (k == n_parts) {
+      between();
+      return;
+    }
     Run& run = runs[k];
     read_packets(k, any_cut && between ? stage2[k] : start[k], start[k + 1]);
     // The guess holds when the tile-part's packets fill it exactly.

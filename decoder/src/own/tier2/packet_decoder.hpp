@@ -39,11 +39,12 @@ Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool he
 /// anything went wrong; the caller then reads the tile with decode_tile_packets, which
 /// reports what there is to report.
 ///
-/// `between`, when given, is called on the calling thread once every tile-part has been read
+/// `between`, when given, is called (on a thread of `pool`) once every tile-part has been read
 /// up to its packets of the last resolution of its components, where those come last in it
 /// (a resolution-major order within the component: CPRL with one precinct per resolution,
 /// RPCL, ...) and at least one tile-part has them: the code-blocks of the other resolutions
-/// are then complete (tier-1 may start on them while the rest is read). Not called where
+/// are then complete (tier-1 may start on them while the rest is read: it runs beside the
+/// reading of the last resolutions, and must touch no code-block of theirs). Not called where
 /// no tile-part can be cut so. A later failure of the guess (false) still reads the tile
 /// again from the start.
 bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
