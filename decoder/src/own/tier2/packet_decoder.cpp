@@ -539,11 +539,15 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
     call_between =
         std::none_of(runs.begin(), runs.end(), [](const Run& r) { return r.failed || r.counters.damaged_packets > 0; });
   }
-  pool.parallel_for(n_parts + (call_between ? 1 : 0), [&](std::size_t k, int) {
-    if (k == n_parts) {
+  // `between` first: it is short, and tier-1 waits for it (with fewer threads than tile-parts
+  // it would otherwise come after the reading it is meant to overlap).
+  const std::size_t first = call_between ? 1 : 0;
+  pool.parallel_for(n_parts + first, [&](std::size_t i, int) {
+    if (i < first) {
       between();
       return;
     }
+    const std::size_t k = i - first;
     Run& run = runs[k];
     read_packets(k, any_cut && between ? stage2[k] : start[k], start[k + 1]);
     // The guess holds when the tile-part's packets fill it exactly.
