@@ -6,11 +6,14 @@
 //   - the CPU tier-1 over the table gives the coefficients that the direct decode gives
 //     (frames up to 16 M coefficients), whatever the codestream's damage; the deferred
 //     decode runs on two threads (tile-parts of whole components read at once), the direct
-//     one on one (read in one sequence), so this also holds the two tier-2 readings equal.
+//     one on one (read in one sequence), so this also holds the two tier-2 readings equal;
+//   - tier-1 started early (EarlyTier1, frames whose tile-parts allow it): the rows handed
+//     over before tier-2 ended are the final table's first rows, unchanged, when it says so.
 // Built as a fuzzer with clang (fuzz preset) and as a replay program in the normal test
 // build (tests/decoder_own), over the same corpus as decode_fuzzer.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "decoder/own_decoder.hpp"
@@ -26,9 +29,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   opt.reduce = (size >> 1) & 1;
   DecodeOptions one = opt;
   one.threads = 1;
-  auto frame = deferred.decode_deferred(bytes, opt, batch);
+  EarlyTier1 early;
+  std::vector<Tier1Block> handed;  // the rows as `start` saw them
+  early.start = [&handed](const Tier1Batch& b) { handed.assign(b.blocks.begin(), b.blocks.end()); };
+  auto frame = deferred.decode_deferred(bytes, opt, batch, nullptr, &early);
   if (!frame.ok()) return 0;
   if (!validate_tier1_batch(batch).ok()) __builtin_trap();
+  if (early.rows != handed.size()) __builtin_trap();
+  if (early.kept) {
+    if (handed.size() > batch.blocks.size()) __builtin_trap();
+    if (!handed.empty() && std::memcmp(handed.data(), batch.blocks.data(), handed.size() * sizeof(Tier1Block)) != 0)
+      __builtin_trap();
+  }
   constexpr std::uint64_t kMaxCompared = std::uint64_t{1} << 24;
   if (batch.coefficient_count > kMaxCompared) return 0;
   auto ref = direct.decode(bytes, one);

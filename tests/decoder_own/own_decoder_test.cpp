@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <random>
+#include <thread>
+#include <numeric>
 
 #include "corpus.hpp"
 #include "decoder/coefficients.hpp"
@@ -429,6 +431,65 @@ TEST(OwnDecoder, EarlyTier1AfterAFailedGuessRebuildsTheTable) {
     EXPECT_TRUE(tier1_of(run.batch) == tier1_of(reference)) << back;
   }
   EXPECT_GT(rebuilt, 0);
+}
+
+TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
+  // What the GPU backend does with an early start: the CPU's share of the rows handed over is
+  // decoded on another thread (decode_tier1_rows, `beside`) while decode_deferred reads the
+  // rest of the frame and then, still beside it, more rows are decoded on the decoding
+  // thread; both equal the reference tier-1 (run under ThreadSanitizer too).
+  auto c = make_case("beside", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12 -b 32,32");
+  Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  ASSERT_FALSE(cs.empty());
+  CoefficientDecoder dec;
+  DecodeOptions opt;
+  opt.threads = 4;
+  Tier1Batch batch, share;  // `share`: the handed-over rows as a batch of their own
+  std::vector<std::int32_t> share_out;
+  std::thread side;
+  Result<std::uint64_t> side_result = std::uint64_t{0};
+  EarlyTier1 early;
+  early.start = [&](const Tier1Batch& b) {
+    share.component_base = b.component_base;
+    share.coefficient_count = b.coefficient_count;
+    for (const Tier1Block& row : b.blocks) {
+      Tier1Block copy = row;
+      copy.seg_first = static_cast<std::uint32_t>(share.segments.size());
+      std::size_t n = 0;
+      for (std::uint32_t k = 0; k < row.seg_count; ++k) {
+        share.segments.push_back(b.segments[row.seg_first + k]);
+        n += share.segments.back().length;
+      }
+      copy.byte_offset = static_cast<std::uint32_t>(share.bytes.size());
+      share.bytes.insert(share.bytes.end(), b.bytes.begin() + row.byte_offset, b.bytes.begin() + row.byte_offset + static_cast<std::ptrdiff_t>(n));
+      share.blocks.push_back(copy);
+    }
+    std::vector<std::uint32_t> rows(share.blocks.size());
+    std::iota(rows.begin(), rows.end(), 0u);
+    std::vector<std::uint64_t> offsets;
+    share_out.resize(tier1_packed_offsets(share, rows, offsets));
+    side = std::thread([&, rows] { side_result = dec.decode_tier1_rows(share, rows, share_out.data(), true); });
+  };
+  auto frame = dec.decode_deferred(cs, opt, batch, nullptr, &early);
+  ASSERT_TRUE(frame.ok());
+  ASSERT_GT(early.rows, 0u);
+  ASSERT_TRUE(early.kept);
+  // The last resolutions' rows on this thread, while the side thread may still run.
+  std::vector<std::uint32_t> late(batch.blocks.size() - early.rows);
+  std::iota(late.begin(), late.end(), static_cast<std::uint32_t>(early.rows));
+  std::vector<std::uint64_t> offsets;
+  std::vector<std::int32_t> late_out(tier1_packed_offsets(batch, late, offsets));
+  auto here = dec.decode_tier1_rows(batch, late, late_out.data());
+  side.join();
+  ASSERT_TRUE(here.ok() && side_result.ok());
+  std::vector<std::uint32_t> all(share.blocks.size());
+  std::iota(all.begin(), all.end(), 0u);
+  std::vector<std::int32_t> want(share_out.size());
+  decode_tier1_rows_cpu(share, all, want.data());
+  EXPECT_TRUE(want == share_out);
+  want.assign(late_out.size(), 0);
+  decode_tier1_rows_cpu(batch, late, want.data());
+  EXPECT_TRUE(want == late_out);
 }
 
 TEST(OwnDecoder, PocInTheMainHeaderAlone) {
