@@ -1,6 +1,7 @@
 #pragma once
 // Tag tree decoder (15444-1 B.10.2): a quad-tree of minima over a grid of code-blocks,
 // used for inclusion and for the number of missing most significant bit-planes.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -12,59 +13,59 @@ class TagTreeDecoder {
  public:
   TagTreeDecoder() = default;
   void reset(int width, int height) {
-    nodes_.clear();
-    level_offset_.clear();
-    level_width_.clear();
+    levels_ = 0;
+    std::size_t total = 0;
     int w = width, h = height;
     for (;;) {
-      level_offset_.push_back(static_cast<int>(nodes_.size()));
-      level_width_.push_back(w);
-      nodes_.resize(nodes_.size() + static_cast<std::size_t>(w) * h);
-      if (w <= 1 && h <= 1) break;
+      offset_[levels_] = total;
+      width_[levels_] = w;
+      ++levels_;
+      total += static_cast<std::size_t>(w) * h;
+      if ((w <= 1 && h <= 1) || levels_ == kMaxLevels) break;
       w = (w + 1) / 2;
       h = (h + 1) / 2;
     }
+    nodes_.assign(total, 0);
   }
 
   /// Decodes until the leaf's value is known to be >= threshold or is known exactly.
   /// Returns true when value < threshold. (B.10.2: each node's value is at least its parent's.)
   bool decode(PacketBitReader& br, int x, int y, int threshold) {
-    int path[34];
-    int depth = 0;
-    for (std::size_t lv = 0; lv < level_offset_.size(); ++lv) {
-      path[depth++] = level_offset_[lv] + y * level_width_[lv] + x;
-      x >>= 1;
-      y >>= 1;
-    }
     int low = 0;
-    for (int i = depth - 1; i >= 0; --i) {
-      Node& n = nodes_[path[i]];
-      if (low > n.low) n.low = low;
-      else low = n.low;
-      while (low < threshold && !n.known) {
-        if (br.bit()) {
-          n.known = true;
-        } else {
-          ++low;
+    for (int lv = levels_ - 1; lv >= 0; --lv) {
+      std::uint32_t& n = nodes_[offset_[lv] + static_cast<std::size_t>(y >> lv) * width_[lv] + (x >> lv)];
+      const int held = static_cast<int>(n & kLow);
+      if (low > held) n = (n & kKnown) | static_cast<std::uint32_t>(low);
+      else low = held;
+      if (n & kKnown) continue;
+      bool known = false;
+      while (low < threshold) {
+        const bool one = br.bit() != 0;
+        if (br.failed()) return false;  // what was raised above stays; the bits read are lost
+        if (one) {
+          known = true;
+          break;
         }
-        if (br.failed()) return false;
+        ++low;
       }
-      n.low = low;
-      if (!n.known) return false;
+      n = static_cast<std::uint32_t>(low) | (known ? kKnown : 0u);
+      if (!known) return false;
     }
-    return nodes_[path[0]].low < threshold;
+    return low < threshold;
   }
   /// The leaf's value once decode() has established it.
-  int value(int x, int y) const { return nodes_[static_cast<std::size_t>(y) * level_width_[0] + x].low; }
+  int value(int x, int y) const { return static_cast<int>(nodes_[static_cast<std::size_t>(y) * width_[0] + x] & kLow); }
 
  private:
-  struct Node {
-    int low = 0;        ///< lower bound known so far (the value once `known`)
-    bool known = false;
-  };
-  std::vector<Node> nodes_;
-  std::vector<int> level_offset_;
-  std::vector<int> level_width_;
+  // A node: the lower bound known so far (the value once known) in the low 31 bits, and
+  // whether it is known in the top one. The levels' offsets and widths in place (not on the
+  // heap): every code-block of a packet header walks them twice.
+  static constexpr std::uint32_t kKnown = 0x80000000u, kLow = 0x7FFFFFFFu;
+  static constexpr int kMaxLevels = 33;  // a side of up to 2^32 leaves
+  std::vector<std::uint32_t> nodes_;
+  std::size_t offset_[kMaxLevels] = {};
+  int width_[kMaxLevels] = {};
+  int levels_ = 0;
 };
 
 }  // namespace j2k::decoder::own
