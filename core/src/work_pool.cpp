@@ -39,6 +39,10 @@ std::chrono::nanoseconds WorkPool::thread_cpu_time() noexcept {
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
+std::uint64_t WorkPool::current_urgency(const WorkPool& pool) noexcept {
+  return t_task && &t_task->pool_ == &pool ? t_task->urgency_ : kLeastUrgent;
+}
+
 WorkPool::Task::Task(WorkPool& pool, std::uint64_t urgency)
     : pool_(pool), urgency_(urgency), outer_(t_task), start_(Clock::now()), cpu_start_(thread_cpu_time()) {
   t_task = this;

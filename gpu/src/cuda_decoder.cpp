@@ -246,6 +246,7 @@ class CudaBackend final : public CudaDecoder {
     decoder::EarlyTier1 early;
     bool started = false;
     Clock::time_point t_start{};
+    const std::uint64_t urgency = options.pool ? WorkPool::current_urgency(*options.pool) : 0;
     Result<std::uint64_t> share_done = std::uint64_t{0};
     double share_ms = 0;
     if (options_.early_tier1)
@@ -263,7 +264,10 @@ class CudaBackend final : public CudaDecoder {
         if (early_host_.empty()) return;
         copy_rows(b, early_host_, share_batch_);
         if (!side_) side_.emplace();
-        side_->post([this, out = *packed, &share_done, &share_ms] {
+        side_->post([this, out = *packed, &share_done, &share_ms, shared = options.pool, urgency] {
+          // On a shared pool the share's loop ranks with its frame's (not after every frame's).
+          std::optional<WorkPool::Task> task;
+          if (shared) task.emplace(*shared, urgency);
           const auto s0 = Clock::now();
           std::vector<std::uint32_t> rows(share_batch_.blocks.size());
           std::iota(rows.begin(), rows.end(), 0u);

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -207,6 +208,24 @@ TEST(WorkPool, LoopsInsideALoopRunEveryIndexAndGiveTheirSlotsBack) {
   });
   opener.join();
   EXPECT_EQ(c.most.load(), 4);
+}
+
+TEST(WorkPool, ACallerKnowsItsTasksUrgency) {
+  // A thread working beside a frame's task (the GPU tier-1's side share) takes the frame's
+  // urgency from it: the task's on its own pool, the least urgent elsewhere.
+  WorkPool pool(2), other(2);
+  const std::uint64_t least = WorkPool::current_urgency(pool);
+  EXPECT_EQ(least, std::numeric_limits<std::uint64_t>::max());
+  {
+    WorkPool::Task task(pool, 7);
+    EXPECT_EQ(WorkPool::current_urgency(pool), 7u);
+    EXPECT_EQ(WorkPool::current_urgency(other), least);
+    std::uint64_t seen = 0;
+    std::thread beside([&] { seen = WorkPool::current_urgency(pool); });  // no task on that thread
+    beside.join();
+    EXPECT_EQ(seen, least);
+  }
+  EXPECT_EQ(WorkPool::current_urgency(pool), least);
 }
 
 }  // namespace

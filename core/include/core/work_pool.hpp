@@ -71,6 +71,10 @@ class WorkPool {
 
   /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID).
   static std::chrono::nanoseconds thread_cpu_time() noexcept;
+  /// The urgency of the calling thread's task on `pool`, or the least urgent outside one: a
+  /// thread that works for the same frame beside its task (the GPU tier-1's side share) makes
+  /// a Task of its own with it, so that its loops rank with the frame's.
+  static std::uint64_t current_urgency(const WorkPool& pool) noexcept;
 
   /// Calls fn(index, slot) for every index in [0, n), on the caller and on helpers; returns
   /// when all are done. `slot` is in [0, size()) and no two threads run the same loop with the
