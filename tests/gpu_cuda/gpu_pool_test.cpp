@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "packetizer/openjpeg_encoder.hpp"
+#include "core/work_pool.hpp"
 #include "decoder/own_decoder.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
@@ -243,6 +244,17 @@ TEST(GpuTier1Backend, EarlyStartEqualsTier1Cpu) {
           EXPECT_EQ(started, 4) << what;
         } else {
           EXPECT_EQ(started, 0) << what;
+        }
+        {
+          // On a pool shared with other frames, inside the frame's task (as j2kplay decodes):
+          // the side share's loop takes the frame's urgency.
+          WorkPool shared(4);
+          WorkPool::Task task(shared, 3);
+          decoder::DecodeOptions on_shared = opt;
+          on_shared.pool = &shared;
+          auto img = (*dec)->decode(cs, on_shared);
+          ASSERT_TRUE(img.ok()) << what << " (shared pool): " << img.error().message;
+          EXPECT_TRUE(same(*ref, *img)) << what << " (shared pool)";
         }
         test::DeviceImage d;
         ASSERT_TRUE(d.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
