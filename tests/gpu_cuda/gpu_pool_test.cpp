@@ -142,6 +142,27 @@ TEST(GpuTier1Backend, Tier1GpuEqualsTier1Cpu) {
   }
 }
 
+/// What the CPU tier-1 makes of `cs`: the planar picture and the display picture (RGBA8).
+struct CpuReference {
+  bool ok = false;
+  PlanarImage planar;
+  std::vector<std::uint32_t> display;
+};
+CpuReference cpu_reference(const std::vector<std::uint8_t>& cs, const decoder::DecodeOptions& opt) {
+  CpuReference r;
+  auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
+  if (!cpu.ok()) return r;
+  auto img = (*cpu)->decode(cs, opt);
+  test::DeviceImage d;
+  if (!img.ok() || !d.allocate(img->width, img->height, gpu::OutputFormat::rgba8) ||
+      !(*cpu)->decode_to_device(cs, opt, d.target, {}).ok())
+    return r;
+  r.display = d.download();
+  r.planar = std::move(*img);
+  r.ok = true;
+  return r;
+}
+
 TEST(GpuTier1Backend, HybridSplitsEqualTier1Cpu) {
   // The heaviest K code-blocks on the CPU, the rest on the GPU: the same pictures for
   // K = 0, a few, all, and the cost model's choice; the counts as asked.
@@ -150,14 +171,10 @@ TEST(GpuTier1Backend, HybridSplitsEqualTier1Cpu) {
   ASSERT_FALSE(cs.empty());
   decoder::DecodeOptions opt;
   opt.threads = 4;
-  auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
-  ASSERT_TRUE(cpu.ok());
-  auto ref = (*cpu)->decode(cs, opt);
-  ASSERT_TRUE(ref.ok());
-  test::DeviceImage dref;
-  ASSERT_TRUE(dref.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
-  ASSERT_TRUE((*cpu)->decode_to_device(cs, opt, dref.target, {}).ok());
-  const auto ref_display = dref.download();
+  const CpuReference cpu_ref = cpu_reference(cs, opt);
+  ASSERT_TRUE(cpu_ref.ok);
+  const PlanarImage* ref = &cpu_ref.planar;
+  const auto& ref_display = cpu_ref.display;
   std::size_t all = 0;
   for (long k : {0L, 7L, 1L << 30, -1L}) {
     auto hybrid = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu, k});
@@ -208,14 +225,10 @@ TEST(GpuTier1Backend, EarlyStartEqualsTier1Cpu) {
     ASSERT_FALSE(cs.empty());
     decoder::DecodeOptions opt;
     opt.threads = 4;
-    auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
-    ASSERT_TRUE(cpu.ok());
-    auto ref = (*cpu)->decode(cs, opt);
-    ASSERT_TRUE(ref.ok());
-    test::DeviceImage dref;
-    ASSERT_TRUE(dref.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
-    ASSERT_TRUE((*cpu)->decode_to_device(cs, opt, dref.target, {}).ok());
-    const auto ref_display = dref.download();
+    const CpuReference cpu_ref = cpu_reference(cs, opt);
+    ASSERT_TRUE(cpu_ref.ok);
+    const PlanarImage* ref = &cpu_ref.planar;
+    const auto& ref_display = cpu_ref.display;
     std::size_t all = 0;
     for (const bool early : {false, true})
       for (long k : {0L, 5L, -1L}) {
