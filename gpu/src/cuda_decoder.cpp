@@ -62,6 +62,7 @@ class ReconstructorPool {
       if (rec_) pool_->give_back(rec_);
     }
     CudaReconstructor* operator->() const { return rec_; }
+    CudaReconstructor* get() const { return rec_; }
 
    private:
     ReconstructorPool* pool_;
@@ -177,28 +178,6 @@ bool early_start_pays(const decoder::Tier1Batch& batch) {
                      [](const decoder::Tier1Block& b) { return b.width <= 32 && b.height <= 32; });
 }
 
-/// `rows` of `from` as a batch of their own (rows 0..n-1 in that order, their segments and
-/// bytes copied): the CPU's share of an early tier-1 reads it while tier-2 still adds rows
-/// to `from`.
-void copy_rows(const decoder::Tier1Batch& from, std::span<const std::uint32_t> rows, decoder::Tier1Batch& to) {
-  to.clear();
-  to.component_base = from.component_base;
-  to.coefficient_count = from.coefficient_count;
-  for (const std::uint32_t r : rows) {
-    decoder::Tier1Block b = from.blocks[r];
-    std::size_t bytes = 0;
-    for (std::uint32_t k = 0; k < b.seg_count; ++k) {
-      to.segments.push_back(from.segments[b.seg_first + k]);
-      bytes += to.segments.back().length;
-    }
-    b.seg_first = static_cast<std::uint32_t>(to.segments.size() - b.seg_count);
-    const auto* at = from.bytes.data() + b.byte_offset;
-    b.byte_offset = static_cast<std::uint32_t>(to.bytes.size());
-    to.bytes.insert(to.bytes.end(), at, at + bytes);
-    to.blocks.push_back(b);
-  }
-}
-
 /// Gives a frame's coefficient buffers back to the decoder they came from when the scope ends.
 struct RecycleOnExit {
   decoder::CoefficientDecoder& to;
@@ -233,90 +212,105 @@ class CudaBackend final : public CudaDecoder {
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
+  /// One frame's tier-1 started before tier-2 ends (decoder::EarlyTier1).
+  struct EarlyRun {
+    CudaReconstructor* reconstructor = nullptr;
+    WorkPool* shared_pool = nullptr;  // the caller's pool, if the frame runs on one
+    std::uint64_t urgency = 0;        // its frame's rank there
+    bool started = false;             // a kernel runs on the rows handed over
+    Clock::time_point at{};
+    Result<std::uint64_t> share_done = std::uint64_t{0};  // the CPU's share of those rows
+    double share_ms = 0;
+  };
+
+  /// EarlyTier1::start, on a thread of the decoder's pool: the split of the rows known now,
+  /// their kernel, and the CPU's share on the side thread while tier-2 reads the rest.
+  void start_early(const decoder::Tier1Batch& b, EarlyRun& run) {
+    if (!early_start_pays(b)) return;
+    run.at = Clock::now();
+    // The kernel started now has until the last resolutions' kernel ends (as the last frames
+    // measured it): the CPU takes only what keeps it within that.
+    split_tier1(b, model_, split_, options_.tier1_host_blocks, early_slack_us_);
+    auto packed = run.reconstructor->start_tier1(b, split_.gpu_rows(), split_.host_rows());
+    if (!packed) return;  // not started: this frame goes the usual way
+    run.started = true;
+    early_gpu_.assign(split_.gpu_rows().begin(), split_.gpu_rows().end());
+    early_host_.assign(split_.host_rows().begin(), split_.host_rows().end());
+    if (early_host_.empty()) return;
+    decoder::copy_tier1_rows(b, early_host_, share_batch_);
+    if (!side_) side_.emplace();
+    side_->post([this, out = *packed, &run] {
+      // On a shared pool the share's loop ranks with its frame's (not after every frame's).
+      std::optional<WorkPool::Task> task;
+      if (run.shared_pool) task.emplace(*run.shared_pool, run.urgency);
+      const auto s0 = Clock::now();
+      std::vector<std::uint32_t> rows(share_batch_.blocks.size());
+      std::iota(rows.begin(), rows.end(), 0u);
+      run.share_done = coefficients_.decode_tier1_rows(share_batch_, rows, out, /*beside=*/true);
+      run.share_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
+    });
+  }
+
+  /// Started early: the rows of the last resolutions, read after the start, go to a second
+  /// kernel with their heaviest on the CPU beside it (a forced split applies to the start
+  /// alone); `share` then also waits for the early share. `late_ms`: the CPU's late share.
+  void share_after_early(const decoder::EarlyTier1& early, EarlyRun& run, Tier1HostShare& share, double& late_ms) {
+    late_rows_.resize(batch_.blocks.size() - early.rows);
+    std::iota(late_rows_.begin(), late_rows_.end(), static_cast<std::uint32_t>(early.rows));
+    split_tier1_rows(batch_, &late_rows_, model_, late_split_, options_.tier1_host_blocks >= 0 ? 0 : -1);
+    share.gpu_rows = late_split_.gpu_rows();
+    share.host_rows = late_split_.host_rows();
+    share.early_rows = early_gpu_;
+    share.early_host_rows = early_host_;
+    share.decode = [this, &run, &late_ms](std::span<const std::uint32_t> rows, std::int32_t* packed) -> Result<std::uint64_t> {
+      Result<std::uint64_t> late = std::uint64_t{0};
+      const auto s0 = Clock::now();
+      if (!rows.empty()) late = coefficients_.decode_tier1_rows(batch_, rows, packed);
+      late_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
+      if (side_) side_->wait();
+      if (!late) return late;
+      if (!run.share_done) return run.share_done;
+      return *late + *run.share_done;
+    };
+  }
+
   /// Tier-2 here, tier-1 and reconstruction on the GPU. Errors come back as they are.
   Result<PlanarImage> run_gpu_tier1(Bytes codestream, const decoder::DecodeOptions& options, ReconstructRequest req) {
-    using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
     model_.cpu_threads = options.pool ? options.pool->size() : std::max(1, options.threads);
     // The reconstructor first: tier-1 may start on it before tier-2 ends.
     auto lease = pool_->acquire(options_.spin_wait);
     if (!lease) return lease.error();
-    // Tier-1 started early (decoder::EarlyTier1): the split over the rows known then, the
-    // kernel on them, and the CPU's share on the side thread while tier-2 reads the rest.
+    EarlyRun run;
+    run.reconstructor = lease->get();
+    run.shared_pool = options.pool;
+    run.urgency = options.pool ? WorkPool::current_urgency(*options.pool) : 0;
     decoder::EarlyTier1 early;
-    bool started = false;
-    Clock::time_point t_start{};
-    const std::uint64_t urgency = options.pool ? WorkPool::current_urgency(*options.pool) : 0;
-    Result<std::uint64_t> share_done = std::uint64_t{0};
-    double share_ms = 0;
-    if (options_.early_tier1)
-      early.start = [&](const decoder::Tier1Batch& b) {
-        if (!early_start_pays(b)) return;
-        t_start = Clock::now();
-        // The kernel started now has until the last resolutions' kernel ends (as the last
-        // frames measured it): the CPU takes only what keeps it within that.
-        split_tier1(b, model_, split_, options_.tier1_host_blocks, early_slack_us_);
-        auto packed = (*lease)->start_tier1(b, split_.gpu_rows(), split_.host_rows());
-        if (!packed) return;  // not started: this frame goes the usual way
-        started = true;
-        early_gpu_.assign(split_.gpu_rows().begin(), split_.gpu_rows().end());
-        early_host_.assign(split_.host_rows().begin(), split_.host_rows().end());
-        if (early_host_.empty()) return;
-        copy_rows(b, early_host_, share_batch_);
-        if (!side_) side_.emplace();
-        side_->post([this, out = *packed, &share_done, &share_ms, shared = options.pool, urgency] {
-          // On a shared pool the share's loop ranks with its frame's (not after every frame's).
-          std::optional<WorkPool::Task> task;
-          if (shared) task.emplace(*shared, urgency);
-          const auto s0 = Clock::now();
-          std::vector<std::uint32_t> rows(share_batch_.blocks.size());
-          std::iota(rows.begin(), rows.end(), 0u);
-          share_done = coefficients_.decode_tier1_rows(share_batch_, rows, out, /*beside=*/true);
-          share_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
-        });
-      };
+    if (options_.early_tier1) early.start = [this, &run](const decoder::Tier1Batch& b) { start_early(b, run); };
     // However this returns: the side thread is done with the share and a start that no
     // submit took is void (the GPU done with it) before the table is reused.
     struct Settle {
       CudaBackend& self;
-      ReconstructorPool::Lease& lease;
-      const bool& started;
+      const EarlyRun& run;
       ~Settle() {
         if (self.side_) self.side_->wait();
-        if (started) lease->cancel_tier1();
+        if (run.started) run.reconstructor->cancel_tier1();
       }
-    } settle{*this, *lease, started};
+    } settle{*this, run};
     auto frame = coefficients_.decode_deferred(codestream, options, batch_, &stats_, &early);
     if (!frame) return frame.error();
     const auto t1 = Clock::now();
     RecycleOnExit recycle{coefficients_, *frame};
     Tier1HostShare share;
-    const bool use_early = started && early.kept;
+    const bool use_early = run.started && early.kept;
     double late_ms = 0;  // started early: the CPU's share of the last resolutions
     if (use_early) {
-      // The rows of the last resolutions, read after the start: a second kernel, and their
-      // heaviest on the CPU beside it (a forced split applies to the start alone).
-      late_rows_.resize(batch_.blocks.size() - early.rows);
-      std::iota(late_rows_.begin(), late_rows_.end(), static_cast<std::uint32_t>(early.rows));
-      split_tier1_rows(batch_, &late_rows_, model_, late_split_, options_.tier1_host_blocks >= 0 ? 0 : -1);
-      share.gpu_rows = late_split_.gpu_rows();
-      share.host_rows = late_split_.host_rows();
-      share.early_rows = early_gpu_;
-      share.early_host_rows = early_host_;
-      share.decode = [this, &share_done, &late_ms](std::span<const std::uint32_t> rows,
-                                                   std::int32_t* packed) -> Result<std::uint64_t> {
-        Result<std::uint64_t> late = std::uint64_t{0};
-        const auto s0 = Clock::now();
-        if (!rows.empty()) late = coefficients_.decode_tier1_rows(batch_, rows, packed);
-        late_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
-        if (side_) side_->wait();
-        if (!late) return late;
-        if (!share_done) return share_done;
-        return *late + *share_done;
-      };
+      share_after_early(early, run, share, late_ms);
       req.tier1_early = true;
     } else {
-      if (started && side_) side_->wait();  // void: its share is not used
+      if (run.started && side_) side_->wait();  // void: its share is not used
       // Hybrid: the heaviest code-blocks on the CPU's threads while the kernel runs the rest.
       split_tier1(batch_, model_, split_, options_.tier1_host_blocks);
       share.gpu_rows = split_.gpu_rows();
@@ -335,14 +329,13 @@ class CudaBackend final : public CudaDecoder {
       // the CPU's share of them (the start's split only fills a budget).
       times_.tier1_host_ms = late_ms;
       calibrate_tier1(model_, late_split_, times_.tier1_ms, late_ms);
+      times_.tier1_early_host_ms = run.share_ms;
+      // From the start to the last resolutions' kernel's end: the next start's budget.
+      const double slack_us = std::chrono::duration<double, std::micro>(t2 - run.at).count() + times_.tier1_ms * 1000.0;
+      early_slack_us_ = early_slack_us_ > 0 ? early_slack_us_ + 0.25 * (slack_us - early_slack_us_) : slack_us;
     } else {
       calibrate_tier1(model_, split_, times_.tier1_ms, times_.tier1_host_ms);
-    }
-    times_.tier1_early_host_ms = use_early ? share_ms : 0.0;
-    if (use_early) {
-      // From the start to the last resolutions' kernel's end: the next start's budget.
-      const double slack_us = std::chrono::duration<double, std::micro>(t2 - t_start).count() + times_.tier1_ms * 1000.0;
-      early_slack_us_ = early_slack_us_ > 0 ? early_slack_us_ + 0.25 * (slack_us - early_slack_us_) : slack_us;
+      times_.tier1_early_host_ms = 0.0;
     }
     times_.host_deferred_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     times_.host_split_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();

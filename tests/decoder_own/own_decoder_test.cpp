@@ -433,6 +433,60 @@ TEST(OwnDecoder, EarlyTier1AfterAFailedGuessRebuildsTheTable) {
   EXPECT_GT(rebuilt, 0);
 }
 
+TEST(OwnDecoder, EarlyTier1CountsADamagedBlockOnce) {
+  // A component with nothing to decode but one damaged code-block (more missing bit-planes
+  // than the band has) in a resolution that tier-1 starts early: the early rows' table
+  // counts it; the full collection used to count it again when it cleared the component.
+  auto c = make_case("early_damaged", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12 -b 32,32");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  std::fill(src.planes[2].samples.begin(), src.planes[2].samples.end(), 512);  // Cr: zero after the DC shift
+  Stream cs = test::encode_case(src, c);
+  const auto parts = tile_parts(cs);
+  ASSERT_EQ(parts.size(), 3u);
+  // Cr's packets anew: resolution 0's LL block included with 40 missing bit-planes, one pass
+  // of one byte; every other resolution's packet empty.
+  std::vector<int> bits{1, 1};
+  bits.insert(bits.end(), 40, 0);
+  for (int b : {1, 0, 0, 0, 0, 1}) bits.push_back(b);  // tag tree ends; 1 pass; Lblock 3; length 1
+  ASSERT_EQ(bits.size() % 8, 0u);
+  Stream cr;
+  for (std::size_t i = 0; i < bits.size(); i += 8) {
+    std::uint8_t v = 0;
+    for (std::size_t k = 0; k < 8; ++k) v = static_cast<std::uint8_t>(v << 1 | bits[i + k]);
+    cr.push_back(v);
+  }
+  cr.push_back(0x55);
+  cr.insert(cr.end(), 5, 0x00);
+  std::size_t sod = parts[2].start + 12;
+  while (be16(cs, sod) != 0xFF93) sod += 2 + be16(cs, sod + 2);
+  Stream bad(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(sod + 2));
+  bad.insert(bad.end(), cr.begin(), cr.end());
+  const std::uint32_t psot = static_cast<std::uint32_t>(bad.size() - parts[2].start);
+  for (int k = 0; k < 4; ++k) bad[parts[2].start + 6 + k] = static_cast<std::uint8_t>(psot >> (24 - 8 * k));
+  put16(bad, 0xFFD9);
+
+  CoefficientDecoder plain, direct;
+  DecodeOptions opt;
+  opt.threads = 4;
+  Tier1Batch reference;
+  auto ref = plain.decode_deferred(bad, opt, reference);  // no early start
+  ASSERT_TRUE(ref.ok()) << ref.error().message;
+  EXPECT_EQ(ref->damaged_codeblocks, 1u);
+  auto cpu = direct.decode(bad, opt);
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_EQ(cpu->damaged_codeblocks, 1u);
+  CoefficientDecoder dec;
+  Tier1Batch batch;
+  EarlyTier1 early;
+  early.start = [](const Tier1Batch&) {};
+  auto frame = dec.decode_deferred(bad, opt, batch, nullptr, &early);
+  ASSERT_TRUE(frame.ok());
+  ASSERT_GT(early.rows, 0u);
+  ASSERT_TRUE(early.kept);
+  EXPECT_EQ(frame->damaged_codeblocks, 1u);
+  EXPECT_TRUE(tier1_of(batch) == tier1_of(reference));
+}
+
 TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
   // What the GPU backend does with an early start: the CPU's share of the rows handed over is
   // decoded on another thread (decode_tier1_rows, `beside`) while decode_deferred reads the
@@ -450,20 +504,9 @@ TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
   Result<std::uint64_t> side_result = std::uint64_t{0};
   EarlyTier1 early;
   early.start = [&](const Tier1Batch& b) {
-    share.component_base = b.component_base;
-    share.coefficient_count = b.coefficient_count;
-    for (const Tier1Block& row : b.blocks) {
-      Tier1Block copy = row;
-      copy.seg_first = static_cast<std::uint32_t>(share.segments.size());
-      std::size_t n = 0;
-      for (std::uint32_t k = 0; k < row.seg_count; ++k) {
-        share.segments.push_back(b.segments[row.seg_first + k]);
-        n += share.segments.back().length;
-      }
-      copy.byte_offset = static_cast<std::uint32_t>(share.bytes.size());
-      share.bytes.insert(share.bytes.end(), b.bytes.begin() + row.byte_offset, b.bytes.begin() + row.byte_offset + static_cast<std::ptrdiff_t>(n));
-      share.blocks.push_back(copy);
-    }
+    std::vector<std::uint32_t> handed(b.blocks.size());
+    std::iota(handed.begin(), handed.end(), 0u);
+    copy_tier1_rows(b, handed, share);
     std::vector<std::uint32_t> rows(share.blocks.size());
     std::iota(rows.begin(), rows.end(), 0u);
     std::vector<std::uint64_t> offsets;
@@ -490,6 +533,55 @@ TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
   want.assign(late_out.size(), 0);
   decode_tier1_rows_cpu(batch, late, want.data());
   EXPECT_TRUE(want == late_out);
+}
+
+TEST(OwnDecoder, CopiedTier1RowsDecodeAsTheirOriginals) {
+  // copy_tier1_rows (the early start's CPU share): any rows, in any order, into a batch that
+  // held another frame: the rows, their segments and bytes, and what tier-1 makes of them.
+  auto c = make_case("copy_rows", Source::ycc422_10, 200, 120, "-r 8 -b 32,32 -M 9");
+  Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  ASSERT_FALSE(cs.empty());
+  CoefficientDecoder dec;
+  DecodeOptions opt;
+  opt.threads = 1;
+  Tier1Batch batch, part;
+  ASSERT_TRUE(dec.decode_deferred(cs, opt, batch).ok());
+  ASSERT_GT(batch.blocks.size(), 6u);
+  ASSERT_GT(batch.segments.size(), batch.blocks.size());  // bypass: blocks of several segments
+  copy_tier1_rows(batch, std::vector<std::uint32_t>{0, 1}, part);  // the earlier contents
+  std::vector<std::uint32_t> rows;
+  for (std::size_t r = batch.blocks.size(); r-- > 0;)
+    if (r % 3 != 1) rows.push_back(static_cast<std::uint32_t>(r));
+  copy_tier1_rows(batch, rows, part);
+  ASSERT_TRUE(validate_tier1_batch(part).ok());
+  ASSERT_EQ(part.blocks.size(), rows.size());
+  EXPECT_EQ(part.component_base, batch.component_base);
+  EXPECT_EQ(part.coefficient_count, batch.coefficient_count);
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const Tier1Block& a = batch.blocks[rows[j]];
+    const Tier1Block& b = part.blocks[j];
+    ASSERT_EQ(a.seg_count, b.seg_count) << j;
+    EXPECT_TRUE(a.out == b.out && a.stride == b.stride && a.passes == b.passes && a.width == b.width &&
+                a.height == b.height && a.numbps == b.numbps && a.band == b.band && a.style == b.style)
+        << j;
+    std::size_t bytes = 0;
+    for (std::uint32_t k = 0; k < a.seg_count; ++k) {
+      EXPECT_EQ(batch.segments[a.seg_first + k].length, part.segments[b.seg_first + k].length);
+      EXPECT_EQ(batch.segments[a.seg_first + k].passes, part.segments[b.seg_first + k].passes);
+      bytes += batch.segments[a.seg_first + k].length;
+    }
+    EXPECT_TRUE(std::equal(batch.bytes.begin() + a.byte_offset, batch.bytes.begin() + a.byte_offset + static_cast<std::ptrdiff_t>(bytes),
+                           part.bytes.begin() + b.byte_offset))
+        << j;
+  }
+  std::vector<std::uint64_t> offsets;
+  std::vector<std::int32_t> want(tier1_packed_offsets(batch, rows, offsets)), got(want.size());
+  decode_tier1_rows_cpu(batch, rows, want.data());
+  std::vector<std::uint32_t> all(rows.size());
+  std::iota(all.begin(), all.end(), 0u);
+  decode_tier1_rows_cpu(part, all, got.data());
+  EXPECT_TRUE(want == got);
+  EXPECT_TRUE(std::any_of(want.begin(), want.end(), [](std::int32_t v) { return v != 0; }));
 }
 
 TEST(OwnDecoder, PocInTheMainHeaderAlone) {

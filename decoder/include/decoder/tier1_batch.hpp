@@ -122,6 +122,11 @@ std::uint64_t decode_tier1_batch_cpu(const Tier1Batch& batch, std::int32_t* coef
 /// total element count.
 std::uint64_t tier1_packed_offsets(const Tier1Batch& batch, std::span<const std::uint32_t> rows,
                                    std::vector<std::uint64_t>& offsets);
+/// `rows` of a valid batch `from` as a batch of their own in `to` (cleared first): row j of
+/// `to` is row rows[j] of `from` with its segments and their bytes copied, `component_base`
+/// and `coefficient_count` the same. A CPU share of an early tier-1 (EarlyTier1) reads such a
+/// copy while tier-2 still adds rows to `from`.
+void copy_tier1_rows(const Tier1Batch& from, std::span<const std::uint32_t> rows, Tier1Batch& to);
 /// The CPU tier-1 over `rows` of a valid batch into `packed` (tier1_packed_offsets layout),
 /// on the calling thread (CoefficientDecoder::decode_tier1_rows uses its pool). Returns the
 /// number of damaged (zeroed) blocks.

@@ -136,10 +136,10 @@ struct Engine {
 /// left out), and `body_at` where each lies in `batch.bytes`, copied there whole already (in
 /// one copy per tile-part, several times faster than a copy per code-block): a block whose
 /// bytes lie in one piece of a body (one contributing packet: a frame of one quality layer)
-/// points into that copy; the others' bytes are gathered after it. `skip_tabled`: leave out
-/// the blocks whose rows an early start (EarlyTier1) put in the table already.
+/// points into that copy; the others' bytes are gathered after it. The rows are appended
+/// to what `batch` holds (an early start's rows, EarlyTier1).
 Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame& frame, Tier1Batch& batch,
-                   std::span<const Bytes> bodies, std::span<const std::uint64_t> body_at, bool skip_tabled) {
+                   std::span<const Bytes> bodies, std::span<const std::uint64_t> body_at) {
   std::uint64_t base = 0;
   std::vector<std::uint64_t> bases;
   for (const TileCoefficients& tile : frame.tiles)
@@ -151,7 +151,7 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
   batch.coefficient_count = base;
   std::uint64_t gathered = 0;  // one allocation at most (pinned memory is slow to get)
   for (const CodeBlockJob& job : jobs)
-    if (job.block && !(skip_tabled && job.block->tabled) && (bodies.empty() || job.block->chunks.size() > 1)) gathered += job.bytes;
+    if (job.block && (bodies.empty() || job.block->chunks.size() > 1)) gathered += job.bytes;
   if (batch.bytes.size() + gathered > 0xFFFF0000u) return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
   batch.bytes.reserve(batch.bytes.size() + gathered);
   // The body copy that holds `chunk` whole, as its offset in batch.bytes. The jobs come tile
@@ -170,10 +170,9 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
   };
   for (const CodeBlockJob& job : jobs) {
     if (!job.block) continue;  // a precinct no packet reached: stays zero like an empty block
-    if (skip_tabled && job.block->tabled) continue;  // in the table already (EarlyTier1)
     const CodeBlock& cb = *job.block;
     const int w = cb.rect.width(), h = cb.rect.height();
-    const BlockPlan plan = plan_block(cb, job.magnitude_bits);  // as CodeBlockDecoder decodes it
+    const BlockPlan& plan = job.plan;  // as CodeBlockDecoder decodes it
     batch.rejected_blocks += plan.damaged;
     if (plan.passes == 0) continue;  // stays zero
     if (job.roi_shift > 31) return make_error(ErrorKind::unsupported, "ROI shift above 31 for the tier-1 table");
@@ -309,6 +308,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   };
   Status early_error;
   std::vector<CodeBlockJob> early_jobs;
+  CollectCarry carry;  // what the early collection found, for the last resolutions' to add
   std::vector<Bytes> bodies;          // the views tier-2 read the tiles' data through,
   std::vector<std::uint64_t> body_at;  // and where each starts in the copy
   Tier2Counters counters;
@@ -340,8 +340,8 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
             copied();
             std::vector<std::uint64_t> at(parts.size(), tile_at[t]);
             for (std::size_t k = 1; k < parts.size(); ++k) at[k] = at[k - 1] + parts[k - 1].size();
-            collect_tier1_jobs(tiles, frame, early_jobs, CollectPart::early_resolutions);
-            early_error = defer_tier1(early_jobs, frame, *defer, parts, at, false);
+            collect_tier1_jobs(tiles, frame, early_jobs, CollectPart::early_resolutions, &carry);
+            early_error = defer_tier1(early_jobs, frame, *defer, parts, at);
             if (!early_error) return;
             early->rows = defer->blocks.size();
             early->start(*defer);
@@ -391,8 +391,11 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       defer->rejected_blocks = 0;
     }
   }
-  // Collect the tier-1 work: code-blocks of the resolutions we keep.
-  const Tier1Work work = collect_tier1_jobs(tiles, frame, jobs);
+  // Collect the tier-1 work: code-blocks of the resolutions we keep (after an early start
+  // that the table kept, those of the last resolutions; the others are in it already).
+  const bool early_kept = early && early->rows > 0 && early->kept;
+  const Tier1Work work =
+      collect_tier1_jobs(tiles, frame, jobs, early_kept ? CollectPart::last_resolutions : CollectPart::all, &carry);
   stats.tier2_ms = ms_since(t0);
   stats.damaged_packets = counters.damaged_packets;
   stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
@@ -403,7 +406,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.parallel_tiles = parallel_tiles;
 
   if (defer) {  // tier-1 runs elsewhere (the GPU): hand over the tables, leave the data unwritten
-    if (Status st = whole ? defer_tier1(jobs, frame, *defer, bodies, body_at, true) : defer_tier1(jobs, frame, *defer, {}, {}, true);
+    if (Status st = whole ? defer_tier1(jobs, frame, *defer, bodies, body_at) : defer_tier1(jobs, frame, *defer, {}, {});
         !st)
       return st.error();
     frame.damaged_codeblocks = defer->rejected_blocks + work.dropped_damaged_blocks;

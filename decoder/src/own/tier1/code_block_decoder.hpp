@@ -8,23 +8,6 @@
 
 namespace j2k::decoder::own {
 
-/// What one code-block decode needs; `out` points at the block's first coefficient in
-/// its subband (row stride `stride`), written as 2x the quantisation index with the
-/// reconstruction midpoint in bit 0 (see coefficients.hpp).
-struct CodeBlockJob {
-  const CodeBlock* block = nullptr;
-  BandOrientation orientation = BandOrientation::LL;
-  int magnitude_bits = 0;  ///< Mb + ROI shift
-  int roi_shift = 0;
-  int cb_style = 0;
-  std::int32_t* out = nullptr;
-  int stride = 0;
-  std::uint32_t bytes = 0;  ///< for scheduling (largest first)
-  Rect zero_rect;           ///< when `block` is null: a precinct without data, zeroed at `out`
-  const std::int32_t* frame_data = nullptr;  ///< the tile-component's data (Tier1Batch offsets)
-  std::uint64_t frame_base = 0;              ///< its first element in the frame's array
-};
-
 /// What tier-1 decodes of a code-block, decided from tier-2's data alone, so that every
 /// tier-1 (CodeBlockDecoder, the tables for the GPU) does the same work:
 ///   - numbps = Mb - P (B.10.5). P > Mb, or P = Mb with coded passes, cannot come from an
@@ -43,6 +26,25 @@ struct BlockPlan {
   bool damaged = false;  ///< inconsistent with 15444-1: zeroed and counted
 };
 BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits);
+
+/// What one code-block decode needs; `out` points at the block's first coefficient in
+/// its subband (row stride `stride`), written as 2x the quantisation index with the
+/// reconstruction midpoint in bit 0 (see coefficients.hpp).
+struct CodeBlockJob {
+  const CodeBlock* block = nullptr;
+  BandOrientation orientation = BandOrientation::LL;
+  int magnitude_bits = 0;  ///< Mb + ROI shift
+  int roi_shift = 0;
+  int cb_style = 0;
+  std::int32_t* out = nullptr;
+  int stride = 0;
+  std::uint32_t bytes = 0;  ///< for scheduling (largest first)
+  Rect zero_rect;           ///< when `block` is null: a precinct without data, zeroed at `out`
+  const std::int32_t* frame_data = nullptr;  ///< the tile-component's data (Tier1Batch offsets)
+  std::uint64_t frame_base = 0;              ///< its first element in the frame's array
+  BlockPlan plan;                            ///< plan_block's answer, as collect_tier1_jobs found it
+};
+
 
 /// Tier-1 kernels (dsp.hpp); declared here so that this header needs no more than tier-1.
 struct T1Dsp;

@@ -111,6 +111,24 @@ std::uint64_t tier1_packed_offsets(const Tier1Batch& batch, std::span<const std:
   return pos;
 }
 
+void copy_tier1_rows(const Tier1Batch& from, std::span<const std::uint32_t> rows, Tier1Batch& to) {
+  to.clear();
+  to.component_base = from.component_base;
+  to.coefficient_count = from.coefficient_count;
+  for (const std::uint32_t r : rows) {
+    Tier1Block b = from.blocks[r];
+    std::size_t bytes = 0;
+    const auto seg = from.segments.begin() + b.seg_first;
+    for (auto s = seg; s != seg + b.seg_count; ++s) bytes += s->length;
+    b.seg_first = static_cast<std::uint32_t>(to.segments.size());
+    to.segments.insert(to.segments.end(), seg, seg + b.seg_count);
+    const auto at = from.bytes.begin() + b.byte_offset;
+    b.byte_offset = static_cast<std::uint32_t>(to.bytes.size());
+    to.bytes.insert(to.bytes.end(), at, at + static_cast<std::ptrdiff_t>(bytes));
+    to.blocks.push_back(b);
+  }
+}
+
 std::uint64_t decode_tier1_rows_cpu(const Tier1Batch& batch, std::span<const std::uint32_t> rows, std::int32_t* packed) {
   own::CodeBlockDecoder dec(own::t1_dsp());
   own::CodeBlock cb;

@@ -63,19 +63,25 @@ class ZeroRects {
 }  // namespace
 
 Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs,
-                             CollectPart part) {
+                             CollectPart part, CollectCarry* carry) {
   const bool early = part == CollectPart::early_resolutions;
+  const bool last = part == CollectPart::last_resolutions;
+  if (early) carry->components.clear();
   Tier1Work work;
   std::uint64_t frame_base = 0;  // element offset of the tile-component in the frame (Tier1Batch layout)
+  std::size_t k = 0;             // the tile-component's index (carry)
+  std::uint64_t carried_zero_fills = 0;
   for (std::size_t t = 0; t < tiles.size(); ++t) {
     Tile& tile = tiles[t];
-    for (std::size_t c = 0; c < tile.components.size(); ++c) {
+    for (std::size_t c = 0; c < tile.components.size(); ++c, ++k) {
       TileComponent& tc = tile.components[c];
       ComponentCoefficients& cc = frame.tiles[t].components[c];
       const std::size_t first_job = jobs.size();
+      const std::uint64_t coded_before = work.coded_blocks;
       std::uint64_t passes = 0, damaged = 0;
-      for (std::size_t ri = 0; ri < tc.resolutions.size(); ++ri) {
-        if (early && ri + 1 == tc.resolutions.size()) break;
+      const std::size_t nres = tc.resolutions.size();
+      for (std::size_t ri = last && nres > 0 ? nres - 1 : 0; ri < nres; ++ri) {
+        if (early && ri + 1 == nres) break;
         Resolution& res = tc.resolutions[ri];
         for (int b = 0; b < res.num_bands; ++b) {
           const Band& band = res.bands[b];
@@ -123,9 +129,9 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
                   passes += static_cast<std::uint64_t>(plan.passes);
                   ++work.coded_blocks;
                 }
+                job.plan = plan;
                 job.frame_data = cc.data.data();
                 job.frame_base = frame_base;
-                if (early) cb.tabled = true;
               }
             }
             zeros.end_run();
@@ -133,12 +139,20 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
           zeros.finish();
         }
       }
-      if (early) {  // the code-blocks' jobs only (the table's rows); the rest waits for the full collection
-        jobs.erase(std::remove_if(jobs.begin() + static_cast<std::ptrdiff_t>(first_job), jobs.end(),
-                                  [](const CodeBlockJob& j) { return j.block == nullptr; }),
-                   jobs.end());
+      if (early) {  // the code-blocks' jobs only (the table's rows); the rest waits for the last resolutions
+        const auto zeros = std::remove_if(jobs.begin() + static_cast<std::ptrdiff_t>(first_job), jobs.end(),
+                                          [](const CodeBlockJob& j) { return j.block == nullptr; });
+        carry->components.push_back({passes, static_cast<std::uint64_t>(jobs.end() - zeros), work.coded_blocks - coded_before});
+        jobs.erase(zeros, jobs.end());
         frame_base += cc.data.size();
         continue;
+      }
+      std::uint64_t early_zero_fills = 0;
+      if (last && k < carry->components.size()) {
+        const CollectCarry::Component& e = carry->components[k];
+        passes += e.passes;  // (their damaged blocks: counted by the early rows' table, EarlyTier1)
+        work.coded_blocks += e.coded_blocks;
+        early_zero_fills = e.zero_fills;
       }
       cc.zero = passes == 0;
       work.coding_passes += passes;
@@ -150,12 +164,14 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
         if (!cc.data.empty())
           for (const SubbandCoefficients& sb : cc.subbands)
             if (sb.rect.width() > 0 && sb.rect.height() > 0) jobs.push_back(zero_job(cc, sb, sb.rect));
+      } else {
+        carried_zero_fills += early_zero_fills;
       }
       frame_base += cc.data.size();
     }
   }
-  work.zero_fills = static_cast<std::uint64_t>(
-      std::count_if(jobs.begin(), jobs.end(), [](const CodeBlockJob& j) { return j.block == nullptr; }));
+  work.zero_fills = carried_zero_fills + static_cast<std::uint64_t>(std::count_if(
+                                             jobs.begin(), jobs.end(), [](const CodeBlockJob& j) { return j.block == nullptr; }));
   return work;
 }
 

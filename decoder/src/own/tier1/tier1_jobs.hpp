@@ -27,13 +27,22 @@ struct Tier1Work {
 /// coding pass to decode is marked `zero` and cleared subband by subband (without buffers,
 /// a tile without data costs its geometry only).
 ///
-/// CollectPart::early_resolutions (tier-1 started before tier-2 ends, decode_deferred's
-/// EarlyTier1): only the jobs of the code-blocks of every resolution but each
-/// tile-component's last, each block marked `tabled` so that the later full collection's
-/// table leaves it out; no zeroing jobs, `zero` flags and counts untouched.
-enum class CollectPart { all, early_resolutions };
+/// A collection in two parts (tier-1 started before tier-2 ends, decode_deferred's
+/// EarlyTier1): CollectPart::early_resolutions appends the jobs of the code-blocks of every
+/// resolution but each tile-component's last (no zeroing jobs, `zero` flags untouched) and
+/// notes in `carry` what the full collection would have counted there;
+/// CollectPart::last_resolutions then appends the last resolutions' jobs and returns the
+/// frame's work as CollectPart::all would (and the same jobs for those resolutions; a
+/// tile-component found without a coding pass is cleared subband by subband as there).
+enum class CollectPart { all, early_resolutions, last_resolutions };
+struct CollectCarry {
+  struct Component {
+    std::uint64_t passes = 0, zero_fills = 0, coded_blocks = 0;
+  };
+  std::vector<Component> components;  ///< per tile-component, tile-major
+};
 Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, std::vector<CodeBlockJob>& jobs,
-                             CollectPart part = CollectPart::all);
+                             CollectPart part = CollectPart::all, CollectCarry* carry = nullptr);
 
 /// One row of a Tier1Batch through `dec` (`cb`: its reused scratch) into `out` with row
 /// stride `stride`; false when the block was damaged (and zeroed).

@@ -26,7 +26,6 @@ struct CodeBlock {
   CodeBlock() noexcept {}
   Rect rect;  ///< in band coordinates
   bool included = false;
-  bool tabled = false;  ///< its row is in the Tier1Batch already (tier-1 started early: collect_tier1_jobs)
   int zero_bitplanes = 0;
   int lblock = 3;  ///< B.10.7.1: starts at 3
   int passes = 0;
