@@ -76,7 +76,7 @@ BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits) {
   if (cb.rect.width() <= 0 || cb.rect.height() <= 0 || cb.passes == 0 || cb.segments.empty()) return plan;
   plan.numbps = magnitude_bits - cb.zero_bitplanes;
   if (plan.numbps <= 0 || plan.numbps > 30) {
-    plan.damaged = true;
+    plan.damaged = 1;
     return plan;
   }
   // D.1: a block of numbps bit-planes has at most 3 * numbps - 2 coding passes; tier-2

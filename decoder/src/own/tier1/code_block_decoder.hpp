@@ -23,7 +23,9 @@ struct BlockPlan {
   int numbps = 0;        ///< magnitude bit-planes coded
   int passes = 0;        ///< coding passes to decode; 0: the block stays zero
   int segments = 0;      ///< codeword segments those passes use
-  bool damaged = false;  ///< inconsistent with 15444-1: zeroed and counted
+  int damaged = 0;       ///< 1: inconsistent with 15444-1: zeroed and counted
+  // Four ints, no padding: a plan copied into a CodeBlockJob is two 8-byte moves (with a bool
+  // last, 13 bytes were copied through an overlapping load: a store-forwarding stall).
 };
 BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits);
 
@@ -31,6 +33,10 @@ BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits);
 /// its subband (row stride `stride`), written as 2x the quantisation index with the
 /// reconstruction midpoint in bit 0 (see coefficients.hpp).
 struct CodeBlockJob {
+  // A constructor of our own, as CodeBlock's: `jobs.emplace_back()` would otherwise zero-fill
+  // the whole object first (a `rep stos` per code-block, measured at a fifth of
+  // collect_tier1_jobs once the job grew past 80 bytes) before the initialisers below.
+  CodeBlockJob() noexcept {}
   const CodeBlock* block = nullptr;
   BandOrientation orientation = BandOrientation::LL;
   int magnitude_bits = 0;  ///< Mb + ROI shift

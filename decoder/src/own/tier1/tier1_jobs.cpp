@@ -123,13 +123,13 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
                 job.out = cc.data.data() + sb.offset + static_cast<std::size_t>(cb.rect.y0 - sb.rect.y0) * job.stride +
                           (cb.rect.x0 - sb.rect.x0);
                 const BlockPlan plan = plan_block(cb, band.magnitude_bits);
+                job.plan = plan;
                 damaged += plan.damaged;
                 if (plan.passes > 0) {
                   for (Bytes ch : cb.chunks) job.bytes += static_cast<std::uint32_t>(ch.size());
                   passes += static_cast<std::uint64_t>(plan.passes);
                   ++work.coded_blocks;
                 }
-                job.plan = plan;
                 job.frame_data = cc.data.data();
                 job.frame_base = frame_base;
               }
