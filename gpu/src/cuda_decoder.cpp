@@ -225,9 +225,19 @@ class CudaBackend final : public CudaDecoder {
     double share_ms = 0;
   };
 
-  /// EarlyTier1::start, on a thread of the decoder's pool: the split of the rows known now,
-  /// their kernel, and the CPU's share on the side thread while tier-2 reads the rest.
-  void start_early(const decoder::Tier1Batch& b, EarlyRun& run) {
+  /// EarlyTier1::start, on a thread of the decoder's pool (where nothing may throw): the
+  /// split of the rows known now, their kernel, and the CPU's share on the side thread while
+  /// tier-2 reads the rest.
+  void start_early(const decoder::Tier1Batch& b, EarlyRun& run) noexcept {
+    try {
+      start_early_unguarded(b, run);
+    } catch (const std::exception& e) {
+      // Out of memory, or no thread for the share: a start already made is void (its share
+      // was not decoded) and the frame fails as a decode that runs out of memory does.
+      run.share_done = make_error(ErrorKind::limit, fmt::format("GPU tier-1 early start: {}", e.what()));
+    }
+  }
+  void start_early_unguarded(const decoder::Tier1Batch& b, EarlyRun& run) {
     if (!early_start_pays(b)) return;
     run.at = Clock::now();
     // The kernel started now has until the last resolutions' kernel ends (as the last frames
@@ -246,9 +256,13 @@ class CudaBackend final : public CudaDecoder {
       std::optional<WorkPool::Task> task;
       if (run.shared_pool) task.emplace(*run.shared_pool, run.urgency);
       const auto s0 = Clock::now();
-      std::vector<std::uint32_t> rows(share_batch_.blocks.size());
-      std::iota(rows.begin(), rows.end(), 0u);
-      run.share_done = coefficients_.decode_tier1_rows(share_batch_, rows, out, /*beside=*/true);
+      try {  // nothing may leave the side thread
+        std::vector<std::uint32_t> rows(share_batch_.blocks.size());
+        std::iota(rows.begin(), rows.end(), 0u);
+        run.share_done = coefficients_.decode_tier1_rows(share_batch_, rows, out, /*beside=*/true);
+      } catch (const std::bad_alloc&) {
+        run.share_done = make_error(ErrorKind::limit, "out of memory in the GPU tier-1's CPU share");
+      }
       run.share_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
     });
   }

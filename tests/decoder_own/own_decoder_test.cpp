@@ -339,8 +339,12 @@ RowData row_data(const Tier1Batch& batch, std::size_t r) {
 struct EarlyRun {
   bool ok = false;
   EarlyTier1 early;
+  int starts = 0;                 // calls of start()
   std::vector<RowData> at_start;  // the rows handed to start(), as they were then
+  const std::uint8_t* bytes_at_start = nullptr;
   Tier1Batch batch;
+  DecodeStats stats;
+  std::uint64_t damaged = 0;  // the frame's damaged code-blocks
 };
 EarlyRun decode_early(const Stream& cs, int threads) {
   CoefficientDecoder dec;
@@ -348,11 +352,23 @@ EarlyRun decode_early(const Stream& cs, int threads) {
   opt.threads = threads;
   EarlyRun run;
   run.early.start = [&run](const Tier1Batch& batch) {
+    ++run.starts;
     for (std::size_t r = 0; r < batch.blocks.size(); ++r) run.at_start.push_back(row_data(batch, r));
+    run.bytes_at_start = batch.bytes.data();
   };
-  auto frame = dec.decode_deferred(cs, opt, run.batch, nullptr, &run.early);
+  auto frame = dec.decode_deferred(cs, opt, run.batch, &run.stats, &run.early);
   run.ok = frame.ok();
+  if (frame) run.damaged = frame->damaged_codeblocks;
   return run;
+}
+
+/// The counts of a frame's collection, which an early start's two-part collection must match.
+void expect_same_counts(const DecodeStats& a, const DecodeStats& b, const std::string& what) {
+  EXPECT_EQ(a.codeblocks, b.codeblocks) << what;
+  EXPECT_EQ(a.coding_passes, b.coding_passes) << what;
+  EXPECT_EQ(a.constant_components, b.constant_components) << what;
+  EXPECT_EQ(a.zero_fills, b.zero_fills) << what;
+  EXPECT_EQ(a.damaged_codeblocks, b.damaged_codeblocks) << what;
 }
 
 TEST(OwnDecoder, EarlyTier1RowsAreCompleteAndTheTableIsTheSame) {
@@ -378,13 +394,16 @@ TEST(OwnDecoder, EarlyTier1RowsAreCompleteAndTheTableIsTheSame) {
     DecodeOptions opt;
     opt.threads = 4;
     Tier1Batch reference;
-    ASSERT_TRUE(plain.decode_deferred(cs, opt, reference).ok()) << k.c.name;
+    DecodeStats ref_stats;
+    ASSERT_TRUE(plain.decode_deferred(cs, opt, reference, &ref_stats).ok()) << k.c.name;
     const EarlyRun run = decode_early(cs, 4);
     ASSERT_TRUE(run.ok) << k.c.name;
     EXPECT_EQ(run.early.rows > 0, k.starts) << k.c.name;
     EXPECT_EQ(run.at_start.size(), run.early.rows) << k.c.name;
+    expect_same_counts(run.stats, ref_stats, k.c.name);
     if (run.early.rows > 0) {
       EXPECT_TRUE(run.early.kept) << k.c.name;
+      EXPECT_EQ(run.bytes_at_start, run.batch.bytes.data()) << k.c.name;  // never moved under a copy
       EXPECT_LT(run.early.rows, run.batch.blocks.size()) << k.c.name;  // the last resolutions came after
       for (std::size_t r = 0; r < run.early.rows; ++r)
         ASSERT_TRUE(row_data(run.batch, r) == run.at_start[r]) << k.c.name << " row " << r;
@@ -435,56 +454,69 @@ TEST(OwnDecoder, EarlyTier1AfterAFailedGuessRebuildsTheTable) {
 
 TEST(OwnDecoder, EarlyTier1CountsADamagedBlockOnce) {
   // A component with nothing to decode but one damaged code-block (more missing bit-planes
-  // than the band has) in a resolution that tier-1 starts early: the early rows' table
-  // counts it; the full collection used to count it again when it cleared the component.
-  auto c = make_case("early_damaged", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12 -b 32,32");
-  PlanarImage src = test::make_source(c.source, c.width, c.height);
-  std::fill(src.planes[2].samples.begin(), src.planes[2].samples.end(), 512);  // Cr: zero after the DC shift
-  Stream cs = test::encode_case(src, c);
-  const auto parts = tile_parts(cs);
-  ASSERT_EQ(parts.size(), 3u);
-  // Cr's packets anew: resolution 0's LL block included with 40 missing bit-planes, one pass
-  // of one byte; every other resolution's packet empty.
-  std::vector<int> bits{1, 1};
-  bits.insert(bits.end(), 40, 0);
-  for (int b : {1, 0, 0, 0, 0, 1}) bits.push_back(b);  // tag tree ends; 1 pass; Lblock 3; length 1
-  ASSERT_EQ(bits.size() % 8, 0u);
-  Stream cr;
-  for (std::size_t i = 0; i < bits.size(); i += 8) {
-    std::uint8_t v = 0;
-    for (std::size_t k = 0; k < 8; ++k) v = static_cast<std::uint8_t>(v << 1 | bits[i + k]);
-    cr.push_back(v);
-  }
-  cr.push_back(0x55);
-  cr.insert(cr.end(), 5, 0x00);
-  std::size_t sod = parts[2].start + 12;
-  while (be16(cs, sod) != 0xFF93) sod += 2 + be16(cs, sod + 2);
-  Stream bad(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(sod + 2));
-  bad.insert(bad.end(), cr.begin(), cr.end());
-  const std::uint32_t psot = static_cast<std::uint32_t>(bad.size() - parts[2].start);
-  for (int k = 0; k < 4; ++k) bad[parts[2].start + 6 + k] = static_cast<std::uint8_t>(psot >> (24 - 8 * k));
-  put16(bad, 0xFFD9);
+  // than the band has) in a resolution read before the early start: the early rows' table
+  // counts it; the full collection used to count it again when it cleared the component, and
+  // when no block of those resolutions had anything to decode (a slate: no rows), start() was
+  // called with none and the whole table was collected again on top of them.
+  struct Case {
+    const char* name;
+    bool slate;  // every component constant: the early resolutions give no rows
+  };
+  for (const Case k : {Case{"picture", false}, Case{"slate", true}}) {
+    auto c = make_case("early_damaged", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12 -b 32,32");
+    PlanarImage src = test::make_source(c.source, c.width, c.height);
+    for (std::size_t p = k.slate ? 0 : 2; p < 3; ++p)
+      std::fill(src.planes[p].samples.begin(), src.planes[p].samples.end(), 512);  // zero after the DC shift
+    Stream cs = test::encode_case(src, c);
+    const auto parts = tile_parts(cs);
+    ASSERT_EQ(parts.size(), 3u) << k.name;
+    // Cr's packets anew: resolution 0's LL block included with 40 missing bit-planes, one pass
+    // of one byte; every other resolution's packet empty.
+    std::vector<int> bits{1, 1};
+    bits.insert(bits.end(), 40, 0);
+    for (int b : {1, 0, 0, 0, 0, 1}) bits.push_back(b);  // tag tree ends; 1 pass; Lblock 3; length 1
+    ASSERT_EQ(bits.size() % 8, 0u);
+    Stream cr;
+    for (std::size_t i = 0; i < bits.size(); i += 8) {
+      std::uint8_t v = 0;
+      for (std::size_t b = 0; b < 8; ++b) v = static_cast<std::uint8_t>(v << 1 | bits[i + b]);
+      cr.push_back(v);
+    }
+    cr.push_back(0x55);
+    cr.insert(cr.end(), 5, 0x00);
+    std::size_t sod = parts[2].start + 12;
+    while (be16(cs, sod) != 0xFF93) sod += 2 + be16(cs, sod + 2);
+    Stream bad(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(sod + 2));
+    bad.insert(bad.end(), cr.begin(), cr.end());
+    const std::uint32_t psot = static_cast<std::uint32_t>(bad.size() - parts[2].start);
+    for (int b = 0; b < 4; ++b) bad[parts[2].start + 6 + b] = static_cast<std::uint8_t>(psot >> (24 - 8 * b));
+    put16(bad, 0xFFD9);
 
-  CoefficientDecoder plain, direct;
-  DecodeOptions opt;
-  opt.threads = 4;
-  Tier1Batch reference;
-  auto ref = plain.decode_deferred(bad, opt, reference);  // no early start
-  ASSERT_TRUE(ref.ok()) << ref.error().message;
-  EXPECT_EQ(ref->damaged_codeblocks, 1u);
-  auto cpu = direct.decode(bad, opt);
-  ASSERT_TRUE(cpu.ok());
-  EXPECT_EQ(cpu->damaged_codeblocks, 1u);
-  CoefficientDecoder dec;
-  Tier1Batch batch;
-  EarlyTier1 early;
-  early.start = [](const Tier1Batch&) {};
-  auto frame = dec.decode_deferred(bad, opt, batch, nullptr, &early);
-  ASSERT_TRUE(frame.ok());
-  ASSERT_GT(early.rows, 0u);
-  ASSERT_TRUE(early.kept);
-  EXPECT_EQ(frame->damaged_codeblocks, 1u);
-  EXPECT_TRUE(tier1_of(batch) == tier1_of(reference));
+    CoefficientDecoder plain, direct;
+    DecodeOptions opt;
+    opt.threads = 4;
+    Tier1Batch reference;
+    DecodeStats ref_stats;
+    auto ref = plain.decode_deferred(bad, opt, reference, &ref_stats);  // no early start
+    ASSERT_TRUE(ref.ok()) << k.name << ": " << ref.error().message;
+    EXPECT_EQ(ref->damaged_codeblocks, 1u) << k.name;
+    auto cpu = direct.decode(bad, opt);
+    ASSERT_TRUE(cpu.ok()) << k.name;
+    EXPECT_EQ(cpu->damaged_codeblocks, 1u) << k.name;
+    const EarlyRun run = decode_early(bad, 4);
+    ASSERT_TRUE(run.ok) << k.name;
+    EXPECT_EQ(run.damaged, 1u) << k.name;
+    expect_same_counts(run.stats, ref_stats, k.name);
+    EXPECT_TRUE(tier1_of(run.batch) == tier1_of(reference)) << k.name;
+    if (k.slate) {
+      EXPECT_EQ(run.starts, 0) << k.name;  // no rows: nothing to start on
+      EXPECT_EQ(run.early.rows, 0u) << k.name;
+    } else {
+      EXPECT_EQ(run.starts, 1) << k.name;
+      EXPECT_GT(run.early.rows, 0u) << k.name;
+      EXPECT_TRUE(run.early.kept) << k.name;
+    }
+  }
 }
 
 TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
@@ -513,6 +545,12 @@ TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
     share_out.resize(tier1_packed_offsets(share, rows, offsets));
     side = std::thread([&, rows] { side_result = dec.decode_tier1_rows(share, rows, share_out.data(), true); });
   };
+  struct JoinAtExit {  // a failed assertion below must not leave a joinable thread behind
+    std::thread& t;
+    ~JoinAtExit() {
+      if (t.joinable()) t.join();
+    }
+  } join_at_exit{side};
   auto frame = dec.decode_deferred(cs, opt, batch, nullptr, &early);
   ASSERT_TRUE(frame.ok());
   ASSERT_GT(early.rows, 0u);

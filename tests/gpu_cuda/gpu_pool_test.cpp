@@ -268,6 +268,7 @@ TEST(GpuTier1Backend, EarlyStartEqualsTier1Cpu) {
           auto img = (*dec)->decode(cs, on_shared);
           ASSERT_TRUE(img.ok()) << what << " (shared pool): " << img.error().message;
           EXPECT_TRUE(same(*ref, *img)) << what << " (shared pool)";
+          EXPECT_EQ((*dec)->last_gpu_times().tier1_early_blocks > 0, early) << what << " (shared pool)";
         }
         test::DeviceImage d;
         ASSERT_TRUE(d.allocate(ref->width, ref->height, gpu::OutputFormat::rgba8));
@@ -289,7 +290,7 @@ TEST(GpuTier1Backend, EarlyStartOnDamagedFramesDecodesAsOnTheCpu) {
   auto cpu = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::cpu});
   auto gpu1 = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::gpu});
   ASSERT_TRUE(cpu.ok() && gpu1.ok());
-  int compared = 0;
+  int compared = 0, started = 0;  // started: damaged frames decoded with an early start
   for (int i = 0; i < 60; ++i) {
     std::vector<std::uint8_t> bad = good;
     if (i % 3 == 0) {
@@ -307,13 +308,16 @@ TEST(GpuTier1Backend, EarlyStartOnDamagedFramesDecodesAsOnTheCpu) {
       EXPECT_TRUE(same(*a, *b)) << "case " << i;
       EXPECT_EQ((*cpu)->last_stats().damaged_codeblocks, (*gpu1)->last_stats().damaged_codeblocks) << "case " << i;
       ++compared;
+      if ((*gpu1)->last_gpu_times().tier1_early_blocks > 0) ++started;
     }
     auto again = (*gpu1)->decode(good, opt);  // a start left behind must not touch the next frame
     auto want = (*cpu)->decode(good, opt);
     ASSERT_TRUE(again.ok() && want.ok());
     EXPECT_TRUE(same(*again, *want)) << "after case " << i;
+    EXPECT_GT((*gpu1)->last_gpu_times().tier1_early_blocks, 0u) << "after case " << i;  // the good frame started early
   }
   EXPECT_GT(compared, 30);
+  EXPECT_GT(started, 5);  // the damage was read after the start in these
 }
 
 TEST(GpuTier1Backend, CorruptCodestreamsDecodeAsOnTheCpu) {

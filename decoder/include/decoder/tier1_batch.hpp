@@ -82,8 +82,8 @@ struct Tier1Batch {
 /// Tier-1 started before tier-2 ends (CoefficientDecoder::decode_deferred). In a frame of one
 /// tile whose tile-parts each hold whole components and end with the packets of their
 /// components' last resolution (CPRL with one precinct per resolution, as broadcast encoders
-/// write 1080 frames, or RPCL), once every other packet is read `start` is called on a
-/// thread of the decoder's pool, beside the threads that read the last resolutions' packets,
+/// write 1080 frames, or RPCL), once every other packet is read, if they gave the table rows,
+/// `start` is called on a thread of the decoder's pool, beside the threads that read the last resolutions' packets,
 /// with the batch as it stands: rows [0, rows) are final (every packet of their code-blocks
 /// read) and stay where they are; the last resolutions' rows follow them. What `start`
 /// writes is the decoding thread's again when decode_deferred returns. `start` must not keep references

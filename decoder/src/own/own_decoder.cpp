@@ -307,6 +307,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       copy_state.wait(s);
   };
   Status early_error;
+  bool early_tabled = false;  // the early resolutions' rows are in the table (EarlyTier1)
   std::vector<CodeBlockJob> early_jobs;
   CollectCarry carry;  // what the early collection found, for the last resolutions' to add
   std::vector<Bytes> bodies;          // the views tier-2 read the tiles' data through,
@@ -342,7 +343,9 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
             for (std::size_t k = 1; k < parts.size(); ++k) at[k] = at[k - 1] + parts[k - 1].size();
             collect_tier1_jobs(tiles, frame, early_jobs, CollectPart::early_resolutions, &carry);
             early_error = defer_tier1(early_jobs, frame, *defer, parts, at);
-            if (!early_error) return;
+            if (!early_error.ok()) return;
+            early_tabled = true;
+            if (defer->blocks.empty()) return;  // nothing to start on (rows = 0: not called)
             early->rows = defer->blocks.size();
             early->start(*defer);
           };
@@ -380,12 +383,13 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     else copy_parts();
   });
   if (!read) return read.error();
-  if (!early_error) return early_error.error();
-  if (early && early->rows > 0) {
-    early->kept = parallel_tiles == 1;
+  if (!early_error.ok()) return early_error.error();
+  if (early_tabled) {
+    early->kept = early->rows > 0 && parallel_tiles == 1;
     if (!early->kept) {
-      // Read again in one sequence: fresh code-blocks, a fresh table. The bytes gathered for
-      // the early rows stay where they are (they may still be read from there).
+      // Nothing was started, or the tile was read again in one sequence (fresh code-blocks):
+      // a fresh table, collected whole. The bytes gathered for the early rows stay where they
+      // are (they may still be read from there).
       defer->blocks.clear();
       defer->segments.clear();
       defer->rejected_blocks = 0;
@@ -393,7 +397,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   }
   // Collect the tier-1 work: code-blocks of the resolutions we keep (after an early start
   // that the table kept, those of the last resolutions; the others are in it already).
-  const bool early_kept = early && early->rows > 0 && early->kept;
+  const bool early_kept = early_tabled && early->kept;
   const Tier1Work work =
       collect_tier1_jobs(tiles, frame, jobs, early_kept ? CollectPart::last_resolutions : CollectPart::all, &carry);
   stats.tier2_ms = ms_since(t0);
@@ -533,8 +537,10 @@ Result<CoefficientFrame> CoefficientDecoder::decode_deferred(Bytes codestream, c
   DecodeStats local;
   impl_->threads = std::clamp(options.threads, 1, 256);
   impl_->pool = options.pool;
-  return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local, &batch,
-                                  early);
+  return own::no_throw([&] {
+    return own::run_to_coefficients(impl_->engine, codestream, options, impl_->limits, stats ? *stats : local, &batch,
+                                    early);
+  });
 }
 
 Result<std::uint64_t> CoefficientDecoder::decode_tier1_rows(const Tier1Batch& batch, std::span<const std::uint32_t> rows,

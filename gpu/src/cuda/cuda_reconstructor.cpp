@@ -1114,7 +1114,11 @@ Result<PlanarImage> CudaReconstructor::reconstruct(const CoefficientFrame& frame
 Result<std::int32_t*> CudaReconstructor::start_tier1(const decoder::Tier1Batch& batch,
                                                      std::span<const std::uint32_t> gpu_rows,
                                                      std::span<const std::uint32_t> host_rows) {
-  return impl_->start_tier1(batch, gpu_rows, host_rows);
+  auto packed = impl_->start_tier1(batch, gpu_rows, host_rows);
+  // A start that failed in the runtime (pinned memory short, say) leaves its error as the
+  // thread's last: cleared here, or the frame's own launch would report it as its own.
+  if (!packed) (void)cudaGetLastError();
+  return packed;
 }
 void CudaReconstructor::cancel_tier1() { impl_->cancel_tier1(); }
 int CudaReconstructor::slots() const noexcept { return static_cast<int>(impl_->slots.size()); }
