@@ -2,6 +2,7 @@
 // (issue 9 item 13), plus the backend's --tier1 gpu against --tier1 cpu.
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <random>
 #include <thread>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "packetizer/openjpeg_encoder.hpp"
 #include "core/work_pool.hpp"
 #include "decoder/own_decoder.hpp"
+#include "decoder/tier1_batch.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/cuda_reconstructor.hpp"
@@ -318,6 +320,97 @@ TEST(GpuTier1Backend, EarlyStartOnDamagedFramesDecodesAsOnTheCpu) {
   }
   EXPECT_GT(compared, 30);
   EXPECT_GT(started, 5);  // the damage was read after the start in these
+}
+
+TEST(GpuTier1Early, TheReconstructorsStartContract) {
+  // CudaReconstructor::start_tier1 / cancel_tier1 directly. Refused: a table that lies, a
+  // split naming a row outside the table, a frame that asks for a start that was not made;
+  // each leaves nothing behind (the next frame's picture is the CPU's). A start that no
+  // submit takes, or that was cancelled, is void; a start that the submit takes, with or
+  // without a CPU share of the early rows, gives the CPU's picture.
+  REQUIRE_CUDA();
+  const auto cs = broadcast_codestream(false, 1, 640, 360);
+  ASSERT_FALSE(cs.empty());
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  const CpuReference cpu_ref = cpu_reference(cs, opt);
+  ASSERT_TRUE(cpu_ref.ok);
+  // The table as the backend holds it (pinned bytes); its first rows are the early ones.
+  decoder::CoefficientDecoder dec;
+  decoder::Tier1Batch batch{gpu::cuda_pinned_resource()};
+  decoder::EarlyTier1 early;
+  early.start = [](const decoder::Tier1Batch&) {};
+  auto frame = dec.decode_deferred(cs, opt, batch, nullptr, &early);
+  ASSERT_TRUE(frame.ok());
+  ASSERT_TRUE(early.kept);
+  ASSERT_GT(early.rows, 8u);
+  const std::size_t n = batch.blocks.size();
+  ASSERT_GT(n, early.rows);
+  std::vector<std::uint32_t> early_rows(early.rows), late(n - early.rows);
+  std::iota(early_rows.begin(), early_rows.end(), 0u);
+  std::iota(late.begin(), late.end(), static_cast<std::uint32_t>(early.rows));
+  auto rec = gpu::CudaReconstructor::create();
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  auto expect_next_frame_right = [&](const std::string& what) {
+    gpu::ReconstructRequest plain;
+    plain.tier1 = &batch;
+    auto img = (*rec)->reconstruct(*frame, plain);
+    ASSERT_TRUE(img.ok()) << what << ": " << img.error().message;
+    EXPECT_TRUE(same(cpu_ref.planar, *img)) << what;
+  };
+  expect_next_frame_right("first");
+
+  decoder::Tier1Batch lying = batch;
+  lying.blocks[1].seg_count = 60000;  // segments past the table's
+  auto refused = (*rec)->start_tier1(lying, early_rows, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::corrupt);
+  expect_next_frame_right("after a lying table");
+
+  const std::vector<std::uint32_t> outside{static_cast<std::uint32_t>(n)};
+  refused = (*rec)->start_tier1(batch, outside, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::corrupt);
+  expect_next_frame_right("after a row outside the table");
+
+  // The share of a frame started early: the last resolutions' rows all on the GPU.
+  gpu::Tier1HostShare share;
+  share.gpu_rows = late;
+  share.decode = [](std::span<const std::uint32_t>, std::int32_t*) -> Result<std::uint64_t> { return std::uint64_t{0}; };
+  gpu::ReconstructRequest taken;
+  taken.tier1 = &batch;
+  taken.tier1_share = &share;
+  taken.tier1_early = true;
+  share.early_rows = early_rows;
+  auto not_started = (*rec)->reconstruct(*frame, taken);
+  ASSERT_FALSE(not_started.ok());
+  EXPECT_EQ(not_started.error().kind, ErrorKind::corrupt);
+  expect_next_frame_right("after a frame that claimed a start");
+
+  ASSERT_TRUE((*rec)->start_tier1(batch, early_rows, {}).ok());
+  expect_next_frame_right("a start that no submit took");
+  ASSERT_TRUE((*rec)->start_tier1(batch, early_rows, {}).ok());
+  (*rec)->cancel_tier1();
+  expect_next_frame_right("a cancelled start");
+
+  ASSERT_TRUE((*rec)->start_tier1(batch, early_rows, {}).ok());
+  auto img = (*rec)->reconstruct(*frame, taken);
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_TRUE(same(cpu_ref.planar, *img)) << "a start taken";
+
+  // Its first rows on the CPU meanwhile (the side thread's part), decoded into the area the
+  // start returned before the frame is submitted.
+  const std::span<const std::uint32_t> on_cpu(early_rows.data(), 5), on_gpu(early_rows.data() + 5, early_rows.size() - 5);
+  auto packed = (*rec)->start_tier1(batch, on_gpu, on_cpu);
+  ASSERT_TRUE(packed.ok());
+  ASSERT_NE(*packed, nullptr);
+  decoder::decode_tier1_rows_cpu(batch, on_cpu, *packed);
+  share.early_rows = on_gpu;
+  share.early_host_rows = on_cpu;
+  img = (*rec)->reconstruct(*frame, taken);
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_TRUE(same(cpu_ref.planar, *img)) << "a start taken, with a CPU share";
+  expect_next_frame_right("last");
 }
 
 TEST(GpuTier1Backend, CorruptCodestreamsDecodeAsOnTheCpu) {
