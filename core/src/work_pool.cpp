@@ -11,8 +11,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The task open on this thread (a loop started here belongs to it), if any.
+// The task open on this thread (a loop started here belongs to it), if any. A helper takes
+// the task of the loop it helps, so that a loop started inside one of its indices ranks and
+// counts with it (and runs on the helper's slot) as it would on the caller.
 thread_local WorkPool::Task* t_task = nullptr;
+// True on a helper while it runs a loop's indices: its task's own thread is elsewhere.
+thread_local bool t_helping = false;
 
 constexpr std::uint64_t kLeastUrgent = std::numeric_limits<std::uint64_t>::max();
 
@@ -117,7 +121,11 @@ void WorkPool::helper(int slot) {
     }
     const auto start = Clock::now();
     const auto cpu_start = thread_cpu_time();
+    t_task = loop->task;
+    t_helping = true;
     run(*loop, slot);
+    t_task = nullptr;
+    t_helping = false;
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
     helper_ns_.fetch_add(ns, std::memory_order_relaxed);
     if (loop->task) {
@@ -160,7 +168,8 @@ void WorkPool::parallel_for(std::size_t n, const std::function<void(std::size_t,
       if (sleepers_.load() > 0) wake_.notify_one();
       const auto waiting = Clock::now();
       loop.finished.wait(lock, [&] { return loop.helpers == 0; });
-      if (task) task->waited_ += Clock::now() - waiting;
+      // (On a helper the wait is inside the time its help adds to the task.)
+      if (task && !t_helping) task->waited_ += Clock::now() - waiting;
       take_slot();
     }
   }

@@ -366,20 +366,19 @@ class CudaBackend final : public CudaDecoder {
     stats_ = {};
     times_ = {};
     last_tier1_gpu_ = false;
+    std::optional<Error> gpu_tier1_error;
     if (active_ && tier1_gpu_) {
       auto img = run_gpu_tier1(codestream, options, req);
       if (img) {
         last_tier1_gpu_ = true;
         return img;
       }
-      // A corrupt codestream fails the same way on the CPU: report it as it is.
+      // A corrupt codestream, or one over a limit, fails the same way on the CPU: reported as it is.
       if (options_.tier1 == Tier1Mode::gpu || img.error().kind == ErrorKind::corrupt ||
           img.error().kind == ErrorKind::limit)
         return img.error();
-      // --tier1 auto: this and every later frame decode their code-blocks on the CPU (counted).
-      tier1_gpu_ = false;
-      ++tier1_fallbacks_;
-      last_error_ = img.error().message;
+      // --tier1 auto: the frame again with tier-1 on the CPU, below.
+      gpu_tier1_error = img.error();
       stats_ = {};
       times_ = {};
     }
@@ -387,7 +386,14 @@ class CudaBackend final : public CudaDecoder {
     // across frames (the reconstruction below is complete when it returns, so the frame's
     // buffers go back to it right after).
     auto frame = coefficients_.decode(codestream, options, &stats_);
-    if (!frame) return frame.error();
+    if (!frame) return frame.error();  // the codestream's error (say a reduction past its levels): GPU tier-1 stays
+    if (gpu_tier1_error) {
+      // The CPU decodes what the GPU's tier-1 could not (a device error, a table it cannot
+      // carry): this and every later frame decode their code-blocks on the CPU (counted).
+      tier1_gpu_ = false;
+      ++tier1_fallbacks_;
+      last_error_ = gpu_tier1_error->message;
+    }
     RecycleOnExit recycle{coefficients_, *frame};
     if (active_) {
       auto lease = pool_->acquire(options_.spin_wait);

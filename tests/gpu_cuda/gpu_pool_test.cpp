@@ -322,6 +322,30 @@ TEST(GpuTier1Backend, EarlyStartOnDamagedFramesDecodesAsOnTheCpu) {
   EXPECT_GT(started, 5);  // the damage was read after the start in these
 }
 
+TEST(GpuTier1Backend, AnErrorOfTheCodestreamKeepsTier1OnTheGpu) {
+  // --tier1 auto falls back to the CPU's tier-1 for good when the GPU's cannot decode what
+  // the CPU can. A frame that fails on both (here a reduction past the stream's levels, as
+  // the live pipeline's degrade control may ask once) is the codestream's error: it used to
+  // turn GPU tier-1 off for the rest of the run.
+  REQUIRE_CUDA();
+  const auto cs = textured_codestream(false, 320, 180);
+  ASSERT_FALSE(cs.empty());
+  auto dec = gpu::make_cuda_decoder_typed({gpu::GpuMode::on, 0, {}, gpu::Tier1Mode::automatic});
+  ASSERT_TRUE(dec.ok());
+  decoder::DecodeOptions opt;
+  opt.threads = 2;
+  ASSERT_TRUE((*dec)->decode(cs, opt).ok());
+  ASSERT_TRUE((*dec)->last_tier1_on_gpu());
+  decoder::DecodeOptions too_far = opt;
+  too_far.reduce = 20;
+  auto failed = (*dec)->decode(cs, too_far);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().kind, ErrorKind::unsupported);
+  EXPECT_EQ((*dec)->tier1_fallbacks(), 0u);
+  ASSERT_TRUE((*dec)->decode(cs, opt).ok());
+  EXPECT_TRUE((*dec)->last_tier1_on_gpu());
+}
+
 TEST(GpuTier1Early, TheReconstructorsStartContract) {
   // CudaReconstructor::start_tier1 / cancel_tier1 directly. Refused: a table that lies, a
   // split naming a row outside the table, a frame that asks for a start that was not made;

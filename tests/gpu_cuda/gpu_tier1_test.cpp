@@ -406,6 +406,13 @@ TEST(Tier1Split, OneSlowFrameDoesNotKeepTheCpuOutForGood) {
   std::size_t later = 0;
   for (int i = 0; i < 60; ++i) later = frame(1.0);
   EXPECT_EQ(later, settled);
+  // A burst of them (the machine busy for a while): the CPU is given nothing for a time and
+  // is never measured then; the drift towards its prior brings it back.
+  std::size_t least = settled;
+  for (int i = 0; i < 10; ++i) least = std::min(least, frame(100.0));
+  EXPECT_EQ(least, 0u);  // the burst did shut the CPU out
+  for (int i = 0; i < 200; ++i) later = frame(1.0);
+  EXPECT_EQ(later, settled);
 }
 
 TEST(Tier1Split, RowsDecodedPackedOnThePoolEqualTheWholeBatch) {
