@@ -195,6 +195,7 @@ class CudaBackend final : public CudaDecoder {
   GpuTimes last_gpu_times() const override { return times_; }
   bool last_tier1_on_gpu() const noexcept override { return last_tier1_gpu_; }
   std::uint64_t tier1_fallbacks() const noexcept override { return tier1_fallbacks_; }
+  std::string last_gpu_error() const override { return last_error_; }
 
   Result<PlanarImage> decode(Bytes codestream, const decoder::DecodeOptions& options) override {
     ReconstructRequest req;

@@ -159,6 +159,7 @@ TEST(PcapReplayProbe, FrameLimitIsExactInFastReplay) {
   EXPECT_EQ(probed.summary["frames"]["complete"], 3);
   EXPECT_EQ(probed.summary["frames"]["incomplete"], 0);
   EXPECT_EQ(probed.summary["frames"]["decoded"], 3);
+  EXPECT_EQ(probed.summary["frames"]["tier1_gpu_fallbacks"], 0);  // reported, none without a GPU
 }
 
 TEST(PcapReplayProbe, AFrameFarLargerThanTheDescriptorIsRejectedAndTheRestDecode) {

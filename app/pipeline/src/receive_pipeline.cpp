@@ -668,9 +668,17 @@ void ReceivePipeline::decode_loop(Worker& worker) {
           log->info("decoders {}: decoding at {} resolution from now on", degrade_.level() > before ? "behind" : "keep up again",
                     degrade_.level() == 0 ? std::string("full") : fmt::format("1/{}", 1 << degrade_.level()));
       }
-      // Which tier-1 ran, for any CUDA decoder (with or without the display path).
-      if (const auto* cuda = dynamic_cast<const gpu::CudaDecoder*>(worker.decoder.get()); cuda && cuda->last_tier1_on_gpu())
-        tier1_gpu_.fetch_add(1, std::memory_order_relaxed);
+      // Which tier-1 ran, for any CUDA decoder (with or without the display path), and whether
+      // its GPU tier-1 gave up (--tier1 auto: this frame and every later one on the CPU).
+      if (const auto* cuda = dynamic_cast<const gpu::CudaDecoder*>(worker.decoder.get())) {
+        if (cuda->last_tier1_on_gpu()) tier1_gpu_.fetch_add(1, std::memory_order_relaxed);
+        if (const std::uint64_t n = cuda->tier1_fallbacks(); n > worker.tier1_fallbacks) {
+          tier1_fallbacks_.fetch_add(n - worker.tier1_fallbacks, std::memory_order_relaxed);
+          worker.tier1_fallbacks = n;
+          log->warn("frame {}: GPU tier-1 failed ({}); this decoder decodes code-blocks on the CPU from now on (counted)",
+                    f.index, cuda->last_gpu_error());
+        }
+      }
       const PlanarImage& geometry = f.image.empty() ? shape : f.image;
       std::lock_guard lock(format_mutex_);
       latency_.add(f.latency_ms);
@@ -758,6 +766,7 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.display_on_device = on_device_.load(std::memory_order_relaxed);
   s.display_fallbacks = display_fallbacks_.load(std::memory_order_relaxed);
   s.tier1_on_gpu = tier1_gpu_.load(std::memory_order_relaxed);
+  s.tier1_fallbacks = tier1_fallbacks_.load(std::memory_order_relaxed);
   s.device_pool_exhausted = pool_exhausted_.load(std::memory_order_relaxed);
   s.device_display = pool_ != nullptr && device_display_enabled_.load(std::memory_order_relaxed);
   std::lock_guard lock(format_mutex_);

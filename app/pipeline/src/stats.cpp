@@ -212,6 +212,8 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"rejected_oversize", d.rejected_oversize},
         {"out_of_memory", d.out_of_memory},
         {"tier1_on_gpu", d.tier1_on_gpu},
+        // Decoders whose GPU tier-1 failed (--tier1 auto): their frames' code-blocks on the CPU since.
+        {"tier1_gpu_fallbacks", d.tier1_fallbacks},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0},
         // Thread time a frame cost, all threads that worked on it together.
         {"decode_work_ms_mean", d.decoded ? d.decode_work_ms_total / static_cast<double>(d.decoded) : 0.0},

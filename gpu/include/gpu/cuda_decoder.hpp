@@ -11,6 +11,7 @@
 // works on at once.
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "core/result.hpp"
 #include "decoder/decoder.hpp"
@@ -75,8 +76,11 @@ class CudaDecoder : public decoder::Decoder {
                                                bool want_planar = false) = 0;
   /// Whether the last frame's tier-1 ran on the GPU.
   virtual bool last_tier1_on_gpu() const noexcept = 0;
-  /// Frames whose GPU tier-1 failed and that were decoded on the CPU instead (--tier1 auto).
+  /// Frames whose GPU tier-1 failed and that were decoded on the CPU instead (--tier1 auto:
+  /// then every later frame too, so at most 1).
   virtual std::uint64_t tier1_fallbacks() const noexcept = 0;
+  /// Why the GPU's last step to fail did (tier-1 or reconstruction); empty if none did.
+  virtual std::string last_gpu_error() const = 0;
   /// Per-stage GPU times of the last frame (zero when it ran on the CPU).
   virtual GpuTimes last_gpu_times() const = 0;
 };

@@ -158,6 +158,7 @@ struct DecodeSnapshot {
   std::uint64_t device_pool_exhausted = 0;///< of those: every device picture was held
   bool device_display = false;            ///< the GPU display path is set up and enabled
   std::uint64_t tier1_on_gpu = 0;         ///< frames whose code-blocks were decoded on the GPU
+  std::uint64_t tier1_fallbacks = 0;      ///< decoders whose GPU tier-1 failed: code-blocks on the CPU since (--tier1 auto)
   int width = 0;
   int height = 0;
   std::string format;                     ///< "1280x720 4:2:2 10-bit"
@@ -223,6 +224,7 @@ class ReceivePipeline {
     gpu::CudaDecoder* cuda = nullptr;  // the same object, when the GPU display path can use it
     PlanarImage fields[2];             // a field pair's pictures, reused frame after frame
     bool warm = false;                 // decoded a frame already (the first one pays allocations)
+    std::uint64_t tier1_fallbacks = 0; // its decoder's, as last seen
     std::thread thread;
   };
 
@@ -287,6 +289,7 @@ class ReceivePipeline {
   std::atomic<std::int64_t> decode_us_total_{0}, work_us_total_{0}, cpu_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
   std::atomic<std::uint64_t> tier1_gpu_{0};
+  std::atomic<std::uint64_t> tier1_fallbacks_{0};
   std::shared_ptr<gpu::DevicePicturePool> pool_;  // set in start() when the GPU display path is possible
   std::atomic<bool> device_display_enabled_{true};
   std::atomic<bool> fallback_logged_{false};
