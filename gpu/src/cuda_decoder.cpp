@@ -251,19 +251,15 @@ class CudaBackend final : public CudaDecoder {
     early_host_.assign(split_.host_rows().begin(), split_.host_rows().end());
     if (early_host_.empty()) return;
     decoder::copy_tier1_rows(b, early_host_, share_batch_);
+    share_rows_.resize(share_batch_.blocks.size());  // all of the copy's rows, in order
+    std::iota(share_rows_.begin(), share_rows_.end(), 0u);
     if (!side_) side_.emplace();
     side_->post([this, out = *packed, &run] {
       // On a shared pool the share's loop ranks with its frame's (not after every frame's).
       std::optional<WorkPool::Task> task;
       if (run.shared_pool) task.emplace(*run.shared_pool, run.urgency);
       const auto s0 = Clock::now();
-      try {  // nothing may leave the side thread
-        std::vector<std::uint32_t> rows(share_batch_.blocks.size());
-        std::iota(rows.begin(), rows.end(), 0u);
-        run.share_done = coefficients_.decode_tier1_rows(share_batch_, rows, out, /*beside=*/true);
-      } catch (const std::bad_alloc&) {
-        run.share_done = make_error(ErrorKind::limit, "out of memory in the GPU tier-1's CPU share");
-      }
+      run.share_done = coefficients_.decode_tier1_rows(share_batch_, share_rows_, out, /*beside=*/true);  // throws nothing
       run.share_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
     });
   }
@@ -433,6 +429,7 @@ class CudaBackend final : public CudaDecoder {
   // share as a batch of its own, and the thread that decodes it beside tier-2.
   std::vector<std::uint32_t> early_gpu_, early_host_, late_rows_;
   decoder::Tier1Batch share_batch_;
+  std::vector<std::uint32_t> share_rows_;  // 0 .. n-1: every row of share_batch_
   std::optional<SideRunner> side_;
   double early_slack_us_ = 0;  // the last early frames' time from the start to the second kernel's end (average)
   bool active_ = true;

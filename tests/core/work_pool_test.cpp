@@ -53,6 +53,27 @@ struct Gate {
   }
 };
 
+/// The most threads at work at once in a loop of `n` indices on `pool` whose indices all wait
+/// at a gate until `n` threads wait there (a slot that is not free keeps one away: then the
+/// gate opens after a minute anyway, and the count falls short instead of the test hanging).
+int most_at_once(WorkPool& pool, int n) {
+  Gate gate;
+  Concurrency c;
+  std::thread opener([&] {
+    std::unique_lock l(gate.m);
+    gate.cv.wait_for(l, std::chrono::minutes(1), [&] { return gate.waiting >= n; });
+    gate.open = true;
+    gate.cv.notify_all();
+  });
+  pool.parallel_for(static_cast<std::size_t>(n), [&](std::size_t, int) {
+    c.enter();
+    gate.pass();
+    c.leave();
+  });
+  opener.join();
+  return c.most.load();
+}
+
 TEST(WorkPool, EveryIndexOnceWithSlotsUniqueWithinTheLoop) {
   WorkPool pool(4);
   EXPECT_EQ(pool.size(), 4);
@@ -203,23 +224,7 @@ TEST(WorkPool, LoopsInsideALoopRunEveryIndexAndGiveTheirSlotsBack) {
     });
     for (const auto& h : hits) ASSERT_EQ(h.load(), 1) << "round " << round;
   }
-  Gate gate;
-  Concurrency c;
-  std::thread opener([&] {
-    // Opens once four threads wait; a leaked slot would keep one away (then it opens after a
-    // minute anyway, and the count below fails instead of the test hanging).
-    std::unique_lock l(gate.m);
-    gate.cv.wait_for(l, std::chrono::minutes(1), [&] { return gate.waiting >= 4; });
-    gate.open = true;
-    gate.cv.notify_all();
-  });
-  pool.parallel_for(4, [&](std::size_t, int) {
-    c.enter();
-    gate.pass();
-    c.leave();
-  });
-  opener.join();
-  EXPECT_EQ(c.most.load(), 4);
+  EXPECT_EQ(most_at_once(pool, 4), 4);  // a leaked slot would keep one thread away
 }
 
 TEST(WorkPool, ACallerKnowsItsTasksUrgency) {
@@ -277,22 +282,8 @@ TEST(WorkPool, AHelperWorksUnderTheTaskOfTheLoopItHelps) {
   EXPECT_GE(threads.size(), 2u);
   EXPECT_EQ(inner_runs.load(), 16 * 4);
   for (const std::uint64_t u : urgencies) ASSERT_EQ(u, 7u);
-  // And every slot is free again: four threads can be at work at once.
-  Gate gate;
-  Concurrency c;
-  std::thread opener([&] {
-    std::unique_lock l(gate.m);
-    gate.cv.wait_for(l, std::chrono::minutes(1), [&] { return gate.waiting >= 3; });
-    gate.open = true;
-    gate.cv.notify_all();
-  });
-  pool.parallel_for(3, [&](std::size_t, int) {  // the task's own slot is held: three more
-    c.enter();
-    gate.pass();
-    c.leave();
-  });
-  opener.join();
-  EXPECT_EQ(c.most.load(), 3);
+  // And every slot is free again: with the task's own slot held, three threads at once.
+  EXPECT_EQ(most_at_once(pool, 3), 3);
 }
 
 }  // namespace

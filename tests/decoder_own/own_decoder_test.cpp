@@ -362,6 +362,13 @@ EarlyRun decode_early(const Stream& cs, int threads) {
   return run;
 }
 
+/// Rows [first, last) of a Tier1Batch.
+std::vector<std::uint32_t> row_range(std::size_t first, std::size_t last) {
+  std::vector<std::uint32_t> rows(last - first);
+  std::iota(rows.begin(), rows.end(), static_cast<std::uint32_t>(first));
+  return rows;
+}
+
 /// The counts of a frame's collection, which an early start's two-part collection must match.
 void expect_same_counts(const DecodeStats& a, const DecodeStats& b, const std::string& what) {
   EXPECT_EQ(a.codeblocks, b.codeblocks) << what;
@@ -536,11 +543,8 @@ TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
   Result<std::uint64_t> side_result = std::uint64_t{0};
   EarlyTier1 early;
   early.start = [&](const Tier1Batch& b) {
-    std::vector<std::uint32_t> handed(b.blocks.size());
-    std::iota(handed.begin(), handed.end(), 0u);
-    copy_tier1_rows(b, handed, share);
-    std::vector<std::uint32_t> rows(share.blocks.size());
-    std::iota(rows.begin(), rows.end(), 0u);
+    const std::vector<std::uint32_t> rows = row_range(0, b.blocks.size());  // every row, as its own batch's
+    copy_tier1_rows(b, rows, share);
     std::vector<std::uint64_t> offsets;
     share_out.resize(tier1_packed_offsets(share, rows, offsets));
     side = std::thread([&, rows] { side_result = dec.decode_tier1_rows(share, rows, share_out.data(), true); });
@@ -556,17 +560,14 @@ TEST(OwnDecoder, Tier1RowsBesideTheRestOfADecode) {
   ASSERT_GT(early.rows, 0u);
   ASSERT_TRUE(early.kept);
   // The last resolutions' rows on this thread, while the side thread may still run.
-  std::vector<std::uint32_t> late(batch.blocks.size() - early.rows);
-  std::iota(late.begin(), late.end(), static_cast<std::uint32_t>(early.rows));
+  const std::vector<std::uint32_t> late = row_range(early.rows, batch.blocks.size());
   std::vector<std::uint64_t> offsets;
   std::vector<std::int32_t> late_out(tier1_packed_offsets(batch, late, offsets));
   auto here = dec.decode_tier1_rows(batch, late, late_out.data());
   side.join();
   ASSERT_TRUE(here.ok() && side_result.ok());
-  std::vector<std::uint32_t> all(share.blocks.size());
-  std::iota(all.begin(), all.end(), 0u);
   std::vector<std::int32_t> want(share_out.size());
-  decode_tier1_rows_cpu(share, all, want.data());
+  decode_tier1_rows_cpu(share, row_range(0, share.blocks.size()), want.data());
   EXPECT_TRUE(want == share_out);
   want.assign(late_out.size(), 0);
   decode_tier1_rows_cpu(batch, late, want.data());
@@ -615,9 +616,7 @@ TEST(OwnDecoder, CopiedTier1RowsDecodeAsTheirOriginals) {
   std::vector<std::uint64_t> offsets;
   std::vector<std::int32_t> want(tier1_packed_offsets(batch, rows, offsets)), got(want.size());
   decode_tier1_rows_cpu(batch, rows, want.data());
-  std::vector<std::uint32_t> all(rows.size());
-  std::iota(all.begin(), all.end(), 0u);
-  decode_tier1_rows_cpu(part, all, got.data());
+  decode_tier1_rows_cpu(part, row_range(0, rows.size()), got.data());
   EXPECT_TRUE(want == got);
   EXPECT_TRUE(std::any_of(want.begin(), want.end(), [](std::int32_t v) { return v != 0; }));
 }
