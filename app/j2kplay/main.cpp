@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   decoder_options.add_to(app);
   app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
       ->check(CLI::Range(0, 256));
-  app.add_option("--threads", threads, "threads that decode, all frames together (0 = one per core)")
+  app.add_option("--threads", threads, "threads that decode, all frames together (0 = one per core this process may use: taskset and container CPU limits count)")
       ->check(CLI::Range(0, 256));
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   decoder_options.add_to(app);
   app.add_option("--workers", workers, "frames decoded at once (0 = automatic: a quarter of --threads, at least 2)")
       ->check(CLI::Range(0, 256));
-  app.add_option("--threads", threads, "threads that decode, all frames together (0 = one per core)")
+  app.add_option("--threads", threads, "threads that decode, all frames together (0 = one per core this process may use: taskset and container CPU limits count)")
       ->check(CLI::Range(0, 256))->capture_default_str();
   app.add_flag("--no-decode", no_decode, "receive and reassemble only");
   unsigned reorder_packets = 64;

@@ -11,12 +11,16 @@
 # Cases are NAME (see CASES below). Content: a real photograph (the sender's default,
 # flower.png, or --image FILE|DIR), 4:2:2 10-bit, lossy 9/7 at the case's bit rate.
 # Run it inside a network namespace of its own when other programs use the same groups.
+# --probe-cpus LIST / --send-cpus LIST pin the probe / the sender to those CPUs (taskset -c):
+# a 4-core laptop on a 16-core machine is `--probe-cpus 0-3 --send-cpus 4-15`.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="${here}/../../build/release/bin"
 out="./e2e-results"
 duration=60
+probe_pin=()
+send_pin=()
 cases="1080i50_150"
 probe_args=""
 send_args=""
@@ -44,6 +48,8 @@ while [[ $# -gt 0 ]]; do
     --probe-args) probe_args="$2"; shift 2 ;;
     --send-args) send_args="$2"; shift 2 ;;
     --cache-dir) cache_dir="$2"; shift 2 ;;
+    --probe-cpus) probe_pin=(taskset -c "$2"); shift 2 ;;
+    --send-cpus) send_pin=(taskset -c "$2"); shift 2 ;;
     --all) cases="$(echo "$CASES" | awk 'NF {print $1}' | paste -sd, -)"; shift ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
@@ -79,7 +85,7 @@ for name in ${cases//,/ }; do
   "${bin}/j2ksend" --to "rtp://127.0.0.1:9" --size "$size" --fps "$fps" --bits 10 --chroma 422 --bitrate "$bitrate" ${il} \
     --loop-frames "$fps" --frames 1 --no-rtcp --cache-dir "$cache_dir" ${send_args} > "${out}/${name}.encode.log" 2>&1 \
     || echo "encoding the loop failed (see ${out}/${name}.encode.log)" >&2
-  "$time_bin" -v -o "${out}/${name}.time" \
+  "$time_bin" -v -o "${out}/${name}.time" ${probe_pin[@]+"${probe_pin[@]}"} \
     "${bin}/j2kprobe" "$url" --json --quiet --frames "$frames" --duration $(( duration + 30 )) --wait 120 --timeout 900 ${probe_args} \
     > "${out}/${name}.json" 2> "${out}/${name}.probe.log" &
   probe=$!
@@ -88,7 +94,7 @@ for name in ${cases//,/ }; do
     kill -0 "$probe" 2>/dev/null || break
     sleep 0.01
   done
-  "${bin}/j2ksend" --to "$url" --size "$size" --fps "$fps" --bits 10 --chroma 422 --bitrate "$bitrate" ${il} \
+  ${send_pin[@]+"${send_pin[@]}"} "${bin}/j2ksend" --to "$url" --size "$size" --fps "$fps" --bits 10 --chroma 422 --bitrate "$bitrate" ${il} \
     --loop-frames "$fps" --frames "$frames" --cache-dir "$cache_dir" ${send_args} \
     > "${out}/${name}.send.log" 2>&1 || echo "sender failed (see ${out}/${name}.send.log)" >&2
   wait "$probe" || echo "probe exited with $? (see ${out}/${name}.probe.log)" >&2

@@ -18,6 +18,7 @@
 #include "core/work_pool.hpp"
 #include "decoder/own_decoder.hpp"
 #include "gpu/cuda_tier1.hpp"
+#include "gpu/retry_after_pause.hpp"
 #include "gpu/tier1_split.hpp"
 
 namespace j2k::gpu {
@@ -363,11 +364,17 @@ class CudaBackend final : public CudaDecoder {
     stats_ = {};
     times_ = {};
     last_tier1_gpu_ = false;
+    // A step that failed in automatic mode is tried again once its pause is over.
+    const auto now = Clock::now();
+    if (!active_ && gpu_retry_.due(now)) active_ = true;
+    if (!tier1_gpu_ && options_.tier1 != Tier1Mode::cpu && tier1_retry_.due(now)) tier1_gpu_ = true;
     std::optional<Error> gpu_tier1_error;
     if (active_ && tier1_gpu_) {
       auto img = run_gpu_tier1(codestream, options, req);
       if (img) {
         last_tier1_gpu_ = true;
+        tier1_retry_.worked();
+        gpu_retry_.worked();
         return img;
       }
       // A corrupt codestream, or one over a limit, fails the same way on the CPU: reported as it is.
@@ -386,8 +393,10 @@ class CudaBackend final : public CudaDecoder {
     if (!frame) return frame.error();  // the codestream's error (say a reduction past its levels): GPU tier-1 stays
     if (gpu_tier1_error) {
       // The CPU decodes what the GPU's tier-1 could not (a device error, a table it cannot
-      // carry): this and every later frame decode their code-blocks on the CPU (counted).
+      // carry): this frame and those until the GPU is tried again decode their code-blocks on
+      // the CPU (counted).
       tier1_gpu_ = false;
+      tier1_retry_.failed(now);
       ++tier1_fallbacks_;
       last_error_ = gpu_tier1_error->message;
     }
@@ -396,13 +405,16 @@ class CudaBackend final : public CudaDecoder {
       auto lease = pool_->acquire(options_.spin_wait);
       auto img = lease ? (*lease)->reconstruct(*frame, req, &times_) : Result<PlanarImage>(lease.error());
       if (img) {
+        gpu_retry_.worked();
         stats_.idwt_ms = times_.idwt_ms;
         stats_.colour_ms = times_.store_ms + times_.colour_ms;
         return img;
       }
       if (options_.mode == GpuMode::on || img.error().kind != ErrorKind::io) return img.error();
-      // A device failure in auto mode: this and every later frame go to the CPU.
+      // A device failure in auto mode: this frame and those until the GPU is tried again go
+      // to the CPU.
       active_ = false;
+      gpu_retry_.failed(now);
       last_error_ = img.error().message;
     }
     decoder::ReconstructTimes rt;
@@ -434,6 +446,8 @@ class CudaBackend final : public CudaDecoder {
   double early_slack_us_ = 0;  // the last early frames' time from the start to the second kernel's end (average)
   bool active_ = true;
   bool tier1_gpu_ = options_.tier1 != Tier1Mode::cpu;
+  RetryAfterPause gpu_retry_{options_.gpu_retry_first, options_.gpu_retry_most};    // reconstruction, after !active_
+  RetryAfterPause tier1_retry_{options_.gpu_retry_first, options_.gpu_retry_most};  // tier-1, after !tier1_gpu_
   bool last_tier1_gpu_ = false;
   std::uint64_t tier1_fallbacks_ = 0;
   std::string last_error_;

@@ -1,7 +1,9 @@
 // The CUDA reconstructor's slots after errors, and the GPU memory shared by decoders
 // (issue 9 item 13), plus the backend's --tier1 gpu against --tier1 cpu.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -344,6 +346,84 @@ TEST(GpuTier1Backend, AnErrorOfTheCodestreamKeepsTier1OnTheGpu) {
   EXPECT_EQ((*dec)->tier1_fallbacks(), 0u);
   ASSERT_TRUE((*dec)->decode(cs, opt).ok());
   EXPECT_TRUE((*dec)->last_tier1_on_gpu());
+}
+
+/// GPU memory held as another program would hold it: all that cudaMalloc gives, in
+/// shrinking pieces, until it gives nothing; freed with the object.
+struct GpuMemoryHog {
+  std::vector<void*> held;
+  GpuMemoryHog() {
+    for (std::size_t piece = std::size_t{1} << 30; piece >= (std::size_t{1} << 16);) {
+      void* p = nullptr;
+      if (cudaMalloc(&p, piece) == cudaSuccess) {
+        held.push_back(p);
+      } else {
+        (void)cudaGetLastError();  // out of memory is not sticky: clear it for what follows
+        piece /= 2;
+      }
+    }
+  }
+  ~GpuMemoryHog() {
+    for (void* p : held) cudaFree(p);
+  }
+};
+
+TEST(GpuTier1Backend, AutoModeTriesTheGpuAgainAfterAFailure) {
+  // GPU memory another program holds makes a larger frame's buffers fail: automatic mode
+  // decodes it on the CPU (counted), and used to stay on the CPU for good, tier-1 and
+  // reconstruction both. Now the GPU is tried again once the pause after the failure is
+  // over (here: the next frame), and the pause is kept (here: an hour).
+  REQUIRE_CUDA();
+  const auto small = textured_codestream(false, 320, 180);
+  const auto large = textured_codestream(false, 1920, 1080);
+  ASSERT_FALSE(small.empty() || large.empty());
+  decoder::DecodeOptions opt;
+  opt.threads = 2;
+  auto ref = decoder::make_own_decoder()->decode(large, opt);  // reconstructed on the CPU
+  ASSERT_TRUE(ref.ok());
+  const CpuReference gpu_ref = cpu_reference(large, opt);      // ... and on the GPU
+  ASSERT_TRUE(gpu_ref.ok);
+  // The reference's decoder is gone, and with it its reconstructors: none has buffers for
+  // the large frame yet.
+  ASSERT_EQ(gpu::cuda_reconstructors_alive(0), 0) << "a reconstructor from elsewhere holds buffers";
+  gpu::CudaDecoderOptions retry_now{gpu::GpuMode::automatic, 0, {}, gpu::Tier1Mode::automatic};
+  retry_now.gpu_retry_first = std::chrono::milliseconds(0);
+  gpu::CudaDecoderOptions retry_later = retry_now;
+  retry_later.gpu_retry_first = std::chrono::hours(1);
+  retry_later.gpu_retry_most = std::chrono::hours(1);
+  auto now = gpu::make_cuda_decoder_typed(retry_now);
+  auto later = gpu::make_cuda_decoder_typed(retry_later);
+  ASSERT_TRUE(now.ok() && later.ok());
+  for (auto* dec : {now->get(), later->get()}) {
+    ASSERT_TRUE(dec->decode(small, opt).ok());
+    ASSERT_TRUE(dec->last_tier1_on_gpu());
+  }
+  {
+    GpuMemoryHog hog;
+    ASSERT_FALSE(hog.held.empty());
+    for (auto* dec : {now->get(), later->get()}) {
+      auto img = dec->decode(large, opt);
+      ASSERT_TRUE(img.ok()) << img.error().message;
+      EXPECT_TRUE(same(*ref, *img));
+      EXPECT_FALSE(dec->last_tier1_on_gpu());
+      EXPECT_FALSE(dec->gpu_active());
+      EXPECT_EQ(dec->tier1_fallbacks(), 1u);
+      EXPECT_NE(dec->last_gpu_error().find("memory"), std::string::npos) << dec->last_gpu_error();
+    }
+  }
+  // The memory is free again.
+  auto img = (*now)->decode(large, opt);
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_TRUE(same(gpu_ref.planar, *img));
+  EXPECT_TRUE((*now)->last_tier1_on_gpu());
+  EXPECT_TRUE((*now)->gpu_active());
+  EXPECT_EQ((*now)->tier1_fallbacks(), 1u);
+  img = (*later)->decode(large, opt);  // still within its pause: the CPU, nothing counted again
+  ASSERT_TRUE(img.ok()) << img.error().message;
+  EXPECT_TRUE(same(*ref, *img));
+  EXPECT_FALSE((*later)->last_tier1_on_gpu());
+  EXPECT_FALSE((*later)->gpu_active());
+  EXPECT_EQ((*later)->tier1_fallbacks(), 1u);
 }
 
 TEST(GpuTier1Early, TheReconstructorsStartContract) {

@@ -3,6 +3,8 @@
 // threads is blocked. No sockets, no real decoding, no timing assertions.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <future>
 
 #include "fakes.hpp"
@@ -111,6 +113,27 @@ TEST(ReceivePipeline, DeliversEveryFrameInOrderWhenWorkersFinishOutOfOrder) {
   }
   EXPECT_EQ(h.pipe->decode().decoded, static_cast<std::uint64_t>(kFrames));
   EXPECT_EQ(h.pipe->decode().receive_to_decoded.count(), static_cast<std::uint64_t>(kFrames));
+}
+
+TEST(ReceivePipeline, OneThreadPerUsableCpuByDefault) {
+  // Started under `taskset` or in a container with a CPU set, the receiver used to size its
+  // scheduler by the machine's online CPUs (hardware_concurrency): more decoding threads
+  // than it may run on. Here: this thread narrowed to one CPU while the pipeline is made.
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  Harness h;
+  auto c = h.config();
+  c.decode_workers = 0;  // automatic
+  c.decode_threads = 0;  // one per usable CPU
+  h.open(c);
+  const auto d = h.pipe->decode();
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  EXPECT_EQ(d.threads, 1);
+  EXPECT_EQ(d.workers, 2);  // at least two frames at once, whatever the threads
 }
 
 TEST(ReceivePipeline, StartFailsWhenADecoderCannotBeMadeAndStopsCleanly) {

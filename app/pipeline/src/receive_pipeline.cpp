@@ -5,6 +5,7 @@
 #include <deque>
 #include <cstdlib>
 
+#include "core/cpus.hpp"
 #include "core/log.hpp"
 #include "gpu/cuda_decoder.hpp"
 #include "gpu/device_picture.hpp"
@@ -100,7 +101,7 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
 namespace {
 
 int decode_threads(const PipelineConfig& c) {
-  return c.decode_threads > 0 ? c.decode_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return c.decode_threads > 0 ? c.decode_threads : usable_cpus();
 }
 
 /// Whether the decoders run their in-frame work on the shared scheduler (OpenJPEG cannot).
@@ -669,14 +670,21 @@ void ReceivePipeline::decode_loop(Worker& worker) {
                     degrade_.level() == 0 ? std::string("full") : fmt::format("1/{}", 1 << degrade_.level()));
       }
       // Which tier-1 ran, for any CUDA decoder (with or without the display path), and whether
-      // its GPU tier-1 gave up (--tier1 auto: this frame and every later one on the CPU).
+      // its GPU tier-1 failed (--tier1 auto: this frame and the next ones on the CPU, until the
+      // decoder tries the GPU again) or works again.
       if (const auto* cuda = dynamic_cast<const gpu::CudaDecoder*>(worker.decoder.get())) {
-        if (cuda->last_tier1_on_gpu()) tier1_gpu_.fetch_add(1, std::memory_order_relaxed);
+        if (cuda->last_tier1_on_gpu()) {
+          tier1_gpu_.fetch_add(1, std::memory_order_relaxed);
+          if (worker.tier1_off) log->info("frame {}: GPU tier-1 works again", f.index);
+          worker.tier1_off = false;
+        }
         if (const std::uint64_t n = cuda->tier1_fallbacks(); n > worker.tier1_fallbacks) {
           tier1_fallbacks_.fetch_add(n - worker.tier1_fallbacks, std::memory_order_relaxed);
           worker.tier1_fallbacks = n;
-          log->warn("frame {}: GPU tier-1 failed ({}); this decoder decodes code-blocks on the CPU from now on (counted)",
-                    f.index, cuda->last_gpu_error());
+          if (!worker.tier1_off)
+            log->warn("frame {}: GPU tier-1 failed ({}); this decoder decodes code-blocks on the CPU and tries the GPU "
+                      "again after a pause (counted)", f.index, cuda->last_gpu_error());
+          worker.tier1_off = true;
         }
       }
       const PlanarImage& geometry = f.image.empty() ? shape : f.image;

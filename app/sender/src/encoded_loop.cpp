@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/byte_reader.hpp"
+#include "core/cpus.hpp"
 #include "core/log.hpp"
 
 namespace j2k::sender {
@@ -187,7 +188,7 @@ Result<std::vector<EncodedFrame>> encode_loop(const FrameSource& source, const P
   }
 
   frames.assign(static_cast<std::size_t>(spec.frames), {});
-  const int threads = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = spec.threads > 0 ? spec.threads : usable_cpus();
   log->info("encoding {} frames {}x{} {}-bit {} with OpenJPEG on {} threads ({})", spec.frames, format.width,
             format.height, format.bits, format.chroma_dx == 2 ? "4:2:2" : "4:4:4", threads,
             cache_file.empty() ? "not cached" : "to be cached for next time");

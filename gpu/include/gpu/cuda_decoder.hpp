@@ -9,6 +9,7 @@
 // decoded at once), leased for one frame at a time, so memory does not grow with the
 // number of decode workers beyond the limit; the limit is also how many frames the GPU
 // works on at once.
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -40,6 +41,13 @@ struct CudaDecoderOptions {
   /// It pays where the last resolution's blocks are light, so it is done in frames of code-blocks
   /// of at most 32 x 32 (broadcast and IMF frames), not with 64 x 64 (false: never).
   bool early_tier1 = true;
+  /// GpuMode::automatic and Tier1Mode::automatic: a GPU step that failed (reconstruction,
+  /// tier-1) is tried again this long after its failure; the pause doubles while it keeps
+  /// failing, up to gpu_retry_most, and a frame decoded on the GPU resets it. A failure may
+  /// pass (GPU memory that another program held, a device that was busy): a receiver that
+  /// runs for days must not stay on the CPU for good after one. Zero: the next frame.
+  std::chrono::milliseconds gpu_retry_first{1000};
+  std::chrono::milliseconds gpu_retry_most{60000};
 };
 
 /// Reconstructors (and so GPU buffers, and frames the GPU works on at once) per device,
@@ -61,8 +69,9 @@ int cuda_reconstructor_limit(int device = 0);
 int cuda_reconstructors_alive(int device = 0);
 
 /// A decoder::Decoder whose reconstruction runs on the GPU, plus display output.
-/// If a GPU step fails in GpuMode::automatic, that frame (and every later one) is
-/// reconstructed on the CPU instead and `gpu_active()` turns false.
+/// If a GPU step fails in GpuMode::automatic, that frame is reconstructed on the CPU
+/// instead and `gpu_active()` turns false until the GPU is tried again
+/// (CudaDecoderOptions::gpu_retry_first).
 class CudaDecoder : public decoder::Decoder {
  public:
   /// Backend::own: the enum has no "cuda" member yet (decoder/ owns it); see gpu_active().
@@ -77,7 +86,7 @@ class CudaDecoder : public decoder::Decoder {
   /// Whether the last frame's tier-1 ran on the GPU.
   virtual bool last_tier1_on_gpu() const noexcept = 0;
   /// Frames whose GPU tier-1 failed and that were decoded on the CPU instead (--tier1 auto:
-  /// then every later frame too, so at most 1).
+  /// then later frames too, until the GPU's tier-1 is tried again: gpu_retry_first).
   virtual std::uint64_t tier1_fallbacks() const noexcept = 0;
   /// Why the GPU's last step to fail did (tier-1 or reconstruction); empty if none did.
   virtual std::string last_gpu_error() const = 0;

@@ -8,7 +8,13 @@
 
 namespace j2k::gpu::cuda {
 
+/// The error of a failed call, as a value. The runtime also keeps the failure as the
+/// thread's "last error", where the next launch check (cudaGetLastError after a kernel)
+/// would read it as its own: a cudaMalloc that ran out of memory then failed the next frame's
+/// kernels too, long after the memory was free again. Taken back here (sticky errors, which
+/// break the context for good, stay).
 inline Error cuda_error(cudaError_t e, const char* what, const char* file, int line) {
+  (void)cudaGetLastError();
   return make_error(ErrorKind::io, fmt::format("CUDA: {} failed: {} ({}) at {}:{}", what, cudaGetErrorString(e),
                                                cudaGetErrorName(e), file, line));
 }

@@ -957,16 +957,13 @@ Result<PlanarImage> CudaReconstructor::Impl::collect(int ticket, GpuTimes* times
   Slot& slot = *found;
   // The slot stays busy until its work is known to be finished; on any failure it is
   // drained and freed, so that an error never leaves it taken for good (issue 9 item 13).
-  // The runtime also keeps a failed call as its "last error": take it back, so that a later
-  // launch check does not report this failure again.
+  // (cuda_error takes a failed call back from the runtime's "last error".)
   if (const cudaError_t e = cudaSetDevice(options.device); e != cudaSuccess) {
-    (void)cudaGetLastError();
     release(slot);  // a stream carries its device: waiting on it needs no current device
     return cuda::cuda_error(e, "cudaSetDevice(options.device)", __FILE__, __LINE__);
   }
   const auto t_wait = std::chrono::steady_clock::now();
   if (const cudaError_t e = cudaEventSynchronize(slot.ev[ev_done]); e != cudaSuccess) {
-    (void)cudaGetLastError();
     release(slot);
     return cuda::cuda_error(e, "cudaEventSynchronize(slot.ev[ev_done])", __FILE__, __LINE__);
   }

@@ -158,7 +158,7 @@ struct DecodeSnapshot {
   std::uint64_t device_pool_exhausted = 0;///< of those: every device picture was held
   bool device_display = false;            ///< the GPU display path is set up and enabled
   std::uint64_t tier1_on_gpu = 0;         ///< frames whose code-blocks were decoded on the GPU
-  std::uint64_t tier1_fallbacks = 0;      ///< decoders whose GPU tier-1 failed: code-blocks on the CPU since (--tier1 auto)
+  std::uint64_t tier1_fallbacks = 0;      ///< frames whose GPU tier-1 failed, decoded on the CPU (--tier1 auto; the GPU is tried again after a pause)
   int width = 0;
   int height = 0;
   std::string format;                     ///< "1280x720 4:2:2 10-bit"
@@ -225,6 +225,7 @@ class ReceivePipeline {
     PlanarImage fields[2];             // a field pair's pictures, reused frame after frame
     bool warm = false;                 // decoded a frame already (the first one pays allocations)
     std::uint64_t tier1_fallbacks = 0; // its decoder's, as last seen
+    bool tier1_off = false;            // its GPU tier-1 failed and has not worked since (logged once)
     std::thread thread;
   };
 
