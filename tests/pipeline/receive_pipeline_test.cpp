@@ -8,6 +8,7 @@
 #include <future>
 
 #include "fakes.hpp"
+#include "gpu/cuda.hpp"
 #include "pipeline/codestream_levels.hpp"
 
 namespace j2k::test {
@@ -263,6 +264,26 @@ TEST(ReceivePipeline, AColdStartAndItsBacklogDoNotLatchDegradation) {
   const auto d = h.pipe->decode();
   EXPECT_EQ(d.dropped_queue_full, 0u);
   EXPECT_EQ(d.degrade_level, 0);
+}
+
+TEST(ReceivePipeline, FramesThatGrewGpuBuffersAreNotAMeasureOfTheStream) {
+  // Device run of 2026-11-25 (2160p50 400 Mbit/s on 4 cores, 2 workers): the first frame of
+  // each reconstructor slot allocates its GPU and page-locked buffers (~100 ms against 20 ms
+  // after); only a worker's first frame counted as cold, so the next ones' cost engaged the
+  // degradation: 25 frames at half resolution in a stream the decoders keep up with. Here:
+  // the first three decodes allocate and cost 120 ms, every later one 15 ms, at 40 ms a frame.
+  Harness h;
+  auto c = h.config();
+  c.decode_threads = 2;
+  std::atomic<int> decodes{0};
+  h.script.before = [](int call) {
+    if (call < 3) gpu::count_cuda_buffer_allocation();
+  };
+  h.script.cost = [&](int) { return decodes++ < 3 ? 120ms : 15ms; };
+  constexpr int kFrames = 40;
+  run_burst(h, c, kFrames);
+  for (int i = 0; i < kFrames; ++i) EXPECT_EQ(h.got[static_cast<std::size_t>(i)].reduce, 0) << i;
+  EXPECT_EQ(h.pipe->decode().degraded, 0u);
 }
 
 TEST(ReceivePipeline, AnUnsupportedFeatureAtReducedResolutionFailsThatFrameOnly) {

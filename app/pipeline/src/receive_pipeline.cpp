@@ -605,6 +605,7 @@ void ReceivePipeline::decode_loop(Worker& worker) {
     // plus the helpers' time in its loops.
     Clock::duration helped{}, waited{};
     std::chrono::nanoseconds cpu{};
+    const std::uint64_t allocations = gpu::cuda_buffer_allocations();
     {
       // The frame is a task of the scheduler, ranked by its place in the stream (the oldest
       // frame is due first and gets the idle threads first); it ends before the frame is
@@ -657,14 +658,19 @@ void ReceivePipeline::decode_loop(Worker& worker) {
         sample.interval = interval_;
         sample.backlog = units_.size();
         sample.budget = budget();
-        // A decoder's first frame pays its allocations and page faults: not a measure of the
-        // stream for the controller. The budget does follow it: the frames that queued behind a
-        // cold start are decoded late rather than dropped.
-        sample.cold = !worker.warm;
+        // A decoder's first frame pays its allocations and page faults, and so does a frame
+        // during which GPU or page-locked buffers grew (a reconstructor's slot used for the
+        // first time: ~100 ms at 2160 against 20): not a measure of the stream for the
+        // controller. The budget does follow it: the frames that queued behind a cold start
+        // are decoded late rather than dropped.
+        sample.cold = !worker.warm || gpu::cuda_buffer_allocations() != allocations;
         worker.warm = true;
         decode_wall_ms_ = decode_wall_ms_ > 0 ? 0.9 * decode_wall_ms_ + 0.1 * f.decode_ms : f.decode_ms;
         degrade_.on_decoded(sample);
         level_.store(degrade_.level());
+        log->debug("frame {}: decoded in {:.1f} ms (work {:.1f} ms{}) at level {}, {} waiting, budget {:.0f} ms", f.index,
+                   f.decode_ms, std::chrono::duration<double, std::milli>(work).count(), sample.cold ? ", cold" : "",
+                   f.reduce, sample.backlog, std::chrono::duration<double, std::milli>(sample.budget).count());
         if (degrade_.level() != before)
           log->info("decoders {}: decoding at {} resolution from now on", degrade_.level() > before ? "behind" : "keep up again",
                     degrade_.level() == 0 ? std::string("full") : fmt::format("1/{}", 1 << degrade_.level()));

@@ -59,6 +59,7 @@ class GrowingBuffer {
     release();
     J2K_CUDA_TRY(Kind::allocate(&ptr_, bytes));
     size_ = bytes;
+    count_cuda_buffer_allocation();
     return {};
   }
   void release() {

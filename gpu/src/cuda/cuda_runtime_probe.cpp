@@ -78,6 +78,7 @@ class PinnedResource final : public std::pmr::memory_resource {
     bool pinned = false;
     if (cuda_available() && cudaHostAlloc(&base, bytes + kHeader, cudaHostAllocPortable) == cudaSuccess) {
       pinned = true;
+      count_cuda_buffer_allocation();
     } else {
       (void)cudaGetLastError();
       base = ::operator new(bytes + kHeader, std::align_val_t(kHeader));

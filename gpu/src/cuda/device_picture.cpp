@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "gpu/cuda.hpp"
 #include "cuda_check.hpp"
 
 namespace j2k::gpu {
@@ -229,6 +230,7 @@ Result<std::shared_ptr<DevicePicture>> DevicePicturePool::acquire(int width, int
     }
     s.bytes = bytes;
     s.id = next_buffer_id.fetch_add(1);
+    count_cuda_buffer_allocation();
     st.account(chosen, bytes);
   }
   s.width = width;
