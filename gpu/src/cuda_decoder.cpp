@@ -70,10 +70,15 @@ class ReconstructorPool {
     CudaReconstructor* rec_;
   };
 
-  /// Waits while every reconstructor is leased and no more may be made.
-  Result<Lease> acquire(bool spin_wait) {
+  /// Waits while every reconstructor is leased and no more may be made; a caller inside a
+  /// task of `work_pool` lends its run slot to the pool's helpers meanwhile.
+  Result<Lease> acquire(bool spin_wait, WorkPool* work_pool = nullptr) {
     std::unique_lock lock(mutex_);
-    free_cv_.wait(lock, [this] { return !free_.empty() || static_cast<int>(all_.size()) < limit_; });
+    const auto ready = [this] { return !free_.empty() || static_cast<int>(all_.size()) < limit_; };
+    if (!ready()) {
+      WorkPool::Waiting waiting(work_pool);
+      free_cv_.wait(lock, ready);
+    }
     if (free_.empty()) {
       CudaReconstructor::Options ro;
       ro.device = device_;
@@ -293,7 +298,7 @@ class CudaBackend final : public CudaDecoder {
     const auto t0 = Clock::now();
     model_.cpu_threads = options.pool ? options.pool->size() : std::max(1, options.threads);
     // The reconstructor first: tier-1 may start on it before tier-2 ends.
-    auto lease = pool_->acquire(options_.spin_wait);
+    auto lease = pool_->acquire(options_.spin_wait, options.pool);
     if (!lease) return lease.error();
     EarlyRun run;
     run.reconstructor = lease->get();
@@ -402,7 +407,7 @@ class CudaBackend final : public CudaDecoder {
     }
     RecycleOnExit recycle{coefficients_, *frame};
     if (active_) {
-      auto lease = pool_->acquire(options_.spin_wait);
+      auto lease = pool_->acquire(options_.spin_wait, options.pool);
       auto img = lease ? (*lease)->reconstruct(*frame, req, &times_) : Result<PlanarImage>(lease.error());
       if (img) {
         gpu_retry_.worked();

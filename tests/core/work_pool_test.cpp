@@ -286,5 +286,50 @@ TEST(WorkPool, AHelperWorksUnderTheTaskOfTheLoopItHelps) {
   EXPECT_EQ(most_at_once(pool, 3), 3);
 }
 
+TEST(WorkPool, ATaskWaitingOutsideThePoolLendsItsSlot) {
+  // A decode worker waiting for a free GPU reconstructor (every one leased by other frames)
+  // used to keep its task's run slot: one helper fewer for every such worker. Here a task on
+  // another thread waits: with its slot lent, this loop gets every slot of the pool.
+  WorkPool pool(3);
+  std::mutex m;
+  std::condition_variable cv;
+  bool waiting = false, release = false;
+  std::chrono::nanoseconds waited{}, blocked{};
+  std::thread worker([&] {
+    WorkPool::Task task(pool, 1);
+    {
+      WorkPool::Waiting w(&pool);
+      const auto t0 = std::chrono::steady_clock::now();
+      std::unique_lock l(m);
+      waiting = true;
+      cv.notify_all();
+      cv.wait(l, [&] { return release; });
+      blocked = std::chrono::steady_clock::now() - t0;
+    }
+    waited = task.wait_time();
+  });
+  {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return waiting; });
+  }
+  EXPECT_EQ(most_at_once(pool, 3), 3);  // this thread and both helpers: the task's slot was free
+  {
+    std::lock_guard l(m);
+    release = true;
+  }
+  cv.notify_all();
+  worker.join();
+  EXPECT_GE(waited, blocked);  // the wait is not the task's work
+  // The slot is back with its task while it runs, and free after it.
+  EXPECT_EQ(most_at_once(pool, 3), 3);
+  // Outside a task of this pool, or with no pool: nothing to lend, nothing changes.
+  WorkPool other(2);
+  WorkPool::Task on_other(other, 1);
+  { WorkPool::Waiting w(&pool); }
+  { WorkPool::Waiting w(nullptr); }
+  EXPECT_EQ(on_other.wait_time(), std::chrono::nanoseconds{0});
+  EXPECT_EQ(most_at_once(pool, 3), 3);
+}
+
 }  // namespace
 }  // namespace j2k

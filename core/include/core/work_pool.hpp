@@ -69,6 +69,22 @@ class WorkPool {
     std::atomic<std::int64_t> helper_ns_{0}, helper_cpu_ns_{0};
   };
 
+  /// While it lives, the calling thread waits for something outside the pool (a free GPU
+  /// reconstructor, say): if the thread runs a Task of `pool`, that task's run slot goes to
+  /// the helpers meanwhile, and the wait does not count as the task's work. Does nothing
+  /// otherwise (no pool, another pool's task, a helper: a helper's slot is its loop's).
+  class Waiting {
+   public:
+    explicit Waiting(WorkPool* pool) noexcept;
+    ~Waiting();
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+
+   private:
+    Task* task_ = nullptr;
+    std::chrono::steady_clock::time_point since_{};
+  };
+
   /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID).
   static std::chrono::nanoseconds thread_cpu_time() noexcept;
   /// The urgency of the calling thread's task on `pool`, or the least urgent outside one: a
