@@ -209,6 +209,18 @@ class CudaBackend final : public CudaDecoder {
     return run(codestream, options, req);
   }
 
+  /// As decode(), writing into `out`'s planes (the last frame's picture, say): no fresh pages
+  /// per frame, on the GPU path (ReconstructRequest::reuse) as on the CPU's.
+  Status decode_into(Bytes codestream, const decoder::DecodeOptions& options, PlanarImage& out) override {
+    ReconstructRequest req;
+    req.planar = true;
+    req.reuse = &out;
+    auto img = run(codestream, options, req);
+    if (!img) return img.error();
+    out = std::move(*img);
+    return {};
+  }
+
   Result<PlanarImage> decode_to_device(Bytes codestream, const decoder::DecodeOptions& options, const DeviceTarget& target,
                                        const ColourInterpretation& colour, bool want_planar) override {
     ReconstructRequest req;
@@ -423,7 +435,7 @@ class CudaBackend final : public CudaDecoder {
       last_error_ = img.error().message;
     }
     decoder::ReconstructTimes rt;
-    PlanarImage img;
+    PlanarImage img = req.reuse ? std::move(*req.reuse) : PlanarImage{};
     if (auto st = coefficients_.reconstruct(*frame, img, &rt); !st) return st.error();
     stats_.idwt_ms = rt.idwt_ms;
     stats_.colour_ms = rt.colour_ms;

@@ -679,6 +679,13 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       // its GPU tier-1 failed (--tier1 auto: this frame and the next ones on the CPU, until the
       // decoder tries the GPU again) or works again.
       if (const auto* cuda = dynamic_cast<const gpu::CudaDecoder*>(worker.decoder.get())) {
+        if (log->should_log(spdlog::level::debug)) {
+          const gpu::GpuTimes t = cuda->last_gpu_times();  // of the last codestream decoded
+          log->debug("frame {}: GPU path ms: tier-2 + tables {:.2f}, split {:.2f}, stage {:.2f}, enqueue {:.2f}, wait "
+                     "{:.2f} | on the GPU: upload {:.2f}, tier-1 {:.2f}, IDWT {:.2f}, colour {:.2f}, download {:.2f}",
+                     f.index, t.host_deferred_ms, t.host_split_ms, t.host_stage_ms, t.host_enqueue_ms, t.host_wait_ms,
+                     t.upload_ms, t.tier1_ms, t.idwt_ms, t.store_ms + t.colour_ms, t.download_ms);
+        }
         if (cuda->last_tier1_on_gpu()) {
           tier1_gpu_.fetch_add(1, std::memory_order_relaxed);
           if (worker.tier1_off) log->info("frame {}: GPU tier-1 works again", f.index);
