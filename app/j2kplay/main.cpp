@@ -118,9 +118,10 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
   // How pictures reach the screen: "GPU: H200, display via CUDA→PBO" or the CPU path.
   if (!display_path.isEmpty()) q += "\n" + display_path;
   if (now.decode.tier1_on_gpu) q += QString::fromStdString(fmt::format("\ntier-1 on the GPU: {} frames", now.decode.tier1_on_gpu));
-  if (now.decode.tier1_fallbacks)
-    q += QString::fromStdString(fmt::format("\nGPU tier-1 failed in {} decoder(s): their code-blocks on the CPU (see the log)",
-                                            now.decode.tier1_fallbacks));
+  if (now.decode.tier1_fallbacks || now.decode.gpu_fallbacks)
+    q += QString::fromStdString(fmt::format("\nGPU failures: tier-1 {} frames, reconstruction {} times; "
+                                            "the CPU took over, the GPU is tried again (see the log)",
+                                            now.decode.tier1_fallbacks, now.decode.gpu_fallbacks));
   if (now.decode.display_fallbacks)
     q += QString::fromStdString(fmt::format("\nGPU display fallbacks: {} ({} with every device picture in use)",
                                             now.decode.display_fallbacks, now.decode.device_pool_exhausted));

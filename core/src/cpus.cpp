@@ -37,25 +37,50 @@ std::string read_small_file(const std::string& path) {
   return text;
 }
 
-/// This process's cgroup v2 path ("0::/PATH" in /proc/self/cgroup), or "" if none.
-std::string cgroup_v2_path() {
-  std::ifstream f("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("0::", 0) == 0) return line.substr(3);
-  return {};
+/// "/a/b" -> "/a" -> "/".
+std::string parent_cgroup(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
 }
 
+/// The smallest CPU limit from this process's cgroup up to the root: a quota on a parent
+/// (a systemd slice's CPUQuota=, a container's delegated sub-cgroup) binds it too.
+/// /proc/self/cgroup has "0::/PATH" (cgroup v2) or "N:cpu,cpuacct:/PATH" (v1).
 std::optional<int> cgroup_limit() {
-  // v2: the process's own cgroup first, then the root a container sees as its own.
-  const std::string own = cgroup_v2_path();
-  for (const std::string& dir : {own.empty() || own == "/" ? std::string() : "/sys/fs/cgroup" + own, std::string("/sys/fs/cgroup")}) {
-    if (dir.empty()) continue;
-    const std::string text = read_small_file(dir + "/cpu.max");
-    if (!text.empty()) return cpus_of_cgroup_cpu_max(text);
+  std::optional<int> least;
+  const auto take = [&least](std::optional<int> cpus) {
+    if (cpus && (!least || *cpus < *least)) least = cpus;
+  };
+  const auto walk = [](std::string path, const auto& at) {
+    for (int depth = 0; depth < 64; ++depth) {  // bounded: a path has few components
+      at(path == "/" ? std::string() : path);
+      if (path.empty() || path == "/") return;
+      path = parent_cgroup(path);
+    }
+  };
+  std::ifstream f("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(f, line)) {
+    const auto a = line.find(':');
+    const auto b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    const std::string path = line.substr(b + 1);
+    if (controllers.empty()) {
+      walk(path, [&](const std::string& dir) { take(cpus_of_cgroup_cpu_max(read_small_file("/sys/fs/cgroup" + dir + "/cpu.max"))); });
+      continue;
+    }
+    std::istringstream list(controllers);
+    bool cpu = false;
+    for (std::string c; std::getline(list, c, ',');) cpu = cpu || c == "cpu";
+    if (!cpu) continue;
+    for (const char* mount : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"})
+      walk(path, [&](const std::string& dir) {
+        take(cpus_of_cfs_quota(read_small_file(mount + dir + "/cpu.cfs_quota_us"),
+                               read_small_file(mount + dir + "/cpu.cfs_period_us")));
+      });
   }
-  return cpus_of_cfs_quota(read_small_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"),
-                           read_small_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us"));
+  return least;
 }
 
 }  // namespace

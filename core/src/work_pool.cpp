@@ -70,14 +70,11 @@ std::chrono::nanoseconds WorkPool::Task::cpu_time() const {
 WorkPool::Waiting::Waiting(WorkPool* pool) noexcept {
   if (!pool || t_helping || !t_task || &t_task->pool_ != pool) return;
   task_ = t_task;
-  since_ = Clock::now();
   pool->give_slot();
 }
 
 WorkPool::Waiting::~Waiting() {
-  if (!task_) return;
-  task_->pool_.take_slot();  // a caller always runs (as a task's start does)
-  task_->waited_ += Clock::now() - since_;
+  if (task_) task_->pool_.take_slot();  // a caller always runs (as a task's start does)
 }
 
 bool WorkPool::try_take_slot() noexcept {

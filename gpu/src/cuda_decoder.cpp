@@ -372,8 +372,10 @@ class CudaBackend final : public CudaDecoder {
     stats_.idwt_ms = times_.idwt_ms;
     stats_.colour_ms = times_.store_ms + times_.colour_ms;
     stats_.damaged_codeblocks += times_.tier1_damaged;
-    if (options.strict && stats_.damaged_codeblocks > 0)
+    if (options.strict && stats_.damaged_codeblocks > 0) {
+      if (req.reuse) *req.reuse = std::move(*img);  // the caller keeps its picture's pages
       return make_error(ErrorKind::corrupt, fmt::format("{} damaged code-blocks", stats_.damaged_codeblocks));
+    }
     return img;
   }
 
@@ -390,8 +392,8 @@ class CudaBackend final : public CudaDecoder {
       auto img = run_gpu_tier1(codestream, options, req);
       if (img) {
         last_tier1_gpu_ = true;
-        tier1_retry_.worked();
-        gpu_retry_.worked();
+        tier1_retry_.worked(now);
+        gpu_retry_.worked(now);
         return img;
       }
       // A corrupt codestream, or one over a limit, fails the same way on the CPU: reported as it is.
@@ -422,7 +424,7 @@ class CudaBackend final : public CudaDecoder {
       auto lease = pool_->acquire(options_.spin_wait, options.pool);
       auto img = lease ? (*lease)->reconstruct(*frame, req, &times_) : Result<PlanarImage>(lease.error());
       if (img) {
-        gpu_retry_.worked();
+        gpu_retry_.worked(now);
         stats_.idwt_ms = times_.idwt_ms;
         stats_.colour_ms = times_.store_ms + times_.colour_ms;
         return img;

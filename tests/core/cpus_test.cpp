@@ -1,35 +1,25 @@
 #include "core/cpus.hpp"
 
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <thread>
 
+#include "on_one_cpu.hpp"
+
 namespace j2k {
 namespace {
-
-/// Runs `body` with this thread's affinity narrowed to its current CPU, then restores it.
-template <typename F>
-void on_one_cpu(F&& body) {
-  cpu_set_t before;
-  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
-  const int here = sched_getcpu();
-  ASSERT_GE(here, 0);
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(here, &one);
-  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-  body();
-  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
-}
 
 TEST(UsableCpus, FollowTheAffinityMask) {
   // As under `taskset -c N` or a container's CPU set: the machine may have more online.
   const int all = usable_cpus();
   EXPECT_GE(all, 1);
   EXPECT_LE(all, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  on_one_cpu([] { EXPECT_EQ(usable_cpus(), 1); });
+  {
+    test::OnOneCpu pinned;
+    ASSERT_TRUE(pinned.narrowed());
+    EXPECT_EQ(usable_cpus(), 1);
+  }
   EXPECT_EQ(usable_cpus(), all);
 }
 

@@ -294,17 +294,15 @@ TEST(WorkPool, ATaskWaitingOutsideThePoolLendsItsSlot) {
   std::mutex m;
   std::condition_variable cv;
   bool waiting = false, release = false;
-  std::chrono::nanoseconds waited{}, blocked{};
+  std::chrono::nanoseconds waited{-1};
   std::thread worker([&] {
     WorkPool::Task task(pool, 1);
     {
       WorkPool::Waiting w(&pool);
-      const auto t0 = std::chrono::steady_clock::now();
       std::unique_lock l(m);
       waiting = true;
       cv.notify_all();
       cv.wait(l, [&] { return release; });
-      blocked = std::chrono::steady_clock::now() - t0;
     }
     waited = task.wait_time();
   });
@@ -319,9 +317,10 @@ TEST(WorkPool, ATaskWaitingOutsideThePoolLendsItsSlot) {
   }
   cv.notify_all();
   worker.join();
-  EXPECT_GE(waited, blocked);  // the wait is not the task's work
-  // The slot is back with its task while it runs, and free after it.
-  EXPECT_EQ(most_at_once(pool, 3), 3);
+  // The wait stays the task's work (a frame waiting for a saturated GPU is load): it is not
+  // among the waits for helpers that work() leaves out.
+  EXPECT_EQ(waited, std::chrono::nanoseconds{0});
+  EXPECT_EQ(most_at_once(pool, 3), 3);  // every slot free again once the task has ended
   // Outside a task of this pool, or with no pool: nothing to lend, nothing changes.
   WorkPool other(2);
   WorkPool::Task on_other(other, 1);

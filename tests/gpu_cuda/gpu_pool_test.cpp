@@ -429,7 +429,7 @@ TEST(GpuTier1Backend, AutoModeTriesTheGpuAgainAfterAFailure) {
 TEST(GpuTier1Backend, DecodeIntoWritesIntoTheGivenPicturesPages) {
   // The live pipeline decodes each frame into the last frame's picture (decode_into). The
   // GPU backend used to fill a fresh picture instead: 66 MB of new pages per 2160 4:2:2
-  // frame, ~7 ms of a decode worker's 17 on the GPU machine (the per-frame debug log).
+  // frame, ~5 ms of a decode worker's 17 on the GPU machine (the per-frame debug log).
   // Now the planes keep their memory, on the GPU path and on the CPU's fallback alike.
   REQUIRE_CUDA();
   const auto cs = textured_codestream(false, 640, 360);

@@ -160,6 +160,7 @@ TEST(PcapReplayProbe, FrameLimitIsExactInFastReplay) {
   EXPECT_EQ(probed.summary["frames"]["incomplete"], 0);
   EXPECT_EQ(probed.summary["frames"]["decoded"], 3);
   EXPECT_EQ(probed.summary["frames"]["tier1_gpu_fallbacks"], 0);  // reported, none without a GPU
+  EXPECT_EQ(probed.summary["frames"]["gpu_fallbacks"], 0);
 }
 
 TEST(PcapReplayProbe, AFrameFarLargerThanTheDescriptorIsRejectedAndTheRestDecode) {

@@ -3,11 +3,10 @@
 // threads is blocked. No sockets, no real decoding, no timing assertions.
 #include <gtest/gtest.h>
 
-#include <sched.h>
-
 #include <future>
 
 #include "fakes.hpp"
+#include "on_one_cpu.hpp"
 #include "gpu/cuda.hpp"
 #include "pipeline/codestream_levels.hpp"
 
@@ -120,19 +119,17 @@ TEST(ReceivePipeline, OneThreadPerUsableCpuByDefault) {
   // Started under `taskset` or in a container with a CPU set, the receiver used to size its
   // scheduler by the machine's online CPUs (hardware_concurrency): more decoding threads
   // than it may run on. Here: this thread narrowed to one CPU while the pipeline is made.
-  cpu_set_t before;
-  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(sched_getcpu(), &one);
-  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  // What the pipeline made while this thread was narrowed is what it reports after.
   Harness h;
-  auto c = h.config();
-  c.decode_workers = 0;  // automatic
-  c.decode_threads = 0;  // one per usable CPU
-  h.open(c);
+  {
+    test::OnOneCpu pinned;
+    ASSERT_TRUE(pinned.narrowed());
+    auto c = h.config();
+    c.decode_workers = 0;  // automatic
+    c.decode_threads = 0;  // one per usable CPU
+    h.open(c);
+  }
   const auto d = h.pipe->decode();
-  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
   EXPECT_EQ(d.threads, 1);
   EXPECT_EQ(d.workers, 2);  // at least two frames at once, whatever the threads
 }
@@ -274,6 +271,7 @@ TEST(ReceivePipeline, FramesThatGrewGpuBuffersAreNotAMeasureOfTheStream) {
   // the first three decodes allocate and cost 120 ms, every later one 15 ms, at 40 ms a frame.
   Harness h;
   auto c = h.config();
+  c.decode_workers = 1;  // one decode at a time: the costs below follow the calls in order
   c.decode_threads = 2;
   std::atomic<int> decodes{0};
   h.script.before = [](int call) {

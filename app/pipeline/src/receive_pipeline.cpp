@@ -155,6 +155,8 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     // A file can wait for the decoder: decode every frame, at full quality, rather than drop.
     effective.drop_when_behind = false;
   }
+  // "One per CPU" is settled once, here: the threads made and the threads reported agree.
+  effective.decode_threads = decode_threads(effective);
   std::unique_ptr<ReceivePipeline> p(new ReceivePipeline(effective, std::move(sink)));
   if (config.packet_source) {
     auto source = config.packet_source(p->packets_);
@@ -699,6 +701,18 @@ void ReceivePipeline::decode_loop(Worker& worker) {
                       "again after a pause (counted)", f.index, cuda->last_gpu_error());
           worker.tier1_off = true;
         }
+        // The same for the reconstruction (--gpu auto): off the GPU after a device error, back
+        // once the decoder's pause is over and the GPU works.
+        if (const bool active = cuda->gpu_active(); active == worker.gpu_off) {
+          worker.gpu_off = !active;
+          if (!active) {
+            gpu_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+            log->warn("frame {}: the GPU failed ({}); this decoder reconstructs on the CPU and tries the GPU again "
+                      "after a pause (counted)", f.index, cuda->last_gpu_error());
+          } else {
+            log->info("frame {}: the GPU works again", f.index);
+          }
+        }
       }
       const PlanarImage& geometry = f.image.empty() ? shape : f.image;
       std::lock_guard lock(format_mutex_);
@@ -788,6 +802,7 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.display_fallbacks = display_fallbacks_.load(std::memory_order_relaxed);
   s.tier1_on_gpu = tier1_gpu_.load(std::memory_order_relaxed);
   s.tier1_fallbacks = tier1_fallbacks_.load(std::memory_order_relaxed);
+  s.gpu_fallbacks = gpu_fallbacks_.load(std::memory_order_relaxed);
   s.device_pool_exhausted = pool_exhausted_.load(std::memory_order_relaxed);
   s.device_display = pool_ != nullptr && device_display_enabled_.load(std::memory_order_relaxed);
   std::lock_guard lock(format_mutex_);

@@ -212,8 +212,11 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"rejected_oversize", d.rejected_oversize},
         {"out_of_memory", d.out_of_memory},
         {"tier1_on_gpu", d.tier1_on_gpu},
-        // Decoders whose GPU tier-1 failed (--tier1 auto): their frames' code-blocks on the CPU since.
+        // Frames whose GPU tier-1 failed (--tier1 auto): decoded on the CPU, as the next ones until
+        // the decoder tries the GPU again after a pause.
         {"tier1_gpu_fallbacks", d.tier1_fallbacks},
+        // Times a decoder's GPU reconstruction failed (--gpu auto): on the CPU until its pause ends.
+        {"gpu_fallbacks", d.gpu_fallbacks},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0},
         // Thread time a frame cost, all threads that worked on it together.
         {"decode_work_ms_mean", d.decoded ? d.decode_work_ms_total / static_cast<double>(d.decoded) : 0.0},

@@ -10,7 +10,8 @@
 
 namespace j2k {
 
-/// The CPUs of this thread's affinity mask, capped by the cgroup's CPU quota (rounded up);
+/// The CPUs of this thread's affinity mask, capped by the smallest CPU quota from its cgroup up
+/// to the root (cgroup v2 cpu.max, v1 cpu.cfs_quota_us; rounded up);
 /// hardware_concurrency() when neither can be read; at least 1.
 int usable_cpus();
 

@@ -71,8 +71,9 @@ class WorkPool {
 
   /// While it lives, the calling thread waits for something outside the pool (a free GPU
   /// reconstructor, say): if the thread runs a Task of `pool`, that task's run slot goes to
-  /// the helpers meanwhile, and the wait does not count as the task's work. Does nothing
-  /// otherwise (no pool, another pool's task, a helper: a helper's slot is its loop's).
+  /// the helpers meanwhile. The wait still counts as the task's work (work() is wall time):
+  /// a frame that waits for a saturated GPU is load that the degrade control must see. Does
+  /// nothing otherwise (no pool, another pool's task, a helper: a helper's slot is its loop's).
   class Waiting {
    public:
     explicit Waiting(WorkPool* pool) noexcept;
@@ -82,7 +83,6 @@ class WorkPool {
 
    private:
     Task* task_ = nullptr;
-    std::chrono::steady_clock::time_point since_{};
   };
 
   /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID).

@@ -55,7 +55,7 @@ struct ReconstructRequest {
   bool planar = true;                     ///< download the planar picture (decoder::reconstruct's twin)
   /// With `planar`: a picture whose planes' memory the result takes over (it is left without
   /// it), so that a stream's frames are written into the same pages frame after frame rather
-  /// than into fresh ones (66 MB of page faults per 2160 4:2:2 frame: ~7 ms of a decode
+  /// than into fresh ones (66 MB of page faults per 2160 4:2:2 frame: ~5 ms of a decode
   /// worker's 17). Must stay alive until collect().
   PlanarImage* reuse = nullptr;
   const DeviceTarget* target = nullptr;   ///< also convert for display into this device buffer

@@ -6,31 +6,38 @@
 
 namespace j2k::gpu {
 
-/// A pause after each failure, doubling while the step keeps failing (up to `most`),
-/// forgotten once the step works. One thread uses it (the decoder's).
+/// A pause after each failure, doubling while the step keeps failing (up to `most`). The
+/// failures are forgotten only once the step has gone `most` without one: a step that fails
+/// on some frames and works on others (GPU memory enough for the small frames only) backs
+/// off as one that always fails, rather than being tried again every `first`. One thread
+/// uses it (the decoder's).
 class RetryAfterPause {
  public:
   using Clock = std::chrono::steady_clock;
-  RetryAfterPause(std::chrono::milliseconds first, std::chrono::milliseconds most) : first_(first), most_(most) {}
+  using ms = std::chrono::milliseconds;
+  RetryAfterPause(ms first, ms most)
+      : first_(std::clamp(first, ms{0}, kLongest)), most_(std::clamp(most, first_, kLongest)) {}
 
   /// The step failed at `now`: it is due again after the pause.
   void failed(Clock::time_point now) {
-    const int doublings = std::min(failures_++, 20);  // 2^20 times any sane first pause is past `most`
-    due_ = now + std::min<std::chrono::milliseconds>(first_ * (std::int64_t{1} << doublings), most_);
+    failures_ = std::min(failures_ + 1, kDoublings + 1);
+    last_failure_ = now;
+    due_ = now + pause();
   }
-  /// The step worked: the next failure pauses for `first` again.
-  void worked() { failures_ = 0; }
+  /// The step worked at `now`.
+  void worked(Clock::time_point now) {
+    if (failures_ > 0 && now - last_failure_ >= most_) failures_ = 0;
+  }
   bool due(Clock::time_point now) const { return now >= due_; }
-  /// The pause the last failure set (0 before any).
-  std::chrono::milliseconds pause() const {
-    return failures_ == 0 ? std::chrono::milliseconds{0}
-                          : std::min<std::chrono::milliseconds>(first_ * (std::int64_t{1} << std::min(failures_ - 1, 20)), most_);
-  }
+  /// The pause the last failure set (0 once the failures are forgotten).
+  ms pause() const { return failures_ == 0 ? ms{0} : std::min(first_ * (std::int64_t{1} << (failures_ - 1)), most_); }
 
  private:
-  std::chrono::milliseconds first_, most_;
-  int failures_ = 0;  // in a row
-  Clock::time_point due_{};
+  static constexpr int kDoublings = 20;                        // 2^20 x any first pause is past the longest
+  static constexpr ms kLongest = std::chrono::hours(24 * 7);   // no overflow in time_point arithmetic
+  ms first_, most_;
+  int failures_ = 0;
+  Clock::time_point last_failure_{}, due_{};
 };
 
 }  // namespace j2k::gpu

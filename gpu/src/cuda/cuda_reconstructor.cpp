@@ -420,6 +420,7 @@ struct CudaReconstructor::Impl {
       if (st) (void)cudaStreamSynchronize(st);
     slot.busy = false;
     slot.early_pending = false;
+    slot.reuse = nullptr;
     slot.geometry = {};
   }
 };

@@ -159,6 +159,7 @@ struct DecodeSnapshot {
   bool device_display = false;            ///< the GPU display path is set up and enabled
   std::uint64_t tier1_on_gpu = 0;         ///< frames whose code-blocks were decoded on the GPU
   std::uint64_t tier1_fallbacks = 0;      ///< frames whose GPU tier-1 failed, decoded on the CPU (--tier1 auto; the GPU is tried again after a pause)
+  std::uint64_t gpu_fallbacks = 0;        ///< times a decoder's GPU reconstruction failed and it went to the CPU (--gpu auto; tried again after a pause)
   int width = 0;
   int height = 0;
   std::string format;                     ///< "1280x720 4:2:2 10-bit"
@@ -226,6 +227,7 @@ class ReceivePipeline {
     bool warm = false;                 // decoded a frame already (the first one pays allocations)
     std::uint64_t tier1_fallbacks = 0; // its decoder's, as last seen
     bool tier1_off = false;            // its GPU tier-1 failed and has not worked since (logged once)
+    bool gpu_off = false;              // its GPU reconstruction failed and is not back yet (logged once)
     std::thread thread;
   };
 
@@ -291,6 +293,7 @@ class ReceivePipeline {
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
   std::atomic<std::uint64_t> tier1_gpu_{0};
   std::atomic<std::uint64_t> tier1_fallbacks_{0};
+  std::atomic<std::uint64_t> gpu_fallbacks_{0};
   std::shared_ptr<gpu::DevicePicturePool> pool_;  // set in start() when the GPU display path is possible
   std::atomic<bool> device_display_enabled_{true};
   std::atomic<bool> fallback_logged_{false};
