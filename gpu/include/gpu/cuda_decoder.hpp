@@ -43,7 +43,8 @@ struct CudaDecoderOptions {
   bool early_tier1 = true;
   /// GpuMode::automatic and Tier1Mode::automatic: a GPU step that failed (reconstruction,
   /// tier-1) is tried again this long after its failure; the pause doubles while it keeps
-  /// failing, up to gpu_retry_most, and a frame decoded on the GPU resets it. A failure may
+  /// failing, up to gpu_retry_most, and is forgotten once the step has gone gpu_retry_most
+  /// without failing (a step that fails on some frames only backs off too). A failure may
   /// pass (GPU memory that another program held, a device that was busy): a receiver that
   /// runs for days must not stay on the CPU for good after one. Zero: the next frame.
   std::chrono::milliseconds gpu_retry_first{1000};
