@@ -85,20 +85,17 @@ std::optional<int> cgroup_limit() {
 
 }  // namespace
 
-std::optional<int> cpus_of_cgroup_cpu_max(std::string_view text) {
-  const auto space = text.find(' ');
-  if (space == std::string_view::npos) return std::nullopt;
-  const auto quota = whole_number(text.substr(0, space));  // "max" is no limit: nullopt
-  const auto period = whole_number(text.substr(space + 1));
+std::optional<int> cpus_of_cfs_quota(std::string_view quota_us, std::string_view period_us) {
+  const auto quota = whole_number(quota_us);  // -1 (v1) or "max" (v2), no limit: not a whole number
+  const auto period = whole_number(period_us);
   if (!quota || !period) return std::nullopt;
   return quota_cpus(*quota, *period);
 }
 
-std::optional<int> cpus_of_cfs_quota(std::string_view quota_us, std::string_view period_us) {
-  const auto quota = whole_number(quota_us);  // -1 (no limit) is not a whole number here
-  const auto period = whole_number(period_us);
-  if (!quota || !period) return std::nullopt;
-  return quota_cpus(*quota, *period);
+std::optional<int> cpus_of_cgroup_cpu_max(std::string_view text) {
+  const auto space = text.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  return cpus_of_cfs_quota(text.substr(0, space), text.substr(space + 1));  // the same two numbers
 }
 
 int usable_cpus() {
