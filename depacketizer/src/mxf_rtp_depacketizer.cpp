@@ -63,6 +63,30 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
     begin_unit_if_needed(packet.timestamp, arrival);
     pending_->expected_elements = last_element_count_;
   }
+  // A KLV still unfinished when it should have ended (its declared length outran what the
+  // sender sent for it): after a packet with the marker bit, which RFC 6597 sets on a KLV
+  // unit's last packet, a payload that begins with a key we know is a new KLV, not more of
+  // the old one. Without marker bits the time cap ends it. Either way it is counted and we
+  // resynchronise, rather than swallow the stream into one value up to max_klv_bytes.
+  if (!buffer_.empty()) {
+    if (previous_marker_ && begins_with_known_key(packet.payload)) {
+      ++counters_.malformed;
+      ++counters_.klv_overruns;
+      if (cap_log_.allow())
+        logger("depacketizer")->warn("a KLV declared longer than its packets: dropped at the next key (timestamp {})",
+                                     packet.timestamp);
+      lose_sync();
+    } else if (arrival - klv_since_ > limits_.max_unit_age) {
+      ++counters_.units_capped;
+      ++counters_.klv_overruns;
+      if (cap_log_.allow())
+        logger("depacketizer")->warn("a KLV unfinished after {} ms: dropped (cap {} ms)",
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(arrival - klv_since_).count(),
+                                     limits_.max_unit_age.count());
+      lose_sync();
+    }
+  }
+  previous_marker_ = packet.marker;
   if (packet.payload.empty()) return;
 
   if (!synced_) {
@@ -79,11 +103,19 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
     }
     synced_ = true;
   }
+  const bool fresh = buffer_.empty();
   buffer_.insert(buffer_.end(), packet.payload.begin(), packet.payload.end());
-  consume_buffer();
+  // What is left over is one KLV not yet complete: when it began in this packet, its clock starts.
+  if (consume_buffer() || fresh) klv_since_ = arrival;
 }
 
-void MxfRtpDepacketizer::consume_buffer() {
+bool MxfRtpDepacketizer::begins_with_known_key(Bytes payload) {
+  auto header = parse_klv_header(payload);
+  if (header.ok()) return classify_key(header->key) != KlvKind::unknown;
+  return false;
+}
+
+bool MxfRtpDepacketizer::consume_buffer() {
   std::size_t offset = 0;
   while (synced_) {
     Bytes rest(buffer_.data() + offset, buffer_.size() - offset);
@@ -92,14 +124,19 @@ void MxfRtpDepacketizer::consume_buffer() {
     if (!header.ok() && header.error().kind == ErrorKind::need_more_data) break;
     // A bad key or BER form, or a length beyond any frame we accept: corruption, not
     // something to buffer. Drop what we hold and resynchronise at the next key.
-    const bool sound = header.ok() && classify_key(header->key) == KlvKind::sound_element;
-    if (!header.ok() || header->length > limits_.max_klv_bytes || (sound && header->length > kMaxSoundElementBytes)) {
+    const KlvKind kind = header.ok() ? classify_key(header->key) : KlvKind::unknown;
+    const bool sound = kind == KlvKind::sound_element;
+    // A picture element larger than a whole unit may be could never be handed on either.
+    const bool too_long = header.ok() && (header->length > limits_.max_klv_bytes ||
+                                          (sound && header->length > kMaxSoundElementBytes) ||
+                                          (kind == KlvKind::picture_element && header->length > limits_.max_unit_bytes));
+    if (!header.ok() || too_long) {
       ++counters_.malformed;
       if (sound) ++audio_counters_.malformed;
       partial_.reset();
       buffer_.clear();
       synced_ = false;
-      return;
+      return offset > 0;
     }
     partial_ = *header;
     const std::size_t total = header->header_size + static_cast<std::size_t>(header->length);
@@ -109,6 +146,7 @@ void MxfRtpDepacketizer::consume_buffer() {
     offset += total;
   }
   if (offset) buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(offset));
+  return offset > 0;
 }
 
 void MxfRtpDepacketizer::begin_unit_if_needed(std::uint32_t timestamp, std::chrono::steady_clock::time_point arrival) {

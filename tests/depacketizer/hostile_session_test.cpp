@@ -150,6 +150,95 @@ TEST(HostileMxf, PendingUnitIsCutAtItsByteCapAndHoldsNoMore) {
   EXPECT_EQ(out.units[0].codestreams.size(), 10u);
 }
 
+// A KLV whose length says 8 MB, in sequence with a real stream: every byte after it would be
+// taken for its value, the next frames swallowed without a count.
+namespace {
+std::vector<std::uint8_t> overlong_element_packet(std::uint32_t ts, bool marker) {
+  auto klv = mxf_picture_element(fake_codestream(99, 600));
+  // Rewrite the BER length (long form, 3 bytes, after the 16-byte key) to claim 8 000 000.
+  EXPECT_EQ(klv[16], 0x83);
+  klv[17] = 0x7A; klv[18] = 0x12; klv[19] = 0x00;
+  return rtp(0xCAFE, 0, ts, klv, marker);
+}
+
+/// Pushes the stream with one overlong picture element before frame `at`'s packets; arrivals
+/// 20 ms a frame apart.
+std::size_t complete_with_overlong_element(Packets packets, int at, bool markers, MxfDepacketizerCounters& counters) {
+  Collect out;
+  MxfRtpDepacketizer d(out.sink());
+  int frame = -1;
+  std::uint32_t last_ts = 0xFFFFFFFF;
+  for (auto& bytes : packets) {
+    if (!markers) bytes[1] &= 0x7F;
+    auto p = *parse_rtp(bytes);
+    if (p.timestamp != last_ts) {
+      ++frame;
+      last_ts = p.timestamp;
+      if (frame == at) {
+        auto bad = overlong_element_packet(p.timestamp - 1, false);
+        d.push(*parse_rtp(bad), false, kT0 + std::chrono::milliseconds(20 * frame - 10));
+      }
+    }
+    d.push(p, false, kT0 + std::chrono::milliseconds(20 * frame));
+  }
+  d.flush();
+  counters = d.counters();
+  return out.complete();
+}
+}  // namespace
+
+TEST(HostileMxf, KlvLongerThanItsPacketsEndsAtTheNextKeyAfterAMarker) {
+  const auto packets = mxf_stream(0xCAFE, 40, 6000);
+  MxfDepacketizerCounters c;
+  const std::size_t complete = complete_with_overlong_element(packets, 5, true, c);
+  // Frame 5 may go with it (its first KLV is taken into the overlong one); no more.
+  EXPECT_GE(complete, 39u);
+  EXPECT_GE(c.malformed, 1u);
+  EXPECT_EQ(c.klv_overruns, 1u);
+}
+
+TEST(HostileMxf, KlvLongerThanItsPacketsEndsAtTheTimeCapWithoutMarkers) {
+  const auto packets = mxf_stream(0xCAFE, 150, 6000);  // 3 s at 20 ms a frame
+  MxfDepacketizerCounters c;
+  const std::size_t complete = complete_with_overlong_element(packets, 5, false, c);
+  // About a second of frames is lost (the cap), then the stream resumes.
+  EXPECT_GE(complete, 150u - 55u);
+  EXPECT_GE(c.units_capped, 1u);
+  EXPECT_EQ(c.klv_overruns, 1u);
+}
+
+TEST(HostileMxf, MarkerBitOnEveryPacketDoesNotCutLongKlvs) {
+  auto packets = mxf_stream(0xCAFE, 20, 9000);  // 7 packets a picture element
+  for (auto& p : packets) p[1] |= 0x80;
+  Collect out;
+  MxfRtpDepacketizer d(out.sink());
+  for (auto& p : packets) d.push(*parse_rtp(p), false, kT0);
+  d.flush();
+  EXPECT_EQ(out.complete(), 20u);
+  EXPECT_EQ(d.counters().malformed, 0u);
+  EXPECT_EQ(d.counters().klv_overruns, 0u);
+}
+
+TEST(HostileMxf, PictureElementLongerThanAUnitMayBeIsMalformedAtItsHeader) {
+  Collect out;
+  MxfUnitLimits limits;
+  limits.max_unit_bytes = 1u << 20;
+  limits.max_klv_bytes = 4u << 20;
+  MxfRtpDepacketizer d(out.sink(), limits);
+  RtpPacketizer packetizer(0xAB, 96, 1, 1400);
+  Packets packets;
+  packetizer.packetize(mxf_picture_element(fake_codestream(1, 2u << 20)), 0, packets);
+  std::size_t most = 0;
+  for (auto& p : packets) {
+    d.push(*parse_rtp(p), false, kT0);
+    most = std::max(most, d.pending_bytes());
+  }
+  d.flush();
+  EXPECT_EQ(d.counters().malformed, 1u);
+  EXPECT_EQ(most, 0u);
+  EXPECT_EQ(out.complete(), 0u);
+}
+
 // Issue 9 item 3: a 21-byte packet at fragment offset 0xFFFFF0.
 TEST(HostileRfc5371, FarFragmentOffsetCostsNoMemoryAndIsCounted) {
   Collect out;

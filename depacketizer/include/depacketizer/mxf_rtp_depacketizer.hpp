@@ -29,15 +29,20 @@ struct MxfDepacketizerCounters : PayloadCounters {
   std::uint64_t picture_elements = 0;
   std::uint64_t damaged_elements = 0;  ///< lost packets inside a KLV
   std::uint64_t descriptors = 0;
+  /// KLVs whose declared length outran their packets: cut at the next key after a marker
+  /// bit (also counted as malformed) or at the time cap (also counted as units_capped).
+  std::uint64_t klv_overruns = 0;
 };
 
 /// Bounds on what one content package may hold before it is handed on.
 struct MxfUnitLimits {
   std::size_t max_klv_bytes = 256u << 20;   ///< one KLV (a larger declared length is malformed)
-  std::size_t max_unit_bytes = 128u << 20;  ///< all picture elements of one timestamp
+  /// All picture elements of one timestamp (a picture element declared longer is malformed).
+  std::size_t max_unit_bytes = 128u << 20;
   /// Longest a unit may stay pending (arrival of its first packet to now): a content package
   /// is one frame period of packets, so a unit still open after this is fed by a stuck or
   /// hostile sender (e.g. a key announcing 255 elements, all with one timestamp).
+  /// The same bound holds for one KLV still arriving (arrival of the packet that began it).
   std::chrono::milliseconds max_unit_age{1000};
 };
 
@@ -63,7 +68,9 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
 
  private:
   void lose_sync();
-  void consume_buffer();
+  /// Parses the complete KLVs held; true when it consumed any.
+  bool consume_buffer();
+  static bool begins_with_known_key(Bytes payload);
   void handle_klv(const KlvHeader& header, Bytes value);
   void begin_unit_if_needed(std::uint32_t timestamp, std::chrono::steady_clock::time_point arrival);
   void emit_pending();
@@ -80,6 +87,8 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   std::vector<std::uint8_t> buffer_;   // MXF bytes not yet consumed (at most one KLV + one packet)
   bool synced_ = false;
   std::optional<KlvHeader> partial_;   // header of the KLV being assembled, when known
+  std::chrono::steady_clock::time_point klv_since_{};  // arrival of the packet that began it
+  bool previous_marker_ = false;       // the marker bit of the last packet pushed
 
   std::optional<CodestreamUnit> pending_;
   std::uint32_t current_timestamp_ = 0;
