@@ -42,6 +42,15 @@ Rfc5371Depacketizer::Rfc5371Depacketizer(Sink sink, std::size_t max_codestream_b
 void Rfc5371Depacketizer::push(const RtpPacket& packet, bool loss_before,
                                std::chrono::steady_clock::time_point arrival) {
   if (active_ && packet.timestamp != timestamp_) finish_unit();
+  if (capped_timestamp_ && packet.timestamp != *capped_timestamp_) capped_timestamp_.reset();
+  if (capped_timestamp_) return;  // the rest of a unit cut at its age cap
+  if (active_ && arrival - first_arrival_ > kMaxUnitAge) {
+    ++counters_.units_capped;
+    first_.damaged = second_.damaged = true;
+    capped_timestamp_ = timestamp_;
+    finish_unit();
+    return;
+  }
   Bytes body;
   auto header = parse_rfc5371_header(packet.payload, body);
   if (!header) {
@@ -80,7 +89,8 @@ void Rfc5371Depacketizer::push(const RtpPacket& packet, bool loss_before,
     a.damaged = true;
     if (header->fragment_offset > a.covered_to) {
       a.missing += header->fragment_offset - a.covered_to;
-      a.holes.emplace_back(a.covered_to, header->fragment_offset);
+      if (a.holes.size() < kMaxHoles) a.holes.emplace_back(a.covered_to, header->fragment_offset);
+      else a.holes.back().second = header->fragment_offset;
     }
   }
   if (a.bytes.size() < end) a.bytes.resize(static_cast<std::size_t>(end));

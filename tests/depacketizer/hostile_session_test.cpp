@@ -271,6 +271,50 @@ TEST(HostileRfc5371, FarFragmentOffsetCostsNoMemoryAndIsCounted) {
   EXPECT_EQ(d2.payload_counters().offsets_rejected, 0u);
 }
 
+// Fragments of one timestamp, each one byte past the last byte covered, never an M bit: a
+// hole per packet, kept in a list (and copied into the unit's missing ranges) without bound.
+namespace {
+std::vector<std::uint8_t> rfc5371_fragment(std::uint32_t ts, std::uint32_t offset, std::size_t n, bool marker) {
+  std::vector<std::uint8_t> payload;
+  Rfc5371Header h;
+  h.fragment_offset = offset;
+  append_rfc5371_header(payload, h);
+  for (std::size_t i = 0; i < n; ++i) payload.push_back(static_cast<std::uint8_t>(offset == 0 && i == 0 ? 0xFF : 0x4F));
+  return rtp(3, static_cast<std::uint16_t>(offset), ts, payload, marker);
+}
+}  // namespace
+
+TEST(HostileRfc5371, FragmentsOneByteApartKeepTheHoleListBounded) {
+  Collect out;
+  Rfc5371Depacketizer d(out.sink());
+  const std::uint32_t fragments = 20000;
+  for (std::uint32_t i = 0; i < fragments; ++i) d.push(*parse_rtp(rfc5371_fragment(7, 2 * i + 1, 1, false)), false, kT0);
+  d.flush();
+  ASSERT_EQ(out.units.size(), 1u);
+  EXPECT_FALSE(out.units[0].complete);
+  EXPECT_LE(out.units[0].missing_ranges.size(), Rfc5371Depacketizer::kMaxHoles);
+  // The ranges still cover every byte not received.
+  ASSERT_FALSE(out.units[0].missing_ranges.empty());
+  EXPECT_EQ(out.units[0].missing_ranges.front().begin, 0u);
+  EXPECT_EQ(out.units[0].missing_ranges.back().end, 2u * (fragments - 1) + 1);
+}
+
+TEST(HostileRfc5371, UnitThatNeverEndsIsHandedOnAtItsAgeCap) {
+  Collect out;
+  Rfc5371Depacketizer d(out.sink());
+  // 3 s of fragments with one timestamp and no M bit, contiguous from offset 0.
+  for (std::uint32_t i = 0; i < 300; ++i)
+    d.push(*parse_rtp(rfc5371_fragment(7, 100 * i, 100, false)), false, kT0 + std::chrono::milliseconds(10 * i));
+  EXPECT_EQ(d.payload_counters().units_capped, 1u);
+  ASSERT_EQ(out.units.size(), 1u) << "handed on at about 1 s, the rest of its fragments dropped";
+  EXPECT_FALSE(out.units[0].complete);
+  EXPECT_LE(out.units[0].total_bytes(), 102u * 100u);
+  // The next timestamp is a unit of its own again.
+  d.push(*parse_rtp(rfc5371_fragment(8, 0, 100, true)), false, kT0 + std::chrono::milliseconds(3000));
+  ASSERT_EQ(out.units.size(), 2u);
+  EXPECT_EQ(out.units[1].rtp_timestamp, 8u);
+}
+
 TEST(PayloadProbe, RecognisesUnitStartsOnlyByStrongSigns) {
   auto mxf = mxf_stream(1, 1, 500);
   auto rfc = rfc5371_stream(1, 1, 500);

@@ -43,6 +43,14 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   /// fragment at offset 0xFFFFF0 cannot make us zero-fill 16 MiB.
   static constexpr std::uint64_t kOffsetSlack = 1u << 20;
   static constexpr std::uint64_t kOffsetFactor = 4;
+  /// Holes recorded per codestream: beyond this a new hole widens the last one (the bytes
+  /// between them count as missing too), so that fragments placed one byte apart cannot
+  /// make the list, and the unit's missing ranges, grow with every packet.
+  static constexpr std::size_t kMaxHoles = 1024;
+  /// Longest a unit may stay open (arrival of its first fragment to now): a frame is one
+  /// frame period of packets; a timestamp that never ends (no M bit, no next timestamp) is
+  /// handed on incomplete at this age and the rest of its fragments dropped (units_capped).
+  static constexpr std::chrono::milliseconds kMaxUnitAge{1000};
   explicit Rfc5371Depacketizer(Sink sink, std::size_t max_codestream_bytes = 64u << 20);
   void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival) override;
   void flush() override;
@@ -72,6 +80,7 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   bool interlaced_ = false;
   bool active_ = false;
   std::uint32_t timestamp_ = 0;
+  std::optional<std::uint32_t> capped_timestamp_;  // its unit was cut at the age cap: drop the rest
   std::chrono::steady_clock::time_point first_arrival_{}, last_arrival_{};
   std::uint64_t next_index_ = 0;
 };
