@@ -121,7 +121,11 @@ void PcapReplay::start() {
 }
 
 void PcapReplay::stop() {
-  running_.store(false);
+  {
+    std::lock_guard lock(wake_mutex_);
+    running_.store(false);
+  }
+  wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -132,7 +136,8 @@ void PcapReplay::run() {
     in_addr a{};
     if (inet_pton(AF_INET, config_.destination.c_str(), &a) == 1) want_destination = ntohl(a.s_addr);
   }
-  double first_capture_time = 0;  // of this pass's first datagram handed on
+  double last_capture_time = 0;   // of the last datagram handed on in this pass
+  RateLimiter gap_log;
   bool have_first = false;
   // UDP destination ports in the capture, to name them when none matched (bounded: a capture
   // of random traffic could hold every port).
@@ -163,6 +168,11 @@ void PcapReplay::run() {
     UdpDatagramView udp;
     const auto verdict = parse_captured_frame(impl_->link_type, {data, header->caplen}, udp);
     if (verdict == FrameVerdict::fragment) { capture_.fragments.fetch_add(1, std::memory_order_relaxed); continue; }
+    if (verdict == FrameVerdict::truncated) {
+      // Headers cut short; a frame captured shorter than on the wire is counted above already.
+      if (header->caplen >= header->len) capture_.truncated.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     if (verdict == FrameVerdict::udp && (udp_ports.size() < kMaxPortsListed || udp_ports.count(udp.destination_port)))
       ++udp_ports[udp.destination_port];
     if (verdict != FrameVerdict::udp || (config_.port && udp.destination_port != config_.port) ||
@@ -170,13 +180,30 @@ void PcapReplay::run() {
       capture_.not_udp.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
+    // The capture's times, relative to this pass's first datagram; a silence longer than
+    // max_gap is cut to it (a timestamp years ahead must not make the replay sleep for
+    // years), and a time that goes back is taken as no gap at all.
     const double t = static_cast<double>(header->ts.tv_sec) + header->ts.tv_usec * 1e-6;
-    if (!have_first) {
-      first_capture_time = t;
-      have_first = true;
+    Clock::duration gap{};
+    if (have_first) {
+      const double seconds = std::max(0.0, t - last_capture_time);
+      const double most = std::chrono::duration<double>(config_.max_gap).count();
+      if (seconds > most) {
+        capture_.gaps_shortened.fetch_add(1, std::memory_order_relaxed);
+        if (gap_log.allow())
+          logger("net")->warn("{}: {:.1f} s without a datagram at datagram {}: replayed as {:.1f} s", config_.file,
+                            seconds, capture_.frames.load(std::memory_order_relaxed), most);
+      }
+      gap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, most)));
     }
-    const auto due = replay_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - first_capture_time));
-    if (config_.capture_timing) std::this_thread::sleep_until(due);
+    const auto due = have_first ? last_due + gap : replay_start;
+    have_first = true;
+    last_capture_time = t;
+    if (config_.capture_timing) {
+      std::unique_lock lock(wake_mutex_);
+      wake_.wait_until(lock, due, [this] { return !running_.load(); });
+      if (!running_.load()) break;
+    }
     // A file can wait for its consumer: take a buffer (waiting for one to come back).
     PacketPtr p = impl_->pool.acquire();
     while (!p && running_.load()) {
@@ -188,6 +215,7 @@ void PcapReplay::run() {
     std::copy_n(udp.payload.begin(), n, p->storage.begin());
     p->size = n;
     p->truncated = n < udp.payload.size();
+    if (p->truncated) counters_.truncated.fetch_add(1, std::memory_order_relaxed);
     // Arrival times follow the capture, so jitter and rates describe the link, not the replay.
     p->received = due;
     p->restart = std::exchange(restart, false);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <future>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "../e2e/process.hpp"
@@ -207,6 +209,74 @@ TEST(CapturedFrame, ParsesEthernetVlanAndRejectsFragmentsAndRunts) {
   for (std::size_t n = 0; n < 60; ++n) {  // every prefix is handled without reading past it
     std::vector<std::uint8_t> prefix(tcp.begin(), tcp.begin() + static_cast<std::ptrdiff_t>(std::min(n, tcp.size())));
     (void)net::parse_captured_frame(DLT_EN10MB, prefix, v);
+  }
+}
+
+namespace {
+/// Three datagrams to port 5004: at 0, at 2e9 s (a capture's clock that jumped) and 0.1 s after.
+void write_gap_pcap(const std::string& path) {
+  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
+  pcap_dumper_t* dump = pcap_dump_open(dead, path.c_str());
+  ASSERT_NE(dump, nullptr);
+  const std::pair<std::uint32_t, std::uint32_t> times[] = {{1000, 0}, {2000001000u, 0}, {2000001000u, 100000}};
+  for (const auto& [sec, usec] : times) {
+    const auto frame = frame_around({1, 2, 3, 4}, 5004);
+    pcap_pkthdr h{};
+    h.ts.tv_sec = static_cast<decltype(h.ts.tv_sec)>(sec);
+    h.ts.tv_usec = static_cast<decltype(h.ts.tv_usec)>(usec);
+    h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
+    pcap_dump(reinterpret_cast<u_char*>(dump), &h, frame.data());
+  }
+  pcap_dump_close(dump);
+  pcap_close(dead);
+}
+}  // namespace
+
+// A capture whose clock jumps by 2e9 s made the capture-timing replay sleep for 63 years, and
+// stop() wait for that sleep.
+TEST(PcapReplayTiming, ALongSilenceIsReplayedAtMostMaxGapLong) {
+  write_gap_pcap("gap.pcap");
+  net::PacketQueue queue(16);
+  net::PcapConfig config;
+  config.file = "gap.pcap";
+  config.port = 5004;
+  config.capture_timing = true;
+  config.max_gap = std::chrono::milliseconds(200);
+  auto replay = net::PcapReplay::open(config, queue);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  (*replay)->start();
+  std::vector<std::chrono::steady_clock::time_point> at;
+  for (int i = 0; i < 3; ++i) {
+    auto p = queue.pop_for(std::chrono::seconds(60));
+    ASSERT_TRUE(p.has_value()) << "datagram " << i << " never came";
+    at.push_back((*p)->received);
+  }
+  (*replay)->stop();
+  using ms = std::chrono::duration<double, std::milli>;
+  EXPECT_NEAR(ms(at[1] - at[0]).count(), 200.0, 1.0);
+  EXPECT_NEAR(ms(at[2] - at[1]).count(), 100.0, 1.0);
+  EXPECT_EQ((*replay)->capture_counters().gaps_shortened.load(), 1u);
+}
+
+TEST(PcapReplayTiming, StopEndsAWaitForTheNextDatagram) {
+  write_gap_pcap("gap_stop.pcap");
+  net::PacketQueue queue(16);
+  net::PcapConfig config;
+  config.file = "gap_stop.pcap";
+  config.port = 5004;
+  config.capture_timing = true;
+  config.max_gap = std::chrono::hours(24);  // the replay now waits a day for datagram 2
+  auto replay = net::PcapReplay::open(config, queue);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  (*replay)->start();
+  ASSERT_TRUE(queue.pop_for(std::chrono::seconds(60)).has_value());
+  auto stopped = std::make_shared<std::promise<void>>();
+  auto done = stopped->get_future();
+  net::PcapReplay* r = replay->get();
+  std::thread([r, stopped] { r->stop(); stopped->set_value(); }).detach();
+  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "stop() did not return: the replay thread sleeps through the capture's gap";
+    std::_Exit(1);  // the replay's thread cannot be joined: end here rather than hang
   }
 }
 

@@ -2,7 +2,10 @@
 // Replays the UDP datagrams of a capture file (pcap or pcapng, via libpcap) as if they
 // arrived on a socket: as fast as the consumer takes them, or at the capture's timing.
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -16,6 +19,9 @@ struct PcapConfig {
   std::string destination;       ///< destination IPv4 address to keep ("" = any)
   bool capture_timing = false;   ///< sleep to reproduce the capture's inter-packet times
   bool loop = false;             ///< start again at the end (the first datagram of each pass is marked `restart`)
+  /// With capture timing: a longer silence between two datagrams (a link that was down, or
+  /// a timestamp that is wrong) is replayed this long, said in the log and counted.
+  std::chrono::milliseconds max_gap{10000};
   std::size_t pool_packets = 4096;
   std::size_t packet_size = 9216;
 };
@@ -27,6 +33,7 @@ struct PcapCounters {
   std::atomic<std::uint64_t> fragments{0};      ///< IPv4 fragments (not reassembled)
   std::atomic<std::uint64_t> truncated{0};      ///< captured shorter than on the wire
   std::atomic<std::uint64_t> passes{0};         ///< times the file was read to its end (loop)
+  std::atomic<std::uint64_t> gaps_shortened{0};  ///< silences longer than max_gap, replayed at max_gap
 };
 
 class PcapReplay final : public PacketSource {
@@ -56,6 +63,8 @@ class PcapReplay final : public PacketSource {
   std::thread thread_;
   std::atomic<bool> running_{false};
   std::atomic<bool> finished_{false};
+  std::mutex wake_mutex_;  // the capture-timing wait ends early when stop() is called
+  std::condition_variable wake_;
 };
 
 /// Finds the UDP payload in one captured link-layer frame. Returns an empty span (and
