@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
   // The end of a capture: said once, and the status (3 when nothing in it matched).
   auto capture_ended = [&]() -> std::optional<int> {
     if (!capture || !pipe.input_finished()) return std::nullopt;
-    if (pipe.receiver_counters().datagrams.load() == 0) {
+    if (pipe.receiver_counters().datagrams == 0) {
       log->error("no packets: {} holds no UDP datagrams that match", url.describe());
       return cli::exit_no_packets;
     }

@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
   while (!cli::stop_requested().load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const auto now = Clock::now();
-    const auto rc = pipe.receiver_counters().datagrams.load();
+    const auto rc = pipe.receiver_counters().datagrams;  // both ST 2022-7 paths
     if (rc != last_datagrams) { last_datagrams = rc; last_packet = now; }
     if (pipe.input_finished()) {
       if (rc == 0) {  // the replay said which UDP ports the capture holds

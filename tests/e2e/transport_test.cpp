@@ -293,3 +293,26 @@ TEST(Tr01Seamless, TwoPathsWithFivePercentLossEachAndFecDeliverEveryFrame) {
   EXPECT_EQ(s["paths"][0]["packets"]["lost"].get<std::uint64_t>(), r.dropped1);
   EXPECT_EQ(s["paths"][1]["packets"]["lost"].get<std::uint64_t>(), r.dropped2);
 }
+
+TEST(Tr01Seamless, AStreamThatArrivesOnlyOnPathTwoIsReceived) {
+  // j2kprobe waited for its first packet, and for silence, on path 1's socket alone: with
+  // path 1 dead it said "no packets" and exited 3 while path 2 delivered every frame.
+  const int port = 5220, port2 = 5230;
+  auto [probe, tx] = receive_and_send(
+      bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(port) + "?format=ts' rtp://127.0.0.1:" + std::to_string(port2) +
+          " --frames 50 --wait 20 --timeout 4 --json --no-drop -q",
+      {port, port2},
+      // Path 1 goes to a port nobody listens on: dead from the start.
+      bin("j2ksend") + " --to rtp://127.0.0.1:" + std::to_string(port + 1) + " --to2 rtp://127.0.0.1:" + std::to_string(port2) +
+          " --format ts --seed 3 --size 320x240 --fps 50 --frames 50 --bitrate 20M --pattern --no-cache",
+      "tr01_2022_7_path2_only");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const auto s = json::parse(probe.out);
+  EXPECT_EQ(s["frames"]["complete"], 50);
+  EXPECT_EQ(s["packets"]["lost"], 0);
+  ASSERT_EQ(s["paths"].size(), 2u);
+  EXPECT_EQ(s["paths"][0]["packets"]["received"], 0);
+  EXPECT_GT(s["paths"][1]["packets"]["received"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(s["packets"]["datagrams"].get<std::uint64_t>(), 0u);
+}

@@ -6,6 +6,7 @@
 #include <future>
 
 #include "fakes.hpp"
+#include "mxf_stream.hpp"
 #include "on_one_cpu.hpp"
 #include "gpu/cuda.hpp"
 #include "pipeline/codestream_levels.hpp"
@@ -495,6 +496,34 @@ TEST(ReceivePipeline, DrainingStopDeliversEverythingAfterTheSinkCatchesUp) {
   stopped.get();
   ASSERT_EQ(h.got.size(), 6u);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(h.got[static_cast<std::size_t>(i)].rtp_timestamp, static_cast<std::uint32_t>(i * 3600));
+}
+
+TEST(ReceivePipeline, ADatagramCutAtTheBufferSizeIsLostNotTakenAsWhole) {
+  // A datagram larger than the receive buffer arrives cut (and counted truncated). It went
+  // on to the depacketizer as if whole: an MXF KLV then took its missing tail from the next
+  // packets, and the frame was counted complete with wrong bytes.
+  Harness h;
+  auto c = h.config();
+  c.url.format = "mxf";
+  c.drop_when_behind = false;
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  const auto packets = mxf_rtp_packets({.mtu = 64}, 5, [](int) { return photo_codestream(); });
+  std::size_t cut = 0;  // the second-to-last packet of frame 2: inside its picture element
+  for (std::size_t i = 0; i + 1 < packets.size(); ++i)
+    if (packets[i][7] == ((2 * 3600) & 0xFF) && packets[i + 1][7] != ((2 * 3600) & 0xFF) && packets[i][6] == ((2 * 3600) >> 8))
+      cut = i - 1;
+  ASSERT_GT(cut, 0u);
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    if (i == cut) h.source->push_cut(packets[i], packets[i].size() / 2, h.clock.now());
+    else h.source->push(packets[i], h.clock.now());
+  }
+  h.source->finish();  // the input ends here: what is pending is the stream's, not cut by the stop
+  h.pipe->stop(true);
+  const auto s = h.pipe->stream();
+  EXPECT_EQ(s.frames_complete, 4u);
+  EXPECT_EQ(s.frames_incomplete, 1u);
+  EXPECT_EQ(h.pipe->receiver_counters().truncated, 1u);
 }
 
 }  // namespace

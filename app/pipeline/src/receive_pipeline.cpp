@@ -222,6 +222,7 @@ Status ReceivePipeline::open_protection_receivers() {
     auto rx = net::UdpReceiver::open(rc, packets_);
     if (!rx) return rx.error();
     extra_receivers_.push_back(std::move(rx).value());
+    extra_channels_.push_back(channel);
     return {};
   };
   auto port_param = [&](const char* key, int fallback) {
@@ -241,7 +242,31 @@ Status ReceivePipeline::open_protection_receivers() {
 }
 
 std::uint16_t ReceivePipeline::port() const noexcept { return receiver_->port(); }
-const net::ReceiverCounters& ReceivePipeline::receiver_counters() const noexcept { return receiver_->counters(); }
+ReceivePipeline::ReceiverTotals ReceivePipeline::receiver_counters() const noexcept {
+  ReceiverTotals t;
+  auto add = [&t](const net::ReceiverCounters& c, bool media) {
+    if (media) {
+      t.datagrams += c.datagrams.load(std::memory_order_relaxed);
+      t.bytes += c.bytes.load(std::memory_order_relaxed);
+    }
+    t.dropped_queue_full += c.dropped_queue_full.load(std::memory_order_relaxed);
+    t.dropped_pool_empty += c.dropped_pool_empty.load(std::memory_order_relaxed);
+    t.truncated += c.truncated.load(std::memory_order_relaxed);
+    t.socket_errors += c.socket_errors.load(std::memory_order_relaxed);
+  };
+  add(receiver_->counters(), true);
+  for (std::size_t i = 0; i < extra_receivers_.size(); ++i)
+    add(extra_receivers_[i]->counters(), extra_channels_[i] == depacketizer::kMediaPath2);
+  if (control_receiver_) add(control_receiver_->counters(), false);
+  if (const auto* replay = dynamic_cast<const net::PcapReplay*>(receiver_.get())) {
+    const auto& c = replay->capture_counters();
+    t.capture_fragments = c.fragments.load(std::memory_order_relaxed);
+    t.capture_not_udp = c.not_udp.load(std::memory_order_relaxed);
+    t.capture_cut = c.truncated.load(std::memory_order_relaxed);
+    t.capture_gaps_shortened = c.gaps_shortened.load(std::memory_order_relaxed);
+  }
+  return t;
+}
 
 depacketizer::StreamSnapshot ReceivePipeline::stream() const {
   auto s = session_->snapshot();
@@ -409,6 +434,14 @@ void ReceivePipeline::depacketize_loop() {
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);
     if (config_.on_datagram) config_.on_datagram(**packet);
+    if ((*packet)->truncated) {
+      // Cut at the buffer's size (counted by its input): never parsed as if whole, so the
+      // stream sees it as lost (an MXF KLV would otherwise take its tail from the next packet).
+      if (truncated_log_.allow())
+        logger("net")->warn("a datagram larger than {} bytes was cut and dropped (jumbo frames beyond 9000 bytes are "
+                            "not expected on a contribution link)", (*packet)->storage.size());
+      continue;
+    }
     if ((*packet)->restart) protection_stream_->restart();
     protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
   }

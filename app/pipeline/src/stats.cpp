@@ -7,11 +7,15 @@ namespace j2k::pipeline {
 StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   StatsSample s;
   s.at = std::chrono::steady_clock::now();
-  const auto& rc = pipeline.receiver_counters();
-  s.datagrams = rc.datagrams.load();
-  s.socket_bytes = rc.bytes.load();
-  s.receiver_dropped = rc.dropped_queue_full.load() + rc.dropped_pool_empty.load();
-  s.truncated = rc.truncated.load();
+  const auto rc = pipeline.receiver_counters();
+  s.datagrams = rc.datagrams;
+  s.socket_bytes = rc.bytes;
+  s.receiver_dropped = rc.dropped_queue_full + rc.dropped_pool_empty;
+  s.truncated = rc.truncated;
+  s.capture_fragments = rc.capture_fragments;
+  s.capture_not_udp = rc.capture_not_udp;
+  s.capture_cut = rc.capture_cut;
+  s.capture_gaps_shortened = rc.capture_gaps_shortened;
   s.stream = pipeline.stream();
   s.decode = pipeline.decode();
   s.transport = pipeline.transport();
@@ -86,6 +90,9 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (s.units_unusable) line += fmt::format(", unusable {}", s.units_unusable);
   // Hostile or broken input, each counter on its own (totals, shown once non-zero).
   if (now.truncated) line += fmt::format(", truncated {}", now.truncated);
+  if (now.capture_fragments) line += fmt::format(", capture-fragments {}", now.capture_fragments);
+  if (now.capture_cut) line += fmt::format(", capture-cut {}", now.capture_cut);
+  if (now.capture_gaps_shortened) line += fmt::format(", capture-gaps-shortened {}", now.capture_gaps_shortened);
   if (s.klv_malformed) line += fmt::format(", payload-errors {}", s.klv_malformed);
   if (s.resync_skipped) line += fmt::format(", resync-skipped {}", s.resync_skipped);
   if (s.offsets_rejected) line += fmt::format(", bad-offsets {}", s.offsets_rejected);
@@ -197,6 +204,10 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"suspect", st.packets_suspect},
         {"truncated", s.truncated},
         {"datagrams", s.datagrams},
+        {"capture_fragments", s.capture_fragments},
+        {"capture_not_udp", s.capture_not_udp},
+        {"capture_cut", s.capture_cut},
+        {"capture_gaps_shortened", s.capture_gaps_shortened},
         {"dropped_in_receiver", s.receiver_dropped}}},
       {"frames",
        {{"complete", st.frames_complete},

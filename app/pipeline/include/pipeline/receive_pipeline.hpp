@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/log.hpp"
 #include "core/planar_image.hpp"
 #include "core/work_pool.hpp"
 #include "common/decoder_choice.hpp"
@@ -192,7 +193,16 @@ class ReceivePipeline {
   bool frame_limit_reached() const noexcept { return limit_reached_.load(); }
 
   std::uint16_t port() const noexcept;
-  net::ReceiverCounters const& receiver_counters() const noexcept;
+  /// Every input together (thread-safe): the media datagrams of both ST 2022-7 paths, and
+  /// what any socket (media, FEC, RTCP) or the capture dropped or cut.
+  struct ReceiverTotals {
+    std::uint64_t datagrams = 0;  ///< media, path 1 and path 2
+    std::uint64_t bytes = 0;
+    std::uint64_t dropped_queue_full = 0, dropped_pool_empty = 0, truncated = 0, socket_errors = 0;
+    /// A capture's frames that held no usable datagram (zero for sockets).
+    std::uint64_t capture_fragments = 0, capture_not_udp = 0, capture_cut = 0, capture_gaps_shortened = 0;
+  };
+  ReceiverTotals receiver_counters() const noexcept;
   depacketizer::StreamSnapshot stream() const;
   /// 2022-7 paths and 2022-1 FEC (thread-safe).
   depacketizer::ProtectionSnapshot protection() const { return protection_stream_->snapshot(); }
@@ -265,6 +275,8 @@ class ReceivePipeline {
   depacketizer::ProtectionConfig protection_;
   std::unique_ptr<depacketizer::ProtectedStream> protection_stream_;
   std::vector<std::unique_ptr<net::PacketSource>> extra_receivers_;  // 2022-7 second path, 2022-1 FEC
+  std::vector<int> extra_channels_;                                  // each one's channel
+  RateLimiter truncated_log_;                                        // depacketizer thread
   std::thread depacketizer_thread_;
   std::thread delivery_thread_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -19,6 +19,9 @@ struct StatsSample {
   std::uint64_t socket_bytes = 0;
   std::uint64_t receiver_dropped = 0;  ///< queue full or pool empty inside j2kplay
   std::uint64_t truncated = 0;         ///< datagrams larger than a receive buffer (cut)
+  /// A capture's frames without a usable datagram: IPv4 fragments, other traffic (other
+  /// protocols and ports), frames cut short; and its silences replayed shorter.
+  std::uint64_t capture_fragments = 0, capture_not_udp = 0, capture_cut = 0, capture_gaps_shortened = 0;
   depacketizer::StreamSnapshot stream;
   DecodeSnapshot decode;
   std::string transport;                           ///< url format: mxf, rfc5371, ts
