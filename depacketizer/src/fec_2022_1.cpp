@@ -50,7 +50,10 @@ void append_fec_header(std::vector<std::uint8_t>& out, const FecHeader& h) {
 }
 
 FecDecoder::FecDecoder(Recovered recovered, FecConfig config)
-    : recovered_(std::move(recovered)), config_(config), slots_(std::max<std::uint32_t>(config.history, 64)) {}
+    : recovered_(std::move(recovered)),
+      config_(config),
+      slots_(std::max<std::uint32_t>(config.history, 64)),
+      follower_(config.ssrc_quiet) {}
 
 std::int64_t FecDecoder::extend(std::uint16_t seq) const {
   // Nearest extended number to the highest seen (16-bit serial arithmetic, RFC 3550 A.1).
@@ -74,6 +77,7 @@ void FecDecoder::advance_to(std::int64_t seq) {
     sl.seq = s;
     sl.present = false;
     sl.written_off = false;
+    sl.rebuilt = false;
   }
   highest_ = seq;
   expire_old();
@@ -91,44 +95,130 @@ void FecDecoder::store(std::int64_t seq, Bytes datagram) {
     sl.written_off = false;
   }
   sl.present = true;
+  sl.rebuilt = false;
   sl.data.assign(datagram.begin(), datagram.end());  // reuses the slot's capacity
 }
 
-void FecDecoder::on_media(Bytes datagram) {
+void FecDecoder::clear_window() {
+  // What the groups still wait for is given up (counted), then every slot is forgotten.
+  for (const Group& g : pending_) write_off(g);
+  pending_.clear();
+  arrived_.clear();
+  for (auto& sl : slots_) {
+    sl.seq = -1;
+    sl.present = false;
+    sl.written_off = false;
+    sl.rebuilt = false;
+  }
+  stray_.clear();
+}
+
+void FecDecoder::start_over(std::uint16_t sequence) {
+  if (started_) {
+    ++counters_.restarts;
+    clear_window();
+  }
+  started_ = true;
+  highest_ = sequence;
+  slot(highest_).seq = highest_;
+}
+
+void FecDecoder::reset() {
+  if (started_) clear_window();
+  started_ = false;
+  start_at_next_ = false;
+  highest_ = 0;
+  follower_.reset();
+}
+
+void FecDecoder::follow(std::uint32_t ssrc) {
+  if (follower_.followed() == ssrc) return;
+  follower_.follow(ssrc);
+  start_at_next_ = true;
+}
+
+void FecDecoder::on_media(Bytes datagram, std::optional<std::chrono::steady_clock::time_point> arrival) {
   auto packet = parse_rtp(datagram);
   if (!packet.ok() || datagram.size() > config_.max_packet_bytes) return;  // the session counts these
-  if (!started_) {
-    started_ = true;
-    highest_ = packet->sequence;
-    slot(highest_).seq = highest_;
+  switch (follower_.accept(packet->ssrc, packet->sequence, arrival)) {
+    case SsrcFollower::Verdict::foreign:
+      ++counters_.foreign;  // another sender's packet: never kept, never moves the window
+      return;
+    case SsrcFollower::Verdict::changed:
+      start_over(packet->sequence);  // the first packet, or a new SSRC: new numbers
+      break;
+    case SsrcFollower::Verdict::followed:
+      if (start_at_next_) start_over(packet->sequence);
+      break;
   }
-  const std::int64_t seq = extend(packet->sequence);
-  if (seq > highest_ + static_cast<std::int64_t>(slots_.size()) * 4) {
-    // A jump this far is a new run of numbers (sender restart): start over.
-    for (auto& sl : slots_) {
-      sl.seq = -1;
-      sl.present = false;
-      sl.written_off = false;
+  start_at_next_ = false;
+  std::int64_t seq = extend(packet->sequence);
+  const std::int64_t history = static_cast<std::int64_t>(slots_.size());
+  // Does it fit the window? A jump far ahead (not believable as loss), a number behind the
+  // window, or a number already held with other content is a stray — or the sender started
+  // again with new numbers: one stray is dropped, a run of them starts the window afresh.
+  bool stray = seq < 0 || seq > highest_ + history * 4 || seq <= highest_ - history;
+  if (!stray && have(seq)) {
+    const Slot& held = slot(seq);
+    if (held.rebuilt || std::equal(held.data.begin(), held.data.end(), datagram.begin(), datagram.end())) {
+      stray_.clear();
+      return;  // a copy (or the original of a packet rebuilt meanwhile)
     }
-    pending_.clear();
-    highest_ = seq;
+    stray = true;
   }
-  ssrc_ = packet->ssrc;
-  if (have(seq)) return;
+  if (stray) {
+    if (stray_.add(packet->sequence) < kRestartRun) return;
+    start_over(packet->sequence);
+    seq = highest_;
+  } else {
+    stray_.clear();
+  }
   store(seq, datagram);
-  if (!have(seq)) return;
-  // A packet that arrived may complete a group, or make a waiting one due.
+  if (have(seq)) arrived(seq);
+}
+
+void FecDecoder::arrived(std::int64_t seq) {
+  arrived_.push_back(seq);
+  drain();
+}
+
+void FecDecoder::drain() {
+  while (!arrived_.empty()) {
+    const std::int64_t seq = arrived_.back();
+    arrived_.pop_back();
+    // Only counters change here; a group's packets are looked at again when it is down to one.
+    for (Group& g : pending_)
+      if (g.covers(seq) && --g.missing == 1) count_missing(g);
+    solve_ready();
+  }
+}
+
+void FecDecoder::count_missing(Group& g) {
+  g.missing = 0;
+  g.lost = -1;
+  for (int k = 0; k < g.count; ++k) {
+    const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
+    ++lookups_;
+    if (!have(s)) {
+      ++g.missing;
+      g.lost = s;
+    }
+  }
+}
+
+void FecDecoder::solve_ready() {
   for (std::size_t i = 0; i < pending_.size();) {
     Group& g = pending_[i];
-    const std::int64_t k = seq - g.base;
-    const bool covers = k >= 0 && k % g.offset == 0 && k / g.offset < g.count;
-    if ((covers || g.last() < highest_) && try_group(g)) {
-      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-      retry_all();
-      i = 0;
+    // One missing is rebuilt once a later packet has arrived (the gap is real, not a packet
+    // still on its way); a group with more missing waits for other groups to rebuild them.
+    const bool done = g.missing <= 0 || (g.missing == 1 && g.lost < highest_);
+    if (!done) {
+      ++i;
       continue;
     }
-    ++i;
+    // Another group may have rebuilt the same packet a moment ago (not yet counted here).
+    if (g.missing == 1 && !have(g.lost)) rebuild(g);
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
 
@@ -152,6 +242,7 @@ void FecDecoder::on_fec(Bytes datagram) {
   Group g;
   g.offset = header->offset;
   g.count = header->na;
+  g.row = header->row;
   g.header = *header;
   g.marker = packet->marker;
   // The whole row/column must fit in half the remembered history, so that a group is solved
@@ -173,38 +264,31 @@ void FecDecoder::on_fec(Bytes datagram) {
     ++counters_.fec_rejected;  // far behind or far ahead of the media: stale or stray
     return;
   }
+  for (const Group& o : pending_)
+    if (o.same_as(g)) {
+      ++counters_.fec_rejected;  // a copy of a row or column already waiting
+      return;
+    }
   if (header->row) l_ = g.count;
   else {
     l_ = g.offset;
     d_ = g.count;
   }
+  count_missing(g);
+  if (g.missing == 0) return;  // nothing lost here
   g.body.assign(body.begin(), body.end());
-  if (try_group(g)) {
-    retry_all();
-    return;
-  }
   if (pending_.size() >= config_.max_pending) {
     write_off(pending_.front());
     pending_.pop_front();
   }
   pending_.push_back(std::move(g));
+  solve_ready();
+  drain();
 }
 
-bool FecDecoder::try_group(Group& g) {
-  int missing = 0;
-  std::int64_t lost = 0;
-  for (int k = 0; k < g.count; ++k) {
-    const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
-    if (!have(s)) {
-      ++missing;
-      lost = s;
-    }
-  }
-  if (missing == 0) return true;  // nothing lost here
-  if (missing > 1) return false;  // wait: another group may rebuild one of them
-  // Exactly one missing. Rebuild only once a later packet has arrived (the gap is real, not
-  // a packet still on its way) and while its slot is in the window.
-  if (lost >= highest_ || lost <= highest_ - static_cast<std::int64_t>(slots_.size())) return false;
+bool FecDecoder::rebuild(const Group& g) {
+  const std::int64_t lost = g.lost;
+  if (lost < 0 || lost >= highest_ || lost <= highest_ - static_cast<std::int64_t>(slots_.size())) return false;
   std::uint16_t length = g.header.length_recovery;
   std::uint8_t pt = g.header.pt_recovery;
   std::uint32_t ts = g.header.ts_recovery;
@@ -213,21 +297,22 @@ bool FecDecoder::try_group(Group& g) {
   for (int k = 0; k < g.count; ++k) {
     const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
     if (s == lost) continue;
+    ++lookups_;
     auto p = parse_rtp(slot(s).data);
-    if (!p.ok()) return true;  // cannot happen: stored packets were parsed
+    if (!p.ok()) return false;  // cannot happen: stored packets were parsed
     length ^= static_cast<std::uint16_t>(p->payload.size());
     pt ^= p->payload_type;
     ts ^= p->timestamp;
     marker ^= p->marker;
     if (p->payload.size() > scratch_.size()) {
       ++counters_.fec_malformed;  // the parity is shorter than a packet it claims to protect
-      return true;
+      return false;
     }
     for (std::size_t i = 0; i < p->payload.size(); ++i) scratch_[i] ^= p->payload[i];
   }
   if (length > scratch_.size()) {
     ++counters_.fec_malformed;  // recovered length past the parity payload
-    return true;
+    return false;
   }
   std::vector<std::uint8_t> packet;
   packet.reserve(12 + length);
@@ -236,27 +321,14 @@ bool FecDecoder::try_group(Group& g) {
   w.u8(static_cast<std::uint8_t>((marker ? 0x80 : 0) | (pt & 0x7F)));
   w.u16(static_cast<std::uint16_t>(lost));
   w.u32(ts);
-  w.u32(ssrc_);
+  w.u32(follower_.followed().value_or(0));  // the stream's SSRC, which the other packets carry
   w.bytes(Bytes(scratch_.data(), length));
   ++counters_.recovered;
   store(lost, packet);
+  slot(lost).rebuilt = true;
+  arrived_.push_back(lost);  // may complete other groups (counted by drain)
   recovered_(packet);
   return true;
-}
-
-void FecDecoder::retry_all() {
-  // Iterate until no group makes progress: a rebuilt packet may complete another row or column.
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      if (try_group(pending_[i])) {
-        pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-        progress = true;
-        break;
-      }
-    }
-  }
 }
 
 void FecDecoder::write_off(const Group& g) {

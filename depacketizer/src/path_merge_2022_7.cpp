@@ -3,24 +3,84 @@
 
 #include <algorithm>
 
-#include "core/log.hpp"
-
 namespace j2k::depacketizer {
 
-namespace {
-constexpr int kRestartRun = 64;  // consistent out-of-window packets on one path before re-anchoring
+int SequenceRun::add(std::uint16_t sequence) noexcept {
+  const auto d = static_cast<std::int16_t>(static_cast<std::uint16_t>(sequence - newest_));
+  if (length_ > 0 && d >= 1 && d <= kMaxStep) {
+    ++length_;
+    newest_ = sequence;
+  } else if (length_ > 0 && d <= 0 && d >= -kReorder) {
+    // A copy, or a little late: part of the run, but not a step of it.
+  } else {
+    length_ = 1;
+    newest_ = sequence;
+  }
+  return length_;
+}
+
+SsrcFollower::Verdict SsrcFollower::accept(std::uint32_t ssrc, std::uint16_t sequence,
+                                           std::optional<std::chrono::steady_clock::time_point> arrival) {
+  if (!followed_ || ssrc == *followed_) {
+    const bool first = !followed_;
+    followed_ = ssrc;
+    if (arrival) followed_last_ = arrival;
+    challengers_.clear();  // the followed one is not silent: no other has a run yet
+    return first ? Verdict::changed : Verdict::followed;
+  }
+  auto c = std::find_if(challengers_.begin(), challengers_.end(), [&](const Challenger& x) { return x.ssrc == ssrc; });
+  if (c == challengers_.end()) {
+    if (challengers_.size() >= kChallengers) {
+      // Junk rotating its SSRC must not push out a sender that has begun a run.
+      challengers_.erase(std::min_element(challengers_.begin(), challengers_.end(), [](const Challenger& a, const Challenger& b) {
+        return a.run.length() < b.run.length();
+      }));
+    }
+    challengers_.push_back(Challenger{ssrc, {}});
+    c = challengers_.end() - 1;
+  }
+  if (c->run.add(sequence) < kRestartRun) return Verdict::foreign;
+  if (arrival && followed_last_ && *arrival - *followed_last_ < quiet_) return Verdict::foreign;
+  followed_ = ssrc;
+  followed_last_ = arrival;
+  challengers_.clear();
+  return Verdict::changed;
+}
+
+void SsrcFollower::reset() noexcept {
+  followed_.reset();
+  followed_last_.reset();
+  challengers_.clear();
+}
+
+void SsrcFollower::follow(std::uint32_t ssrc) noexcept {
+  followed_ = ssrc;
+  followed_last_.reset();
+  challengers_.clear();
 }
 
 PathMerger::PathMerger(Output output, PathMergeConfig config)
-    : output_(std::move(output)), config_(config), slots_(std::max<std::uint32_t>(config.window, 64)) {}
+    : output_(std::move(output)),
+      config_(config),
+      slots_(std::max<std::uint32_t>(config.window, 64)),
+      follower_(config.ssrc_quiet) {}
 
-void PathMerger::restart(std::int64_t seq) {
+void PathMerger::restart(std::uint16_t sequence) {
+  // A new run of numbers (or the first): nothing remembered belongs to it.
+  if (started_) ++restarts_;
   for (auto& s : slots_) s = Slot{};
-  highest_ = seq;
-  for (auto& p : paths_) {
-    p.stray_run = 0;
-    p.stray_last = -1;
-  }
+  started_ = true;
+  highest_ = sequence;
+  stray_.clear();
+  for (auto& p : paths_) p.tracker.restart();  // each path's loss counts on from the new numbers
+}
+
+void PathMerger::reset() {
+  follower_.reset();
+  stray_.clear();
+  for (auto& s : slots_) s = Slot{};
+  started_ = false;
+  for (auto& p : paths_) p.tracker.restart();
 }
 
 void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
@@ -31,32 +91,42 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
     ++p.c.malformed;
     return;
   }
-  if (!started_) {
-    started_ = true;
-    highest_ = packet->sequence;
+  switch (follower_.accept(packet->ssrc, packet->sequence, arrival)) {
+    case SsrcFollower::Verdict::foreign:
+      ++p.c.foreign;  // neither takes a number nor moves the window
+      return;
+    case SsrcFollower::Verdict::changed:
+      if (started_ && restart_log_.allow())
+        logger("depacketizer")->warn("2022-7: the stream continues as SSRC 0x{:08X} from sequence {}", packet->ssrc,
+                                     packet->sequence);
+      restart(packet->sequence);
+      break;
+    case SsrcFollower::Verdict::followed:
+      break;
   }
   // Extended sequence nearest the highest seen (16-bit serial arithmetic).
   const auto delta = static_cast<std::int16_t>(static_cast<std::uint16_t>(packet->sequence - static_cast<std::uint16_t>(highest_)));
   std::int64_t seq = highest_ + delta;
   const std::int64_t window = static_cast<std::int64_t>(slots_.size());
-  if (seq > highest_ + window / 2 || seq < 0) {
-    // Far ahead of the stream: a path with a huge sequence skew, or the sender restarted.
-    // Dropped and counted, unless this path keeps sending a consistent new run.
-    ++p.c.out_of_window;
-    const bool continues = p.stray_last >= 0 && static_cast<std::uint16_t>(p.stray_last + 1) == packet->sequence;
-    p.stray_run = continues ? p.stray_run + 1 : 1;
-    p.stray_last = packet->sequence;
-    if (p.stray_run < kRestartRun) return;
-    logger("depacketizer")->warn("2022-7: path {} moved to a new run of sequence numbers ({}); following it", path + 1,
-                                 packet->sequence);
+  // Does it fit the stream as it stands? Far ahead, behind everything remembered, or a
+  // number already taken by another packet (a copy has the first one's RTP timestamp) is a
+  // stray — or the sender started again: one stray is dropped, a run of them followed.
+  const bool far = seq > highest_ + window / 2 || seq < 0;
+  const bool behind = !far && seq <= highest_ - window;
+  const bool taken = !far && !behind && slot(seq).seq == seq && slot(seq).timestamp != packet->timestamp;
+  if (far || behind || taken) {
+    if (stray_.add(packet->sequence) < kRestartRun) {
+      if (behind) ++p.c.late;  // older than anything remembered: its first copy (if any) is long gone
+      else ++p.c.out_of_window;
+      return;
+    }
+    if (restart_log_.allow())
+      logger("depacketizer")->warn("2022-7: the sender moved to a new run of sequence numbers ({}); following it",
+                                   packet->sequence);
     restart(packet->sequence);
     seq = highest_;
   } else {
-    p.stray_run = 0;
-  }
-  if (seq <= highest_ - window) {
-    ++p.c.late;  // older than anything remembered: its first copy (if any) is long gone
-    return;
+    stray_.clear();
   }
   (void)p.tracker.accept(packet->sequence);
   p.c.received = p.tracker.received();
@@ -78,6 +148,7 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
   }
   s.seq = seq;
   s.first_path = path;
+  s.timestamp = packet->timestamp;
   s.first_arrival = arrival;
   ++p.c.used;
   ++forwarded_;

@@ -14,8 +14,20 @@ ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) :
 }
 
 void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
-  if (fec_) fec_->on_media(datagram);  // kept for recovery (a copy in the FEC window)
+  if (fec_) {
+    // Behind the merge, the FEC decoder follows the SSRC the merge follows (at once, rather
+    // than after a run of packets of its own).
+    if (merger_ && merger_->ssrc()) fec_->follow(*merger_->ssrc());
+    fec_->on_media(datagram, arrival);  // kept for recovery (a copy in the FEC window)
+  }
   session_.on_datagram(datagram, arrival);
+}
+
+void ProtectedStream::restart() {
+  if (merger_) merger_->reset();
+  if (fec_) fec_->reset();
+  session_.restart();
+  if (merger_ || fec_) publish();
 }
 
 void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
@@ -42,8 +54,10 @@ void ProtectedStream::publish() {
   ProtectionSnapshot s;
   s.two_paths = merger_.has_value();
   s.fec = fec_.has_value();
-  if (merger_)
+  if (merger_) {
     for (int p = 0; p < PathMerger::kPaths; ++p) s.paths[p] = merger_->counters(p);
+    s.merge_restarts = merger_->restarts();
+  }
   if (fec_) {
     s.fec_counters = fec_->counters();
     s.fec_columns = fec_->columns();

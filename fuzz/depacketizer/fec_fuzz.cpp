@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }, config);
   PathMergeConfig mc;
   mc.window = 256;
-  PathMerger merger([&](j2k::Bytes d, std::chrono::steady_clock::time_point) { decoder.on_media(d); }, mc);
+  PathMerger merger([&](j2k::Bytes d, std::chrono::steady_clock::time_point t) { decoder.on_media(d, t); }, mc);
   const auto t0 = std::chrono::steady_clock::now();
   std::size_t pos = 0;
   int n = 0;
@@ -42,6 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (decoder.pending() > config.max_pending) __builtin_trap();
   }
   if (rebuilt != decoder.counters().recovered) __builtin_trap();
+  // A FEC packet rebuilds at most one media packet (copies of a group are refused).
+  if (rebuilt > decoder.counters().fec_packets) __builtin_trap();
   const auto a = merger.counters(0), b = merger.counters(1);
   if (a.used + b.used != merger.forwarded()) __builtin_trap();
   return 0;

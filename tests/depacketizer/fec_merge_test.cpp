@@ -355,3 +355,331 @@ TEST(Fec2022_1, GroupStartingBeforeTheFirstMediaPacketIsRejected) {
   for (int i = 6; i < 400; ++i) d.on_media(media(static_cast<std::uint16_t>(i), 100));
   EXPECT_EQ(d.counters().unrecoverable, 0u);
 }
+
+// ---- Review findings: FEC cost, the SSRC followed, a restarted sender ----
+
+namespace {
+
+/// A media packet of SSRC `ssrc` (the payload depends on the SSRC too: two senders' packets
+/// at one sequence number differ).
+Packet media_of(std::uint32_t ssrc, std::uint16_t seq, std::size_t size, std::uint32_t ts = 0) {
+  Packet p = media(seq, size, false, ts);
+  p[8] = static_cast<std::uint8_t>(ssrc >> 24);
+  p[9] = static_cast<std::uint8_t>(ssrc >> 16);
+  p[10] = static_cast<std::uint8_t>(ssrc >> 8);
+  p[11] = static_cast<std::uint8_t>(ssrc);
+  for (std::size_t i = 12; i < p.size(); ++i) p[i] ^= static_cast<std::uint8_t>(ssrc * 31 + i);
+  return p;
+}
+
+/// A row FEC packet over `na` packets from `base` (payload of zeros: a hostile sender's).
+Packet row_fec(std::uint16_t base, std::uint8_t na, std::size_t body = 200) {
+  fec::FecHeader h;
+  h.sn_base_low = base;
+  h.row = true;
+  h.offset = 1;
+  h.na = na;
+  h.length_recovery = 100;
+  Packet f{0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  fec::append_fec_header(f, h);
+  f.resize(f.size() + body, 0);
+  return f;
+}
+
+std::uint16_t sequence_of(Bytes d) { return parse_rtp(d)->sequence; }
+std::uint32_t ssrc_of(Bytes d) { return parse_rtp(d)->ssrc; }
+
+}  // namespace
+
+TEST(Fec2022_1, CopiesOfOneGroupAreKeptOnceAndAMediaPacketDoesBoundedWork) {
+  // Review finding: 511 copies of one row FEC packet (SNBase = the next sequence number,
+  // NA 255) were all kept, and each of the next 255 media packets retried every one of them
+  // (511 groups × 255 look-ups each).
+  fec::FecDecoder d([](Bytes) {});
+  for (int i = 0; i < 100; ++i) d.on_media(media(static_cast<std::uint16_t>(1000 + i), 100));
+  const Packet f = row_fec(1100, 255);
+  for (int k = 0; k < 511; ++k) d.on_fec(f);
+  EXPECT_EQ(d.pending(), 1u) << "copies of one group are one group";
+  EXPECT_EQ(d.counters().fec_rejected, 510u);
+  const std::uint64_t before = d.lookups();
+  for (int i = 100; i < 355; ++i) d.on_media(media(static_cast<std::uint16_t>(1000 + i), 100));
+  EXPECT_EQ(d.counters().recovered, 0u);
+  EXPECT_EQ(d.pending(), 0u) << "the row is complete: nothing left to solve";
+  // The 255 packets only counted down; the row's packets were looked at once more, when one
+  // was left missing.
+  EXPECT_LE(d.lookups() - before, 255u);
+}
+
+TEST(Fec2022_1, ManyDifferentGroupsOverTheSamePacketsAreEachLookedAtTwiceAtMost) {
+  // Copies refused, a hostile sender can still send max_pending different rows over the
+  // same packets: each is looked at when it arrives and once when it is down to one missing,
+  // however many media packets come.
+  fec::FecDecoder d([](Bytes) {});
+  for (int i = 0; i < 100; ++i) d.on_media(media(static_cast<std::uint16_t>(1000 + i), 100));
+  std::uint64_t positions = 0;
+  for (int k = 0; k < 512; ++k) {
+    const auto na = static_cast<std::uint8_t>(192 + k / 8);
+    d.on_fec(row_fec(static_cast<std::uint16_t>(1100 + k % 8), na));
+    positions += na;
+  }
+  EXPECT_EQ(d.pending(), 512u);
+  EXPECT_EQ(d.counters().fec_rejected, 0u);
+  for (int i = 100; i < 700; ++i) d.on_media(media(static_cast<std::uint16_t>(1000 + i), 100));
+  EXPECT_EQ(d.pending(), 0u);
+  EXPECT_LE(d.lookups(), 2 * positions);
+  EXPECT_EQ(d.counters().recovered, 0u);
+}
+
+TEST(Fec2022_1, PacketsOfAnotherSsrcAreNotKeptAndRebuiltPacketsCarryTheFollowedSsrc) {
+  // Review finding: A100 A101 B102 A102 A104 A105 (B: another SSRC), then the row over
+  // 100..104: B102 was kept for 102 (A102 taken as its duplicate), so A103 was rebuilt wrong,
+  // and a rebuilt packet carried the SSRC of the last media packet seen.
+  constexpr std::uint32_t kA = 0xA0A0A0A0, kB = 0xB0B0B0B0;
+  std::vector<Packet> a;
+  for (int i = 0; i < 6; ++i) a.push_back(media_of(kA, static_cast<std::uint16_t>(100 + i), 300 + 7 * static_cast<std::size_t>(i), 3600));
+  packetizer::FecEncoder enc(5, 0);
+  std::vector<Packet> column, row;
+  for (int i = 0; i < 5; ++i) enc.add(a[static_cast<std::size_t>(i)], column, row);
+  ASSERT_EQ(row.size(), 1u);
+  Recovery r;
+  r.decoder.on_media(a[0]);
+  r.decoder.on_media(a[1]);
+  r.decoder.on_media(media_of(kB, 102, 333));
+  r.decoder.on_media(a[2]);
+  r.decoder.on_media(a[4]);
+  r.decoder.on_media(a[5]);
+  r.decoder.on_media(media_of(kB, 106, 280));
+  r.decoder.on_fec(row[0]);
+  ASSERT_EQ(r.got.count(103), 1u);
+  EXPECT_EQ(ssrc_of(r.got.at(103)), kA);
+  EXPECT_EQ(r.got.at(103), a[3]) << "rebuilt from another sender's packet";
+  EXPECT_EQ(r.decoder.counters().foreign, 2u);
+  EXPECT_EQ(r.decoder.counters().restarts, 0u);
+}
+
+TEST(Fec2022_1, AForeignPacketFarAheadLeavesTheWindowAndItsGroupsAlone) {
+  // Review finding: one packet of another SSRC 4097+ ahead cleared the window and the
+  // pending groups; the genuine FEC that followed was refused as far behind.
+  constexpr std::uint32_t kA = 0xA0A0A0A0, kB = 0xB0B0B0B0;
+  std::vector<Packet> a;
+  packetizer::FecEncoder enc(10, 0);
+  std::vector<Packet> column, row;
+  for (int i = 0; i < 100; ++i) {
+    a.push_back(media_of(kA, static_cast<std::uint16_t>(100 + i), 200 + static_cast<std::size_t>(i), 3600u * static_cast<std::uint32_t>(i / 10)));
+    enc.add(a.back(), column, row);
+  }
+  Recovery r;
+  for (int i = 0; i < 56; ++i)
+    if (i != 50) r.decoder.on_media(a[static_cast<std::size_t>(i)]);
+  r.decoder.on_fec(row[5]);  // 150..159: 150 and 156.. missing so far
+  EXPECT_EQ(r.decoder.pending(), 1u);
+  r.decoder.on_media(media_of(kB, 100 + 5000, 200));
+  for (int i = 56; i < 100; ++i) r.decoder.on_media(a[static_cast<std::size_t>(i)]);
+  r.decoder.on_fec(row[6]);
+  ASSERT_EQ(r.got.count(150), 1u);
+  EXPECT_EQ(r.got.at(150), a[50]);
+  EXPECT_EQ(r.decoder.counters().fec_rejected, 0u);
+  EXPECT_EQ(r.decoder.counters().foreign, 1u);
+}
+
+TEST(Fec2022_1, FollowsASenderThatRestartsWithANewSsrcAndEarlierNumbers) {
+  // A restart: SSRC A up to 299, then SSRC B from 50 (numbers already in the window, held by
+  // A's packets). B's lost packets are rebuilt from B's packets, with B's SSRC.
+  constexpr std::uint32_t kA = 0xA0A0A0A0, kB = 0xB0B0B0B0;
+  Recovery r;
+  for (int i = 0; i < 200; ++i) r.decoder.on_media(media_of(kA, static_cast<std::uint16_t>(100 + i), 150));
+  packetizer::FecEncoder enc(10, 0);
+  std::vector<Packet> b, column, row;
+  for (int i = 0; i < 200; ++i) {
+    b.push_back(media_of(kB, static_cast<std::uint16_t>(50 + i), 180 + static_cast<std::size_t>(i % 50), 90000));
+    enc.add(b.back(), column, row);
+  }
+  const std::set<int> lost{45, 101, 177};
+  for (int i = 0; i < 200; ++i) {
+    if (!lost.count(i)) r.decoder.on_media(b[static_cast<std::size_t>(i)]);
+    if (i % 10 == 9) r.decoder.on_fec(row[static_cast<std::size_t>(i / 10)]);
+  }
+  for (int i : lost) {
+    const auto seq = static_cast<std::uint16_t>(50 + i);
+    ASSERT_EQ(r.got.count(seq), 1u) << i;
+    EXPECT_EQ(r.got.at(seq), b[static_cast<std::size_t>(i)]) << i;
+  }
+  EXPECT_EQ(r.decoder.counters().restarts, 1u);
+  EXPECT_EQ(r.decoder.ssrc(), kB);
+}
+
+TEST(PathMerge2022_7, APacketOfAnotherSsrcDoesNotTakeASequenceNumber) {
+  // Review finding: a foreign B102 on path 2 was forwarded as 102, and both genuine 102s
+  // were counted redundant.
+  constexpr std::uint32_t kA = 0xA0A0A0A0, kB = 0xB0B0B0B0;
+  std::vector<Packet> out;
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.emplace_back(d.begin(), d.end()); });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto at = [&](int us) { return t0 + std::chrono::microseconds(us); };
+  m.push(0, media_of(kA, 100, 60), at(0));
+  m.push(1, media_of(kA, 100, 60), at(10));
+  m.push(0, media_of(kA, 101, 60), at(100));
+  m.push(1, media_of(kB, 102, 60), at(105));
+  m.push(1, media_of(kA, 101, 60), at(110));
+  m.push(0, media_of(kA, 102, 60), at(200));
+  m.push(1, media_of(kA, 102, 60), at(210));
+  m.push(0, media_of(kA, 103, 60), at(300));
+  m.push(1, media_of(kA, 103, 60), at(310));
+  ASSERT_EQ(out.size(), 4u);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(ssrc_of(out[i]), kA) << i;
+    EXPECT_EQ(out[i], media_of(kA, static_cast<std::uint16_t>(100 + i), 60)) << i;
+  }
+  EXPECT_EQ(m.counters(0).used, 4u);
+  EXPECT_EQ(m.counters(1).redundant, 4u);
+  EXPECT_EQ(m.counters(1).foreign, 1u);
+  EXPECT_EQ(m.restarts(), 0u);
+}
+
+namespace {
+
+/// Both paths carry `n` packets of `ssrc` from `first` (timestamps from `ts`), path 2 30 µs
+/// behind path 1, `step` µs apart from time `*us` on; `*us` moves on.
+void both_paths(PathMerger& m, std::chrono::steady_clock::time_point t0, int* us, std::uint32_t ssrc,
+                std::uint16_t first, int n, std::uint32_t ts, int step = 100) {
+  for (int i = 0; i < n; ++i) {
+    const Packet p = media_of(ssrc, static_cast<std::uint16_t>(first + i), 40, ts + 3600u * static_cast<std::uint32_t>(i / 10));
+    m.push(0, p, t0 + std::chrono::microseconds(*us));
+    m.push(1, p, t0 + std::chrono::microseconds(*us + 30));
+    *us += step;
+  }
+}
+
+}  // namespace
+
+TEST(PathMerge2022_7, ARestartedSenderIsFollowedWithinAFewPackets) {
+  // Review finding: a sender restart with numbers up to 32767 behind the highest seen was
+  // dropped as 'late' (13 s of black with both paths delivering). Whatever the new numbers,
+  // the merge follows after a few packets; a new SSRC once the old one has been quiet for
+  // PathMergeConfig::ssrc_quiet (100 ms, as the session: a busier second sender on the group
+  // must not displace the followed one between its frames). The new run: a packet each 500 µs.
+  constexpr std::uint32_t kA = 0xA0A0A0A0, kB = 0xB0B0B0B0;
+  struct Case {
+    std::uint32_t ssrc;
+    std::uint16_t first;
+  };
+  const Case cases[] = {{kA, 30000 - 20000}, {kA, 30000 - 500}, {kA, 30000 + 600}, {kA, 30000 + 9000},
+                        {kB, 30000 - 20000}, {kB, 30000 - 500}, {kB, 30000}, {kB, 30000 + 9000}};
+  for (const Case& c : cases) {
+    std::vector<Packet> out;
+    PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.emplace_back(d.begin(), d.end()); });
+    const auto t0 = std::chrono::steady_clock::now();
+    int us = 0;
+    both_paths(m, t0, &us, kA, 30000, 1000, 0);
+    ASSERT_EQ(out.size(), 1000u);
+    both_paths(m, t0, &us, c.ssrc, c.first, 1000, 5000000, 500);
+    const std::size_t quiet = c.ssrc == kA ? 0 : 100000 / 500;  // packets sent while the old SSRC is not yet quiet
+    std::set<std::uint16_t> after;
+    for (std::size_t i = 1000; i < out.size(); ++i) {
+      EXPECT_EQ(parse_rtp(out[i])->timestamp >= 5000000, true) << "an old packet again";
+      after.insert(sequence_of(out[i]));
+    }
+    EXPECT_EQ(after.size(), out.size() - 1000) << "a number forwarded twice";
+    EXPECT_GE(after.size(), 1000u - quiet - 8u) << "SSRC " << std::hex << c.ssrc << std::dec << " from " << c.first;
+    EXPECT_EQ(m.restarts(), 1u);
+    EXPECT_TRUE(after.count(static_cast<std::uint16_t>(c.first + 999))) << c.first;
+  }
+}
+
+TEST(PathMerge2022_7, AStrayOldPacketDoesNotMoveTheMerge) {
+  // One packet from long ago (and one repeating a number with other content) is dropped and
+  // counted; the stream goes on as before.
+  constexpr std::uint32_t kA = 0xA0A0A0A0;
+  std::vector<Packet> out;
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.emplace_back(d.begin(), d.end()); });
+  const auto t0 = std::chrono::steady_clock::now();
+  int us = 0;
+  both_paths(m, t0, &us, kA, 30000, 500, 0);
+  m.push(1, media_of(kA, 30000 - 20000, 40, 777), t0 + std::chrono::microseconds(us));
+  m.push(1, media_of(kA, 30000 + 400, 40, 777), t0 + std::chrono::microseconds(us));
+  both_paths(m, t0, &us, kA, 30500, 500, 500 * 360);
+  ASSERT_EQ(out.size(), 1000u);
+  for (std::size_t i = 0; i < out.size(); ++i) EXPECT_EQ(sequence_of(out[i]), static_cast<std::uint16_t>(30000 + i));
+  EXPECT_EQ(m.counters(0).used, 1000u);
+  EXPECT_EQ(m.counters(1).late, 1u);
+  EXPECT_EQ(m.counters(1).out_of_window, 1u);
+  EXPECT_EQ(m.restarts(), 0u);
+}
+
+TEST(ProtectedStream, ASenderRestartedWithANewSsrcAndEarlierNumbersIsFollowedWithItsFec) {
+  // The sender starts again after 300 ms with a new SSRC and numbers 1000 behind its last:
+  // the merge and the FEC decoder follow it after a few packets, the session shows its
+  // frames from the second on, and a packet lost on both paths is rebuilt by the new FEC.
+  spdlog::set_level(spdlog::level::warn);
+  struct Run {
+    std::vector<Packet> media, column, row;
+    std::vector<std::vector<std::uint8_t>> codestreams;
+  };
+  auto make_run = [](std::uint32_t ssrc, std::uint16_t first, int fill) {
+    packetizer::TsMuxConfig mc;
+    mc.descriptor.horizontal_size = 64;
+    mc.descriptor.vertical_size = 48;
+    mc.descriptor.num_frame_rate = 25;
+    mc.descriptor.den_frame_rate = 1;
+    packetizer::TsMuxer muxer(mc);
+    packetizer::RtpMp2tPacketizer rtp(ssrc, first);
+    packetizer::FecEncoder enc(5, 0);
+    Run run;
+    for (int f = 0; f < 8; ++f) {
+      std::vector<std::uint8_t> cs(6000 + 97 * static_cast<std::size_t>(f), static_cast<std::uint8_t>(fill + f));
+      cs[0] = 0xFF;
+      cs[1] = 0x4F;
+      run.codestreams.push_back(cs);
+      std::vector<std::uint8_t> ts;
+      muxer.mux_frame({cs}, 3600u * static_cast<std::uint64_t>(f), {}, ts);
+      std::vector<Packet> pkts;
+      rtp.packetize(ts, 3600u * static_cast<std::uint32_t>(f), pkts);
+      for (auto& p : pkts) {
+        enc.add(p, run.column, run.row);
+        run.media.push_back(std::move(p));
+      }
+    }
+    return run;
+  };
+  const Run a = make_run(0x1111, 60000, 0), b = make_run(0x2222, 59000, 100);
+  std::vector<CodestreamUnit> units;
+  SessionConfig sc;
+  sc.format = PayloadFormat::ts;
+  sc.reorder = reorder_for_fec(sc.reorder);
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  const auto t0 = std::chrono::steady_clock::now();
+  int us = 0;
+  constexpr std::size_t kLost = 30;  // of the new run, on both paths (inside its fifth frame)
+  auto send = [&](const Run& run, bool lose) {
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < run.media.size(); ++i) {
+      const auto t = t0 + std::chrono::microseconds(us);
+      if (!lose || i != kLost) {
+        stream.on_datagram(kMediaPath1, run.media[i], t);
+        stream.on_datagram(kMediaPath2, run.media[i], t + std::chrono::microseconds(30));
+      }
+      for (; r < run.row.size() && r < (i + 1) / 5; ++r) stream.on_datagram(kFecRow, run.row[r], t);
+      us += 200;
+    }
+  };
+  send(a, false);
+  us += 300000;
+  send(b, true);
+  session.flush();
+  ASSERT_GT(b.media.size(), kLost + 10);
+  const auto snap = stream.snapshot();
+  EXPECT_EQ(snap.merge_restarts, 1u);
+  EXPECT_EQ(snap.fec_counters.restarts, 1u);
+  EXPECT_EQ(snap.fec_counters.recovered, 1u);
+  // A's eight frames, then B's from the one after the packets that confirmed it.
+  std::vector<std::vector<std::uint8_t>> shown;
+  for (const auto& u : units)
+    if (u.complete && u.codestreams.size() == 1) shown.push_back(u.codestreams[0]);
+  ASSERT_GE(shown.size(), 8u + 6u);
+  for (std::size_t f = 0; f < 8; ++f) EXPECT_EQ(shown[f], a.codestreams[f]) << f;
+  for (std::size_t f = 0; f < 6; ++f) EXPECT_EQ(shown[shown.size() - 6 + f], b.codestreams[2 + f]) << f;
+}

@@ -21,14 +21,26 @@
 // column, L for a row). The FEC payload is the XOR of the protected packets' RTP payloads
 // (zero-padded to the longest); the FEC packet's own RTP header carries the XOR of their
 // marker bits (as GStreamer's rtpst2022-1-fecenc writes it).
+//
+// Cost: each row or column is held once (copies of a FEC packet are refused) and counts the
+// packets it still misses; a media packet only updates those counts (a pass over at most
+// max_pending groups), and a group's packets are looked at only when it is created and when
+// it is down to one missing (to find it and rebuild it).
+//
+// One media SSRC is followed (SsrcFollower, as the 2022-7 merge): packets of other SSRCs are
+// counted and neither kept nor allowed to move the window; rebuilt packets carry the
+// followed SSRC. A sender that starts again (a new SSRC, or a run of new sequence numbers)
+// is followed after a few packets, with the window and the groups started afresh.
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/byte_reader.hpp"
 #include "core/result.hpp"
+#include "depacketizer/path_merge_2022_7.hpp"  // SsrcFollower, SequenceRun
 
 namespace j2k::depacketizer::fec {
 
@@ -58,10 +70,14 @@ void append_fec_header(std::vector<std::uint8_t>& out, const FecHeader& h);
 struct FecCounters {
   std::uint64_t fec_packets = 0;    ///< FEC packets received (column + row)
   std::uint64_t fec_malformed = 0;  ///< not RTP, bad FEC header, recovered length past the payload
-  std::uint64_t fec_rejected = 0;   ///< offsets/counts outside the matrix bounds, far from the media
+  /// Offsets/counts outside the matrix bounds, far from the media, or a copy of a row or
+  /// column already held.
+  std::uint64_t fec_rejected = 0;
   std::uint64_t fec_expired = 0;    ///< groups dropped with packets still missing
   std::uint64_t recovered = 0;      ///< media packets rebuilt
   std::uint64_t unrecoverable = 0;  ///< media packets missing from a group that expired unsolved
+  std::uint64_t foreign = 0;        ///< media packets of another SSRC than the one followed (not kept)
+  std::uint64_t restarts = 0;       ///< times the media stream started again (new SSRC or numbers): window reset
 };
 
 struct FecConfig {
@@ -69,6 +85,8 @@ struct FecConfig {
   std::uint32_t history = 1024;
   std::size_t max_pending = 512;       ///< FEC groups waiting for packets (oldest dropped first)
   std::size_t max_packet_bytes = 9216;
+  /// A new media SSRC is followed once the old one is this quiet (when arrival times are given).
+  std::chrono::microseconds ssrc_quiet{100000};
 };
 
 /// Rebuilds lost media packets from column and row FEC. Single-threaded.
@@ -78,13 +96,23 @@ class FecDecoder {
   using Recovered = std::function<void(Bytes datagram)>;
   explicit FecDecoder(Recovered recovered, FecConfig config = {});
 
-  /// Every media datagram as it arrives (any order; duplicates are harmless).
-  void on_media(Bytes datagram);
+  /// Every media datagram as it arrives (any order; duplicates are harmless). With `arrival`,
+  /// a new SSRC takes over only after the followed one has been quiet (FecConfig::ssrc_quiet).
+  void on_media(Bytes datagram, std::optional<std::chrono::steady_clock::time_point> arrival = std::nullopt);
   /// Every FEC datagram (column or row stream) as it arrives.
   void on_fec(Bytes datagram);
 
+  /// The source starts again (a looped capture): SSRC, numbers and groups are learned afresh.
+  void reset();
+  /// The media SSRC as decided upstream (the 2022-7 merge, which already dropped the others):
+  /// when it differs from the one followed, the window starts afresh at its next packet.
+  void follow(std::uint32_t ssrc);
+
   const FecCounters& counters() const noexcept { return counters_; }
   std::size_t pending() const noexcept { return pending_.size(); }
+  /// Media packet look-ups made for groups so far (the decoder's work, for tests).
+  std::uint64_t lookups() const noexcept { return lookups_; }
+  std::optional<std::uint32_t> ssrc() const noexcept { return follower_.followed(); }
   /// The matrix the sender uses, as learned from the FEC headers (0 until seen).
   int columns() const noexcept { return l_; }
   int rows() const noexcept { return d_; }
@@ -94,16 +122,27 @@ class FecDecoder {
     std::int64_t seq = -1;       // extended sequence this slot holds now
     bool present = false;        // media packet received or recovered
     bool written_off = false;    // counted as unrecoverable
+    bool rebuilt = false;        // present because FEC rebuilt it (the original may differ in its header)
     std::vector<std::uint8_t> data;
   };
   struct Group {
     std::int64_t base = 0;
     int offset = 1;
     int count = 0;
+    bool row = false;
     bool marker = false;         // XOR of the marker bits (FEC packet's RTP M)
+    int missing = 0;             // protected packets not present
+    std::int64_t lost = -1;      // the missing one, when missing == 1
     FecHeader header;
     std::vector<std::uint8_t> body;
     std::int64_t last() const { return base + static_cast<std::int64_t>(offset) * (count - 1); }
+    bool covers(std::int64_t seq) const {
+      const std::int64_t k = seq - base;
+      return k >= 0 && k % offset == 0 && k / offset < count;
+    }
+    bool same_as(const Group& o) const {
+      return base == o.base && offset == o.offset && count == o.count && row == o.row;
+    }
   };
 
   /// Callers pass seq ≥ 0 (checked: negative numbers lie before the stream's first packet).
@@ -116,9 +155,21 @@ class FecDecoder {
   std::int64_t extend(std::uint16_t seq) const;
   void advance_to(std::int64_t seq);
   void store(std::int64_t seq, Bytes datagram);
-  /// Tries to solve one group: true when it is finished (solved or nothing to do).
-  bool try_group(Group& g);
-  void retry_all();
+  /// Starts afresh at `sequence` (the first packet, or a sender that started again).
+  void start_over(std::uint16_t sequence);
+  void clear_window();
+  /// Counts and finds the packets `g` misses (looks at each of its packets).
+  void count_missing(Group& g);
+  /// `seq` is present now: the groups covering it miss one less; groups down to one are
+  /// rebuilt (which may complete others, in turn).
+  void arrived(std::int64_t seq);
+  /// Counts what arrived_ holds into the groups, solving as it goes.
+  void drain();
+  /// Rebuilds the groups missing one packet once a later packet arrived; drops complete
+  /// ones. Rebuilt numbers are queued on arrived_.
+  void solve_ready();
+  /// Rebuilds g.lost from the group (false: the parity does not fit its packets).
+  bool rebuild(const Group& g);
   void expire_old();
   void write_off(const Group& g);
 
@@ -128,9 +179,13 @@ class FecDecoder {
   std::vector<Slot> slots_;
   bool started_ = false;
   std::int64_t highest_ = 0;     // highest extended media sequence seen
-  std::uint32_t ssrc_ = 0;
+  SsrcFollower follower_;        // the media SSRC followed
+  bool start_at_next_ = false;   // follow() changed the SSRC: the next packet starts the window
+  SequenceRun stray_;            // consecutive media packets that do not fit the window
   std::deque<Group> pending_;
+  std::vector<std::int64_t> arrived_;  // numbers that became present, not yet counted in the groups
   int l_ = 0, d_ = 0;
+  std::uint64_t lookups_ = 0;
   std::vector<std::uint8_t> scratch_;
 };
 

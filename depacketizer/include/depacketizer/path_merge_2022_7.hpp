@@ -4,23 +4,91 @@
 // each sequence number and drops the second. A copy is only useful within the skew window
 // (how far one path may lag the other); later copies, and sequence numbers far from the
 // stream's, are counted and dropped. Memory is a fixed window of sequence numbers.
+//
+// One SSRC is followed (SsrcFollower): packets of others are counted and dropped, so that a
+// stray sender can neither take a sequence number nor move the window. A sender that starts
+// again (a new SSRC, or new sequence numbers anywhere in the 16-bit space) is followed once
+// its packets persist: the merge re-anchors on them (restarts()).
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/byte_reader.hpp"
+#include "core/log.hpp"
 #include "depacketizer/rtp.hpp"
 
 namespace j2k::depacketizer {
 
+/// Packets that agree with each other: sequence numbers going up one at a time (or two: one
+/// packet lost). A copy (the other path) or a number a little behind the newest (reordering)
+/// neither counts nor breaks the run; anything else starts a new run. Confirms a new SSRC or a new place in the number
+/// space before the state of the old one is given up.
+class SequenceRun {
+ public:
+  static constexpr int kReorder = 16;  ///< this far behind the run's newest: tolerated
+  static constexpr int kMaxStep = 2;   ///< this far ahead of the run's newest: a step of it
+  /// Adds a packet; returns the run's length in packets in sequence (this one included).
+  int add(std::uint16_t sequence) noexcept;
+  void clear() noexcept { length_ = 0; }
+  int length() const noexcept { return length_; }
+
+ private:
+  int length_ = 0;
+  std::uint16_t newest_ = 0;
+};
+
+/// Packets in sequence that confirm a restart (an SSRC change, or new sequence numbers): a
+/// restart costs about this many packets; one stray packet, or a few, never moves anything.
+constexpr int kRestartRun = 8;
+
+/// Which SSRC the merge (and the FEC decoder) follows: the first one seen, until another one
+/// sends kRestartRun packets in sequence while the followed one is silent (no packet of it
+/// among them and, when arrival times are given, none for `quiet`). The quiet time keeps a
+/// second, busier stream on the same group from displacing a followed one that pauses
+/// between frames; it matches the RTP session's, which decides what is shown.
+class SsrcFollower {
+ public:
+  enum class Verdict {
+    followed,  ///< the followed SSRC
+    changed,   ///< a new SSRC is followed from this packet on (also the very first packet)
+    foreign,   ///< another SSRC: count it and drop it
+  };
+  explicit SsrcFollower(std::chrono::microseconds quiet = std::chrono::milliseconds(100)) : quiet_(quiet) {}
+
+  Verdict accept(std::uint32_t ssrc, std::uint16_t sequence,
+                 std::optional<std::chrono::steady_clock::time_point> arrival = std::nullopt);
+  std::optional<std::uint32_t> followed() const noexcept { return followed_; }
+  /// Forgets the followed SSRC: the next packet's is followed.
+  void reset() noexcept;
+  /// Follows `ssrc` from now on (decided upstream: the FEC decoder behind the 2022-7 merge).
+  void follow(std::uint32_t ssrc) noexcept;
+
+ private:
+  struct Challenger {
+    std::uint32_t ssrc = 0;
+    SequenceRun run;
+  };
+  static constexpr std::size_t kChallengers = 4;  // other SSRCs tracked at once (shortest run evicted)
+
+  std::chrono::microseconds quiet_;
+  std::optional<std::uint32_t> followed_;
+  std::optional<std::chrono::steady_clock::time_point> followed_last_;  // newest arrival of the followed SSRC
+  std::vector<Challenger> challengers_;  // at most kChallengers
+};
+
+/// Each packet of a path counts once: malformed, foreign, late, out_of_window, used or redundant.
 struct PathCounters {
   std::uint64_t received = 0;      ///< RTP packets that arrived on this path (valid, in the window)
   std::uint64_t lost = 0;          ///< this path's own expected − received (RFC 3550 over its packets)
   std::uint64_t used = 0;          ///< copies forwarded (this path was first)
   std::uint64_t redundant = 0;     ///< copies dropped because the other path was first
   std::uint64_t late = 0;          ///< copies behind the window or later than the skew window
-  std::uint64_t out_of_window = 0; ///< sequence numbers far from the stream's (dropped)
+  /// Sequence numbers far from the stream's, or a number already taken by a different packet
+  /// (another RTP timestamp): dropped until a run of them shows that the sender restarted.
+  std::uint64_t out_of_window = 0;
+  std::uint64_t foreign = 0;       ///< packets of another SSRC than the one followed (dropped)
   std::uint64_t malformed = 0;     ///< not RTP
   double skew_ms = 0;              ///< how far this path runs behind the other (smoothed; < 0: ahead)
 };
@@ -28,6 +96,7 @@ struct PathCounters {
 struct PathMergeConfig {
   std::uint32_t window = 4096;                       ///< sequence numbers remembered (power of two not required)
   std::chrono::microseconds max_skew{150000};        ///< a second copy later than this is "late"
+  std::chrono::microseconds ssrc_quiet{100000};      ///< a new SSRC is followed once the old one is this quiet
 };
 
 class PathMerger {
@@ -40,32 +109,41 @@ class PathMerger {
   /// One datagram from path 0 or 1, in arrival order. Forwards it at once when it is the
   /// first copy of its sequence number (the session's reorder buffer puts order back).
   void push(int path, Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  /// The source starts again (a looped capture): the SSRC and the sequence numbers are
+  /// learned afresh; the counts are kept.
+  void reset();
 
   PathCounters counters(int path) const;
   std::uint64_t forwarded() const noexcept { return forwarded_; }
+  /// Times the merge re-anchored on a sender that started again (new SSRC or new numbers).
+  std::uint64_t restarts() const noexcept { return restarts_; }
+  std::optional<std::uint32_t> ssrc() const noexcept { return follower_.followed(); }
 
  private:
   struct Slot {
     std::int64_t seq = -1;
     int first_path = -1;
+    std::uint32_t timestamp = 0;  // RTP timestamp of the first copy: a copy has the same
     std::chrono::steady_clock::time_point first_arrival{};
   };
   struct Path {
     PathCounters c;
     RtpSequenceTracker tracker;
-    int stray_run = 0;               // consecutive out-of-window packets
-    std::int64_t stray_last = -1;    // last of them (16-bit), to see a consistent new run
   };
   Slot& slot(std::int64_t seq) { return slots_[static_cast<std::size_t>(seq % static_cast<std::int64_t>(slots_.size()))]; }
-  void restart(std::int64_t seq);
+  void restart(std::uint16_t sequence);
 
   Output output_;
   PathMergeConfig config_;
   std::vector<Slot> slots_;
   Path paths_[kPaths];
+  SsrcFollower follower_;
+  SequenceRun stray_;  // consecutive packets that do not fit the stream (both paths)
   bool started_ = false;
   std::int64_t highest_ = 0;
   std::uint64_t forwarded_ = 0;
+  std::uint64_t restarts_ = 0;
+  RateLimiter restart_log_;  // restarts are counted; a sender forcing them must not flood the log
 };
 
 }  // namespace j2k::depacketizer

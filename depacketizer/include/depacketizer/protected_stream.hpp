@@ -29,6 +29,7 @@ struct ProtectionSnapshot {
   bool two_paths = false;
   bool fec = false;
   PathCounters paths[PathMerger::kPaths];
+  std::uint64_t merge_restarts = 0;  ///< times the 2022-7 merge re-anchored on a restarted sender
   fec::FecCounters fec_counters;
   int fec_columns = 0, fec_rows = 0;
 };
@@ -40,9 +41,10 @@ class ProtectedStream {
   /// One datagram from any channel. Without protection, media go straight to the session.
   void on_datagram(int channel, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   ProtectionSnapshot snapshot() const;  ///< thread-safe
-  /// The source started again (net::Packet::restart: a looped capture, which has one path and
-  /// no FEC): the session's sequence space begins afresh.
-  void restart() { session_.restart(); }
+  /// The source started again (net::Packet::restart: a looped capture): the session's
+  /// sequence space begins afresh, and the merge's and the FEC decoder's (SSRC and numbers
+  /// learned again; counts kept).
+  void restart();
 
  private:
   void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival);
