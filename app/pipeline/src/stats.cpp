@@ -106,6 +106,7 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (now.protection.two_paths)
     for (int p = 0; p < depacketizer::PathMerger::kPaths; ++p)
       line += fmt::format(", path{} lost {} skew {:.1f} ms", p + 1, now.protection.paths[p].lost, now.protection.paths[p].skew_ms);
+  if (now.protection.merge_restarts) line += fmt::format(", merge-restarts {}", now.protection.merge_restarts);
   if (now.ts && now.ts->counters.continuity_errors) line += fmt::format(", ts-cc-errors {}", now.ts->counters.continuity_errors);
   return line;
 }
@@ -259,18 +260,21 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
   if (pr.fec)
     out["fec"] = {{"columns", pr.fec_columns}, {"rows", pr.fec_rows}, {"packets", pr.fec_counters.fec_packets},
                   {"recovered", pr.fec_counters.recovered}, {"unrecoverable", pr.fec_counters.unrecoverable},
-                  {"malformed", pr.fec_counters.fec_malformed}, {"rejected", pr.fec_counters.fec_rejected}};
+                  {"malformed", pr.fec_counters.fec_malformed}, {"rejected", pr.fec_counters.fec_rejected},
+                  {"other_ssrc", pr.fec_counters.foreign}, {"restarts", pr.fec_counters.restarts}};
   json paths = json::array();
   if (pr.two_paths) {
     for (const auto& p : pr.paths)
       paths.push_back({{"packets", {{"received", p.received}, {"lost", p.lost}, {"late", p.late}, {"used", p.used},
-                                    {"redundant", p.redundant}, {"out_of_window", p.out_of_window}, {"malformed", p.malformed}}},
+                                    {"redundant", p.redundant}, {"out_of_window", p.out_of_window}, {"malformed", p.malformed},
+                                    {"other_ssrc", p.foreign}}},
                        {"skew_ms", p.skew_ms}});
   } else {
     paths.push_back({{"packets", {{"received", st.packets_received}, {"lost", st.packets_lost}, {"late", st.packets_late}}},
                      {"skew_ms", 0.0}});
   }
   out["paths"] = paths;
+  if (pr.two_paths) out["merge_restarts"] = pr.merge_restarts;
   if (s.ts) {
     const auto& c = s.ts->counters;
     json pids = json::array();
