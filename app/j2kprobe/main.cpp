@@ -4,6 +4,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -126,7 +127,14 @@ int main(int argc, char** argv) {
 
   // The sink runs on the pipeline's delivery thread, in order.
   std::atomic<long long> delivered{0};
-  nlohmann::json checksums = nlohmann::json::array();  // guarded by the pipeline's in-order delivery
+  // Written as frames arrive (a receiver may run for days: the list is not held in memory).
+  std::ofstream checksums_out;
+  bool first_checksum = true;  // the sink's (delivery thread)
+  if (!checksums_file.empty()) {
+    checksums_out.open(checksums_file, std::ios::trunc);
+    if (!checksums_out) { log->error("cannot write --checksums file '{}'", checksums_file); return cli::exit_error; }
+    checksums_out << "{\"decoded\": [";
+  }
   std::string last_time_code;                          // the sink's (delivery thread), read after the stop
   gpu::RgbaImage rgba;
   std::ofstream raw_out;
@@ -140,7 +148,7 @@ int main(int argc, char** argv) {
     if (f.decoded && !checksums_file.empty()) {
       nlohmann::json entry = {{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", checksum(f.image))}};
       if (!f.time_code.empty()) entry["time_code"] = f.time_code;
-      checksums.push_back(std::move(entry));
+      checksums_out << (std::exchange(first_checksum, false) ? "\n " : ",\n ") << entry.dump();
     }
     if (f.decoded && raw_out.is_open()) {
       // Planar samples as raw video tools write them (e.g. yuv422p, yuv422p10le).
@@ -235,10 +243,10 @@ int main(int argc, char** argv) {
   const auto& d = final_sample.decode;
   const double decode_fps = d.decoded && d.decode_ms_total > 0 ? d.decoded * 1000.0 / d.decode_ms_total : 0;
   summary["frames"]["decode_fps_per_worker"] = decode_fps;
-  if (!checksums_file.empty()) {
-    nlohmann::json j;
-    j["decoded"] = checksums;
-    std::ofstream(checksums_file) << j.dump(1) << '\n';
+  if (checksums_out.is_open()) {
+    checksums_out << "\n]}\n";
+    checksums_out.close();
+    if (!checksums_out) log->error("writing --checksums file '{}' failed", checksums_file);
   }
   log->info("received {} packets ({} lost), {} frames complete, {} incomplete, {} decoded in {:.1f} s",
             final_sample.stream.packets_received, final_sample.stream.packets_lost, final_sample.stream.frames_complete,

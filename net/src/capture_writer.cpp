@@ -185,16 +185,20 @@ void CaptureWriter::write_loop() {
     auto d = queue_.pop_for(std::chrono::milliseconds(200));
     if (!d) {
       if (queue_.closed()) break;
-      if (file_) std::fflush(file_);
+      settle();
       continue;
     }
-    if (!file_) continue;  // the file could not be reopened after a rotation: count nothing more
+    if (!file_) {  // the file could not be reopened after a rotation
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     const bool full = limit_.max_bytes && file_bytes_ >= limit_.max_bytes / 2;
     const bool old = limit_.max_seconds > 0 &&
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - file_started_).count() >=
                          limit_.max_seconds / 2;
     if (full || old) {
       // Ring of two files, each up to half the limit: FILE.1.pcapng holds the previous one.
+      settle();
       std::fclose(file_);
       file_ = nullptr;
       std::filesystem::path previous(path_);
@@ -211,14 +215,28 @@ void CaptureWriter::write_loop() {
     const auto block = pcapng_packet(*d);
     if (std::fwrite(block.data(), 1, block.size(), file_) == block.size()) {
       file_bytes_ += block.size();
-      written_.fetch_add(1, std::memory_order_relaxed);
+      if (++unsettled_ >= 256) settle();
     } else {
       dropped_.fetch_add(1, std::memory_order_relaxed);
     }
   }
   if (file_) {
+    settle();
     std::fclose(file_);
     file_ = nullptr;
+  }
+}
+
+void CaptureWriter::settle() {
+  if (!file_) return;
+  const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
+  (ok ? written_ : dropped_).fetch_add(unsettled_, std::memory_order_relaxed);
+  unsettled_ = 0;
+  if (!ok) {
+    if (error_log_.allow())
+      logger("capture")->error("writing the capture '{}' failed ({}): datagrams are dropped, and counted, until it "
+                               "can be written again", path_, std::strerror(errno));
+    std::clearerr(file_);
   }
 }
 

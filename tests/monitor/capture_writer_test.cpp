@@ -66,6 +66,21 @@ TEST(CaptureWriter, WiresharkReadableWithAddressesPortsAndTimes) {
   std::filesystem::remove(path);
 }
 
+TEST(CaptureWriter, AFullDiskCountsEveryDatagramDroppedNotWritten) {
+  // stdio buffers the writes, so a full disk only shows when the buffer is flushed: every
+  // datagram used to count as written, and the flush's failure was ignored.
+  auto w = CaptureWriter::open("/dev/full");
+  ASSERT_TRUE(w) << w.error().message;
+  const auto t = std::chrono::system_clock::now();
+  for (int i = 0; i < 1000; ++i) {
+    std::vector<std::uint8_t> payload(1300, static_cast<std::uint8_t>(i));
+    (*w)->record(payload, t, 0x7F000001, 40000, 0xEF010101, 5004);
+  }
+  (*w)->close();
+  EXPECT_EQ((*w)->written(), 0u);
+  EXPECT_EQ((*w)->dropped(), 1000u);
+}
+
 TEST(CaptureWriter, SizeLimitKeepsARingOfTwoFiles) {
   const auto dir = std::filesystem::temp_directory_path() / "j2k_capture_ring";
   std::filesystem::remove_all(dir);

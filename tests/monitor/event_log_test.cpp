@@ -43,6 +43,15 @@ TEST(EventLog, WritesJsonLinesWithTimeFrameAndDetail) {
   std::filesystem::remove(path);
 }
 
+TEST(EventLog, AFullDiskCountsTheEventsNotWritten) {
+  auto log = EventLog::open("/dev/full");
+  ASSERT_TRUE(log) << log.error().message;
+  for (int i = 0; i < 200; ++i) (*log)->post(Event::now(EventKind::frame_damaged, "frame " + std::to_string(i)));
+  (*log)->close();
+  EXPECT_EQ((*log)->posted(), 200u);
+  EXPECT_EQ((*log)->write_dropped(), 200u);
+}
+
 TEST(EventLog, UnwritablePathIsAClearError) {
   auto log = EventLog::open("/nonexistent-dir/x/events.jsonl");
   ASSERT_FALSE(log);

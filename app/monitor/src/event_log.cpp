@@ -1,8 +1,11 @@
 #include "monitor/event_log.hpp"
 
+#include <cstring>
 #include <ctime>
 
 #include <fmt/format.h>
+
+#include "core/log.hpp"
 
 namespace j2k::monitor {
 
@@ -99,12 +102,28 @@ std::vector<Event> EventLog::recent(std::size_t n) const {
 }
 
 void EventLog::write_loop() {
+  // stdio buffers the lines: whether they reached the disk shows at the flush, and those
+  // of a failed flush (a full disk) are counted as not written.
+  std::uint64_t unsettled = 0;
+  RateLimiter error_log;
+  auto settle = [&] {
+    const bool ok = std::fflush(out_) == 0 && !std::ferror(out_);
+    if (!ok) {
+      write_dropped_.fetch_add(unsettled, std::memory_order_relaxed);
+      if (error_log.allow())
+        logger("monitor")->error("writing the event log failed ({}): events are dropped, and counted, until it can be "
+                                 "written again", std::strerror(errno));
+      std::clearerr(out_);
+    }
+    unsettled = 0;
+  };
   while (auto line = lines_.pop()) {
     std::fputs(line->c_str(), out_);
     std::fputc('\n', out_);
-    if (lines_.size() == 0) std::fflush(out_);  // a tail -f sees each burst at once
+    ++unsettled;
+    if (lines_.size() == 0) settle();  // a tail -f sees each burst at once
   }
-  std::fflush(out_);
+  settle();
 }
 
 void EventLog::close() {

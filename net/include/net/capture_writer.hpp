@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/bounded_queue.hpp"
+#include "core/log.hpp"
 #include "core/result.hpp"
 
 namespace j2k::net {
@@ -70,13 +71,18 @@ class CaptureWriter {
   CaptureWriter(std::string path, CaptureLimit limit);
   Status start_file();
   void write_loop();
+  /// Flushes the file; the datagrams written since the last flush count as written when it
+  /// succeeds and as dropped when it fails (a full disk shows only here: stdio buffers).
+  void settle();
 
   const std::string path_;
   const CaptureLimit limit_;
   BoundedQueue<CapturedDatagram> queue_{8192};
   std::FILE* file_ = nullptr;           // owned by the writer thread after open()
   std::uint64_t file_bytes_ = 0;
+  std::uint64_t unsettled_ = 0;          // datagrams in the stdio buffer, not yet known written
   std::chrono::steady_clock::time_point file_started_{};
+  RateLimiter error_log_;
   std::thread writer_;
   std::atomic<std::uint64_t> written_{0}, dropped_{0}, rotations_{0};
 };

@@ -85,7 +85,8 @@ class EventLog {
   /// The last `n` events, oldest first (for the player's panel and the graphs' marks).
   std::vector<Event> recent(std::size_t n) const;
   std::uint64_t posted() const noexcept { return posted_.load(); }
-  /// Events that could not be written because the writer fell behind (they stay in recent()).
+  /// Events not written: the writer fell behind, or the file refused them (a full disk);
+  /// they stay in recent().
   std::uint64_t write_dropped() const noexcept { return write_dropped_.load(); }
   /// Writes what is queued and stops the writer (also done by the destructor).
   void close();
