@@ -232,10 +232,14 @@ void PcapReplay::run() {
     std::string ports;
     for (const auto& [port, count] : udp_ports)
       ports += fmt::format("{}{} ({} datagram{})", ports.empty() ? "" : ", ", port, count, count == 1 ? "" : "s");
-    logger("net")->error("{}: no UDP datagrams{}{}; UDP destination ports in the capture: {}", config_.file,
+    const auto fragments = capture_.fragments.load(std::memory_order_relaxed);
+    logger("net")->error("{}: no UDP datagrams{}{}; UDP destination ports in the capture: {}{}", config_.file,
                          config_.port ? fmt::format(" to port {}", config_.port) : std::string(),
                          config_.destination.empty() ? std::string() : " for " + config_.destination,
-                         ports.empty() ? std::string("none") : ports);
+                         ports.empty() ? std::string("none") : ports,
+                         fragments ? fmt::format(" (and {} IPv4 fragments, not reassembled: the sender's datagrams "
+                                                 "exceed the link's MTU)", fragments)
+                                   : std::string());
   }
   capture_.passes.fetch_add(1, std::memory_order_relaxed);
   finished_.store(true);
