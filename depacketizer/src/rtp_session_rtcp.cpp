@@ -52,9 +52,37 @@ void RtpSession::on_sender_report(const SenderReport& report, std::optional<std:
     // None: every packet remembered came after the report, which then gives no bound.
     highest = before ? std::optional(std::min(*highest, *before)) : std::nullopt;
   }
-  tail_.on_report(report, highest);
+  // A report is believed only as far as the stream could have sent: a forged or broken
+  // packet count must not add 2^31 packets "lost at the end" (and set off the loss alarm).
+  SenderTail trial = tail_;
+  trial.on_report(report, highest);
+  if (sequence_.received() > 0) {
+    const std::uint64_t unseen = trial.lost_after(sequence_.highest_extended());
+    if (const std::uint64_t most = plausible_unseen(report.rtp_timestamp); unseen > most) {
+      ++rtcp_.implausible;
+      if (rtcp_log_.allow())
+        logger("depacketizer")->warn("sender report ignored: it counts {} packets sent after the last one received, "
+                                     "more than the stream's rate allows ({})", unseen, most);
+      return;
+    }
+  }
+  tail_ = trial;
   logger("depacketizer")->debug("sender report: {} packets sent, highest sequence received {}", report.packet_count,
                                 highest ? static_cast<std::int64_t>(*highest) : -1);
+}
+
+std::uint64_t RtpSession::plausible_unseen(std::uint32_t timestamp) const {
+  constexpr std::uint64_t kSlack = 1024;
+  constexpr std::int64_t kMostTicks = 60 * 90000;  // a minute at 90 kHz
+  const std::size_t n = std::min(recent_count_, recent_frames_.size());
+  if (n < 2 || !newest_timestamp_) return kSlack;
+  const auto& newest = recent_frames_[(recent_count_ - 1) % recent_frames_.size()];
+  const auto& oldest = recent_frames_[(recent_count_ - n) % recent_frames_.size()];
+  const auto ticks = static_cast<std::int32_t>(newest.first - oldest.first);  // RFC 3550 modular
+  if (ticks <= 0 || newest.second <= oldest.second) return kSlack;
+  const double per_tick = static_cast<double>(newest.second - oldest.second) / ticks;
+  const std::int64_t lead = std::clamp<std::int64_t>(static_cast<std::int32_t>(timestamp - *newest_timestamp_), 0, kMostTicks);
+  return kSlack + static_cast<std::uint64_t>(2.0 * per_tick * static_cast<double>(lead));
 }
 
 void RtpSession::on_bye(std::uint32_t ssrc) {

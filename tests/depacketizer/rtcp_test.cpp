@@ -179,6 +179,37 @@ TEST(RtpSessionRtcp, LossAtTheVeryEndIsCountedFromTheSendersReports) {
   EXPECT_EQ(s.frames_complete, 8u);
 }
 
+TEST(RtpSessionRtcp, AReportCountingFarMorePacketsThanTheStreamCouldHaveSentIsIgnored) {
+  spdlog::set_level(spdlog::level::off);
+  // A forged (or broken) sender report with the stream's SSRC: its packet count 2^31 ahead
+  // made 2^31 packets "lost at the end", in the JSON, /metrics and the loss alarm.
+  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  cs.resize(cs.size() + 1500, 0x33);
+  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
+  std::vector<Bytes8> packets;
+  for (int f = 0; f < 10; ++f) ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(1000 + 3600 * f), 0, packets));
+  SessionConfig config;
+  config.format = PayloadFormat::rfc5371;
+  RtpSession session([](CodestreamUnit&&) {}, config);
+  auto t = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+    if (i + 1 == packets.size() / 2)  // a genuine report half way
+      session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(i + 1), 1000 + 3600 * 4 + 3240), "t", false));
+  }
+  const auto sent = static_cast<std::uint32_t>(packets.size());
+  session.on_rtcp(packetizer::rtcp_sender_report(report(sent + 2147483632u, 1000 + 3600 * 10), "t", false));
+  auto s = session.snapshot();
+  EXPECT_EQ(s.rtcp.implausible, 1u);
+  EXPECT_EQ(s.rtcp.packets_lost_at_end, 0u);
+  EXPECT_EQ(s.packets_lost, 0u);
+  // A genuine final report that counts a few packets more than arrived still counts them.
+  session.on_rtcp(packetizer::rtcp_sender_report(report(sent + 3, 1000 + 3600 * 10 + 50), "t", true));
+  s = session.snapshot();
+  EXPECT_EQ(s.rtcp.packets_lost_at_end, 3u);
+  EXPECT_EQ(s.rtcp.implausible, 1u);
+}
+
 namespace {
 /// Four frames into a session, every datagram 100 µs after the previous; the report the sender
 /// sent after frame 0 (stamped `report_timestamp`) is read only after 3 packets of frame 1; the

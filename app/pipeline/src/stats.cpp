@@ -252,6 +252,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"frames_missing_at_end", st.rtcp.frames_missing_at_end},
         {"datagrams", st.rtcp.datagrams},
         {"malformed", st.rtcp.malformed},
+        {"implausible", st.rtcp.implausible},
         {"foreign_ssrc", st.rtcp.foreign}}},
   };
   // ST 2022-1 / 2022-7 / MPEG-2 TS (issue 13): packets.lost above is after FEC and merge.

@@ -38,6 +38,9 @@ struct RtcpSnapshot {
   std::uint64_t datagrams = 0;         ///< control datagrams of any kind
   std::uint64_t malformed = 0;         ///< failed the A.2 checks (dropped)
   std::uint64_t foreign = 0;           ///< reports about other SSRCs than the stream followed
+  /// Sender reports of the followed stream whose packet count would put more packets after
+  /// the last one received than the stream's own rate allows (forged or broken): not used.
+  std::uint64_t implausible = 0;
   std::uint64_t sender_reports = 0;    ///< SRs of the followed stream
   std::uint64_t sender_packets = 0;    ///< packet count of its latest SR (extended past 2^32)
   std::uint64_t sender_octets = 0;     ///< octet count of its latest SR (extended past 2^32)

@@ -240,6 +240,10 @@ class RtpSession {
   std::array<std::pair<std::chrono::steady_clock::time_point, std::uint32_t>, 1024> recent_arrivals_{};
   std::size_t arrivals_count_ = 0;
   RtcpSnapshot rtcp_;
+  /// The most packets a report stamped `timestamp` may say were sent after the last one
+  /// received: twice the stream's packets per tick over its recent frames, times the time
+  /// from the newest packet to the report (at most a minute), plus 1024.
+  std::uint64_t plausible_unseen(std::uint32_t timestamp) const;
   RateLimiter rtcp_log_;
   mutable std::mutex rtcp_mutex_;  // guards rtcp_copy_
   RtcpSnapshot rtcp_copy_;
