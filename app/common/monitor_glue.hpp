@@ -109,6 +109,7 @@ class OperatorOptions {
     app.add_option("--metrics", metrics_, "serve Prometheus text at /metrics and the JSON summary at /stats on ADDR:PORT");
     app.add_option("--capture", capture_file_, "record every datagram received (all sockets) to FILE.pcapng");
     app.add_option("--capture-limit", capture_limit_, "with --capture: keep the last SIZE or TIME (1GB, 10min), a ring of two files");
+    app.add_option("--events-limit", events_limit_, "with --events FILE: keep the last SIZE (100MB), a ring of two files");
   }
   /// Checks the values; the error is a usage error (status 2).
   Status check() {
@@ -116,6 +117,18 @@ class OperatorOptions {
       auto thresholds = monitor::parse_alarm_spec(alarm_);
       if (!thresholds) return make_error(ErrorKind::corrupt, "--alarm: " + thresholds.error().message);
       options_.alarms = *thresholds;
+    }
+    if (!events_limit_.empty()) {
+      if (events_.empty() || events_ == "-")
+        return make_error(ErrorKind::corrupt, "--events-limit limits an event log file: give --events FILE as well");
+      auto limit = net::parse_capture_limit(events_limit_);
+      if (!limit) {
+        std::string message = limit.error().message;  // said of --capture-limit, whose parser this is
+        if (auto at = message.find("--capture-limit"); at != std::string::npos) message.replace(at, 15, "--events-limit");
+        return make_error(ErrorKind::corrupt, message);
+      }
+      if (limit->max_bytes == 0) return make_error(ErrorKind::corrupt, "--events-limit takes a size (100MB), not a time");
+      options_.events_max_bytes = limit->max_bytes;
     }
     if (!capture_limit_.empty()) {
       if (capture_file_.empty())
@@ -162,7 +175,7 @@ class OperatorOptions {
   }
 
  private:
-  std::string events_, alarm_, metrics_, capture_file_, capture_limit_;
+  std::string events_, alarm_, metrics_, capture_file_, capture_limit_, events_limit_;
   monitor::MonitorOptions options_;
   net::CaptureLimit limit_;
   std::unique_ptr<monitor::StreamMonitor> monitor_;

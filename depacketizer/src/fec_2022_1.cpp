@@ -167,7 +167,7 @@ void FecDecoder::on_media(Bytes datagram, std::optional<std::chrono::steady_cloc
     stray = true;
   }
   if (stray) {
-    if (stray_.add(packet->sequence) < kRestartRun) return;
+    if (!config_.restart_on_strays || stray_.add(packet->sequence) < kRestartRun) return;
     start_over(packet->sequence);
     seq = highest_;
   } else {

@@ -78,6 +78,7 @@ void PathMerger::restart(std::uint16_t sequence) {
 void PathMerger::reset() {
   follower_.reset();
   stray_.clear();
+  last_fit_.reset();
   for (auto& s : slots_) s = Slot{};
   started_ = false;
   for (auto& p : paths_) p.tracker.restart();
@@ -115,7 +116,8 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
   const bool behind = !far && seq <= highest_ - window;
   const bool taken = !far && !behind && slot(seq).seq == seq && slot(seq).timestamp != packet->timestamp;
   if (far || behind || taken) {
-    if (stray_.add(packet->sequence) < kRestartRun) {
+    const bool others_fit = last_fit_ && arrival - *last_fit_ < config_.stray_quiet;
+    if (stray_.add(packet->sequence) < kRestartRun || others_fit) {
       if (behind) ++p.c.late;  // older than anything remembered: its first copy (if any) is long gone
       else ++p.c.out_of_window;
       return;
@@ -128,6 +130,7 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
   } else {
     stray_.clear();
   }
+  last_fit_ = arrival;
   (void)p.tracker.accept(packet->sequence);
   p.c.received = p.tracker.received();
   p.c.lost = p.tracker.lost();

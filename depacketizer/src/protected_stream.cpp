@@ -5,8 +5,11 @@
 namespace j2k::depacketizer {
 
 ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) : session_(session), config_(config) {
-  if (config_.fec)
-    fec_.emplace([this](Bytes d) { session_.on_datagram(d, now_); }, config_.fec_config);
+  if (config_.fec) {
+    fec::FecConfig fc = config_.fec_config;
+    fc.restart_on_strays = !config_.two_paths;  // behind the merge, the merge says when
+    fec_.emplace([this](Bytes d) { session_.on_datagram(d, now_); }, fc);
+  }
   if (config_.two_paths)
     merger_.emplace([this](Bytes d, std::chrono::steady_clock::time_point t) { to_session(d, t); }, config_.merge);
   published_.two_paths = config_.two_paths;
@@ -18,6 +21,10 @@ void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time
     // Behind the merge, the FEC decoder follows the SSRC the merge follows (at once, rather
     // than after a run of packets of its own).
     if (merger_ && merger_->ssrc()) fec_->follow(*merger_->ssrc());
+    if (merger_ && merger_->restarts() != merge_restarts_seen_) {
+      merge_restarts_seen_ = merger_->restarts();
+      fec_->restart_at_next();
+    }
     fec_->on_media(datagram, arrival);  // kept for recovery (a copy in the FEC window)
   }
   session_.on_datagram(datagram, arrival);

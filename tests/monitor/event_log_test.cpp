@@ -52,6 +52,42 @@ TEST(EventLog, AFullDiskCountsTheEventsNotWritten) {
   EXPECT_EQ((*log)->write_dropped(), 200u);
 }
 
+TEST(EventLog, ASizeLimitKeepsARingOfTwoFiles) {
+  // A monitor runs for days; a link that keeps losing packets posts an event per gap. With a
+  // limit the log is two files of at most half of it each: the newest events are kept.
+  const auto dir = std::filesystem::temp_directory_path() / "j2k_event_ring";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "events.jsonl";
+  const std::uint64_t limit = 64 * 1024;
+  {
+    auto log = EventLog::open(path.string(), 4, limit);
+    ASSERT_TRUE(log) << log.error().message;
+    for (int i = 0; i < 5000; ++i) (*log)->post(Event::now(EventKind::frame_damaged, "frame " + std::to_string(i)));
+    (*log)->close();
+    EXPECT_GT((*log)->rotations(), 0u);
+    EXPECT_EQ((*log)->write_dropped(), 0u);
+  }
+  const auto previous = dir / "events.1.jsonl";
+  ASSERT_TRUE(std::filesystem::exists(previous));
+  EXPECT_LE(std::filesystem::file_size(path), limit / 2);
+  EXPECT_LE(std::filesystem::file_size(previous), limit / 2);
+  // The newest event is the current file's last line, and the two files continue each other.
+  std::ifstream in(path);
+  std::string line, first, last;
+  while (std::getline(in, line)) {
+    if (first.empty()) first = line;
+    last = line;
+  }
+  EXPECT_EQ(nlohmann::json::parse(last)["message"], "frame 4999");
+  std::ifstream in1(previous);
+  std::string last1;
+  while (std::getline(in1, line)) last1 = line;
+  const auto number = [](const std::string& l) { return std::stoi(nlohmann::json::parse(l)["message"].get<std::string>().substr(6)); };
+  EXPECT_EQ(number(last1) + 1, number(first));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(EventLog, UnwritablePathIsAClearError) {
   auto log = EventLog::open("/nonexistent-dir/x/events.jsonl");
   ASSERT_FALSE(log);

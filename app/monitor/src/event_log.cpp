@@ -1,6 +1,7 @@
 #include "monitor/event_log.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -68,8 +69,11 @@ nlohmann::json to_json(const Event& e) {
 
 EventLog::EventLog(std::size_t recent_capacity) : recent_capacity_(recent_capacity ? recent_capacity : 1) {}
 
-Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, std::size_t recent_capacity) {
+Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, std::size_t recent_capacity,
+                                                 std::uint64_t max_bytes) {
   std::unique_ptr<EventLog> log(new EventLog(recent_capacity));
+  log->path_ = path;
+  log->max_bytes_ = path == "-" ? 0 : max_bytes;
   if (path == "-") {
     log->out_ = stdout;
   } else if (!path.empty()) {
@@ -78,7 +82,8 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, std::s
       return make_error(ErrorKind::io, fmt::format("cannot write the event log '{}': {}", path, std::strerror(errno)));
     log->owns_file_ = true;
   }
-  if (log->out_) log->writer_ = std::thread([raw = log.get()] { raw->write_loop(); });
+  log->writes_ = log->out_ != nullptr;
+  if (log->writes_) log->writer_ = std::thread([raw = log.get()] { raw->write_loop(); });
   return log;
 }
 
@@ -86,7 +91,7 @@ EventLog::~EventLog() { close(); }
 
 void EventLog::post(Event event) {
   posted_.fetch_add(1, std::memory_order_relaxed);
-  if (out_) {
+  if (writes_) {
     std::string line = to_json(event).dump();
     if (!lines_.try_push(line)) write_dropped_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -118,8 +123,31 @@ void EventLog::write_loop() {
     unsettled = 0;
   };
   while (auto line = lines_.pop()) {
+    if (max_bytes_ && file_bytes_ > 0 && file_bytes_ + line->size() + 1 > max_bytes_ / 2) {
+      // Ring of two files, each up to half the limit: PATH.1 holds the previous one.
+      settle();
+      std::fclose(out_);
+      std::filesystem::path previous(path_);
+      const auto extension = previous.extension();
+      previous.replace_extension();
+      previous += ".1";
+      previous += extension;
+      std::error_code ec;
+      std::filesystem::rename(path_, previous, ec);
+      out_ = std::fopen(path_.c_str(), "w");
+      if (!out_) {
+        logger("monitor")->error("cannot write the event log '{}' again ({}): no more events are written",
+                                 path_, std::strerror(errno));
+        write_dropped_.fetch_add(1, std::memory_order_relaxed);
+        while (lines_.pop()) write_dropped_.fetch_add(1, std::memory_order_relaxed);  // until close()
+        return;
+      }
+      file_bytes_ = 0;
+      rotations_.fetch_add(1, std::memory_order_relaxed);
+    }
     std::fputs(line->c_str(), out_);
     std::fputc('\n', out_);
+    file_bytes_ += line->size() + 1;
     ++unsettled;
     if (lines_.size() == 0) settle();  // a tail -f sees each burst at once
   }

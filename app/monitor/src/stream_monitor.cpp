@@ -11,7 +11,7 @@ StreamMonitor::~StreamMonitor() { close(); }
 
 Result<std::unique_ptr<StreamMonitor>> StreamMonitor::create(const MonitorOptions& options, Clock::time_point start) {
   std::unique_ptr<StreamMonitor> m(new StreamMonitor(options, start));
-  auto log = EventLog::open(options.events_path);
+  auto log = EventLog::open(options.events_path, 256, options.events_max_bytes);
   if (!log) return log.error();
   m->events_ = std::move(log).value();
   if (!options.metrics_address.empty()) {
@@ -151,7 +151,8 @@ void StreamMonitor::add_to_summary(nlohmann::json& summary, Clock::time_point no
                          {"silence_s", options_.alarms.silence_s},
                          {"clipping", options_.alarms.clipping >= 0 ? "on" : "off"}}}};
   if (st.since_last_error_s) summary["alarms"]["since_last_error_s"] = *st.since_last_error_s;
-  summary["events"] = {{"count", events_->posted()}, {"write_dropped", events_->write_dropped()}};
+  summary["events"] = {{"count", events_->posted()}, {"write_dropped", events_->write_dropped()},
+                       {"rotations", events_->rotations()}};
   summary["history"] = history_.to_json();
 }
 

@@ -87,6 +87,11 @@ struct FecConfig {
   std::size_t max_packet_bytes = 9216;
   /// A new media SSRC is followed once the old one is this quiet (when arrival times are given).
   std::chrono::microseconds ssrc_quiet{100000};
+  /// A run of packets that do not fit the window starts it afresh (a sender that restarted).
+  /// Off behind an ST 2022-7 merge: there a lagging path's copies of what the other path lost
+  /// arrive old and in runs, and the merge, which sees both paths, says when to start again
+  /// (restart_at_next).
+  bool restart_on_strays = true;
 };
 
 /// Rebuilds lost media packets from column and row FEC. Single-threaded.
@@ -95,6 +100,8 @@ class FecDecoder {
   /// Receives each rebuilt media packet (a whole RTP datagram).
   using Recovered = std::function<void(Bytes datagram)>;
   explicit FecDecoder(Recovered recovered, FecConfig config = {});
+  /// The next media packet starts the window afresh (the merge in front re-anchored).
+  void restart_at_next() noexcept { start_at_next_ = true; }
 
   /// Every media datagram as it arrives (any order; duplicates are harmless). With `arrival`,
   /// a new SSRC takes over only after the followed one has been quiet (FecConfig::ssrc_quiet).

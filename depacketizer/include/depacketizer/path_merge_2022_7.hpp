@@ -97,6 +97,11 @@ struct PathMergeConfig {
   std::uint32_t window = 4096;                       ///< sequence numbers remembered (power of two not required)
   std::chrono::microseconds max_skew{150000};        ///< a second copy later than this is "late"
   std::chrono::microseconds ssrc_quiet{100000};      ///< a new SSRC is followed once the old one is this quiet
+  /// A run of packets that do not fit the window re-anchors it only once no packet of either
+  /// path has fitted for this long: a path lagging the other by more than the window delivers
+  /// such runs too (a socket is read up to 64 datagrams at a time), while the other path's
+  /// packets still fit.
+  std::chrono::microseconds stray_quiet{20000};
 };
 
 class PathMerger {
@@ -139,6 +144,7 @@ class PathMerger {
   Path paths_[kPaths];
   SsrcFollower follower_;
   SequenceRun stray_;  // consecutive packets that do not fit the stream (both paths)
+  std::optional<std::chrono::steady_clock::time_point> last_fit_;  // arrival of the last packet that fitted
   bool started_ = false;
   std::int64_t highest_ = 0;
   std::uint64_t forwarded_ = 0;

@@ -53,6 +53,7 @@ class ProtectedStream {
   RtpSession& session_;
   ProtectionConfig config_;
   std::optional<PathMerger> merger_;
+  std::uint64_t merge_restarts_seen_ = 0;  // the merge's restarts the FEC decoder was told of
   std::optional<fec::FecDecoder> fec_;
   std::chrono::steady_clock::time_point now_{};
   mutable std::mutex mutex_;  // guards published_

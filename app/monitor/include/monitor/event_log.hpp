@@ -75,7 +75,10 @@ nlohmann::json to_json(const Event& e);
 class EventLog {
  public:
   /// `path`: "" keeps events in memory only, "-" writes to stdout, else a file (truncated).
-  static Result<std::unique_ptr<EventLog>> open(const std::string& path, std::size_t recent_capacity = 256);
+  /// `max_bytes` > 0 (a file only): the log is a ring of two files, each up to half of it;
+  /// PATH.1 (before the extension: events.1.jsonl) holds the previous one.
+  static Result<std::unique_ptr<EventLog>> open(const std::string& path, std::size_t recent_capacity = 256,
+                                                std::uint64_t max_bytes = 0);
   ~EventLog();
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
@@ -88,6 +91,8 @@ class EventLog {
   /// Events not written: the writer fell behind, or the file refused them (a full disk);
   /// they stay in recent().
   std::uint64_t write_dropped() const noexcept { return write_dropped_.load(); }
+  /// Times the file was started afresh at the size limit (the previous one kept as PATH.1).
+  std::uint64_t rotations() const noexcept { return rotations_.load(); }
   /// Writes what is queued and stops the writer (also done by the destructor).
   void close();
 
@@ -96,13 +101,17 @@ class EventLog {
   void write_loop();
 
   BoundedQueue<std::string> lines_{4096};
-  std::FILE* out_ = nullptr;
+  std::FILE* out_ = nullptr;     // the writer thread's once it runs (a rotation reopens it)
   bool owns_file_ = false;
+  bool writes_ = false;          // set by open(): post() queues lines for the writer
+  std::string path_;
+  std::uint64_t max_bytes_ = 0;   // 0: no limit
+  std::uint64_t file_bytes_ = 0;  // writer thread
   std::thread writer_;
   mutable std::mutex recent_mutex_;  // guards recent_
   std::deque<Event> recent_;
   const std::size_t recent_capacity_;
-  std::atomic<std::uint64_t> posted_{0}, write_dropped_{0};
+  std::atomic<std::uint64_t> posted_{0}, write_dropped_{0}, rotations_{0};
 };
 
 }  // namespace j2k::monitor

@@ -27,6 +27,7 @@ namespace j2k::monitor {
 
 struct MonitorOptions {
   std::string events_path;      ///< --events FILE ("-" stdout, "" none)
+  std::uint64_t events_max_bytes = 0;  ///< --events-limit: a ring of two files (0: no limit)
   AlarmThresholds alarms;       ///< --alarm
   std::string metrics_address;  ///< --metrics ADDR:PORT ("" none)
   std::string url_label;        ///< the stream's URL, the metrics' label
