@@ -46,6 +46,33 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
       pending_->expected_elements = last_element_count_;
     }
   }
+  // A KLV still unfinished when it should have ended (its declared length outran what the
+  // sender sent for it): after a packet with the marker bit, which RFC 6597 sets on a KLV
+  // unit's last packet, a payload that begins with a key we know is a new KLV, not more of
+  // the old one. Without marker bits the time cap ends it once later content packages'
+  // packets are being taken into it (a slow stream's KLV may take long, within its own
+  // timestamp). Either way it is counted and we resynchronise, rather than swallow the
+  // stream into one value up to max_klv_bytes; checked before a new timestamp moves the
+  // unit on, so that the cut element is reported under its own timestamp.
+  if (!buffer_.empty()) {
+    if (previous_marker_ && begins_with_known_key(packet.payload)) {
+      ++counters_.malformed;
+      ++counters_.klv_overruns;
+      if (cap_log_.allow())
+        logger("depacketizer")->warn("a KLV declared longer than its packets: dropped at the next key (timestamp {})",
+                                     packet.timestamp);
+      lose_sync();
+    } else if (packet.timestamp != klv_timestamp_ && arrival - klv_since_ > limits_.max_unit_age) {
+      ++counters_.units_capped;
+      ++counters_.klv_overruns;
+      if (cap_log_.allow())
+        logger("depacketizer")->warn("a KLV unfinished after {} ms: dropped (cap {} ms)",
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(arrival - klv_since_).count(),
+                                     limits_.max_unit_age.count());
+      lose_sync();
+    }
+  }
+  previous_marker_ = packet.marker;
   if (packet.timestamp != current_timestamp_ || !have_timestamp_) {
     emit_pending();
     emitted_current_ = false;
@@ -63,30 +90,6 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
     begin_unit_if_needed(packet.timestamp, arrival);
     pending_->expected_elements = last_element_count_;
   }
-  // A KLV still unfinished when it should have ended (its declared length outran what the
-  // sender sent for it): after a packet with the marker bit, which RFC 6597 sets on a KLV
-  // unit's last packet, a payload that begins with a key we know is a new KLV, not more of
-  // the old one. Without marker bits the time cap ends it. Either way it is counted and we
-  // resynchronise, rather than swallow the stream into one value up to max_klv_bytes.
-  if (!buffer_.empty()) {
-    if (previous_marker_ && begins_with_known_key(packet.payload)) {
-      ++counters_.malformed;
-      ++counters_.klv_overruns;
-      if (cap_log_.allow())
-        logger("depacketizer")->warn("a KLV declared longer than its packets: dropped at the next key (timestamp {})",
-                                     packet.timestamp);
-      lose_sync();
-    } else if (arrival - klv_since_ > limits_.max_unit_age) {
-      ++counters_.units_capped;
-      ++counters_.klv_overruns;
-      if (cap_log_.allow())
-        logger("depacketizer")->warn("a KLV unfinished after {} ms: dropped (cap {} ms)",
-                                     std::chrono::duration_cast<std::chrono::milliseconds>(arrival - klv_since_).count(),
-                                     limits_.max_unit_age.count());
-      lose_sync();
-    }
-  }
-  previous_marker_ = packet.marker;
   if (packet.payload.empty()) return;
 
   if (!synced_) {
@@ -106,7 +109,10 @@ void MxfRtpDepacketizer::push(const RtpPacket& packet, bool loss_before,
   const bool fresh = buffer_.empty();
   buffer_.insert(buffer_.end(), packet.payload.begin(), packet.payload.end());
   // What is left over is one KLV not yet complete: when it began in this packet, its clock starts.
-  if (consume_buffer() || fresh) klv_since_ = arrival;
+  if (consume_buffer() || fresh) {
+    klv_since_ = arrival;
+    klv_timestamp_ = packet.timestamp;
+  }
 }
 
 bool MxfRtpDepacketizer::begins_with_known_key(Bytes payload) {

@@ -153,46 +153,52 @@ TEST(HostileMxf, PendingUnitIsCutAtItsByteCapAndHoldsNoMore) {
 // A KLV whose length says 8 MB, in sequence with a real stream: every byte after it would be
 // taken for its value, the next frames swallowed without a count.
 namespace {
-std::vector<std::uint8_t> overlong_element_packet(std::uint32_t ts, bool marker) {
-  auto klv = mxf_picture_element(fake_codestream(99, 600));
-  // Rewrite the BER length (long form, 3 bytes, after the 16-byte key) to claim 8 000 000.
-  EXPECT_EQ(klv[16], 0x83);
-  klv[17] = 0x7A; klv[18] = 0x12; klv[19] = 0x00;
-  return rtp(0xCAFE, 0, ts, klv, marker);
-}
-
-/// Pushes the stream with one overlong picture element before frame `at`'s packets; arrivals
-/// 20 ms a frame apart.
-std::size_t complete_with_overlong_element(Packets packets, int at, bool markers, MxfDepacketizerCounters& counters) {
+/// Pushes the stream with frame `at`'s picture element claiming 8 000 000 bytes (its BER
+/// length rewritten); arrivals 20 ms a frame apart. Returns the units.
+std::vector<CodestreamUnit> with_overlong_element(Packets packets, int at, bool markers, MxfDepacketizerCounters& counters) {
   Collect out;
   MxfRtpDepacketizer d(out.sink());
   int frame = -1;
   std::uint32_t last_ts = 0xFFFFFFFF;
+  const std::uint8_t element_key[] = {0x06, 0x0E, 0x2B, 0x34, 0x01, 0x02, 0x01, 0x01, 0x0D, 0x01, 0x03, 0x01, 0x15};
   for (auto& bytes : packets) {
     if (!markers) bytes[1] &= 0x7F;
     auto p = *parse_rtp(bytes);
     if (p.timestamp != last_ts) {
       ++frame;
       last_ts = p.timestamp;
-      if (frame == at) {
-        auto bad = overlong_element_packet(p.timestamp - 1, false);
-        d.push(*parse_rtp(bad), false, kT0 + std::chrono::milliseconds(20 * frame - 10));
-      }
+    }
+    if (frame == at && p.payload.size() > 20 && std::equal(std::begin(element_key), std::end(element_key), p.payload.begin())) {
+      EXPECT_EQ(p.payload[16], 0x83);  // long form, 3 bytes (mxf_writer's)
+      const std::size_t at_length = static_cast<std::size_t>(p.payload.data() - bytes.data()) + 17;
+      bytes[at_length] = 0x7A;
+      bytes[at_length + 1] = 0x12;
+      bytes[at_length + 2] = 0x00;
+      p = *parse_rtp(bytes);
     }
     d.push(p, false, kT0 + std::chrono::milliseconds(20 * frame));
   }
   d.flush();
   counters = d.counters();
-  return out.complete();
+  return std::move(out.units);
+}
+std::size_t complete_units(const std::vector<CodestreamUnit>& units) {
+  return static_cast<std::size_t>(std::count_if(units.begin(), units.end(), [](const auto& u) { return u.complete; }));
 }
 }  // namespace
 
 TEST(HostileMxf, KlvLongerThanItsPacketsEndsAtTheNextKeyAfterAMarker) {
   const auto packets = mxf_stream(0xCAFE, 40, 6000);
   MxfDepacketizerCounters c;
-  const std::size_t complete = complete_with_overlong_element(packets, 5, true, c);
-  // Frame 5 may go with it (its first KLV is taken into the overlong one); no more.
-  EXPECT_GE(complete, 39u);
+  const auto units = with_overlong_element(packets, 5, true, c);
+  // Frame 5 is reported, incomplete, under its own timestamp; every other frame is whole.
+  EXPECT_EQ(complete_units(units), 39u);
+  ASSERT_EQ(units.size(), 40u);
+  for (std::size_t f = 0; f < units.size(); ++f) {
+    EXPECT_EQ(units[f].rtp_timestamp, static_cast<std::uint32_t>(3600 * f)) << f;
+    EXPECT_EQ(units[f].complete, f != 5) << f;
+    EXPECT_EQ(units[f].codestreams.size(), 1u) << f;
+  }
   EXPECT_GE(c.malformed, 1u);
   EXPECT_EQ(c.klv_overruns, 1u);
 }
@@ -200,11 +206,26 @@ TEST(HostileMxf, KlvLongerThanItsPacketsEndsAtTheNextKeyAfterAMarker) {
 TEST(HostileMxf, KlvLongerThanItsPacketsEndsAtTheTimeCapWithoutMarkers) {
   const auto packets = mxf_stream(0xCAFE, 150, 6000);  // 3 s at 20 ms a frame
   MxfDepacketizerCounters c;
-  const std::size_t complete = complete_with_overlong_element(packets, 5, false, c);
+  const auto units = with_overlong_element(packets, 5, false, c);
   // About a second of frames is lost (the cap), then the stream resumes.
-  EXPECT_GE(complete, 150u - 55u);
+  EXPECT_GE(complete_units(units), 150u - 56u);
   EXPECT_GE(c.units_capped, 1u);
   EXPECT_EQ(c.klv_overruns, 1u);
+}
+
+TEST(HostileMxf, ASlowStreamsKlvIsNotCutWithinItsOwnTimestamp) {
+  // A picture element may take longer than the cap to arrive on a slow link (here 1.5 s for
+  // a picture element, no marker bits): nothing is cut while its packets keep its timestamp.
+  auto packets = mxf_stream(0xCAFE, 10, 9000);
+  Collect out;
+  MxfRtpDepacketizer d(out.sink());
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    packets[i][1] &= 0x7F;
+    d.push(*parse_rtp(packets[i]), false, kT0 + std::chrono::milliseconds(250 * i));
+  }
+  d.flush();
+  EXPECT_EQ(out.complete(), 10u);
+  EXPECT_EQ(d.counters().klv_overruns, 0u);
 }
 
 TEST(HostileMxf, MarkerBitOnEveryPacketDoesNotCutLongKlvs) {

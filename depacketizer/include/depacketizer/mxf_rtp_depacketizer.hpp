@@ -42,7 +42,8 @@ struct MxfUnitLimits {
   /// Longest a unit may stay pending (arrival of its first packet to now): a content package
   /// is one frame period of packets, so a unit still open after this is fed by a stuck or
   /// hostile sender (e.g. a key announcing 255 elements, all with one timestamp).
-  /// The same bound holds for one KLV still arriving (arrival of the packet that began it).
+  /// The same bound holds for one KLV still arriving (from the packet that began it) once
+  /// packets of later timestamps are taken into it.
   std::chrono::milliseconds max_unit_age{1000};
 };
 
@@ -88,6 +89,7 @@ class MxfRtpDepacketizer final : public PayloadDepacketizer {
   bool synced_ = false;
   std::optional<KlvHeader> partial_;   // header of the KLV being assembled, when known
   std::chrono::steady_clock::time_point klv_since_{};  // arrival of the packet that began it
+  std::uint32_t klv_timestamp_ = 0;                     // and its RTP timestamp
   bool previous_marker_ = false;       // the marker bit of the last packet pushed
 
   std::optional<CodestreamUnit> pending_;
