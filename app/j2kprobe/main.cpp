@@ -127,13 +127,24 @@ int main(int argc, char** argv) {
 
   // The sink runs on the pipeline's delivery thread, in order.
   std::atomic<long long> delivered{0};
-  // Written as frames arrive (a receiver may run for days: the list is not held in memory).
-  std::ofstream checksums_out;
-  bool first_checksum = true;  // the sink's (delivery thread)
+  // Written as frames arrive (a receiver may run for days: the list is not held in memory),
+  // and closed as valid JSON however the run ends (the pipeline is stopped before this goes).
+  struct ChecksumsFile {
+    std::ofstream out;
+    bool first = true;  // the sink's (delivery thread)
+    void add(const nlohmann::json& entry) { out << (std::exchange(first, false) ? "\n " : ",\n ") << entry.dump(); }
+    bool finish() {
+      if (!out.is_open()) return true;
+      out << "\n]}\n";
+      out.close();
+      return static_cast<bool>(out);
+    }
+    ~ChecksumsFile() { (void)finish(); }
+  } checksums_out;
   if (!checksums_file.empty()) {
-    checksums_out.open(checksums_file, std::ios::trunc);
-    if (!checksums_out) { log->error("cannot write --checksums file '{}'", checksums_file); return cli::exit_error; }
-    checksums_out << "{\"decoded\": [";
+    checksums_out.out.open(checksums_file, std::ios::trunc);
+    if (!checksums_out.out) { log->error("cannot write --checksums file '{}'", checksums_file); return cli::exit_error; }
+    checksums_out.out << "{\"decoded\": [";
   }
   std::string last_time_code;                          // the sink's (delivery thread), read after the stop
   gpu::RgbaImage rgba;
@@ -148,7 +159,7 @@ int main(int argc, char** argv) {
     if (f.decoded && !checksums_file.empty()) {
       nlohmann::json entry = {{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", checksum(f.image))}};
       if (!f.time_code.empty()) entry["time_code"] = f.time_code;
-      checksums_out << (std::exchange(first_checksum, false) ? "\n " : ",\n ") << entry.dump();
+      checksums_out.add(entry);
     }
     if (f.decoded && raw_out.is_open()) {
       // Planar samples as raw video tools write them (e.g. yuv422p, yuv422p10le).
@@ -243,11 +254,7 @@ int main(int argc, char** argv) {
   const auto& d = final_sample.decode;
   const double decode_fps = d.decoded && d.decode_ms_total > 0 ? d.decoded * 1000.0 / d.decode_ms_total : 0;
   summary["frames"]["decode_fps_per_worker"] = decode_fps;
-  if (checksums_out.is_open()) {
-    checksums_out << "\n]}\n";
-    checksums_out.close();
-    if (!checksums_out) log->error("writing --checksums file '{}' failed", checksums_file);
-  }
+  if (!checksums_out.finish()) log->error("writing --checksums file '{}' failed", checksums_file);
   log->info("received {} packets ({} lost), {} frames complete, {} incomplete, {} decoded in {:.1f} s",
             final_sample.stream.packets_received, final_sample.stream.packets_lost, final_sample.stream.frames_complete,
             final_sample.stream.frames_incomplete, d.decoded, elapsed);

@@ -42,14 +42,10 @@ Rfc5371Depacketizer::Rfc5371Depacketizer(Sink sink, std::size_t max_codestream_b
 void Rfc5371Depacketizer::push(const RtpPacket& packet, bool loss_before,
                                std::chrono::steady_clock::time_point arrival) {
   if (active_ && packet.timestamp != timestamp_) finish_unit();
-  if (capped_timestamp_ && packet.timestamp != *capped_timestamp_) capped_timestamp_.reset();
-  if (capped_timestamp_) return;  // the rest of a unit cut at its age cap
   if (active_ && arrival - first_arrival_ > kMaxUnitAge) {
     ++counters_.units_capped;
     first_.damaged = second_.damaged = true;
-    capped_timestamp_ = timestamp_;
     finish_unit();
-    return;
   }
   Bytes body;
   auto header = parse_rfc5371_header(packet.payload, body);

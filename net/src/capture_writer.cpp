@@ -208,6 +208,7 @@ void CaptureWriter::write_loop() {
       std::filesystem::rename(path_, previous, ec);
       if (auto st = start_file(); !st) {
         log->error("{}: capture stopped", st.error().message);
+        dropped_.fetch_add(1, std::memory_order_relaxed);  // this datagram; later ones are counted above
         continue;
       }
       rotations_.fetch_add(1, std::memory_order_relaxed);

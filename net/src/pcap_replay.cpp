@@ -197,8 +197,10 @@ void PcapReplay::run() {
       gap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, most)));
     }
     const auto due = have_first ? last_due + gap : replay_start;
+    // A time that goes back (a capture merged from several queues) does not move the clock
+    // back: the next gap is measured from the latest time seen, so the swaps do not add up.
+    last_capture_time = have_first ? std::max(last_capture_time, t) : t;
     have_first = true;
-    last_capture_time = t;
     if (config_.capture_timing) {
       std::unique_lock lock(wake_mutex_);
       wake_.wait_until(lock, due, [this] { return !running_.load(); });

@@ -323,17 +323,18 @@ TEST(HostileRfc5371, FragmentsOneByteApartKeepTheHoleListBounded) {
 TEST(HostileRfc5371, UnitThatNeverEndsIsHandedOnAtItsAgeCap) {
   Collect out;
   Rfc5371Depacketizer d(out.sink());
-  // 3 s of fragments with one timestamp and no M bit, contiguous from offset 0.
-  for (std::uint32_t i = 0; i < 300; ++i)
-    d.push(*parse_rtp(rfc5371_fragment(7, 100 * i, 100, false)), false, kT0 + std::chrono::milliseconds(10 * i));
-  EXPECT_EQ(d.payload_counters().units_capped, 1u);
-  ASSERT_EQ(out.units.size(), 1u) << "handed on at about 1 s, the rest of its fragments dropped";
+  // 25 s of fragments with one timestamp and no M bit, contiguous from offset 0.
+  for (std::uint32_t i = 0; i < 250; ++i)
+    d.push(*parse_rtp(rfc5371_fragment(7, 100 * i, 100, false)), false, kT0 + std::chrono::milliseconds(100 * i));
+  EXPECT_EQ(d.payload_counters().units_capped, 2u);
+  ASSERT_EQ(out.units.size(), 2u) << "handed on at the cap (10 s), twice";
   EXPECT_FALSE(out.units[0].complete);
+  EXPECT_FALSE(out.units[1].complete);
   EXPECT_LE(out.units[0].total_bytes(), 102u * 100u);
   // The next timestamp is a unit of its own again.
-  d.push(*parse_rtp(rfc5371_fragment(8, 0, 100, true)), false, kT0 + std::chrono::milliseconds(3000));
-  ASSERT_EQ(out.units.size(), 2u);
-  EXPECT_EQ(out.units[1].rtp_timestamp, 8u);
+  d.push(*parse_rtp(rfc5371_fragment(8, 0, 100, true)), false, kT0 + std::chrono::milliseconds(25000));
+  ASSERT_EQ(out.units.size(), 4u);  // the open one (timestamp 7) and the new one
+  EXPECT_EQ(out.units[3].rtp_timestamp, 8u);
 }
 
 TEST(PayloadProbe, RecognisesUnitStartsOnlyByStrongSigns) {

@@ -258,6 +258,42 @@ TEST(PcapReplayTiming, ALongSilenceIsReplayedAtMostMaxGapLong) {
   EXPECT_EQ((*replay)->capture_counters().gaps_shortened.load(), 1u);
 }
 
+TEST(PcapReplayTiming, TimesThatGoBackDoNotStretchTheReplay) {
+  // A capture merged from several queues holds neighbours out of order: 2000 datagrams 1 ms
+  // apart with each pair swapped. Each inversion used to add its size to every later time.
+  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
+  pcap_dumper_t* dump = pcap_dump_open(dead, "swapped.pcap");
+  ASSERT_NE(dump, nullptr);
+  for (int i = 0; i < 2000; ++i) {
+    const int ms = i % 2 ? i - 1 : i + 1;
+    const auto frame = frame_around({1, 2, 3, 4}, 5004);
+    pcap_pkthdr h{};
+    h.ts.tv_sec = 1000 + ms / 1000;
+    h.ts.tv_usec = (ms % 1000) * 1000;
+    h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
+    pcap_dump(reinterpret_cast<u_char*>(dump), &h, frame.data());
+  }
+  pcap_dump_close(dump);
+  pcap_close(dead);
+  net::PacketQueue queue(4096);
+  net::PcapConfig config;
+  config.file = "swapped.pcap";
+  config.port = 5004;
+  auto replay = net::PcapReplay::open(config, queue);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  (*replay)->start();
+  std::vector<std::chrono::steady_clock::time_point> at;
+  while (at.size() < 2000) {
+    auto p = queue.pop_for(std::chrono::seconds(60));
+    ASSERT_TRUE(p.has_value()) << "datagram " << at.size() << " never came";
+    at.push_back((*p)->received);
+  }
+  (*replay)->stop();
+  const double span_ms = std::chrono::duration<double, std::milli>(at.back() - at.front()).count();
+  EXPECT_LE(span_ms, 2000.0);
+  EXPECT_GE(span_ms, 1990.0);
+}
+
 TEST(PcapReplayTiming, StopEndsAWaitForTheNextDatagram) {
   write_gap_pcap("gap_stop.pcap");
   net::PacketQueue queue(16);

@@ -434,6 +434,7 @@ void ReceivePipeline::depacketize_loop() {
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);
     if (config_.on_datagram) config_.on_datagram(**packet);
+    if ((*packet)->restart) protection_stream_->restart();  // a looped capture's new pass, cut or not
     if ((*packet)->truncated) {
       // Cut at the buffer's size (counted by its input): never parsed as if whole, so the
       // stream sees it as lost (an MXF KLV would otherwise take its tail from the next packet).
@@ -442,7 +443,6 @@ void ReceivePipeline::depacketize_loop() {
                             "not expected on a contribution link)", (*packet)->storage.size());
       continue;
     }
-    if ((*packet)->restart) protection_stream_->restart();
     protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
   }
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit

@@ -48,9 +48,10 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   /// make the list, and the unit's missing ranges, grow with every packet.
   static constexpr std::size_t kMaxHoles = 1024;
   /// Longest a unit may stay open (arrival of its first fragment to now): a frame is one
-  /// frame period of packets; a timestamp that never ends (no M bit, no next timestamp) is
-  /// handed on incomplete at this age and the rest of its fragments dropped (units_capped).
-  static constexpr std::chrono::milliseconds kMaxUnitAge{1000};
+  /// frame period of packets, seconds on a very slow link; a timestamp that never ends (no
+  /// M bit, no next timestamp) is handed on incomplete at this age (units_capped), and its
+  /// later fragments make a unit of their own.
+  static constexpr std::chrono::milliseconds kMaxUnitAge{10000};
   explicit Rfc5371Depacketizer(Sink sink, std::size_t max_codestream_bytes = 64u << 20);
   void push(const RtpPacket& packet, bool loss_before, std::chrono::steady_clock::time_point arrival) override;
   void flush() override;
@@ -80,7 +81,6 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   bool interlaced_ = false;
   bool active_ = false;
   std::uint32_t timestamp_ = 0;
-  std::optional<std::uint32_t> capped_timestamp_;  // its unit was cut at the age cap: drop the rest
   std::chrono::steady_clock::time_point first_arrival_{}, last_arrival_{};
   std::uint64_t next_index_ = 0;
 };
