@@ -75,6 +75,19 @@ void PathMerger::restart(std::uint16_t sequence) {
   for (auto& p : paths_) p.tracker.restart();  // each path's loss counts on from the new numbers
 }
 
+bool PathMerger::foreign_seen(std::uint32_t ssrc, std::uint16_t sequence) {
+  const std::uint64_t key = static_cast<std::uint64_t>(ssrc) << 16 | sequence;
+  if (std::find(foreign_recent_.begin(), foreign_recent_.end(), key) != foreign_recent_.end()) return true;
+  foreign_recent_[foreign_next_++ % foreign_recent_.size()] = key;
+  return false;
+}
+
+void PathMerger::follow(std::uint32_t ssrc) {
+  if (follower_.followed() == ssrc) return;
+  follower_.follow(ssrc);
+  restart_at_next_ = true;
+}
+
 void PathMerger::reset() {
   follower_.reset();
   stray_.clear();
@@ -94,7 +107,10 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
   }
   switch (follower_.accept(packet->ssrc, packet->sequence, arrival)) {
     case SsrcFollower::Verdict::foreign:
-      ++p.c.foreign;  // neither takes a number nor moves the window
+      // Neither takes a number nor moves the window; handed on unmerged, so that the session,
+      // which chooses its stream by what the packets carry, sees every sender on the group.
+      ++p.c.foreign;
+      if (!foreign_seen(packet->ssrc, packet->sequence)) output_(datagram, arrival);  // one copy of two
       return;
     case SsrcFollower::Verdict::changed:
       if (started_ && restart_log_.allow())
@@ -103,8 +119,10 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
       restart(packet->sequence);
       break;
     case SsrcFollower::Verdict::followed:
+      if (restart_at_next_) restart(packet->sequence);  // follow() switched to this stream
       break;
   }
+  restart_at_next_ = false;
   // Extended sequence nearest the highest seen (16-bit serial arithmetic).
   const auto delta = static_cast<std::int16_t>(static_cast<std::uint16_t>(packet->sequence - static_cast<std::uint16_t>(highest_)));
   std::int64_t seq = highest_ + delta;

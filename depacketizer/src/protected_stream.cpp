@@ -42,7 +42,11 @@ void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::stea
   switch (channel) {
     case kMediaPath1:
     case kMediaPath2:
-      if (merger_) merger_->push(channel, datagram, arrival);
+      if (merger_) {
+        merger_->push(channel, datagram, arrival);
+        // The session chooses the stream by what its packets carry; the merge follows it.
+        if (const auto s = session_.followed_ssrc(); s && merger_->ssrc() != s) merger_->follow(*s);
+      }
       else if (channel == kMediaPath1) to_session(datagram, arrival);
       break;
     case kFecColumn:

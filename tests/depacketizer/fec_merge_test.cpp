@@ -525,11 +525,14 @@ TEST(PathMerge2022_7, APacketOfAnotherSsrcDoesNotTakeASequenceNumber) {
   m.push(1, media_of(kA, 102, 60), at(210));
   m.push(0, media_of(kA, 103, 60), at(300));
   m.push(1, media_of(kA, 103, 60), at(310));
-  ASSERT_EQ(out.size(), 4u);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    EXPECT_EQ(ssrc_of(out[i]), kA) << i;
-    EXPECT_EQ(out[i], media_of(kA, static_cast<std::uint16_t>(100 + i), 60)) << i;
-  }
+  // A's four packets once each, merged; B's once, unmerged (the session decides about it).
+  ASSERT_EQ(out.size(), 5u);
+  std::vector<Packet> a;
+  for (const auto& p : out)
+    if (ssrc_of(p) == kA) a.push_back(p);
+  EXPECT_EQ(std::count_if(out.begin(), out.end(), [&](const Packet& p) { return ssrc_of(p) == kB; }), 1);
+  ASSERT_EQ(a.size(), 4u);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], media_of(kA, static_cast<std::uint16_t>(100 + i), 60)) << i;
   EXPECT_EQ(m.counters(0).used, 4u);
   EXPECT_EQ(m.counters(1).redundant, 4u);
   EXPECT_EQ(m.counters(1).foreign, 1u);
@@ -659,6 +662,51 @@ TEST(ProtectedStream, AFarLaggingPathDoesNotRestartTheFecBehindTheMerge) {
   EXPECT_GE(snap.fec_counters.recovered, 1u) << "packet " << lost_on_both << " lost on both paths";
 }
 
+TEST(ProtectedStream, AnotherSenderOnTheGroupThatStartsFirstDoesNotHideTheStream) {
+  // Review finding: the merge followed the first SSRC it saw. A busy second sender on the
+  // group (here junk that never parses as TS) whose packet came first hid the real stream
+  // on both paths: the session, which picks its stream by what the packets carry, never
+  // saw it. Now other SSRCs go on unmerged and the merge follows the session's choice.
+  spdlog::set_level(spdlog::level::warn);
+  packetizer::TsMuxConfig mc;
+  mc.descriptor.horizontal_size = 64;
+  mc.descriptor.vertical_size = 48;
+  mc.descriptor.num_frame_rate = 25;
+  mc.descriptor.den_frame_rate = 1;
+  packetizer::TsMuxer muxer(mc);
+  packetizer::RtpMp2tPacketizer rtp(0x1111, 100);
+  std::vector<Packet> media_packets;
+  for (int f = 0; f < 10; ++f) {
+    std::vector<std::uint8_t> cs(5000 + 97 * static_cast<std::size_t>(f), static_cast<std::uint8_t>(f));
+    cs[0] = 0xFF;
+    cs[1] = 0x4F;
+    std::vector<std::uint8_t> ts;
+    muxer.mux_frame({cs}, 3600u * static_cast<std::uint64_t>(f), {}, ts);
+    rtp.packetize(ts, 3600u * static_cast<std::uint32_t>(f), media_packets);
+  }
+  std::vector<CodestreamUnit> units;
+  SessionConfig sc;
+  sc.format = PayloadFormat::ts;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  ProtectedStream stream(session, pc);
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr std::uint32_t kJunk = 0x9999;
+  for (std::size_t i = 0; i < media_packets.size(); ++i) {
+    const auto t = t0 + std::chrono::microseconds(200 * static_cast<int>(i));
+    const Packet junk = media_of(kJunk, static_cast<std::uint16_t>(5000 + i), 300);
+    stream.on_datagram(kMediaPath1, junk, t);  // the junk sender's packet always comes first
+    stream.on_datagram(kMediaPath2, junk, t + std::chrono::microseconds(10));
+    stream.on_datagram(kMediaPath1, media_packets[i], t + std::chrono::microseconds(20));
+    stream.on_datagram(kMediaPath2, media_packets[i], t + std::chrono::microseconds(50));
+  }
+  session.flush();
+  const auto complete = std::count_if(units.begin(), units.end(), [](const CodestreamUnit& u) { return u.complete; });
+  EXPECT_GE(complete, 9);  // the first frame may go to the session's choosing
+  EXPECT_EQ(session.snapshot().ssrc, 0x1111u);
+}
+
 TEST(PathMerge2022_7, AStrayOldPacketDoesNotMoveTheMerge) {
   // One packet from long ago (and one repeating a number with other content) is dropped and
   // counted; the stream goes on as before.
@@ -747,7 +795,10 @@ TEST(ProtectedStream, ASenderRestartedWithANewSsrcAndEarlierNumbersIsFollowedWit
   const auto snap = stream.snapshot();
   EXPECT_EQ(snap.merge_restarts, 1u);
   EXPECT_EQ(snap.fec_counters.restarts, 1u);
-  EXPECT_EQ(snap.fec_counters.recovered, 1u);
+  // The packet lost on both paths; possibly also one the merge handed on unmerged while the
+  // new SSRC was not yet followed (the FEC decoder did not keep those), a duplicate the
+  // session drops.
+  EXPECT_GE(snap.fec_counters.recovered, 1u);
   // A's eight frames, then B's from the one after the packets that confirmed it.
   std::vector<std::vector<std::uint8_t>> shown;
   for (const auto& u : units)

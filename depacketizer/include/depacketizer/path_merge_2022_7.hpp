@@ -9,6 +9,7 @@
 // stray sender can neither take a sequence number nor move the window. A sender that starts
 // again (a new SSRC, or new sequence numbers anywhere in the 16-bit space) is followed once
 // its packets persist: the merge re-anchors on them (restarts()).
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -123,6 +124,9 @@ class PathMerger {
   /// Times the merge re-anchored on a sender that started again (new SSRC or new numbers).
   std::uint64_t restarts() const noexcept { return restarts_; }
   std::optional<std::uint32_t> ssrc() const noexcept { return follower_.followed(); }
+  /// Merge the stream of `ssrc` from its next packet on (the session chose it by its payload;
+  /// packets of other SSRCs are handed on unmerged).
+  void follow(std::uint32_t ssrc);
 
  private:
   struct Slot {
@@ -146,6 +150,11 @@ class PathMerger {
   SequenceRun stray_;  // consecutive packets that do not fit the stream (both paths)
   std::optional<std::chrono::steady_clock::time_point> last_fit_;  // arrival of the last packet that fitted
   bool started_ = false;
+  bool restart_at_next_ = false;  // follow() switched streams: the next packet re-anchors
+  /// Other SSRCs' packets go on unmerged, each (SSRC, number) once: the last ones handed on.
+  bool foreign_seen(std::uint32_t ssrc, std::uint16_t sequence);
+  std::array<std::uint64_t, 256> foreign_recent_{};
+  std::size_t foreign_next_ = 0;
   std::int64_t highest_ = 0;
   std::uint64_t forwarded_ = 0;
   std::uint64_t restarts_ = 0;

@@ -129,6 +129,9 @@ class RtpSession {
                         std::optional<std::chrono::steady_clock::time_point> arrival = std::nullopt);
   void on_bye(std::uint32_t ssrc);
 
+  /// The SSRC of the stream followed, if any (depacketizer thread).
+  std::optional<std::uint32_t> followed_ssrc() const noexcept { return ssrc_; }
+
   StreamSnapshot snapshot() const;
   /// The TS layer's state when the session carries MPEG-2 TS (format ts); thread-safe.
   std::optional<TsSnapshot> ts_snapshot() const;
