@@ -28,6 +28,7 @@ SsrcFollower::Verdict SsrcFollower::accept(std::uint32_t ssrc, std::uint16_t seq
     challengers_.clear();  // the followed one is not silent: no other has a run yet
     return first ? Verdict::changed : Verdict::followed;
   }
+  if (pinned_) return Verdict::foreign;  // the one upstream says which stream this is
   auto c = std::find_if(challengers_.begin(), challengers_.end(), [&](const Challenger& x) { return x.ssrc == ssrc; });
   if (c == challengers_.end()) {
     if (challengers_.size() >= kChallengers) {
@@ -48,12 +49,14 @@ SsrcFollower::Verdict SsrcFollower::accept(std::uint32_t ssrc, std::uint16_t seq
 }
 
 void SsrcFollower::reset() noexcept {
+  pinned_ = false;
   followed_.reset();
   followed_last_.reset();
   challengers_.clear();
 }
 
 void SsrcFollower::follow(std::uint32_t ssrc) noexcept {
+  pinned_ = true;
   followed_ = ssrc;
   followed_last_.reset();
   challengers_.clear();

@@ -197,9 +197,10 @@ void PcapReplay::run() {
       gap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, most)));
     }
     const auto due = have_first ? last_due + gap : replay_start;
-    // A time that goes back (a capture merged from several queues) does not move the clock
-    // back: the next gap is measured from the latest time seen, so the swaps do not add up.
-    last_capture_time = have_first ? std::max(last_capture_time, t) : t;
+    // A time a little back (a capture merged from several queues: neighbours swapped) does
+    // not move the clock back, so the swaps do not add up; one far off (a clock stepped, a
+    // bad record) re-anchors it, or every later gap would read 0.
+    if (!have_first || t >= last_capture_time || last_capture_time - t > 1.0) last_capture_time = t;
     have_first = true;
     if (config_.capture_timing) {
       std::unique_lock lock(wake_mutex_);

@@ -707,6 +707,64 @@ TEST(ProtectedStream, AnotherSenderOnTheGroupThatStartsFirstDoesNotHideTheStream
   EXPECT_EQ(session.snapshot().ssrc, 0x1111u);
 }
 
+TEST(ProtectedStream, TheMergeKeepsTheSessionsStreamThroughItsPauses) {
+  // Review finding: with the session's stream A quiet for over 100 ms between frames (a low
+  // frame rate), a busier sender B on the group took the merge over after 8 packets; the
+  // pipeline set it back to A, and B took it again: hundreds of restarts, each dropping the
+  // FEC decoder's pending groups. What the session follows now holds the merge.
+  spdlog::set_level(spdlog::level::off);
+  packetizer::TsMuxConfig mc;
+  mc.descriptor.horizontal_size = 64;
+  mc.descriptor.vertical_size = 48;
+  mc.descriptor.num_frame_rate = 5;
+  mc.descriptor.den_frame_rate = 1;
+  packetizer::TsMuxer muxer(mc);
+  packetizer::RtpMp2tPacketizer rtp(0x1111, 100);
+  std::vector<std::vector<Packet>> frames;
+  for (int f = 0; f < 12; ++f) {
+    std::vector<std::uint8_t> cs(3000, static_cast<std::uint8_t>(f));
+    cs[0] = 0xFF;
+    cs[1] = 0x4F;
+    std::vector<std::uint8_t> ts;
+    muxer.mux_frame({cs}, 18000u * static_cast<std::uint64_t>(f), {}, ts);
+    frames.emplace_back();
+    rtp.packetize(ts, 18000u * static_cast<std::uint32_t>(f), frames.back());
+  }
+  std::vector<CodestreamUnit> units;
+  SessionConfig sc;
+  sc.format = PayloadFormat::ts;
+  sc.reorder = reorder_for_fec(sc.reorder);
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint16_t junk_seq = 7000;
+  int us = 0;
+  for (const auto& frame : frames) {
+    for (const auto& p : frame) {
+      stream.on_datagram(kMediaPath1, p, t0 + std::chrono::microseconds(us));
+      stream.on_datagram(kMediaPath2, p, t0 + std::chrono::microseconds(us + 30));
+      us += 100;
+    }
+    // 200 ms to the next frame, filled by the other sender: a packet every 100 µs.
+    for (int k = 0; k < 2000; ++k, us += 100) {
+      const Packet junk = media_of(0x9999, junk_seq++, 200);
+      stream.on_datagram(kMediaPath1, junk, t0 + std::chrono::microseconds(us));
+      stream.on_datagram(kMediaPath2, junk, t0 + std::chrono::microseconds(us + 10));
+    }
+  }
+  session.flush();
+  const auto snap = stream.snapshot();
+  // At most the start: B may take the merge before the session has chosen A (one restart),
+  // and the session's choice takes it back (another); none after.
+  EXPECT_LE(snap.merge_restarts, 2u);
+  EXPECT_LE(snap.fec_counters.restarts, 2u);
+  EXPECT_EQ(session.snapshot().ssrc, 0x1111u);
+  EXPECT_GE(std::count_if(units.begin(), units.end(), [](const CodestreamUnit& u) { return u.complete; }), 11);
+}
+
 TEST(PathMerge2022_7, AStrayOldPacketDoesNotMoveTheMerge) {
   // One packet from long ago (and one repeating a number with other content) is dropped and
   // counted; the stream goes on as before.

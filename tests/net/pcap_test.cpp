@@ -294,6 +294,41 @@ TEST(PcapReplayTiming, TimesThatGoBackDoNotStretchTheReplay) {
   EXPECT_GE(span_ms, 1990.0);
 }
 
+TEST(PcapReplayTiming, ARecordFarAheadDoesNotFlattenTheTimesAfterIt) {
+  // Review finding: keeping the latest time seen, one record stamped a day ahead made every
+  // later gap 0 (1989 ms of traffic replayed in one burst).
+  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
+  pcap_dumper_t* dump = pcap_dump_open(dead, "ahead.pcap");
+  ASSERT_NE(dump, nullptr);
+  for (int i = 0; i < 2000; ++i) {
+    const auto frame = frame_around({1, 2, 3, 4}, 5004);
+    pcap_pkthdr h{};
+    h.ts.tv_sec = 1000 + i / 1000 + (i == 10 ? 86400 : 0);
+    h.ts.tv_usec = (i % 1000) * 1000;
+    h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
+    pcap_dump(reinterpret_cast<u_char*>(dump), &h, frame.data());
+  }
+  pcap_dump_close(dump);
+  pcap_close(dead);
+  net::PacketQueue queue(4096);
+  net::PcapConfig config;
+  config.file = "ahead.pcap";
+  config.port = 5004;
+  auto replay = net::PcapReplay::open(config, queue);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  (*replay)->start();
+  std::vector<std::chrono::steady_clock::time_point> at;
+  while (at.size() < 2000) {
+    auto p = queue.pop_for(std::chrono::seconds(60));
+    ASSERT_TRUE(p.has_value()) << "datagram " << at.size() << " never came";
+    at.push_back((*p)->received);
+  }
+  (*replay)->stop();
+  const double after_ms = std::chrono::duration<double, std::milli>(at[1999] - at[11]).count();
+  EXPECT_NEAR(after_ms, 1988.0, 1.0);
+  EXPECT_EQ((*replay)->capture_counters().gaps_shortened.load(), 1u);
+}
+
 TEST(PcapReplayTiming, StopEndsAWaitForTheNextDatagram) {
   write_gap_pcap("gap_stop.pcap");
   net::PacketQueue queue(16);

@@ -134,7 +134,13 @@ void EventLog::write_loop() {
       previous += extension;
       std::error_code ec;
       std::filesystem::rename(path_, previous, ec);
-      out_ = std::fopen(path_.c_str(), "w");
+      if (ec) {
+        // Keep every event rather than truncate the only file: the limit is given up, said once.
+        logger("monitor")->error("cannot keep the event log's previous part as '{}' ({}): the log grows on without a limit",
+                                 previous.string(), ec.message());
+        max_bytes_ = 0;
+      }
+      out_ = std::fopen(path_.c_str(), ec ? "a" : "w");
       if (!out_) {
         logger("monitor")->error("cannot write the event log '{}' again ({}): no more events are written",
                                  path_, std::strerror(errno));
@@ -142,8 +148,10 @@ void EventLog::write_loop() {
         while (lines_.pop()) write_dropped_.fetch_add(1, std::memory_order_relaxed);  // until close()
         return;
       }
-      file_bytes_ = 0;
-      rotations_.fetch_add(1, std::memory_order_relaxed);
+      if (!ec) {
+        file_bytes_ = 0;
+        rotations_.fetch_add(1, std::memory_order_relaxed);
+      }
     }
     std::fputs(line->c_str(), out_);
     std::fputc('\n', out_);

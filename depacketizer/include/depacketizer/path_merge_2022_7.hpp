@@ -63,7 +63,8 @@ class SsrcFollower {
   std::optional<std::uint32_t> followed() const noexcept { return followed_; }
   /// Forgets the followed SSRC: the next packet's is followed.
   void reset() noexcept;
-  /// Follows `ssrc` from now on (decided upstream: the FEC decoder behind the 2022-7 merge).
+  /// Follows `ssrc` from now on, decided upstream (the session for the merge, the merge for
+  /// the FEC decoder behind it): no other SSRC takes over by itself until reset().
   void follow(std::uint32_t ssrc) noexcept;
 
  private:
@@ -77,6 +78,7 @@ class SsrcFollower {
   std::optional<std::uint32_t> followed_;
   std::optional<std::chrono::steady_clock::time_point> followed_last_;  // newest arrival of the followed SSRC
   std::vector<Challenger> challengers_;  // at most kChallengers
+  bool pinned_ = false;                   // follow() decided it: challengers never take over
 };
 
 /// Each packet of a path counts once: malformed, foreign, late, out_of_window, used or redundant.
