@@ -87,13 +87,14 @@ class FakeSource final : public net::PacketSource {
     ASSERT_TRUE(out_.push_wait(std::move(p)));
   }
   /// A datagram larger than a buffer, as a socket hands it on: its first `keep` bytes, flagged.
-  void push_cut(const std::vector<std::uint8_t>& datagram, std::size_t keep, Clock::time_point arrival) {
+  void push_cut(const std::vector<std::uint8_t>& datagram, std::size_t keep, Clock::time_point arrival, bool restart = false) {
     auto p = pool_.acquire();
     ASSERT_TRUE(p) << "fake source pool exhausted";
     keep = std::min(keep, datagram.size());
     std::copy(datagram.begin(), datagram.begin() + static_cast<std::ptrdiff_t>(keep), p->storage.begin());
     p->size = keep;
     p->truncated = true;
+    p->restart = restart;
     p->received = arrival;
     counters_.datagrams.fetch_add(1);
     counters_.truncated.fetch_add(1);

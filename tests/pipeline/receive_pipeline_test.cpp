@@ -526,5 +526,28 @@ TEST(ReceivePipeline, ADatagramCutAtTheBufferSizeIsLostNotTakenAsWhole) {
   EXPECT_EQ(h.pipe->receiver_counters().truncated, 1u);
 }
 
+TEST(ReceivePipeline, ALoopedCapturesNewPassStartsAfreshEvenWhenItsFirstDatagramWasCut) {
+  // A looped capture marks its next pass's first datagram `restart`. When that datagram was
+  // cut (larger than a buffer) it was skipped before the mark was read: the session never
+  // started afresh, and the second pass's numbers were taken for copies of the first's.
+  Harness h;
+  auto c = h.config();
+  c.drop_when_behind = false;
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  for (int i = 0; i < 3; ++i) h.send(i);
+  Rfc5371Stream again;  // the same numbers and timestamps again, as a capture's next pass
+  auto first = again.frame(0);
+  h.source->push_cut(first.front(), first.front().size() / 2, h.clock.now(), true);
+  for (std::size_t k = 1; k < first.size(); ++k) h.source->push(first[k], h.clock.now());
+  for (int i = 1; i < 3; ++i)
+    for (const auto& d : again.frame(i)) h.source->push(d, h.clock.now());
+  h.source->finish();
+  h.pipe->stop(true);
+  const auto s = h.pipe->stream();
+  EXPECT_EQ(s.frames_complete, 5u);  // three of the first pass, two of the second
+  EXPECT_EQ(s.frames_incomplete, 1u);
+}
+
 }  // namespace
 }  // namespace j2k::test
