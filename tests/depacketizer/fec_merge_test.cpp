@@ -662,28 +662,42 @@ TEST(ProtectedStream, AFarLaggingPathDoesNotRestartTheFecBehindTheMerge) {
   EXPECT_GE(snap.fec_counters.recovered, 1u) << "packet " << lost_on_both << " lost on both paths";
 }
 
+namespace {
+/// TR-01 frames in RTP/MP2T (64×48 at `fps`): the packets of each frame, frame f holding a
+/// codestream of `bytes(f)` bytes of f (SOC first), stamped f × 90000 / fps.
+template <typename Bytes>
+std::vector<std::vector<Packet>> ts_frames(std::uint32_t ssrc, std::uint16_t first, int frames, std::uint32_t fps, Bytes bytes) {
+  packetizer::TsMuxConfig mc;
+  mc.descriptor.horizontal_size = 64;
+  mc.descriptor.vertical_size = 48;
+  mc.descriptor.num_frame_rate = fps;
+  mc.descriptor.den_frame_rate = 1;
+  packetizer::TsMuxer muxer(mc);
+  packetizer::RtpMp2tPacketizer rtp(ssrc, first);
+  std::vector<std::vector<Packet>> out;
+  for (int f = 0; f < frames; ++f) {
+    std::vector<std::uint8_t> cs(bytes(f), static_cast<std::uint8_t>(f));
+    cs[0] = 0xFF;
+    cs[1] = 0x4F;
+    const std::uint32_t ts = 90000u / fps * static_cast<std::uint32_t>(f);
+    std::vector<std::uint8_t> mux;
+    muxer.mux_frame({cs}, ts, {}, mux);
+    out.emplace_back();
+    rtp.packetize(mux, ts, out.back());
+  }
+  return out;
+}
+}  // namespace
+
 TEST(ProtectedStream, AnotherSenderOnTheGroupThatStartsFirstDoesNotHideTheStream) {
   // Review finding: the merge followed the first SSRC it saw. A busy second sender on the
   // group (here junk that never parses as TS) whose packet came first hid the real stream
   // on both paths: the session, which picks its stream by what the packets carry, never
   // saw it. Now other SSRCs go on unmerged and the merge follows the session's choice.
   spdlog::set_level(spdlog::level::warn);
-  packetizer::TsMuxConfig mc;
-  mc.descriptor.horizontal_size = 64;
-  mc.descriptor.vertical_size = 48;
-  mc.descriptor.num_frame_rate = 25;
-  mc.descriptor.den_frame_rate = 1;
-  packetizer::TsMuxer muxer(mc);
-  packetizer::RtpMp2tPacketizer rtp(0x1111, 100);
   std::vector<Packet> media_packets;
-  for (int f = 0; f < 10; ++f) {
-    std::vector<std::uint8_t> cs(5000 + 97 * static_cast<std::size_t>(f), static_cast<std::uint8_t>(f));
-    cs[0] = 0xFF;
-    cs[1] = 0x4F;
-    std::vector<std::uint8_t> ts;
-    muxer.mux_frame({cs}, 3600u * static_cast<std::uint64_t>(f), {}, ts);
-    rtp.packetize(ts, 3600u * static_cast<std::uint32_t>(f), media_packets);
-  }
+  for (auto& frame : ts_frames(0x1111, 100, 10, 25, [](int f) { return 5000 + 97 * static_cast<std::size_t>(f); }))
+    media_packets.insert(media_packets.end(), frame.begin(), frame.end());
   std::vector<CodestreamUnit> units;
   SessionConfig sc;
   sc.format = PayloadFormat::ts;
@@ -713,23 +727,7 @@ TEST(ProtectedStream, TheMergeKeepsTheSessionsStreamThroughItsPauses) {
   // pipeline set it back to A, and B took it again: hundreds of restarts, each dropping the
   // FEC decoder's pending groups. What the session follows now holds the merge.
   spdlog::set_level(spdlog::level::off);
-  packetizer::TsMuxConfig mc;
-  mc.descriptor.horizontal_size = 64;
-  mc.descriptor.vertical_size = 48;
-  mc.descriptor.num_frame_rate = 5;
-  mc.descriptor.den_frame_rate = 1;
-  packetizer::TsMuxer muxer(mc);
-  packetizer::RtpMp2tPacketizer rtp(0x1111, 100);
-  std::vector<std::vector<Packet>> frames;
-  for (int f = 0; f < 12; ++f) {
-    std::vector<std::uint8_t> cs(3000, static_cast<std::uint8_t>(f));
-    cs[0] = 0xFF;
-    cs[1] = 0x4F;
-    std::vector<std::uint8_t> ts;
-    muxer.mux_frame({cs}, 18000u * static_cast<std::uint64_t>(f), {}, ts);
-    frames.emplace_back();
-    rtp.packetize(ts, 18000u * static_cast<std::uint32_t>(f), frames.back());
-  }
+  const auto frames = ts_frames(0x1111, 100, 12, 5, [](int) { return std::size_t{3000}; });
   std::vector<CodestreamUnit> units;
   SessionConfig sc;
   sc.format = PayloadFormat::ts;

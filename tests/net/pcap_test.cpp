@@ -213,14 +213,13 @@ TEST(CapturedFrame, ParsesEthernetVlanAndRejectsFragmentsAndRunts) {
 }
 
 namespace {
-/// Three datagrams to port 5004: at 0, at 2e9 s (a capture's clock that jumped) and 0.1 s after.
-void write_gap_pcap(const std::string& path) {
+/// A capture of small datagrams to port 5004 at the given times (seconds, microseconds).
+void write_timed_pcap(const std::string& path, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& times) {
   pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
   pcap_dumper_t* dump = pcap_dump_open(dead, path.c_str());
   ASSERT_NE(dump, nullptr);
-  const std::pair<std::uint32_t, std::uint32_t> times[] = {{1000, 0}, {2000001000u, 0}, {2000001000u, 100000}};
+  const auto frame = frame_around({1, 2, 3, 4}, 5004);
   for (const auto& [sec, usec] : times) {
-    const auto frame = frame_around({1, 2, 3, 4}, 5004);
     pcap_pkthdr h{};
     h.ts.tv_sec = static_cast<decltype(h.ts.tv_sec)>(sec);
     h.ts.tv_usec = static_cast<decltype(h.ts.tv_usec)>(usec);
@@ -230,66 +229,71 @@ void write_gap_pcap(const std::string& path) {
   pcap_dump_close(dump);
   pcap_close(dead);
 }
+
+/// Three datagrams: at 0, at 2e9 s (a capture's clock that jumped) and 0.1 s after.
+void write_gap_pcap(const std::string& path) { write_timed_pcap(path, {{1000, 0}, {2000001000u, 0}, {2000001000u, 100000}}); }
+
+/// `n` datagrams 1 ms apart; `ms_of(i)` says which millisecond datagram i is stamped with.
+template <typename MsOf>
+void write_ms_pcap(const std::string& path, int n, MsOf ms_of) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> times;
+  for (int i = 0; i < n; ++i) {
+    const long long ms = ms_of(i);
+    times.emplace_back(static_cast<std::uint32_t>(1000 + ms / 1000), static_cast<std::uint32_t>(ms % 1000 * 1000));
+  }
+  write_timed_pcap(path, times);
+}
+
+/// Replays `config`'s capture and returns the arrival times of its first `n` datagrams and
+/// the replay's counters (the replay is stopped).
+struct Replayed {
+  std::vector<std::chrono::steady_clock::time_point> at;
+  std::uint64_t gaps_shortened = 0;
+};
+void replay_arrivals(const net::PcapConfig& config, std::size_t n, Replayed& out) {
+  net::PacketQueue queue(4096);
+  auto replay = net::PcapReplay::open(config, queue);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  (*replay)->start();
+  while (out.at.size() < n) {
+    auto p = queue.pop_for(std::chrono::seconds(60));
+    ASSERT_TRUE(p.has_value()) << "datagram " << out.at.size() << " never came";
+    out.at.push_back((*p)->received);
+  }
+  (*replay)->stop();
+  out.gaps_shortened = (*replay)->capture_counters().gaps_shortened.load();
+}
+
+net::PcapConfig timing_config(const std::string& file, bool capture_timing) {
+  net::PcapConfig config;
+  config.file = file;
+  config.port = 5004;
+  config.capture_timing = capture_timing;
+  return config;
+}
 }  // namespace
 
 // A capture whose clock jumps by 2e9 s made the capture-timing replay sleep for 63 years, and
 // stop() wait for that sleep.
 TEST(PcapReplayTiming, ALongSilenceIsReplayedAtMostMaxGapLong) {
   write_gap_pcap("gap.pcap");
-  net::PacketQueue queue(16);
-  net::PcapConfig config;
-  config.file = "gap.pcap";
-  config.port = 5004;
-  config.capture_timing = true;
+  auto config = timing_config("gap.pcap", true);
   config.max_gap = std::chrono::milliseconds(200);
-  auto replay = net::PcapReplay::open(config, queue);
-  ASSERT_TRUE(replay.ok()) << replay.error().message;
-  (*replay)->start();
-  std::vector<std::chrono::steady_clock::time_point> at;
-  for (int i = 0; i < 3; ++i) {
-    auto p = queue.pop_for(std::chrono::seconds(60));
-    ASSERT_TRUE(p.has_value()) << "datagram " << i << " never came";
-    at.push_back((*p)->received);
-  }
-  (*replay)->stop();
+  Replayed r;
+  ASSERT_NO_FATAL_FAILURE(replay_arrivals(config, 3, r));
   using ms = std::chrono::duration<double, std::milli>;
-  EXPECT_NEAR(ms(at[1] - at[0]).count(), 200.0, 1.0);
-  EXPECT_NEAR(ms(at[2] - at[1]).count(), 100.0, 1.0);
-  EXPECT_EQ((*replay)->capture_counters().gaps_shortened.load(), 1u);
+  EXPECT_NEAR(ms(r.at[1] - r.at[0]).count(), 200.0, 1.0);
+  EXPECT_NEAR(ms(r.at[2] - r.at[1]).count(), 100.0, 1.0);
+  EXPECT_EQ(r.gaps_shortened, 1u);
 }
 
 TEST(PcapReplayTiming, TimesThatGoBackDoNotStretchTheReplay) {
   // A capture merged from several queues holds neighbours out of order: 2000 datagrams 1 ms
   // apart with each pair swapped. Each inversion used to add its size to every later time.
-  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
-  pcap_dumper_t* dump = pcap_dump_open(dead, "swapped.pcap");
-  ASSERT_NE(dump, nullptr);
-  for (int i = 0; i < 2000; ++i) {
-    const int ms = i % 2 ? i - 1 : i + 1;
-    const auto frame = frame_around({1, 2, 3, 4}, 5004);
-    pcap_pkthdr h{};
-    h.ts.tv_sec = 1000 + ms / 1000;
-    h.ts.tv_usec = (ms % 1000) * 1000;
-    h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
-    pcap_dump(reinterpret_cast<u_char*>(dump), &h, frame.data());
-  }
-  pcap_dump_close(dump);
-  pcap_close(dead);
-  net::PacketQueue queue(4096);
-  net::PcapConfig config;
-  config.file = "swapped.pcap";
-  config.port = 5004;
-  auto replay = net::PcapReplay::open(config, queue);
-  ASSERT_TRUE(replay.ok()) << replay.error().message;
-  (*replay)->start();
-  std::vector<std::chrono::steady_clock::time_point> at;
-  while (at.size() < 2000) {
-    auto p = queue.pop_for(std::chrono::seconds(60));
-    ASSERT_TRUE(p.has_value()) << "datagram " << at.size() << " never came";
-    at.push_back((*p)->received);
-  }
-  (*replay)->stop();
-  const double span_ms = std::chrono::duration<double, std::milli>(at.back() - at.front()).count();
+  write_ms_pcap("swapped.pcap", 2000, [](int i) { return i % 2 ? i - 1 : i + 1; });
+  Replayed r;
+  ASSERT_NO_FATAL_FAILURE(replay_arrivals(timing_config("swapped.pcap", false), 2000, r));
+  const double span_ms = std::chrono::duration<double, std::milli>(r.at.back() - r.at.front()).count();
   EXPECT_LE(span_ms, 2000.0);
   EXPECT_GE(span_ms, 1990.0);
 }
@@ -297,45 +301,18 @@ TEST(PcapReplayTiming, TimesThatGoBackDoNotStretchTheReplay) {
 TEST(PcapReplayTiming, ARecordFarAheadDoesNotFlattenTheTimesAfterIt) {
   // Review finding: keeping the latest time seen, one record stamped a day ahead made every
   // later gap 0 (1989 ms of traffic replayed in one burst).
-  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
-  pcap_dumper_t* dump = pcap_dump_open(dead, "ahead.pcap");
-  ASSERT_NE(dump, nullptr);
-  for (int i = 0; i < 2000; ++i) {
-    const auto frame = frame_around({1, 2, 3, 4}, 5004);
-    pcap_pkthdr h{};
-    h.ts.tv_sec = 1000 + i / 1000 + (i == 10 ? 86400 : 0);
-    h.ts.tv_usec = (i % 1000) * 1000;
-    h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
-    pcap_dump(reinterpret_cast<u_char*>(dump), &h, frame.data());
-  }
-  pcap_dump_close(dump);
-  pcap_close(dead);
-  net::PacketQueue queue(4096);
-  net::PcapConfig config;
-  config.file = "ahead.pcap";
-  config.port = 5004;
-  auto replay = net::PcapReplay::open(config, queue);
-  ASSERT_TRUE(replay.ok()) << replay.error().message;
-  (*replay)->start();
-  std::vector<std::chrono::steady_clock::time_point> at;
-  while (at.size() < 2000) {
-    auto p = queue.pop_for(std::chrono::seconds(60));
-    ASSERT_TRUE(p.has_value()) << "datagram " << at.size() << " never came";
-    at.push_back((*p)->received);
-  }
-  (*replay)->stop();
-  const double after_ms = std::chrono::duration<double, std::milli>(at[1999] - at[11]).count();
+  write_ms_pcap("ahead.pcap", 2000, [](int i) { return i + (i == 10 ? 86400000LL : 0LL); });
+  Replayed r;
+  ASSERT_NO_FATAL_FAILURE(replay_arrivals(timing_config("ahead.pcap", false), 2000, r));
+  const double after_ms = std::chrono::duration<double, std::milli>(r.at[1999] - r.at[11]).count();
   EXPECT_NEAR(after_ms, 1988.0, 1.0);
-  EXPECT_EQ((*replay)->capture_counters().gaps_shortened.load(), 1u);
+  EXPECT_EQ(r.gaps_shortened, 1u);
 }
 
 TEST(PcapReplayTiming, StopEndsAWaitForTheNextDatagram) {
   write_gap_pcap("gap_stop.pcap");
   net::PacketQueue queue(16);
-  net::PcapConfig config;
-  config.file = "gap_stop.pcap";
-  config.port = 5004;
-  config.capture_timing = true;
+  auto config = timing_config("gap_stop.pcap", true);
   config.max_gap = std::chrono::hours(24);  // the replay now waits a day for datagram 2
   auto replay = net::PcapReplay::open(config, queue);
   ASSERT_TRUE(replay.ok()) << replay.error().message;

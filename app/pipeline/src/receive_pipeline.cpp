@@ -172,6 +172,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     pc.loop = config.url.query.count("loop") && config.url.query.at("loop") == "1";
     auto replay = net::PcapReplay::open(pc, p->packets_);
     if (!replay) return replay.error();
+    p->replay_ = replay->get();
     p->receiver_ = std::move(replay).value();
   } else {
     net::ReceiverConfig rc;
@@ -258,8 +259,8 @@ ReceivePipeline::ReceiverTotals ReceivePipeline::receiver_counters() const noexc
   for (std::size_t i = 0; i < extra_receivers_.size(); ++i)
     add(extra_receivers_[i]->counters(), extra_channels_[i] == depacketizer::kMediaPath2);
   if (control_receiver_) add(control_receiver_->counters(), false);
-  if (const auto* replay = dynamic_cast<const net::PcapReplay*>(receiver_.get())) {
-    const auto& c = replay->capture_counters();
+  if (replay_) {
+    const auto& c = replay_->capture_counters();
     t.capture_fragments = c.fragments.load(std::memory_order_relaxed);
     t.capture_not_udp = c.not_udp.load(std::memory_order_relaxed);
     t.capture_cut = c.truncated.load(std::memory_order_relaxed);

@@ -40,7 +40,7 @@
 
 #include "core/byte_reader.hpp"
 #include "core/result.hpp"
-#include "depacketizer/path_merge_2022_7.hpp"  // SsrcFollower, SequenceRun
+#include "depacketizer/ssrc_follower.hpp"
 
 namespace j2k::depacketizer::fec {
 

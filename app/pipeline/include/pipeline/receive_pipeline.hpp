@@ -42,6 +42,10 @@ namespace j2k::gpu {
 class CudaDecoder;
 }
 
+namespace j2k::net {
+class PcapReplay;
+}
+
 namespace j2k::pipeline {
 
 /// One access unit after decoding, handed to the sink in arrival order.
@@ -267,6 +271,7 @@ class ReceivePipeline {
   BoundedQueue<Job> units_;
   BoundedQueue<Finished> results_;
   std::unique_ptr<net::PacketSource> receiver_;
+  const net::PcapReplay* replay_ = nullptr;  // receiver_, when it replays a capture (its own counts)
   std::unique_ptr<depacketizer::RtpSession> session_;
   // RTCP of the sender (RTP port + 1): its own small socket and queue, read on the
   // depacketizer thread when no data packet is waiting. Absent for captures.
