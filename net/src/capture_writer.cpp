@@ -161,12 +161,10 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::open(const std::string& pa
 CaptureWriter::~CaptureWriter() { close(); }
 
 Status CaptureWriter::start_file() {
-  file_ = std::fopen(path_.c_str(), "wb");
-  if (!file_)
-    return make_error(ErrorKind::io, fmt::format("cannot write the capture '{}': {}", path_, std::strerror(errno)));
-  const auto header = pcapng_header();
-  std::fwrite(header.data(), 1, header.size(), file_);
-  file_bytes_ = header.size();
+  auto file = RecordFile::open(path_);
+  if (!file) return make_error(ErrorKind::io, fmt::format("cannot write the capture '{}': {}", path_, file.error().message));
+  file_ = std::move(*file);
+  file_.set_preamble(pcapng_header());
   file_started_ = std::chrono::steady_clock::now();
   return {};
 }
@@ -188,19 +186,18 @@ void CaptureWriter::write_loop() {
       settle();
       continue;
     }
-    if (!file_) {  // the file could not be reopened after a rotation
+    if (!file_.is_open()) {  // the file could not be reopened after a rotation
       dropped_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    const bool full = limit_.max_bytes && file_bytes_ >= limit_.max_bytes / 2;
+    const bool full = limit_.max_bytes && file_.size() >= limit_.max_bytes / 2;
     const bool old = limit_.max_seconds > 0 &&
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - file_started_).count() >=
                          limit_.max_seconds / 2;
     if (full || old) {
       // Ring of two files, each up to half the limit: FILE.1.pcapng holds the previous one.
       settle();
-      std::fclose(file_);
-      file_ = nullptr;
+      file_.close();
       std::filesystem::path previous(path_);
       previous.replace_extension();
       previous += ".1.pcapng";
@@ -213,32 +210,20 @@ void CaptureWriter::write_loop() {
       }
       rotations_.fetch_add(1, std::memory_order_relaxed);
     }
-    const auto block = pcapng_packet(*d);
-    if (std::fwrite(block.data(), 1, block.size(), file_) == block.size()) {
-      file_bytes_ += block.size();
-      if (++unsettled_ >= 256) settle();
-    } else {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-    }
+    file_.append(pcapng_packet(*d));
+    if (file_.pending_records() >= 256) settle();
   }
-  if (file_) {
-    settle();
-    std::fclose(file_);
-    file_ = nullptr;
-  }
+  settle();
+  file_.close();
 }
 
 void CaptureWriter::settle() {
-  if (!file_) return;
-  const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
-  (ok ? written_ : dropped_).fetch_add(unsettled_, std::memory_order_relaxed);
-  unsettled_ = 0;
-  if (!ok) {
-    if (error_log_.allow())
-      logger("capture")->error("writing the capture '{}' failed ({}): datagrams are dropped, and counted, until it "
-                               "can be written again", path_, std::strerror(errno));
-    std::clearerr(file_);
-  }
+  const RecordFile::Settled s = file_.settle();
+  written_.fetch_add(s.written, std::memory_order_relaxed);
+  dropped_.fetch_add(s.lost, std::memory_order_relaxed);
+  if (s.error && error_log_.allow())
+    logger("capture")->error("writing the capture '{}' failed ({}): datagrams are dropped, and counted, until it "
+                             "can be written again", path_, std::strerror(s.error));
 }
 
 void CaptureWriter::close() {

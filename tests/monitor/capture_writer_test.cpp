@@ -5,7 +5,9 @@
 #include <pcap/pcap.h>
 
 #include <filesystem>
+#include <thread>
 
+#include "file_size_limit.hpp"
 #include "net/capture_writer.hpp"
 
 namespace j2k::net {
@@ -79,6 +81,51 @@ TEST(CaptureWriter, AFullDiskCountsEveryDatagramDroppedNotWritten) {
   (*w)->close();
   EXPECT_EQ((*w)->written(), 0u);
   EXPECT_EQ((*w)->dropped(), 1000u);
+}
+
+/// Waits (up to a minute) until `done` holds.
+template <typename Done>
+bool wait_until(Done done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+TEST(CaptureWriter, ACaptureWrittenThroughAFullDiskReadsToItsEnd) {
+  // A flush that met a full disk half-way through a block left the block torn. Once space
+  // came back, the next blocks were written after the tear and counted written, but
+  // Wireshark and libpcap stop reading at a torn block: the rest of the capture was lost.
+  const auto path = (std::filesystem::temp_directory_path() / "j2k_capture_full_disk.pcapng").string();
+  std::filesystem::remove(path);
+  const auto t = std::chrono::system_clock::now();
+  std::vector<std::uint8_t> payload(1000, 0xAB);
+  {
+    test::FileSizeLimit disk(150'000);
+    auto w = CaptureWriter::open(path);
+    ASSERT_TRUE(w) << w.error().message;
+    for (int i = 0; i < 400; ++i) {
+      payload[0] = static_cast<std::uint8_t>(i);
+      (*w)->record(payload, t, 0x7F000001, 40000, 0xEF010101, 5004);
+    }
+    ASSERT_TRUE(wait_until([&] { return (*w)->written() + (*w)->dropped() == 400; }));
+    EXPECT_GT((*w)->dropped(), 0u);
+    disk.set(RLIM_INFINITY);  // space again
+    for (int i = 0; i < 10; ++i) {
+      payload[0] = 0xEE;
+      payload[1] = static_cast<std::uint8_t>(i);
+      (*w)->record(payload, t, 0x7F000001, 40000, 0xEF010101, 5004);
+    }
+    (*w)->close();
+    const Read r = read_capture(path);
+    EXPECT_EQ(r.payloads.size(), (*w)->written());
+    ASSERT_FALSE(r.payloads.empty());
+    EXPECT_EQ(r.payloads.back()[0], 0xEE);
+    EXPECT_EQ(r.payloads.back()[1], 9);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(CaptureWriter, SizeLimitKeepsARingOfTwoFiles) {

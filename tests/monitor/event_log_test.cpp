@@ -5,6 +5,7 @@
 #include <fstream>
 #include <regex>
 
+#include "file_size_limit.hpp"
 #include "monitor/event_log.hpp"
 #include "monitor/history.hpp"
 
@@ -50,6 +51,30 @@ TEST(EventLog, AFullDiskCountsTheEventsNotWritten) {
   (*log)->close();
   EXPECT_EQ((*log)->posted(), 200u);
   EXPECT_EQ((*log)->write_dropped(), 200u);
+}
+
+TEST(EventLog, ALogWrittenThroughAFullDiskHoldsOnlyWholeLines) {
+  // A flush that met a full disk half-way left half a JSON line at the end of the log (and
+  // the lines written once space came back continued it): that line no longer parsed.
+  const auto path = (std::filesystem::temp_directory_path() / "j2k_event_full_disk.jsonl").string();
+  std::filesystem::remove(path);
+  {
+    test::FileSizeLimit disk(20'000);
+    auto log = EventLog::open(path, 4);
+    ASSERT_TRUE(log) << log.error().message;
+    for (int i = 0; i < 400; ++i) (*log)->post(Event::now(EventKind::frame_damaged, "frame " + std::to_string(i)));
+    (*log)->close();
+    EXPECT_GT((*log)->write_dropped(), 0u);
+    std::ifstream in(path);
+    std::string line;
+    std::uint64_t lines = 0;
+    while (std::getline(in, line)) {
+      EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+      ++lines;
+    }
+    EXPECT_EQ(lines, (*log)->posted() - (*log)->write_dropped());
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(EventLog, ASizeLimitKeepsARingOfTwoFiles) {

@@ -75,14 +75,13 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, std::s
   log->path_ = path;
   log->max_bytes_ = path == "-" ? 0 : max_bytes;
   if (path == "-") {
-    log->out_ = stdout;
+    log->to_stdout_ = true;
   } else if (!path.empty()) {
-    log->out_ = std::fopen(path.c_str(), "w");
-    if (!log->out_)
-      return make_error(ErrorKind::io, fmt::format("cannot write the event log '{}': {}", path, std::strerror(errno)));
-    log->owns_file_ = true;
+    auto file = RecordFile::open(path);
+    if (!file) return make_error(ErrorKind::io, fmt::format("cannot write the event log '{}': {}", path, file.error().message));
+    log->file_ = std::move(*file);
   }
-  log->writes_ = log->out_ != nullptr;
+  log->writes_ = log->to_stdout_ || log->file_.is_open();
   if (log->writes_) log->writer_ = std::thread([raw = log.get()] { raw->write_loop(); });
   return log;
 }
@@ -106,27 +105,29 @@ std::vector<Event> EventLog::recent(std::size_t n) const {
   return {recent_.begin() + static_cast<std::ptrdiff_t>(first), recent_.end()};
 }
 
+void EventLog::settle() {
+  const RecordFile::Settled s = file_.settle();
+  write_dropped_.fetch_add(s.lost, std::memory_order_relaxed);
+  if (s.error && error_log_.allow())
+    logger("monitor")->error("writing the event log failed ({}): events are dropped, and counted, until it can be "
+                             "written again", std::strerror(s.error));
+}
+
 void EventLog::write_loop() {
-  // stdio buffers the lines: whether they reached the disk shows at the flush, and those
-  // of a failed flush (a full disk) are counted as not written.
-  std::uint64_t unsettled = 0;
-  RateLimiter error_log;
-  auto settle = [&] {
-    const bool ok = std::fflush(out_) == 0 && !std::ferror(out_);
-    if (!ok) {
-      write_dropped_.fetch_add(unsettled, std::memory_order_relaxed);
-      if (error_log.allow())
-        logger("monitor")->error("writing the event log failed ({}): events are dropped, and counted, until it can be "
-                                 "written again", std::strerror(errno));
-      std::clearerr(out_);
+  if (to_stdout_) {
+    while (auto line = lines_.pop()) {
+      std::fputs(line->c_str(), stdout);
+      std::fputc('\n', stdout);
+      if (lines_.size() == 0) std::fflush(stdout);  // a pipe sees each burst at once
     }
-    unsettled = 0;
-  };
+    std::fflush(stdout);
+    return;
+  }
   while (auto line = lines_.pop()) {
-    if (max_bytes_ && file_bytes_ > 0 && file_bytes_ + line->size() + 1 > max_bytes_ / 2) {
+    if (max_bytes_ && file_.size() > 0 && file_.size() + line->size() + 1 > max_bytes_ / 2) {
       // Ring of two files, each up to half the limit: PATH.1 holds the previous one.
       settle();
-      std::fclose(out_);
+      file_.close();
       std::filesystem::path previous(path_);
       const auto extension = previous.extension();
       previous.replace_extension();
@@ -140,24 +141,20 @@ void EventLog::write_loop() {
                                  previous.string(), ec.message());
         max_bytes_ = 0;
       }
-      out_ = std::fopen(path_.c_str(), ec ? "a" : "w");
-      if (!out_) {
+      auto file = RecordFile::open(path_, /*append=*/static_cast<bool>(ec));
+      if (!file) {
         logger("monitor")->error("cannot write the event log '{}' again ({}): no more events are written",
-                                 path_, std::strerror(errno));
+                                 path_, file.error().message);
         write_dropped_.fetch_add(1, std::memory_order_relaxed);
         while (lines_.pop()) write_dropped_.fetch_add(1, std::memory_order_relaxed);  // until close()
         return;
       }
-      if (!ec) {
-        file_bytes_ = 0;
-        rotations_.fetch_add(1, std::memory_order_relaxed);
-      }
+      file_ = std::move(*file);
+      if (!ec) rotations_.fetch_add(1, std::memory_order_relaxed);
     }
-    std::fputs(line->c_str(), out_);
-    std::fputc('\n', out_);
-    file_bytes_ += line->size() + 1;
-    ++unsettled;
-    if (lines_.size() == 0) settle();  // a tail -f sees each burst at once
+    *line += '\n';
+    file_.append(*line);
+    if (lines_.size() == 0 || file_.pending_records() >= 256) settle();  // a tail -f sees each burst at once
   }
   settle();
 }
@@ -165,9 +162,7 @@ void EventLog::write_loop() {
 void EventLog::close() {
   lines_.close();
   if (writer_.joinable()) writer_.join();
-  if (owns_file_ && out_) std::fclose(out_);
-  out_ = nullptr;
-  owns_file_ = false;
+  file_.close();
 }
 
 }  // namespace j2k::monitor

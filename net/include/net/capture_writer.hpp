@@ -14,7 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,6 +22,7 @@
 
 #include "core/bounded_queue.hpp"
 #include "core/log.hpp"
+#include "core/record_file.hpp"
 #include "core/result.hpp"
 
 namespace j2k::net {
@@ -71,16 +71,14 @@ class CaptureWriter {
   CaptureWriter(std::string path, CaptureLimit limit);
   Status start_file();
   void write_loop();
-  /// Flushes the file; the datagrams written since the last flush count as written when it
-  /// succeeds and as dropped when it fails (a full disk shows only here: stdio buffers).
+  /// Writes the buffered blocks; they count as written when the file takes them and as
+  /// dropped when it does not (a full disk: the file is cut back to the last whole block).
   void settle();
 
   const std::string path_;
   const CaptureLimit limit_;
   BoundedQueue<CapturedDatagram> queue_{8192};
-  std::FILE* file_ = nullptr;           // owned by the writer thread after open()
-  std::uint64_t file_bytes_ = 0;
-  std::uint64_t unsettled_ = 0;          // datagrams in the stdio buffer, not yet known written
+  RecordFile file_;                      // owned by the writer thread after open()
   std::chrono::steady_clock::time_point file_started_{};
   RateLimiter error_log_;
   std::thread writer_;

@@ -24,6 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/bounded_queue.hpp"
+#include "core/log.hpp"
+#include "core/record_file.hpp"
 #include "core/result.hpp"
 
 namespace j2k::monitor {
@@ -100,13 +102,16 @@ class EventLog {
   explicit EventLog(std::size_t recent_capacity);
   void write_loop();
 
+  /// Writes the lines appended since the last call; counts those the file refused.
+  void settle();
+
   BoundedQueue<std::string> lines_{4096};
-  std::FILE* out_ = nullptr;     // the writer thread's once it runs (a rotation reopens it)
-  bool owns_file_ = false;
+  RecordFile file_;              // the writer thread's once it runs (a rotation reopens it)
+  bool to_stdout_ = false;       // "-": lines go to stdout through stdio, whole lines at a time
   bool writes_ = false;          // set by open(): post() queues lines for the writer
   std::string path_;
   std::uint64_t max_bytes_ = 0;   // 0: no limit
-  std::uint64_t file_bytes_ = 0;  // writer thread
+  RateLimiter error_log_;         // writer thread
   std::thread writer_;
   mutable std::mutex recent_mutex_;  // guards recent_
   std::deque<Event> recent_;
