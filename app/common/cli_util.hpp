@@ -29,13 +29,22 @@ inline Result<std::pair<int, int>> parse_size(const std::string& option, const s
   return std::make_pair(w, h);
 }
 
-/// "50", "25", "30000/1001", "29.97", "59.94" → rational frame rate.
+/// The frame rates the tools accept, in frames per second.
+inline constexpr double kMinFps = 1, kMaxFps = 1000;
+
+/// "50", "25", "30000/1001", "29.97", "59.94" → rational frame rate, kMinFps..kMaxFps.
 inline std::optional<std::pair<int, int>> parse_fps(const std::string& s) {
   int num = 0, den = 0;
-  if (std::sscanf(s.c_str(), "%d/%d", &num, &den) == 2 && num > 0 && den > 0) return std::make_pair(num, den);
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%d/%d%c", &num, &den, &tail) == 2) {
+    if (num <= 0 || den <= 0) return std::nullopt;
+    const double v = static_cast<double>(num) / den;
+    if (v < kMinFps || v > kMaxFps) return std::nullopt;
+    return std::make_pair(num, den);
+  }
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0' || v <= 0 || v > 1000) return std::nullopt;
+  if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < kMinFps || v > kMaxFps) return std::nullopt;
   if (std::fabs(v - std::round(v)) < 1e-9) return std::make_pair(static_cast<int>(std::lround(v)), 1);
   // NTSC-family rates: 23.976, 29.97, 59.94 are n·1000/1001.
   const double ntsc = v * 1.001;
@@ -43,16 +52,17 @@ inline std::optional<std::pair<int, int>> parse_fps(const std::string& s) {
   return std::make_pair(static_cast<int>(std::lround(v * 1000)), 1000);
 }
 
-/// "40M", "800k", "1.5G", "40000000" → bits per second.
+/// "40M", "800k", "1.5G", "40000000" → bits per second (finite, above 0, at most 100 Gbit/s).
 inline std::optional<double> parse_bitrate(const std::string& s) {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || v <= 0) return std::nullopt;
+  if (end == s.c_str() || !std::isfinite(v) || v <= 0) return std::nullopt;
   std::string unit(end);
   if (unit == "k" || unit == "K") v *= 1e3;
   else if (unit == "M" || unit == "m") v *= 1e6;
   else if (unit == "G" || unit == "g") v *= 1e9;
   else if (!unit.empty()) return std::nullopt;
+  if (v > 100e9) return std::nullopt;
   return v;
 }
 

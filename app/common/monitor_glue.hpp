@@ -111,8 +111,11 @@ class OperatorOptions {
     app.add_option("--capture-limit", capture_limit_, "with --capture: keep the last SIZE or TIME (1GB, 10min), a ring of two files");
     app.add_option("--events-limit", events_limit_, "with --events FILE: keep the last SIZE (100MB), a ring of two files");
   }
-  /// Checks the values; the error is a usage error (status 2).
-  Status check() {
+  /// Checks the values; the error is a usage error (status 2). `json_on_stdout`: the tool
+  /// prints its --json summary there, which event lines must not break into.
+  Status check(bool json_on_stdout) {
+    if (events_ == "-" && json_on_stdout)
+      return make_error(ErrorKind::corrupt, "--events - and --json both write to stdout: give --events a FILE");
     if (!alarm_.empty()) {
       auto thresholds = monitor::parse_alarm_spec(alarm_);
       if (!thresholds) return make_error(ErrorKind::corrupt, "--alarm: " + thresholds.error().message);

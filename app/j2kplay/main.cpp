@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   cli::OperatorOptions operator_options;  // --events --alarm --metrics --capture --capture-limit
   operator_options.add_to(app);
   if (auto status = setup.parse(argc, argv)) return *status;
-  if (auto st = operator_options.check(); !st) return setup.usage_error(st.error().message);
+  if (auto st = operator_options.check(json); !st) return setup.usage_error(st.error().message);
   auto log = logger("j2kplay");
 
   // Every argument is checked before anything starts (the demo sender, the window).

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   if (url->scheme == StreamUrl::Scheme::demo) return setup.usage_error("demo:// is played by j2kplay --demo");
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
-  if (auto st = operator_options.check(); !st) return setup.usage_error(st.error().message);
+  if (auto st = operator_options.check(json); !st) return setup.usage_error(st.error().message);
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);

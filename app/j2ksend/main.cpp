@@ -129,9 +129,11 @@ int main(int argc, char** argv) {
   auto wh = cli::parse_size("--size", size);
   if (!wh) return setup.usage_error(wh.error().message);
   auto rate = cli::parse_fps(fps);
-  if (!rate) return setup.usage_error(fmt::format("--fps '{}' is not a frame rate (e.g. 50 or 30000/1001)", fps));
+  if (!rate)
+    return setup.usage_error(fmt::format("--fps '{}' is not a frame rate from {} to {} (e.g. 50 or 30000/1001)", fps,
+                                         cli::kMinFps, cli::kMaxFps));
   auto bps = cli::parse_bitrate(bitrate);
-  if (!bps) return setup.usage_error(fmt::format("--bitrate '{}' is not a rate (e.g. 40M)", bitrate));
+  if (!bps) return setup.usage_error(fmt::format("--bitrate '{}' is not a rate up to 100G (e.g. 40M)", bitrate));
   if (dual && payload_format == "rfc5371")
     return setup.usage_error("--dual-codestream needs --format mxf (RFC 5371 carries one codestream per field)");
   if (!mxf_file.empty() && payload_format == "rfc5371") return setup.usage_error("--mxf streams MXF KLVs: use --format mxf");

@@ -54,7 +54,9 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
 
   sock.open(udp::v4(), ec);
   if (ec) return make_error(ErrorKind::io, fmt::format("cannot open a UDP socket: {}", ec.message()));
-  sock.set_option(udp::socket::reuse_address(true), ec);
+  // Receivers of a group share its port (two monitors of one stream); a unicast port is
+  // one program's: with SO_REUSEADDR a second one would take its datagrams from it.
+  if (multicast) sock.set_option(udp::socket::reuse_address(true), ec);
 
   // Ask for a large buffer so bursts (a whole frame arrives in a few ms) are not dropped.
   // SO_RCVBUFFORCE passes the rmem_max cap when we are privileged; otherwise fall back.

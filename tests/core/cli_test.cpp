@@ -99,6 +99,21 @@ TEST(DecoderBehind, TheArithmeticHoldsAndTheHintIsNotTheCurrentChoice) {
   EXPECT_NE(cli::decoder_behind_message(10.0, 2, 25.0, 30, ojp).find("try --backend own"), std::string::npos);
 }
 
+// Review 2026-11-25: j2ksend --bitrate nan aborted (std::length_error) and --fps 0.001 died of
+// SIGFPE (NTSC rounding made it 0/1001); --fps 100000/1 tried to encode 200 000 frames.
+TEST(CliParseRates, NonFiniteZeroAndOutOfRangeRatesAreRefused) {
+  for (const char* bad : {"nan", "inf", "-inf", "0", "-5M", "1e300", "200G", "40X"})
+    EXPECT_FALSE(cli::parse_bitrate(bad)) << bad;
+  EXPECT_DOUBLE_EQ(*cli::parse_bitrate("40M"), 40e6);
+  EXPECT_DOUBLE_EQ(*cli::parse_bitrate("1.5G"), 1.5e9);
+  for (const char* bad : {"0.001", "0", "nan", "inf", "100000/1", "1/1000", "0/1", "25/0", "-25", "2000", "25/1x"})
+    EXPECT_FALSE(cli::parse_fps(bad)) << bad;
+  EXPECT_EQ(*cli::parse_fps("30000/1001"), std::make_pair(30000, 1001));
+  EXPECT_EQ(*cli::parse_fps("29.97"), std::make_pair(30000, 1001));
+  EXPECT_EQ(*cli::parse_fps("50"), std::make_pair(50, 1));
+  EXPECT_EQ(*cli::parse_fps("1000"), std::make_pair(1000, 1));
+}
+
 TEST(CliValidators, NumbersBelowTheBoundAreRefusedPlainly) {
   CLI::App app;
   double quit_after = 0;

@@ -75,6 +75,11 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
       {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --backend cuda --gpu off", "cannot be combined with --gpu off"},
       {bin("j2kdecode") + " /dev/null --backend openjpeg --gpu on", "cannot be combined with --gpu on"},
       {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --timeout 0", "--timeout: 0 must be more than 0"},
+      // Review 2026-11-25: event lines broke the JSON summary on stdout.
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --events - --json", "--events - and --json both write to stdout"},
+      // Review 2026-11-25: these crashed the sender (std::length_error, SIGFPE).
+      {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --bitrate nan", "--bitrate 'nan' is not a rate"},
+      {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --fps 0.001", "--fps '0.001' is not a frame rate from 1 to 1000"},
   };
   if (J2K_HAVE_PLAYER) {
     cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --quit-after -1", "--quit-after: -1 must be at least 0"});

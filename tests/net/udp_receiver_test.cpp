@@ -92,3 +92,26 @@ TEST(UdpReceiver, BadAddressesGiveErrorsThatSayWhat) {
   auto not_multicast = net::UdpReceiver::open(ssm, queue);
   EXPECT_FALSE(not_multicast.ok());
 }
+
+TEST(UdpReceiver, ASecondReceiverOnTheSameUnicastPortIsRefused) {
+  // SO_REUSEADDR on a unicast socket let a second program bind the port and take every
+  // datagram from the first (Linux hands unicast to the last socket bound): a monitor went
+  // dark the moment someone opened a player on its port. Groups still share their port.
+  net::PacketQueue queue(64);
+  auto first = local_receiver(queue, 64);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  net::ReceiverConfig rc;
+  rc.address = "127.0.0.1";
+  rc.port = (*first)->port();
+  auto second = net::UdpReceiver::open(rc, queue);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find("is another program using the port"), std::string::npos)
+      << second.error().message;
+  net::ReceiverConfig group;
+  group.address = "239.10.77.1";
+  group.port = (*first)->port() == 65535 ? 65534 : (*first)->port() + 1;
+  group.iface = "127.0.0.1";
+  auto a = net::UdpReceiver::open(group, queue), b = net::UdpReceiver::open(group, queue);
+  EXPECT_TRUE(a.ok()) << a.error().message;
+  EXPECT_TRUE(b.ok()) << b.error().message;
+}
