@@ -199,6 +199,7 @@ int main(int argc, char** argv) {
   std::uint64_t last_datagrams = 0;
   std::optional<Clock::time_point> last_packet;  // when the datagram count last grew (50 ms resolution)
   int exit_code = cli::exit_ok;
+  bool ended_by_silence = false;  // the stream stopped: --timeout without packets ended the run
   while (!cli::stop_requested().load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const auto now = Clock::now();
@@ -225,6 +226,7 @@ int main(int argc, char** argv) {
     }
     if (now - *last_packet > std::chrono::duration<double>(timeout)) {
       log->info("stream stopped: no packets for {:.0f} s", timeout);
+      ended_by_silence = true;
       break;
     }
     const auto first = pipe.first_packet_time();
@@ -272,10 +274,18 @@ int main(int argc, char** argv) {
   summary["bottleneck"] = bottleneck;
   if (!last_time_code.empty()) summary["stream"]["time_code"] = last_time_code;  // of the last frame
   sound.finish(summary, final_sample.stream.audio);
+  // A stream that ends is silent until --timeout ends the run: the no signal, freeze and
+  // sound alarms that its end raised are the end of the run, not a fault of the link.
+  const std::uint64_t at_end =
+      ended_by_silence && last_packet ? mon.alarms_raised_by_silence_after(*last_packet) : 0;
+  const std::uint64_t alarms = mon.alarms_raised() - std::min(at_end, mon.alarms_raised());
+  if (at_end > 0)
+    log->info("{} alarm(s) raised after the stream's last packet (its end) are not counted in the exit status", at_end);
   operator_options.finish(summary);
+  if (summary.contains("alarms")) summary["alarms"]["raised_at_stream_end"] = at_end;
   if (json) fmt::print("{}\n", summary.dump(2));
-  if (exit_code == cli::exit_ok && operator_options.alarms_armed() && mon.alarms_raised() > 0) {
-    log->warn("{} alarm(s) fired during the run (see the event log and the JSON's alarms)", mon.alarms_raised());
+  if (exit_code == cli::exit_ok && operator_options.alarms_armed() && alarms > 0) {
+    log->warn("{} alarm(s) fired during the run (see the event log and the JSON's alarms)", alarms);
     exit_code = cli::exit_alarm;
   }
   return exit_code;

@@ -89,6 +89,18 @@ TEST_F(Operator, MetricsAreScrapedDuringARunAndAlarmsSetTheExitStatus) {
   EXPECT_GE(json::parse(probe.out)["alarms"]["raised"].get<int>(), 1);
 }
 
+// Review 2026-11-25: with --alarm, every clean stream that ended made j2kprobe exit 4: the
+// --timeout wait after its last packet (3 s by default) raised no signal and freeze (2 s).
+TEST_F(Operator, AStreamThatEndsCleanlyIsNotAnAlarm) {
+  ASSERT_NO_FATAL_FAILURE(stream("239.10.41.6:5120", "--json --timeout 4 --alarm loss=50% --events end-events.jsonl",
+                                 kEncode + " --frames 50", "clean-end"));  // asserts exit status 0
+  EXPECT_GE(summary["alarms"]["raised"].get<int>(), 1) << "the silence at the end still raised no signal";
+  EXPECT_EQ(summary["alarms"]["raised_at_stream_end"], summary["alarms"]["raised"]);
+  bool signal_lost = false;
+  for (const auto& e : json_lines("end-events.jsonl")) signal_lost = signal_lost || e["event"] == "signal_lost";
+  EXPECT_TRUE(signal_lost) << "the event log still says when the signal went";
+}
+
 TEST_F(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
   ASSERT_NO_FATAL_FAILURE(stream("239.10.41.3:5114", "--json --timeout 5 --capture op-capture.pcapng",
                                  kEncode + " --frames 40 --loss 0.02 --seed 9 --no-rtcp", "capture"));

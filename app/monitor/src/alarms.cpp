@@ -146,9 +146,13 @@ bool is_black(const PlanarImage& picture) {
 AlarmMonitor::AlarmMonitor(AlarmThresholds thresholds, Clock::time_point start)
     : thresholds_(thresholds), start_(start) {}
 
-Event AlarmMonitor::transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point) {
+Event AlarmMonitor::transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point now) {
   active_[index_of(alarm)] = active;
   if (active) ++raised_;
+  if (active && (alarm == Alarm::no_signal || alarm == Alarm::freeze || alarm == Alarm::audio_silence)) {
+    if (silence_raises_.size() == 16) silence_raises_.erase(silence_raises_.begin());
+    silence_raises_.push_back(now);
+  }
   Event e = Event::now(active ? EventKind::alarm_raised : EventKind::alarm_cleared,
                        fmt::format("{} {}: {:.3g} (threshold {:.3g})", to_string(alarm), active ? "raised" : "cleared",
                                    value, threshold));
@@ -162,18 +166,33 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   auto seconds_since = [now](std::optional<Clock::time_point> t, Clock::time_point fallback) {
     return std::chrono::duration<double>(now - t.value_or(fallback)).count();
   };
-  if (s.packets_received > 0) last_packet_ = now;
+  if (s.last_packet) {
+    if (!last_packet_ || *s.last_packet > *last_packet_) last_packet_ = *s.last_packet;
+  } else if (s.packets_received > 0) {
+    last_packet_ = now;
+  }
   if (s.packets_lost > 0 || s.frame_errors > 0) last_error_ = now;
 
   auto evaluate = [&](Alarm a, double threshold, double value, bool condition) {
     const bool want = threshold >= 0 && condition;
     if (want != active_[index_of(a)]) events.push_back(transition(a, want, value, threshold, now));
   };
-  const double silent = s.packets_received > 0 ? 0.0 : seconds_since(last_packet_, start_);
+  // An episode that began and ended between two evaluations: raised and cleared at once, so
+  // that the log and the count hold it (a 2.6 s outage between two looks a second apart was
+  // seen as 1.6 s at most).
+  auto episode = [&](Alarm a, double threshold, double length, bool was_active) {
+    if (threshold < 0 || was_active || active_[index_of(a)] || length < threshold) return;
+    events.push_back(transition(a, true, length, threshold, now));
+    events.push_back(transition(a, false, length, threshold, now));
+  };
+  const bool no_signal_was = active_[index_of(Alarm::no_signal)], freeze_was = active_[index_of(Alarm::freeze)];
+  const double silent = s.last_packet || s.packets_received == 0 ? seconds_since(last_packet_, start_) : 0.0;
   evaluate(Alarm::no_signal, thresholds_.signal_s, silent, silent >= thresholds_.signal_s);
+  episode(Alarm::no_signal, thresholds_.signal_s, s.longest_silence_s, no_signal_was);
   // Freeze only once a stream was seen (no signal already covers silence from the start).
   const double frozen = last_packet_ ? seconds_since(last_new_picture_, *last_packet_) : 0.0;
   evaluate(Alarm::freeze, thresholds_.freeze_s, frozen, last_packet_ && frozen >= thresholds_.freeze_s);
+  episode(Alarm::freeze, thresholds_.freeze_s, std::exchange(longest_freeze_s_, 0.0), freeze_was);
   const double black_for = black_since_ ? std::chrono::duration<double>(now - *black_since_).count() : 0.0;
   evaluate(Alarm::black, thresholds_.black_s, black_for, black_since_ && black_for >= thresholds_.black_s);
   const double expected = static_cast<double>(s.packets_received + s.packets_lost);
@@ -196,7 +215,11 @@ void AlarmMonitor::on_frame(const std::optional<FrameLook>& look, Clock::time_po
     last_error_ = now;  // a frame without a picture (damaged, failed or dropped)
     return;
   }
-  if (!last_fingerprint_ || *last_fingerprint_ != look->fingerprint) last_new_picture_ = now;
+  if (!last_fingerprint_ || *last_fingerprint_ != look->fingerprint) {
+    if (last_new_picture_)
+      longest_freeze_s_ = std::max(longest_freeze_s_, std::chrono::duration<double>(now - *last_new_picture_).count());
+    last_new_picture_ = now;
+  }
   last_fingerprint_ = look->fingerprint;
   if (look->black) {
     if (*look->black && !black_since_) black_since_ = now;
@@ -222,6 +245,11 @@ AlarmStatus AlarmMonitor::status(Clock::time_point now) const {
 std::uint64_t AlarmMonitor::raised() const {
   std::lock_guard lock(mutex_);
   return raised_;
+}
+
+std::uint64_t AlarmMonitor::raised_by_silence_after(Clock::time_point t) const {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::uint64_t>(std::count_if(silence_raises_.begin(), silence_raises_.end(), [t](auto at) { return at > t; }));
 }
 
 }  // namespace j2k::monitor

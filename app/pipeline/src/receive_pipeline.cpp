@@ -1,5 +1,7 @@
 #include "pipeline/receive_pipeline.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <deque>
@@ -277,6 +279,28 @@ depacketizer::StreamSnapshot ReceivePipeline::stream() const {
   return s;
 }
 
+std::optional<Clock::time_point> ReceivePipeline::last_packet_time() const {
+  const auto ns = last_packet_ns_.load(std::memory_order_relaxed);
+  if (ns == 0) return std::nullopt;
+  return Clock::time_point(Clock::duration(ns));
+}
+
+void ReceivePipeline::record_silence(Clock::time_point end, Clock::duration length) {
+  std::lock_guard lock(silences_mutex_);
+  if (silences_.size() < kSilencesKept) silences_.push_back({end, length});
+  else silences_[silences_next_] = {end, length};
+  silences_next_ = (silences_next_ + 1) % kSilencesKept;
+}
+
+std::vector<ReceivePipeline::Silence> ReceivePipeline::recent_silences() const {
+  std::lock_guard lock(silences_mutex_);
+  std::vector<Silence> out(silences_.size());
+  // Until the ring is full it is in order; then the oldest is the next to be replaced.
+  const std::size_t oldest = silences_.size() < kSilencesKept ? 0 : silences_next_;
+  std::rotate_copy(silences_.begin(), silences_.begin() + static_cast<std::ptrdiff_t>(oldest), silences_.end(), out.begin());
+  return out;
+}
+
 std::optional<Clock::time_point> ReceivePipeline::first_packet_time() const {
   const auto ns = first_packet_ns_.load();
   if (ns == 0) return std::nullopt;
@@ -430,7 +454,10 @@ void ReceivePipeline::depacketize_loop() {
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
       first_packet_ns_.store((*packet)->received.time_since_epoch().count());
+    else if ((*packet)->received - last_packet_ >= kSilenceRecorded)
+      record_silence((*packet)->received, (*packet)->received - last_packet_);
     last_packet_ = (*packet)->received;
+    last_packet_ns_.store(last_packet_.time_since_epoch().count(), std::memory_order_relaxed);
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);

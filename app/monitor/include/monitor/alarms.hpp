@@ -66,6 +66,11 @@ struct SecondSample {
   std::uint64_t frame_errors = 0;      ///< damaged + failed frames in that second
   double jitter_ms = 0;
   std::optional<AudioSecond> audio{};  ///< absent while no sound has arrived
+  /// The last packet's receive time; without it, the evaluation's time when packets came.
+  std::optional<std::chrono::steady_clock::time_point> last_packet{};
+  /// The longest time without packets that ended since the last evaluation: an outage that
+  /// began and ended between two of them raises (and clears) no signal all the same.
+  double longest_silence_s = 0;
 };
 
 /// A picture's identity and whether it is black (for the freeze and black alarms).
@@ -94,6 +99,9 @@ class AlarmMonitor {
   AlarmStatus status(Clock::time_point now) const;
   /// Alarms raised since the start (j2kprobe's exit status).
   std::uint64_t raised() const;
+  /// Of them, the no signal, freeze and sound silence alarms raised after `t` (the stream's
+  /// last packet: a stream that ends raises them; its end is not the link's fault).
+  std::uint64_t raised_by_silence_after(Clock::time_point t) const;
   const AlarmThresholds& thresholds() const noexcept { return thresholds_; }
 
  private:
@@ -104,11 +112,13 @@ class AlarmMonitor {
   Clock::time_point start_;
   std::optional<Clock::time_point> last_packet_;
   std::optional<Clock::time_point> last_new_picture_;
+  double longest_freeze_s_ = 0;  // the longest freeze that ended since the last evaluation
   std::optional<std::uint64_t> last_fingerprint_;
   std::optional<Clock::time_point> black_since_;
   std::optional<Clock::time_point> last_error_;
   bool active_[7] = {};
   std::uint64_t raised_ = 0;
+  std::vector<Clock::time_point> silence_raises_;  // the last 16 raises of no signal, freeze, sound silence
 };
 
 }  // namespace j2k::monitor

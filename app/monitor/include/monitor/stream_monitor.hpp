@@ -61,6 +61,8 @@ struct SecondReport {
   double decode_ms = 0;             ///< mean over the second
   double latency_ms = 0;            ///< mean over the second
   std::optional<AudioSecond> audio{};  ///< the sound's state (absent while none arrived)
+  std::optional<std::chrono::steady_clock::time_point> last_packet{};  ///< its receive time, when known
+  double longest_silence_s = 0;     ///< the longest time without packets that ended in this second
 };
 
 /// An event the depacketizer reports as it happens (sequence numbers are extended).
@@ -88,6 +90,8 @@ class StreamMonitor {
   EventLog& events() noexcept { return *events_; }
   AlarmStatus alarm_status(Clock::time_point now) const { return alarms_.status(now); }
   std::uint64_t alarms_raised() const { return alarms_.raised(); }
+  /// The no signal, freeze and sound silence alarms raised after `t` (AlarmMonitor's).
+  std::uint64_t alarms_raised_by_silence_after(Clock::time_point t) const { return alarms_.raised_by_silence_after(t); }
   std::uint16_t metrics_port() const noexcept { return metrics_ ? metrics_->port() : 0; }
   /// Whether on_second needs the live summary (only the metrics endpoint serves it).
   bool serves_metrics() const noexcept { return metrics_ != nullptr; }

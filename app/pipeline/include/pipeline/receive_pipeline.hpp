@@ -221,6 +221,17 @@ class ReceivePipeline {
   void set_device_display(bool enabled) noexcept { device_display_enabled_.store(enabled); }
   /// Time since the first packet arrived (nullopt before).
   std::optional<std::chrono::steady_clock::time_point> first_packet_time() const;
+  /// When the last packet arrived (its receive time; nullopt before the first).
+  std::optional<std::chrono::steady_clock::time_point> last_packet_time() const;
+  /// A time without packets between two of them, of at least kSilenceRecorded.
+  struct Silence {
+    std::chrono::steady_clock::time_point end{};  ///< the packet that ended it
+    std::chrono::steady_clock::duration length{};
+  };
+  static constexpr auto kSilenceRecorded = std::chrono::milliseconds(100);
+  /// The last silences (at most kSilencesKept), oldest first: the alarms see an outage that began and
+  /// ended between two of their once-a-second looks. Any thread.
+  std::vector<Silence> recent_silences() const;
 
  private:
   /// A unit on its way to a decoder: `seq` orders delivery (consecutive over everything
@@ -251,6 +262,7 @@ class ReceivePipeline {
   void on_unit(depacketizer::CodestreamUnit&& unit);  // depacketizer thread
   Status open_protection_receivers();
   void depacketize_loop();
+  void record_silence(std::chrono::steady_clock::time_point end, std::chrono::steady_clock::duration length);
   void decode_loop(Worker& worker);
   void deliver_loop();
   void decode_unit(Worker& worker, Job& job, DecodedFrame& f, PlanarImage& shape);
@@ -290,7 +302,11 @@ class ReceivePipeline {
   std::unique_ptr<WorkPool> work_pool_;
   std::atomic<bool> running_{false};
   std::atomic<bool> drain_{true};
-  std::atomic<std::int64_t> first_packet_ns_{0};
+  std::atomic<std::int64_t> first_packet_ns_{0}, last_packet_ns_{0};
+  static constexpr std::size_t kSilencesKept = 64;
+  mutable std::mutex silences_mutex_;  // guards silences_ (written by the depacketizer thread)
+  std::vector<Silence> silences_;      // a ring of the last kSilencesKept
+  std::size_t silences_next_ = 0;      // the slot the next one takes
 
   // Depacketizer thread only.
   std::uint64_t next_seq_ = 0;
