@@ -169,9 +169,25 @@ int main(int argc, char** argv) {
   if (!choice) return setup.usage_error(choice.error().message);
   choice->limits.max_memory = max_memory_mib << 20;
 
+  // Read at most --max-memory bytes: a device or pipe that never ends (/dev/zero) is refused
+  // once past it instead of filling the memory.
   std::ifstream f(input, std::ios::binary);
-  std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (!f.eof() && f.fail()) {
+  if (!f) {
+    fmt::print(stderr, "j2kdecode: cannot read '{}'\n", input);
+    return cli::exit_error;
+  }
+  const auto max_input = static_cast<std::size_t>(choice->limits.max_memory);
+  std::vector<std::uint8_t> data;
+  for (std::vector<char> chunk(1 << 20); f;) {
+    f.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(f.gcount());
+    if (data.size() + got > max_input) {
+      fmt::print(stderr, "j2kdecode: '{}' is larger than --max-memory ({} MiB)\n", input, max_memory_mib);
+      return cli::exit_error;
+    }
+    data.insert(data.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(got));
+  }
+  if (!f.eof()) {
     fmt::print(stderr, "j2kdecode: cannot read '{}'\n", input);
     return cli::exit_error;
   }

@@ -61,6 +61,24 @@ TEST_P(BothBackends, MemoryLimitIsCheckedBeforeDecoding) {
   EXPECT_TRUE(decode_with(GetParam(), s.bytes()).ok());
 }
 
+// Review 2026-11-25: --reduce 70 shifted a 64-bit value by 70 (undefined behaviour, seen by
+// UBSan) while the frame's size was worked out, before the levels were checked.
+TEST(DecodeLimits, AReductionPastAnyCodestreamsLevelsIsRefusedFirst) {
+  SyntheticCodestream s;
+  s.width = s.height = 64;
+  auto dec = make_decoder(Backend::own);
+  ASSERT_TRUE(dec.ok());
+  for (int reduce : {33, 64, 70, 1000}) {
+    DecodeOptions options;
+    options.reduce = reduce;
+    auto image = (*dec)->decode(s.bytes(), options);
+    ASSERT_FALSE(image.ok()) << reduce;
+    EXPECT_EQ(image.error().kind, ErrorKind::unsupported);
+    EXPECT_NE(image.error().message.find("decomposition levels a codestream can have"), std::string::npos)
+        << image.error().message;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(DecodeLimits, BothBackends, ::testing::Values(Backend::own, Backend::openjpeg),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 

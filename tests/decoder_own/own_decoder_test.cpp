@@ -67,8 +67,9 @@ CorpusCase make_case(const std::string& name, Source src, int w, int h, const st
 }
 
 /// Splits a single-tile SOP+EPH stream into packet headers and bodies, then rebuilds it with
-/// the headers in PPT (tile-part header) or PPM (main header) marker segments.
-Stream move_headers(const Stream& s, bool ppm) {
+/// the headers in PPT (tile-part header) or PPM (main header) marker segments of at most
+/// `segment_bytes`, numbered in order and written in that order or `reversed`.
+Stream move_headers(const Stream& s, bool ppm, std::size_t segment_bytes = 60000, bool reversed = false) {
   std::size_t mh = main_header_end(s);
   auto parts = tile_parts(s);
   EXPECT_EQ(parts.size(), 1u);
@@ -94,15 +95,20 @@ Stream move_headers(const Stream& s, bool ppm) {
   for (std::size_t m = 2; m < mh; m += 2 + be16(out, m + 2))
     if (be16(out, m) == 0xFF52) out[m + 4] &= static_cast<std::uint8_t>(~6);  // clear SOP/EPH in Scod
   auto segments = [&](Stream& dst, std::uint16_t marker, const Stream& payload) {
-    // Split over several marker segments (Zppm/Zppt numbering them) of at most 60000 bytes.
-    for (std::size_t off = 0, z = 0; off < payload.size(); off += 60000, ++z) {
-      std::size_t n = std::min<std::size_t>(60000, payload.size() - off);
-      put16(dst, marker);
-      put16(dst, static_cast<std::uint32_t>(n + 3));
-      dst.push_back(static_cast<std::uint8_t>(z));
-      dst.insert(dst.end(), payload.begin() + static_cast<std::ptrdiff_t>(off),
+    // Split over several marker segments (Zppm/Zppt numbering them).
+    std::vector<Stream> each;
+    for (std::size_t off = 0, z = 0; off < payload.size(); off += segment_bytes, ++z) {
+      std::size_t n = std::min<std::size_t>(segment_bytes, payload.size() - off);
+      Stream seg;
+      put16(seg, marker);
+      put16(seg, static_cast<std::uint32_t>(n + 3));
+      seg.push_back(static_cast<std::uint8_t>(z));
+      seg.insert(seg.end(), payload.begin() + static_cast<std::ptrdiff_t>(off),
                  payload.begin() + static_cast<std::ptrdiff_t>(off + n));
+      each.push_back(std::move(seg));
     }
+    if (reversed) std::reverse(each.begin(), each.end());
+    for (const Stream& seg : each) dst.insert(dst.end(), seg.begin(), seg.end());
   };
   if (ppm) {
     Stream payload;
@@ -148,6 +154,37 @@ TEST(OwnDecoder, PacketHeadersInPptAndPpm) {
     ASSERT_TRUE(ref.ok()) << ref.error().message;
     EXPECT_TRUE(same(*ref, src));
   }
+}
+
+// Review 2026-11-25: PPT segments were joined in the order they came, not in Zppt order, so
+// a valid stream whose segments come out of order decoded to garbage with no error.
+TEST(OwnDecoder, PptSegmentsAreJoinedInTheirIndexOrder) {
+  auto c = make_case("ppt_order_source", Source::rgb8, 161, 107, "-SOP -EPH -r 20,5,1 -c [64,64],[32,32] -b 16,16");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  ASSERT_FALSE(cs.empty());
+  Stream moved = move_headers(cs, false, 200, /*reversed=*/true);
+  auto own = make_decoder(Backend::own);
+  DecodeOptions strict;
+  strict.strict = true;
+  auto out = (*own)->decode(moved, strict);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_TRUE(same(*out, src));
+  auto ref = (*make_decoder(Backend::openjpeg))->decode(moved, {});
+  ASSERT_TRUE(ref.ok()) << ref.error().message;
+  EXPECT_TRUE(same(*ref, src));
+  // An index given twice: strict refuses it; resilient decodes and counts the damage.
+  Stream twice = move_headers(cs, false, 200);
+  const std::size_t first_ppt = main_header_end(twice) + 12;  // after SOT
+  ASSERT_EQ(be16(twice, first_ppt), 0xFF61);
+  const std::size_t second_ppt = first_ppt + 2 + be16(twice, first_ppt + 2);
+  ASSERT_EQ(be16(twice, second_ppt), 0xFF61);
+  twice[second_ppt + 4] = twice[first_ppt + 4];  // the second PPT takes the first one's Zppt
+  auto refused = (*own)->decode(twice, strict);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("PPT index 0 given twice"), std::string::npos) << refused.error().message;
+  auto resilient = (*own)->decode(twice, {});
+  EXPECT_TRUE(resilient.ok()) << resilient.error().message;
 }
 
 TEST(OwnDecoder, TilePartsInAnyOrder) {

@@ -167,6 +167,13 @@ TEST(Decode, WithoutOutputSaysWhatItDecoded) {
       << r.out;
 }
 
+// Review 2026-11-25: j2kdecode /dev/zero read until the memory ran out (2 GB in 5 s and on).
+TEST(Decode, AnInputThatNeverEndsIsRefusedAtTheMemoryLimit) {
+  auto r = run("ulimit -v 4000000; " + bin("j2kdecode") + " /dev/zero --max-memory 16", "decode.zero");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("is larger than --max-memory (16 MiB)"), std::string::npos) << r.err;
+}
+
 // "The README's CLI sections match --help": every option a tool's --help lists is named in
 // that tool's README section (or, for the common ones, in "Every tool").
 TEST(Readme, EveryOptionInTheHelpIsInTheToolsSection) {

@@ -529,6 +529,39 @@ void codestreams_like_cpu(Tier1Fn decode) {
   std::printf("[ info ] %d codestreams compared\n", compared);
 }
 
+/// A 4 x 4 picture, one 4 x 4 code-block coding one bit-plane, with an RGN marker of maxshift
+/// `shift` (A.6.3 allows up to 37).
+std::vector<std::uint8_t> roi_codestream(std::uint8_t shift) {
+  return {0xff, 0x4f, 0xff, 0x51, 0x00, 0x29, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00,
+          0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00,
+          0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x07, 0x01, 0x01, 0xff, 0x52, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x01, 0x00,
+          0x00, 0x00, 0x00, 0x00, 0x01, 0xff, 0x5c, 0x00, 0x04, 0x40, 0x40, 0xff, 0x5e, 0x00, 0x05, 0x00, 0x00, shift,
+          0xff, 0x90, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x15, 0x00, 0x01, 0xff, 0x93, 0xc0, 0x00, 0x00, 0x00,
+          0x00, 0x21, 0x55, 0xff, 0xd9};
+}
+
+// Review 2026-11-25: a maxshift of 32 to 37 made the tier-1 table refuse the whole frame
+// ("ROI shift above 31"), so the GPU path failed frames the CPU decodes.
+void roi_shifts_like_cpu(Tier1Fn decode) {
+  for (std::uint8_t shift : {29, 30, 31, 32, 37}) {
+    const auto cs = roi_codestream(shift);
+    decoder::CoefficientDecoder cpu, deferred;
+    auto ref = cpu.decode(cs, {});
+    ASSERT_TRUE(ref.ok()) << int(shift) << ": " << ref.error().message;
+    Tier1Batch batch;
+    auto frame = deferred.decode_deferred(cs, {}, batch);
+    ASSERT_TRUE(frame.ok()) << int(shift) << ": " << frame.error().message;
+    auto got = decode(batch);
+    ASSERT_TRUE(got.ok()) << int(shift) << ": " << got.error().message;
+    EXPECT_EQ(first_difference(flatten(*ref), got->coefficients), -1) << int(shift);
+  }
+}
+
+TEST(GpuTier1, RoiShiftsUpTo37DecodeLikeTheCpu) {
+  REQUIRE_CUDA();
+  roi_shifts_like_cpu(on_gpu);
+}
+
 TEST(GpuTier1, RandomBlocksOfEveryStyleAndSizeEqualTheCpu) {
   REQUIRE_CUDA();
   random_blocks_like_cpu(on_gpu);
@@ -580,6 +613,11 @@ TEST(Tier1Emulation, RandomBlocksOfEveryStyleAndSizeEqualTheCpu) {
 TEST(Tier1Emulation, GarbageAndEmptySegmentsEqualTheCpu) {
   REQUIRE_EMULATION();
   garbage_like_cpu(on_host);
+}
+
+TEST(Tier1Emulation, RoiShiftsUpTo37DecodeLikeTheCpu) {
+  REQUIRE_EMULATION();
+  roi_shifts_like_cpu(on_host);
 }
 
 TEST(Tier1Emulation, EveryCodestreamDecodesLikeTheCpu) {

@@ -29,6 +29,8 @@ namespace j2k::decoder {
 namespace own {
 namespace {
 
+constexpr int kMaxLevels = 32;  ///< NL of COD/COC (A.6.1)
+
 int ceil_shift(long long a, int s) { return static_cast<int>((a + (1LL << s) - 1) >> s); }
 int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
@@ -175,7 +177,6 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     const BlockPlan& plan = job.plan;  // as CodeBlockDecoder decodes it
     batch.rejected_blocks += plan.damaged;
     if (plan.passes == 0) continue;  // stays zero
-    if (job.roi_shift > 31) return make_error(ErrorKind::unsupported, "ROI shift above 31 for the tier-1 table");
     if (plan.segments > 0xFFFF || batch.bytes.size() > 0xFFFF0000u)
       return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
     Tier1Block& b = batch.blocks.emplace_back();  // filled in place (see collect_tier1_jobs)
@@ -190,7 +191,9 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     b.numbps = static_cast<std::uint8_t>(plan.numbps);
     b.band = job.orientation == BandOrientation::HH ? 2 : job.orientation == BandOrientation::HL ? 1 : 0;
     b.style = static_cast<std::uint8_t>(job.cb_style & 0x3F);
-    b.roi_shift = static_cast<std::uint8_t>(job.roi_shift);
+    // H.1 scales back magnitudes of at least 2^s; those of a block are below 2^30 (numbps
+    // <= 30), so a shift of 30 or more (A.6.3 allows 37) scales nothing: the table says 0.
+    b.roi_shift = static_cast<std::uint8_t>(job.roi_shift < 30 ? job.roi_shift : 0);
     // The segments follow each other through the block's chunks; one whose declared length
     // runs past them is cut where they end. The block's bytes are then the chunks' first
     // `taken`: in a tile's copy already when they are one chunk, else gathered here.
@@ -235,6 +238,12 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   CoefficientFrame frame;
   const Siz& siz = cs.siz;
   const int reduce = std::max(0, options.reduce);
+  // 15444-1 allows 32 decomposition levels; more to discard is past every component's
+  // (said before the sizes below shift by it).
+  if (reduce > kMaxLevels)
+    return make_error(ErrorKind::unsupported,
+                      fmt::format("reduce {} is more than the {} decomposition levels a codestream can have", reduce,
+                                  kMaxLevels));
   MemoryBudget budget(limits.max_memory);
   if (Status st = charge_frame(siz, reduce, limits, budget); !st) return st.error();
   frame.image = {static_cast<int>(siz.x0), static_cast<int>(siz.y0), static_cast<int>(siz.x1), static_cast<int>(siz.y1)};

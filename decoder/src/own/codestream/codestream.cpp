@@ -177,6 +177,20 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     cs.truncated = true;
   }
 
+  // PPT (A.7.5): a tile's packet headers are its PPT segments joined in Zppt order, which
+  // need not be the order they come in. An index given twice is ambiguous: strict refuses it,
+  // resilient keeps the first and marks the tile damaged.
+  for (TileHeader& tile : cs.tiles) {
+    if (tile.ppt.size() < 2) continue;
+    std::stable_sort(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    const auto repeated = std::adjacent_find(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first == b.first; });
+    if (repeated == tile.ppt.end()) continue;
+    if (strict) return corrupt(fmt::format("PPT index {} given twice in a tile", repeated->first));
+    tile.ppt.erase(std::unique(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first == b.first; }),
+                   tile.ppt.end());
+    tile.truncated = true;
+  }
+
   // PPM (A.7.4): Nppm + headers for each tile-part, in codestream order, across markers.
   if (cs.has_ppm) {
     std::stable_sort(ppm.begin(), ppm.end(), [](auto& a, auto& b) { return a.first < b.first; });

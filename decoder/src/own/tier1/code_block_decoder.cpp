@@ -175,9 +175,12 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   // with 2^s, i.e. the magnitude with 2^(s-1): one bit-plane lower than H.1. It only shows
   // on streams whose background reaches bit-plane s-1, such as Grok's, which carry the RGN
   // marker with unshifted coefficients (tests/decoder_own/corpus_test.cpp, *_grk_roi_*).
-  const int roi = job.roi_shift;
+  // Magnitudes are below 2^30 (numbps <= 30): a shift of 30 or more (A.6.3 allows 37)
+  // scales nothing back. (Comparing with INT32_MAX instead shifted a block's largest
+  // possible value by up to 37 bits.)
+  const int roi = job.roi_shift < 30 ? job.roi_shift : 0;
   if (roi) {
-    const std::int32_t roi_threshold = roi + 1 < 31 ? (1 << (roi + 1)) : INT32_MAX;
+    const std::int32_t roi_threshold = 1 << (roi + 1);
     for (int y = 0; y < h; ++y) {
       const int st = y >> 2, k = y & 3;
       const std::int32_t* d = data_.data() + static_cast<std::ptrdiff_t>(st) * w * 4 + k;

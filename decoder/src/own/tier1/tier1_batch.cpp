@@ -43,7 +43,7 @@ Status validate_tier1_batch(const Tier1Batch& batch) {
     if (b.numbps < 1 || b.numbps > 30) return bad(i, "bit-planes out of range");
     if (b.passes < 1 || b.passes > 3 * b.numbps - 2) return bad(i, "pass count out of range");
     if (b.band > 2) return bad(i, "band out of range");
-    if (b.roi_shift > 31) return bad(i, "ROI shift out of range");
+    if (b.roi_shift > 29) return bad(i, "ROI shift out of range (0..29; larger shifts scale nothing back)");
     if (b.style & 0xC0) return bad(i, "unknown code-block style bits");
     if (b.seg_count == 0 || b.seg_first > batch.segments.size() || b.seg_count > batch.segments.size() - b.seg_first)
       return bad(i, "segments outside the segment table");
