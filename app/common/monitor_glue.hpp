@@ -40,7 +40,9 @@ inline monitor::SecondReport second_report(const pipeline::StatsSample& now, con
   r.jitter_ms = s.jitter_ms;
   const double decode_ms = now.decode.decode_ms_total - before.decode.decode_ms_total;
   r.decode_ms = r.frames_decoded ? decode_ms / static_cast<double>(r.frames_decoded) : 0.0;
-  r.latency_ms = pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded)).p50;
+  const auto latency = pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
+  r.latency_ms = latency.p50;
+  r.latency_p99_ms = latency.p99;
   r.last_packet = now.last_packet;
   for (const auto& silence : now.silences)
     if (silence.end > before.at && silence.end <= now.at)

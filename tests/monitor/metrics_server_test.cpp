@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "monitor/metrics_server.hpp"
+#include "monitor/stream_monitor.hpp"
 
 namespace j2k::monitor {
 namespace {
@@ -46,14 +47,16 @@ std::map<std::string, double> parse_prometheus(const std::string& text) {
 
 TEST(Prometheus, CountersAndGaugesWithTheUrlLabel) {
   nlohmann::json s = {{"packets", {{"received", 1234}, {"lost", 5}}},
-                      {"stream", {{"bitrate_mbps", 12.5}, {"jitter_ms", 0.25}}}};
+                      {"stream", {{"bitrate_mbps", 3.0}, {"jitter_ms", 0.25}, {"payload_bytes", 99}}},
+                      {"now", {{"bitrate_mbps", 12.5}}}};
   const std::string text = prometheus_text(s, "rtp://239.1.1.1:5004 \"x\"");
   EXPECT_NE(text.find("# TYPE j2k_packets_received_total counter"), std::string::npos);
   EXPECT_NE(text.find("# TYPE j2k_stream_bitrate_mbps gauge"), std::string::npos);
   EXPECT_NE(text.find("j2k_packets_lost_total{url=\"rtp://239.1.1.1:5004 \\\"x\\\"\"} 5"), std::string::npos);
   const auto m = parse_prometheus(text);
   EXPECT_DOUBLE_EQ(m.at("j2k_packets_received_total"), 1234);
-  EXPECT_DOUBLE_EQ(m.at("j2k_stream_bitrate_mbps"), 12.5);
+  EXPECT_DOUBLE_EQ(m.at("j2k_stream_bitrate_mbps"), 12.5);  // the last second's, not the run's 3.0
+  EXPECT_DOUBLE_EQ(m.at("j2k_payload_bytes_total"), 99);
   EXPECT_EQ(m.count("j2k_frames_decoded_total"), 0u);  // absent from the summary: left out
 }
 
@@ -85,6 +88,33 @@ TEST(MetricsServer, BadAddressesAreClearErrors) {
   auto b = MetricsServer::start("127.0.0.1:" + std::to_string((*a)->port()));
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("in use"), std::string::npos);
+}
+
+// Review 2026-11-25: the bit rate and latency gauges at /metrics were the whole run's: after
+// 4 s at 20 Mbit/s and 6 s at 2 Mbit/s the scrape said 7.34 while the link carried 2.
+TEST(StreamMonitor, MetricsGaugesAreTheLastSeconds) {
+  MonitorOptions o;
+  o.metrics_address = "127.0.0.1:0";
+  o.url_label = "rtp://239.1.1.1:5004";
+  const auto t0 = StreamMonitor::Clock::time_point{} + std::chrono::seconds(1000);
+  auto m = StreamMonitor::create(o, t0);
+  ASSERT_TRUE(m) << m.error().message;
+  auto& mon = **m;
+  SecondReport s;
+  s.packets_received = 200;
+  s.payload_bytes = 250'000;  // 2 Mbit/s
+  s.latency_ms = 12;
+  s.latency_p99_ms = 30;
+  // The run's summary says 7.34 Mbit/s and 40 ms: the gauges must not.
+  const nlohmann::json run = {{"stream", {{"bitrate_mbps", 7.34}, {"payload_bytes", 9'175'000}}},
+                              {"latency", {{"receive_to_decoded_ms", {{"p50", 40.0}, {"p99", 90.0}}}}}};
+  mon.on_second(s, t0 + std::chrono::seconds(10), run);
+  const std::string text = http_get(mon.metrics_port(), "/metrics");
+  EXPECT_NE(text.find("j2k_stream_bitrate_mbps{url=\"rtp://239.1.1.1:5004\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_latency_receive_to_decoded_p50_ms{url=\"rtp://239.1.1.1:5004\"} 12\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_latency_receive_to_decoded_p99_ms{url=\"rtp://239.1.1.1:5004\"} 30\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_payload_bytes_total{url=\"rtp://239.1.1.1:5004\"} 9175000\n"), std::string::npos) << text;
+  mon.close();
 }
 
 }  // namespace

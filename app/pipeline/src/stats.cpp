@@ -153,6 +153,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       // a fast replay or the silence before the timeout would distort it.
       {"bitrate_mbps", stream_seconds(s, elapsed_s) > 0 ? static_cast<double>(st.payload_bytes) * 8e-6 / stream_seconds(s, elapsed_s) : 0.0},
       {"stream_duration_s", stream_seconds(s, elapsed_s)},
+      {"payload_bytes", st.payload_bytes},
       {"jitter_ms", st.jitter_ms},
       {"reorder_window_ms", st.reorder_window_ms},
       {"transport", st.payload_format},
