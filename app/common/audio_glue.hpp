@@ -133,6 +133,7 @@ class AudioGlue {
     if (!dump_path_.empty()) {
       a["dump"] = {{"file", dump_path_}, {"sample_frames", s.dump_frames}};
       if (!s.dump_error.empty()) a["dump"]["error"] = s.dump_error;
+      if (s.dump_failed) a["dump"]["failed"] = true;
     }
     summary["audio"] = std::move(a);
   }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <utility>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -154,6 +156,7 @@ int main(int argc, char** argv) {
     if (!raw_out) { log->error("cannot write --dump-raw file '{}'", raw_file); return cli::exit_error; }
   }
   std::vector<std::uint8_t> raw_bytes;
+  bool raw_failed = false;  // the sink's (delivery thread), read after the stop
   auto sink = [&](pipeline::DecodedFrame&& f) {
     if (!f.time_code.empty()) last_time_code = f.time_code;
     if (f.decoded && !checksums_file.empty()) {
@@ -170,6 +173,11 @@ int main(int argc, char** argv) {
           if (plane.precision > 8) raw_bytes.push_back(static_cast<std::uint8_t>(v >> 8));
         }
       raw_out.write(reinterpret_cast<const char*>(raw_bytes.data()), static_cast<std::streamsize>(raw_bytes.size()));
+      if (!raw_out) {  // a full disk: said once, the file closed, the run's status 1
+        log->error("writing --dump-raw file '{}' failed: {}", raw_file, std::strerror(errno));
+        raw_out.close();
+        raw_failed = true;
+      }
     }
     if (!dump_dir.empty()) {
       const std::string stem = fmt::format("{}/frame_{:06d}", dump_dir, f.index);
@@ -256,7 +264,19 @@ int main(int argc, char** argv) {
   const auto& d = final_sample.decode;
   const double decode_fps = d.decoded && d.decode_ms_total > 0 ? d.decoded * 1000.0 / d.decode_ms_total : 0;
   summary["frames"]["decode_fps_per_worker"] = decode_fps;
-  if (!checksums_out.finish()) log->error("writing --checksums file '{}' failed", checksums_file);
+  // Files the user asked for that could not be written make the run's status 1.
+  bool output_failed = raw_failed;
+  if (raw_out.is_open()) {
+    raw_out.close();
+    if (!raw_out) {
+      log->error("writing --dump-raw file '{}' failed", raw_file);
+      output_failed = true;
+    }
+  }
+  if (!checksums_out.finish()) {
+    log->error("writing --checksums file '{}' failed", checksums_file);
+    output_failed = true;
+  }
   log->info("received {} packets ({} lost), {} frames complete, {} incomplete, {} decoded in {:.1f} s",
             final_sample.stream.packets_received, final_sample.stream.packets_lost, final_sample.stream.frames_complete,
             final_sample.stream.frames_incomplete, d.decoded, elapsed);
@@ -284,6 +304,9 @@ int main(int argc, char** argv) {
   operator_options.finish(summary);
   if (summary.contains("alarms")) summary["alarms"]["raised_at_stream_end"] = at_end;
   if (json) fmt::print("{}\n", summary.dump(2));
+  if (summary.contains("audio") && summary["audio"].contains("dump") && summary["audio"]["dump"].value("failed", false))
+    output_failed = true;  // said by the sound path (--dump-audio)
+  if (exit_code == cli::exit_ok && output_failed) exit_code = cli::exit_error;
   if (exit_code == cli::exit_ok && operator_options.alarms_armed() && alarms > 0) {
     log->warn("{} alarm(s) fired during the run (see the event log and the JSON's alarms)", alarms);
     exit_code = cli::exit_alarm;

@@ -128,6 +128,25 @@ TEST_F(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
   EXPECT_EQ(json::parse(reread.out)["packets"]["received"], cut["capture"]["datagrams"]);
 }
 
+// Review 2026-11-25: --dump-raw, --checksums and --dump-audio on a full disk: the probe said
+// nothing (or logged one line) and exited 0, the JSON claiming the sound was written.
+TEST_F(Operator, OutputsThatCannotBeWrittenMakeTheStatusOne) {
+  const std::string url = "'rtp://239.10.41.7:5122?iface=127.0.0.1'";
+  j2k::test::BackgroundReceiver rx(bin("j2kprobe") + " " + url +
+                                       " --json --timeout 3 --dump-raw /dev/full --checksums /dev/full --dump-audio /dev/full",
+                                   "fulldisk.probe");
+  ASSERT_TRUE(rx.wait_listening());
+  auto tx = j2k::test::run(bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 50 --audio tone" + kCache, "fulldisk.send");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  auto probe = rx.join();
+  EXPECT_EQ(probe.exit_code, 1) << probe.err;
+  EXPECT_NE(probe.err.find("writing --dump-raw file '/dev/full' failed"), std::string::npos) << probe.err;
+  EXPECT_NE(probe.err.find("writing --checksums file '/dev/full' failed"), std::string::npos) << probe.err;
+  const auto out = json::parse(probe.out);
+  EXPECT_EQ(out["audio"]["dump"]["failed"], true) << out["audio"].dump();
+  EXPECT_TRUE(out["audio"]["dump"].contains("error"));
+}
+
 // Issue 14 item 6: j2ksend --sdp writes what j2kprobe sdp:FILE receives.
 TEST_F(Operator, AnSdpWrittenByTheSenderIsReceivedByTheProbe) {
   // The sender writes the description first; the probe joins from it.

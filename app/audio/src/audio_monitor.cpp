@@ -54,9 +54,13 @@ void AudioMonitor::stop() {
   if (stopped_) return;
   stopped_ = true;
   if (dump_) {
-    dump_->close();
+    if (auto st = dump_->close(); !st) {
+      state_.dump_failed = true;
+      if (state_.dump_error.empty()) state_.dump_error = st.error().message;
+      logger("audio")->error("--dump-audio: {}", st.error().message);
+    }
     state_.dump_frames = dump_->frames_written();
-  } else if (!options_.dump_path.empty()) {
+  } else if (!options_.dump_path.empty() && !state_.dump_failed) {
     // The file made at the start to check it could be written holds nothing: no sound came.
     std::remove(options_.dump_path.c_str());
     if (state_.dump_error.empty()) state_.dump_error = "no sound arrived: nothing written";
@@ -113,13 +117,28 @@ void AudioMonitor::consume(const depacketizer::AudioBlock& block) {
     sum_squares_[i % n] += x * x;
   }
   std::string dump_error;
+  bool dump_failed = false;
   if (!options_.dump_path.empty() && !dump_ && state_.dump_error.empty()) {
     auto made = WavWriter::create(options_.dump_path, f);
-    if (made) dump_ = std::move(made).value();
-    else dump_error = made.error().message;
+    if (made) {
+      dump_ = std::move(made).value();
+    } else {
+      dump_error = made.error().message;
+      dump_failed = true;
+    }
   }
+  std::uint64_t dump_frames = 0;
   if (dump_) {
-    if (auto st = dump_->write(block); !st) dump_error = st.error().message;  // a changed format: not written
+    if (auto st = dump_->write(block); !st) {
+      dump_error = st.error().message;  // a changed format: not written
+      if (st.error().kind == ErrorKind::io) {
+        // The file refused it: the dump ends here, its header saying what it holds.
+        dump_failed = true;
+        if (auto closed = dump_->close(); !closed) dump_error += "; " + closed.error().message;
+        dump_frames = dump_->frames_written();
+        dump_.reset();
+      }
+    }
   }
   {
     std::lock_guard lock(mutex_);
@@ -140,9 +159,12 @@ void AudioMonitor::consume(const depacketizer::AudioBlock& block) {
     s.silence_events = meter_.silence_events();
     s.clipping_events = meter_.clipping_events();
     if (dump_) s.dump_frames = dump_->frames_written();
+    else if (dump_failed) s.dump_frames = dump_frames;
+    s.dump_failed = s.dump_failed || dump_failed;
     if (!dump_error.empty() && s.dump_error.empty()) {
       s.dump_error = dump_error;
-      logger("audio")->warn("--dump-audio: {}", dump_error);
+      if (dump_failed) logger("audio")->error("--dump-audio: {}", dump_error);
+      else logger("audio")->warn("--dump-audio: {}", dump_error);
     }
     last_block_ = std::chrono::steady_clock::now();
     if (stalled_) {

@@ -53,11 +53,15 @@ Result<std::unique_ptr<WavWriter>> WavWriter::create(const std::string& path, co
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return make_error(ErrorKind::io, fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   const auto h = header(format, 0);
-  std::fwrite(h.data(), 1, h.size(), f);
+  if (std::fwrite(h.data(), 1, h.size(), f) != h.size()) {
+    const int e = errno;
+    std::fclose(f);
+    return make_error(ErrorKind::io, fmt::format("cannot write '{}': {}", path, std::strerror(e)));
+  }
   return std::unique_ptr<WavWriter>(new WavWriter(f, format));
 }
 
-WavWriter::~WavWriter() { close(); }
+WavWriter::~WavWriter() { (void)close(); }
 
 Status WavWriter::write(const depacketizer::AudioBlock& block) {
   if (!file_) return make_error(ErrorKind::io, "the WAV file is closed");
@@ -70,19 +74,30 @@ Status WavWriter::write(const depacketizer::AudioBlock& block) {
   std::vector<std::uint8_t> out;
   out.reserve(block.samples.size() * static_cast<std::size_t>(bytes));
   for (std::int32_t s : block.samples) le(out, static_cast<std::uint32_t>(s) << shift, bytes);
-  std::fwrite(out.data(), 1, out.size(), file_);
+  const std::uint64_t frame_bytes = static_cast<std::uint64_t>(format_.channels) * static_cast<std::uint64_t>(bytes);
+  if ((frames_ + block.frames()) * frame_bytes > kMaxDataBytes)
+    return make_error(ErrorKind::io, "the WAV file reached the 4 GiB its header can describe: the dump ends here");
+  if (std::fwrite(out.data(), 1, out.size(), file_) != out.size())
+    return make_error(ErrorKind::io, fmt::format("writing the WAV file failed: {}", std::strerror(errno)));
   frames_ += block.frames();
   return {};
 }
 
-void WavWriter::close() {
-  if (!file_) return;
+Status WavWriter::close() {
+  if (!file_) return {};
   const std::uint64_t data = frames_ * static_cast<std::uint64_t>(format_.channels * container_bytes(format_.bits));
   const auto h = header(format_, data);
-  std::fseek(file_, 0, SEEK_SET);
-  std::fwrite(h.data(), 1, h.size(), file_);
-  std::fclose(file_);
+  bool ok = std::fflush(file_) == 0;
+  int e = ok ? 0 : errno;
+  ok = ok && std::fseek(file_, 0, SEEK_SET) == 0 && std::fwrite(h.data(), 1, h.size(), file_) == h.size();
+  if (!ok && e == 0) e = errno;
+  if (std::fclose(file_) != 0 && ok) {
+    ok = false;
+    e = errno;
+  }
   file_ = nullptr;
+  if (!ok) return make_error(ErrorKind::io, fmt::format("writing the WAV file failed: {}", std::strerror(e)));
+  return {};
 }
 
 depacketizer::AudioBlock lineup_tone(const depacketizer::AudioFormat& format, std::uint64_t first_frame, std::size_t frames,

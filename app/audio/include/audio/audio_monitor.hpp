@@ -62,6 +62,7 @@ struct AudioSnapshot {
   std::optional<double> seconds_since_sound;  ///< wall time since the last block arrived
   std::uint64_t dump_frames = 0;
   std::string dump_error;
+  bool dump_failed = false;  ///< the file refused the sound (a full disk, 4 GiB): the dump ended there
 };
 
 class AudioMonitor {

@@ -16,14 +16,19 @@ class WavWriter {
  public:
   static Result<std::unique_ptr<WavWriter>> create(const std::string& path, const depacketizer::AudioFormat& format);
   ~WavWriter();
-  /// Appends a block (its format must be the file's; else an error and nothing written).
+  /// Appends a block (its format must be the file's; else an error and nothing written). An
+  /// `io` error when the file refuses it (a full disk) or when the file would pass the 4 GiB
+  /// that a WAVE file's sizes can say (the dump ends there).
   Status write(const depacketizer::AudioBlock& block);
-  /// Patches the sizes in the header and closes (also done by the destructor).
-  void close();
+  /// Patches the sizes in the header and closes (also done by the destructor); an `io` error
+  /// when what was buffered could not be written.
+  Status close();
   std::uint64_t frames_written() const noexcept { return frames_; }
 
  private:
   WavWriter(std::FILE* f, depacketizer::AudioFormat format) : file_(f), format_(format) {}
+  /// The data chunk's size is 32 bits, less the header's bytes the RIFF size counts.
+  static constexpr std::uint64_t kMaxDataBytes = 0xFFFFFFFFull - 4 - 8 - 40 - 8;
   std::FILE* file_ = nullptr;
   depacketizer::AudioFormat format_;
   std::uint64_t frames_ = 0;
