@@ -208,6 +208,32 @@ int main(int argc, char** argv) {
   if (sound.any() && payload_format == "ts" && (sound.format.sample_rate != 48000 || sound.format.channels % 2 || sound.format.channels > 8))
     return setup.usage_error(fmt::format("SMPTE ST 302M carries 2, 4, 6 or 8 channels at 48 kHz, not {} at {} Hz (use --audio off)",
                                          sound.format.channels, sound.format.sample_rate));
+  // Every option is checked before the frames are encoded (minutes for a 4K loop).
+  if (payload_format == "ts" && dual) return setup.usage_error("--format ts carries one codestream per frame or field");
+  int fec_columns = 0, fec_rows = 0;
+  if (!fec_matrix.empty()) {
+    char x = 0;
+    std::istringstream in(fec_matrix);
+    // 2022-1: 1 ≤ L ≤ 20, D = 0 (row FEC only) or 4 ≤ D ≤ 20, L × D ≤ 100.
+    int l = 0, d = 0;
+    if (!(in >> l >> x >> d) || x != 'x' || l < 1 || l > 20 || d < 0 || d > 20 || (d > 0 && d < 4) || l * d > 100)
+      return setup.usage_error(
+          fmt::format("--fec '{}' is not LxD with 1 ≤ L ≤ 20, D = 0 or 4 ≤ D ≤ 20, L·D ≤ 100 (e.g. 10x10)", fec_matrix));
+    fec_columns = l;
+    fec_rows = d;
+  }
+  std::optional<StreamUrl> to2_url;
+  if (!to2.empty()) {
+    auto u2 = parse_stream_url(to2);
+    if (!u2 || u2->scheme != StreamUrl::Scheme::rtp) return setup.usage_error("--to2 must be an rtp:// or udp:// URL");
+    to2_url = *u2;
+  }
+  if (imp.end_loss > 0 && loop) return setup.usage_error("--end-loss needs a stream with an end: drop --loop");
+  // The manifest's file is made now: a path that cannot be written fails before the run.
+  if (!manifest.empty() && !std::ofstream(manifest)) {
+    log->error("cannot write the --manifest file '{}'", manifest);
+    return cli::exit_error;
+  }
   std::unique_ptr<sender::FrameSource> source;
   if (!mxf_frames.empty()) {
     // Frames come from the file: nothing to encode.
@@ -251,29 +277,13 @@ int main(int argc, char** argv) {
   sc.mxf_header = std::move(mxf_header);
   sc.ts = payload_format == "ts";
   sc.sound = sound;
-  if (sc.ts && dual) { log->error("--format ts carries one codestream per frame or field"); return cli::exit_usage; }
-  if (!fec_matrix.empty()) {
-    int l = 0, d = 0;
-    char x = 0;
-    std::istringstream in(fec_matrix);
-    // 2022-1: 1 ≤ L ≤ 20, D = 0 (row FEC only) or 4 ≤ D ≤ 20, L × D ≤ 100.
-    if (!(in >> l >> x >> d) || x != 'x' || l < 1 || l > 20 || d < 0 || d > 20 || (d > 0 && d < 4) || l * d > 100) {
-      log->error("--fec '{}' is not LxD with 1 ≤ L ≤ 20, D = 0 or 4 ≤ D ≤ 20, L·D ≤ 100 (e.g. 10x10)", fec_matrix);
-      return cli::exit_usage;
-    }
-    sc.fec_columns = l;
-    sc.fec_rows = d;
-  }
-  if (!to2.empty()) {
-    auto u2 = parse_stream_url(to2);
-    if (!u2 || u2->scheme != StreamUrl::Scheme::rtp) { log->error("--to2 must be an rtp:// or udp:// URL"); return cli::exit_usage; }
-    sc.to2 = *u2;
-  }
+  sc.fec_columns = fec_columns;
+  sc.fec_rows = fec_rows;
+  if (to2_url) sc.to2 = *to2_url;
   sc.loss2 = loss2;
   sc.burst2 = burst2;
   if (!sc.mxf_header.empty() && sc.rfc5371) { log->error("--mxf streams MXF KLVs: use --format mxf"); return cli::exit_usage; }
   if (!loop) sc.frames = frames >= 0 ? frames : duration > 0 ? std::llround(duration * fps_value) : spec.frames;
-  if (imp.end_loss > 0 && loop) { log->error("--end-loss needs a stream with an end: drop --loop"); return 2; }
   if (!sdp_file.empty()) {
     sender::SdpParams sp;
     sp.to = sc.to;
@@ -332,7 +342,13 @@ int main(int argc, char** argv) {
                              {"reordered", sequences(log_of.reordered)},
                              {"corrupted", corrupted},
                              {"truncated", log_of.truncated}};
-    std::ofstream(manifest) << j.dump(1) << '\n';
+    std::ofstream out(manifest);
+    out << j.dump(1) << '\n';
+    out.close();
+    if (!out) {
+      log->error("writing the --manifest file '{}' failed", manifest);
+      return cli::exit_error;
+    }
   }
   // One line with exactly what was done, for tests to compare with the receiver's counters.
   fmt::print("sent {} frames, {} packets, {} bytes; dropped {} packets, duplicated {}, reordered {}, corrupted {}; "

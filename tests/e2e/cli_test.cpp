@@ -80,6 +80,10 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
       // Review 2026-11-25: these crashed the sender (std::length_error, SIGFPE).
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --bitrate nan", "--bitrate 'nan' is not a rate"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --fps 0.001", "--fps '0.001' is not a frame rate from 1 to 1000"},
+      // Review 2026-11-25: said only after the frames were encoded (8 s at 1080, minutes at 4K).
+      {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --pattern --size 1920x1080 --no-cache --fec 10", "--fec '10' is not LxD"},
+      {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --pattern --size 1920x1080 --no-cache --format ts --dual-codestream",
+       "--format ts carries one codestream"},
   };
   if (J2K_HAVE_PLAYER) {
     cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --quit-after -1", "--quit-after: -1 must be at least 0"});
@@ -165,6 +169,16 @@ TEST(Decode, WithoutOutputSaysWhatItDecoded) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("seed_422.j2k: \\d+x\\d+, \\d components? \\d+-bit .*decoded in [0-9.]+ ms")))
       << r.out;
+}
+
+// Review 2026-11-25: j2ksend --manifest to a path it cannot write said nothing and exited 0.
+TEST(Sender, AManifestThatCannotBeWrittenFailsBeforeTheRun) {
+  auto r = run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --pattern --size 64x64 --frames 3 --no-cache "
+                                "--manifest /nonexistent-dir/m.json",
+               "send.manifest");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot write the --manifest file '/nonexistent-dir/m.json'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("sent "), std::string::npos) << "nothing was sent";
 }
 
 // Review 2026-11-25: j2kdecode /dev/zero read until the memory ran out (2 GB in 5 s and on).
