@@ -36,7 +36,7 @@ inline monitor::SecondReport second_report(const pipeline::StatsSample& now, con
   r.frames_decoded = delta(now.decode.decoded, before.decode.decoded);
   r.frames_degraded = delta(now.decode.degraded, before.decode.degraded);
   r.frames_failed = delta(now.decode.failed, before.decode.failed);
-  r.frames_dropped_behind = delta(now.decode.dropped_queue_full, before.decode.dropped_queue_full);
+  r.frames_dropped_behind = delta(now.decode.dropped_behind(), before.decode.dropped_behind());
   r.jitter_ms = s.jitter_ms;
   const double decode_ms = now.decode.decode_ms_total - before.decode.decode_ms_total;
   r.decode_ms = r.frames_decoded ? decode_ms / static_cast<double>(r.frames_decoded) : 0.0;

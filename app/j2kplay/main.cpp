@@ -102,7 +102,7 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
     text += fmt::format("\nFEC {}x{}  recovered {}  unrecoverable {}", pr.fec_columns, pr.fec_rows, pr.fec_counters.recovered,
                         pr.fec_counters.unrecoverable);
   if (now.ts) text += fmt::format("\nTS continuity errors {}", now.ts->counters.continuity_errors);
-  if (now.decode.dropped_queue_full) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_queue_full);
+  if (now.decode.dropped_behind()) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_behind());
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
   // Real time: how much decoding is simplified to keep up, and what that costs in delay.
   if (now.decode.degrade_level > 0)

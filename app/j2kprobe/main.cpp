@@ -286,10 +286,10 @@ int main(int argc, char** argv) {
     bottleneck = "receiver";
     log->warn("{} packets were dropped inside the receiver (depacketizer behind or buffers exhausted)",
               final_sample.receiver_dropped);
-  } else if (d.dropped_queue_full) {
+  } else if (d.dropped_behind()) {
     bottleneck = "decoder";
     log->warn("{}", cli::decoder_behind_message(decode_fps, d.workers, summary["stream"]["fps"].get<double>(),
-                                                d.dropped_queue_full, *choice));
+                                                d.dropped_behind(), *choice));
   }
   summary["bottleneck"] = bottleneck;
   if (!last_time_code.empty()) summary["stream"]["time_code"] = last_time_code;  // of the last frame

@@ -34,7 +34,7 @@ report() {  # name, frames
   python3 - "$O/$1.json" "$1" "$2" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])); f = s["frames"]; d = s["decoders"]; l = s["latency"]["receive_to_decoded_ms"]
-print(f"| {sys.argv[2]} | {d['workers']} x {d['threads']} | {f['decoded']} / {sys.argv[3]} | {f['dropped_decoder_behind']} "
+print(f"| {sys.argv[2]} | {d['workers']} x {d['threads']} | {f['decoded']} / {sys.argv[3]} | {f['dropped_decoder_behind'] + f.get('dropped_late', 0)} "
       f"| {f['decode_ms_mean']:.1f} | {f['decode_work_ms_mean']:.1f} | {f['decode_cpu_ms_mean']:.1f} | {d['capacity_fps']:.1f} "
       f"| {l['p50']:.0f} / {l['p99']:.0f} |")
 PY

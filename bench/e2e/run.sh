@@ -125,7 +125,7 @@ f = s["frames"]; d = s.get("decoders", {}); lat = s.get("latency", {}).get("rece
 workers = d.get("workers", 0)
 cap = d.get("capacity_fps", f.get("decode_fps_per_worker", 0) * workers)
 cores = cpu / wall if wall > 0 else 0
-print(f"| {name} | {frames} | {f['decoded']} | {f.get('degraded', 0)} | {f['dropped_decoder_behind']} ({f.get('dropped_late', 0)}) "
+print(f"| {name} | {frames} | {f['decoded']} | {f.get('degraded', 0)} | {f['dropped_decoder_behind'] + f.get('dropped_late', 0)} ({f.get('dropped_late', 0)}) "
       f"| {f['decode_failed']} | {cap:.1f} | {lat.get('p50', 0):.0f} / {lat.get('p95', 0):.0f} / {lat.get('p99', 0):.0f} "
       f"| {cores:.2f} | {rss:.0f} | {workers} x {d.get('threads', d.get('threads_per_decode', 0))} |")
 PY

@@ -656,8 +656,7 @@ void ReceivePipeline::decode_loop(Worker& worker) {
         late = t0 > std::max(job->due, unit.last_arrival) + budget();
       }
       if (late) {
-        dropped_.fetch_add(1, std::memory_order_relaxed);
-        dropped_late_.fetch_add(1, std::memory_order_relaxed);
+        dropped_late_.fetch_add(1, std::memory_order_relaxed);  // not also dropped_: the counts are disjoint
         f.error = "dropped: late (decoder behind)";
         hand_on(job->seq, std::move(f));
         continue;

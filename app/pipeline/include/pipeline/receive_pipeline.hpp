@@ -146,8 +146,11 @@ struct DecodeSnapshot {
   std::uint64_t decoded = 0;
   std::uint64_t failed = 0;
   std::uint64_t skipped_incomplete = 0;
-  std::uint64_t dropped_queue_full = 0;  ///< whole frames dropped because decoders were behind
-  std::uint64_t dropped_late = 0;         ///< of those: would have been late (the rest: queue overflow)
+  // Whole frames dropped because decoders were behind, in two disjoint counts (so that a
+  // frame received is decoded, failed, skipped, or dropped by one of them):
+  std::uint64_t dropped_queue_full = 0;  ///< the queue to the decoders overflowed
+  std::uint64_t dropped_late = 0;         ///< it would have been shown late
+  std::uint64_t dropped_behind() const noexcept { return dropped_queue_full + dropped_late; }
   std::uint64_t degraded = 0;             ///< decoded below full resolution
   int degrade_level = 0;                  ///< resolution levels skipped now
   std::uint64_t rejected_oversize = 0;    ///< larger than the descriptor says (counted in failed)
