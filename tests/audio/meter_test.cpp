@@ -62,6 +62,34 @@ TEST(LevelMeter, SilenceAndClippingPerChannel) {
   EXPECT_EQ(m.clipping_events(), 1u);
 }
 
+// Review 2026-11-25: silence was judged on each sample's peak, not the RMS the option names:
+// a channel of hiss at -70 dBFS RMS (peaks near -56 dBFS) was never reported silent.
+TEST(LevelMeter, HissBelowTheSilenceLevelIsSilent) {
+  const AudioFormat f{2, 48000, 24};
+  AudioBlock b;
+  b.format = f;
+  std::uint32_t state = 12345;
+  const double full = std::ldexp(1.0, f.bits - 1);
+  const double rms = full * std::pow(10.0, -71.0 / 20.0), click = full * std::pow(10.0, -55.0 / 20.0);
+  for (int i = 0; i < 3 * f.sample_rate; ++i) {
+    // Channel 0: uniform noise of RMS -71 dBFS (a uniform on [-a, a] has RMS a / sqrt(3)) with
+    // a click at -55 dBFS every 10 ms: about -70.7 dBFS RMS. Channel 1: a tone at -50 dBFS.
+    state = state * 1664525u + 1013904223u;
+    const double u = static_cast<double>(state >> 8) / static_cast<double>(1u << 24) * 2.0 - 1.0;
+    b.samples.push_back(static_cast<std::int32_t>(std::lround(i % 480 == 7 ? click : u * rms * std::sqrt(3.0))));
+    b.samples.push_back(static_cast<std::int32_t>(
+        std::lround(std::ldexp(1.0, f.bits - 1) * std::pow(10.0, -50.0 / 20.0) * std::sin(2 * std::numbers::pi * 997 * i / 48000.0))));
+  }
+  LevelMeter m;
+  m.push(b);
+  const auto l = m.levels();
+  EXPECT_NEAR(l[0].rms_dbfs, -70.7, 0.5);
+  EXPECT_GT(l[0].peak_dbfs, -60.0) << "its peaks are above the silence level";
+  EXPECT_TRUE(l[0].silent);
+  EXPECT_FALSE(l[1].silent);
+  EXPECT_EQ(m.silence_events(), 1u);
+}
+
 TEST(Wav, DumpHasTheHeaderAndSamples) {
   const auto path = (std::filesystem::temp_directory_path() / "j2k_wav_test.wav").string();
   const AudioFormat f{2, 48000, 24};

@@ -23,6 +23,7 @@ void LevelMeter::reset(const depacketizer::AudioFormat& format) {
   format_ = format;
   channels_.assign(static_cast<std::size_t>(std::max(0, format.channels)), Channel{});
   block_fill_ = 0;
+  window_fill_ = 0;
   // ITU-R BS.1770-4 K-weighting, its two biquads re-derived for this sample rate from the
   // filters' analog parameters (shelf: f0 1681.97 Hz, gain 3.99984 dB, Q 0.7071752;
   // high-pass: f0 38.1355 Hz, Q 0.5003270), bilinear transform with pre-warping.
@@ -74,7 +75,10 @@ void LevelMeter::push(const depacketizer::AudioBlock& block) {
   const double full = std::ldexp(1.0, block.format.bits - 1);
   const std::int64_t block_len = std::max(1, block.format.sample_rate / 10);  // 100 ms
   const std::int64_t silence_len = static_cast<std::int64_t>(options_.silence_s * block.format.sample_rate);
-  const double silence_level = std::pow(10.0, options_.silence_dbfs / 20.0);
+  // Silence is judged on the RMS of 10 ms windows, as the option says: a sample peak would
+  // call hiss at -70 dBFS RMS (peaks near -56) sound for ever.
+  const std::int64_t window_len = std::max(1, block.format.sample_rate / 100);
+  const double silence_power = std::pow(10.0, options_.silence_dbfs / 10.0) * static_cast<double>(window_len);
   const std::size_t frames = block.frames();
   for (std::size_t f = 0; f < frames; ++f) {
     for (int ch = 0; ch < n; ++ch) {
@@ -85,11 +89,7 @@ void LevelMeter::push(const depacketizer::AudioBlock& block) {
       c.block_weighted += w * w / static_cast<double>(block_len);
       c.block_plain += x * x / static_cast<double>(block_len);
       c.block_peak = std::max(c.block_peak, std::fabs(x));
-      if (std::fabs(x) >= silence_level) c.quiet_samples = 0;
-      else ++c.quiet_samples;
-      const bool silent = c.quiet_samples >= silence_len;
-      if (silent && !c.silent) ++silence_events_;
-      c.silent = silent;
+      c.window_squares += x * x;
       const bool at_full_scale = raw >= full - 1 || raw <= -full;
       if (at_full_scale) {
         if (c.clip_age < 0) ++clipping_events_;
@@ -103,6 +103,17 @@ void LevelMeter::push(const depacketizer::AudioBlock& block) {
         c.hold_age = 0;
       } else {
         ++c.hold_age;
+      }
+    }
+    if (++window_fill_ >= window_len) {
+      window_fill_ = 0;
+      for (auto& c : channels_) {
+        if (c.window_squares < silence_power) c.quiet_samples += window_len;
+        else c.quiet_samples = 0;
+        c.window_squares = 0;
+        const bool silent = c.quiet_samples >= silence_len;
+        if (silent && !c.silent) ++silence_events_;
+        c.silent = silent;
       }
     }
     if (++block_fill_ >= block_len) {

@@ -24,7 +24,7 @@ struct ChannelLevel {
 };
 
 struct MeterOptions {
-  double silence_dbfs = -60;     ///< a channel quieter than this (RMS) ...
+  double silence_dbfs = -60;     ///< a channel quieter than this (RMS over each 10 ms) ...
   double silence_s = 2;          ///< ... for this long is silent
 };
 
@@ -59,7 +59,8 @@ class LevelMeter {
     double block_weighted = 0, block_plain = 0, block_peak = 0;
     double hold = 0;
     std::int64_t hold_age = 0;              // samples since the hold was set
-    std::int64_t quiet_samples = 0;
+    double window_squares = 0;              // sum of squares over the current 10 ms
+    std::int64_t quiet_samples = 0;         // in whole 10 ms windows quieter than the silence level
     bool silent = false, clipping = false;
     std::int64_t clip_age = -1;
   };
@@ -71,6 +72,7 @@ class LevelMeter {
   depacketizer::AudioFormat format_;
   std::vector<Channel> channels_;
   std::int64_t block_fill_ = 0;
+  std::int64_t window_fill_ = 0;  // samples into the current 10 ms silence window
   std::uint64_t silence_events_ = 0, clipping_events_ = 0;
 };
 
