@@ -103,7 +103,8 @@ class AudioGlue {
       a["bits"] = s.format.bits;
       a["blocks"] = s.blocks;
       a["sample_frames"] = s.sample_frames;
-      a["seconds"] = s.format.sample_rate ? static_cast<double>(s.sample_frames) / s.format.sample_rate : 0.0;
+      a["seconds"] = s.seconds;
+      a["format_seconds"] = s.format.sample_rate ? static_cast<double>(s.format_sample_frames) / s.format.sample_rate : 0.0;
       auto& per = a["per_channel"] = nlohmann::json::array();
       for (std::size_t c = 0; c < s.totals.size(); ++c) {
         const auto& t = s.totals[c];

@@ -193,6 +193,35 @@ TEST(AudioMonitor, MetersDumpsAndReportsSilenceAndClipping) {
   std::filesystem::remove(path);
 }
 
+// Review 2026-11-25: after 2 channels at -18 dBFS became 8 at -40, channel 1 said peak -18
+// and RMS -46 (the new format's sum over every frame of the run), and "seconds" counted the
+// run's frames at the new rate.
+TEST(AudioMonitor, TotalsStartAfreshWhenTheFormatChanges) {
+  spdlog::set_level(spdlog::level::off);
+  auto made = AudioMonitor::create({}, {}, {});
+  ASSERT_TRUE(made);
+  auto& mon = **made;
+  auto square = [](const AudioFormat& f, std::int32_t level) {
+    AudioBlock b = frame_sound(f, 0, false);
+    for (std::size_t i = 0; i < b.samples.size(); ++i) b.samples[i] = (i / static_cast<std::size_t>(f.channels)) % 2 ? level : -level;
+    return b;
+  };
+  const AudioFormat stereo{2, 48000, 16}, eight{8, 96000, 24};
+  for (int k = 0; k < 25; ++k) mon.push(square(stereo, 4096));  // -18 dBFS
+  for (int k = 0; k < 25; ++k) mon.push(square(eight, 83886));   // -40 dBFS at 24 bits
+  mon.stop();
+  const auto s = mon.snapshot();
+  ASSERT_EQ(s.totals.size(), 8u);
+  for (const auto& t : s.totals) {
+    EXPECT_NEAR(t.peak_dbfs, -40.0, 0.05);
+    EXPECT_NEAR(t.rms_dbfs, -40.0, 0.05);
+  }
+  const double stereo_s = 25.0 * static_cast<double>(frame_sound(stereo, 0, false).frames()) / 48000;
+  const double eight_s = 25.0 * static_cast<double>(frame_sound(eight, 0, false).frames()) / 96000;
+  EXPECT_NEAR(s.seconds, stereo_s + eight_s, 1e-9);
+  EXPECT_EQ(s.format_sample_frames, 25u * frame_sound(eight, 0, false).frames());
+}
+
 TEST(AudioMonitor, AFullQueueDropsAndCountsNeverWaits) {
   std::atomic<bool> release{false};
   AudioMonitorOptions o;

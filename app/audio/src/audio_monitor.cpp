@@ -143,17 +143,24 @@ void AudioMonitor::consume(const depacketizer::AudioBlock& block) {
   {
     std::lock_guard lock(mutex_);
     auto& s = state_;
+    if (s.seen && !(s.format == f)) {
+      // A new format starts its totals afresh (its channels are not the old ones).
+      s.totals.clear();
+      s.format_sample_frames = 0;
+    }
     s.seen = true;
     s.format = f;
     ++s.blocks;
     s.sample_frames += block.frames();
+    s.format_sample_frames += block.frames();
+    if (f.sample_rate > 0) s.seconds += static_cast<double>(block.frames()) / f.sample_rate;
     s.levels = levels;
     s.totals.resize(n);
     for (std::size_t c = 0; c < n && c < levels.size(); ++c) {
       auto& t = s.totals[c];
       t.peak_dbfs = std::max(t.peak_dbfs, levels[c].peak_dbfs);
       t.momentary_max_db = std::max(t.momentary_max_db, levels[c].momentary_db);
-      const double mean = s.sample_frames ? sum_squares_[c] / static_cast<double>(s.sample_frames) : 0.0;
+      const double mean = s.format_sample_frames ? sum_squares_[c] / static_cast<double>(s.format_sample_frames) : 0.0;
       t.rms_dbfs = mean > 0 ? std::max(-150.0, 10.0 * std::log10(mean)) : -150.0;
     }
     s.silence_events = meter_.silence_events();

@@ -43,10 +43,11 @@ struct AudioMonitorOptions {
   std::size_t kept_events = 256;    ///< events kept for the summary (the oldest go first)
 };
 
-/// Over the whole run, per channel.
+/// Per channel, since the sound's format (channels, rate, depth) last changed: the whole
+/// run when it never did.
 struct ChannelTotals {
   double peak_dbfs = -150;          ///< the highest sample
-  double rms_dbfs = -150;           ///< over every sample received
+  double rms_dbfs = -150;           ///< over every sample received in that format
   double momentary_max_db = -150;   ///< the loudest 400 ms
 };
 
@@ -54,6 +55,8 @@ struct AudioSnapshot {
   bool seen = false;                ///< any sound arrived
   depacketizer::AudioFormat format;
   std::uint64_t blocks = 0, sample_frames = 0;
+  double seconds = 0;                   ///< of sound received, each block at its own rate
+  std::uint64_t format_sample_frames = 0;  ///< since the format last changed (what `totals` cover)
   std::uint64_t dropped_queue_full = 0;
   std::vector<ChannelLevel> levels;     ///< the last 400 ms
   std::vector<ChannelTotals> totals;
