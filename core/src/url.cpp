@@ -1,5 +1,7 @@
 #include "core/url.hpp"
 
+#include <arpa/inet.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -19,6 +21,11 @@ constexpr const char* kExample = "expected e.g. rtp://239.1.1.1:5004?iface=127.0
 
 Error bad(const std::string& text, const std::string& why) {
   return make_error(ErrorKind::corrupt, fmt::format("invalid stream URL '{}': {} ({})", text, why, kExample));
+}
+
+bool is_ipv4(const std::string& s) {
+  in_addr a{};
+  return inet_pton(AF_INET, s.c_str(), &a) == 1;
 }
 
 bool parse_int(const std::string& s, int min, int max, int& out) {
@@ -152,7 +159,10 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
     const auto keys = known_keys(url.scheme);
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) return bad(text, unknown_key_reason(key, url.scheme));
     if (key == "iface") url.iface = value;
-    else if (key == "source") url.source = value;
+    else if (key == "source") {
+      if (!is_ipv4(value)) return bad(text, fmt::format("source '{}' is not an IPv4 address", value));
+      url.source = value;
+    }
     else if (key == "format") url.format = value;
     else if (key == "ttl") {
       if (!parse_int(value, 0, 255, url.ttl)) return bad(text, "ttl must be 0..255");
@@ -164,6 +174,13 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
       return bad(text, fmt::format("timing '{}' is not capture or fast", value));
     } else if (key == "loop" && value != "1" && value != "0") {
       return bad(text, fmt::format("loop '{}' is not 1 (play the capture again at its end) or 0", value));
+    } else if (key == "fec" && value != "1" && value != "0") {
+      return bad(text, fmt::format("fec '{}' is not 1 (join the ST 2022-1 FEC ports) or 0", value));
+    } else if (key == "fec_column" || key == "fec_row") {
+      int port = 0;
+      if (!parse_int(value, 1, 65535, port)) return bad(text, fmt::format("{} '{}' is not a port 1..65535", key, value));
+    } else if (key == "bind" && !is_ipv4(value)) {
+      return bad(text, fmt::format("{} '{}' is not an IPv4 address", key, value));
     }
   }
   if (url.format != "mxf" && url.format != "rfc5371" && url.format != "ts")
@@ -182,6 +199,9 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
   if (url.host.size() >= 2 && url.host.front() == '[' && url.host.back() == ']')
     url.host = url.host.substr(1, url.host.size() - 2);
   if (url.host.empty()) url.host = "0.0.0.0";
+  if (url.host == "localhost") url.host = "127.0.0.1";
+  if (!is_ipv4(url.host))
+    return bad(text, fmt::format("host '{}' is not an IPv4 address (IPv6 and host names are not supported)", url.host));
   int port = 0;
   if (!parse_int(authority.substr(colon + 1), 1, 65535, port)) return bad(text, "port must be 1..65535");
   url.port = static_cast<std::uint16_t>(port);

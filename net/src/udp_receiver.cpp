@@ -12,6 +12,7 @@
 #include <boost/asio.hpp>
 
 #include "core/log.hpp"
+#include "net/interface_address.hpp"
 
 namespace j2k::net {
 
@@ -83,9 +84,9 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
   if (multicast) {
     asio::ip::address_v4 iface = asio::ip::address_v4::any();
     if (!config.iface.empty()) {
-      auto parsed = parse_v4(config.iface, "interface");
-      if (!parsed) return parsed.error();
-      iface = *parsed;
+      auto found = interface_address(config.iface);
+      if (!found) return found.error();
+      iface = *found;
     }
     if (!config.source.empty()) {
       auto src = parse_v4(config.source, "source");
@@ -113,7 +114,7 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
   rx->kernel_timestamps_ = setsockopt(sock.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0;
   sock.non_blocking(true, ec);
   log->info("listening on {}:{}{}{} (receive buffer {} KiB)", address->to_string(), rx->bound_port_,
-            config.iface.empty() ? "" : " via " + config.iface, config.source.empty() ? "" : " from " + config.source,
+            config.iface.empty() || !multicast ? "" : " via " + config.iface, config.source.empty() ? "" : " from " + config.source,
             rx->granted_buffer_ / 1024);
   return rx;
 }

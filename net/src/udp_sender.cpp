@@ -5,6 +5,8 @@
 
 #include <boost/asio.hpp>
 
+#include "net/interface_address.hpp"
+
 namespace j2k::net {
 
 namespace asio = boost::asio;
@@ -40,8 +42,9 @@ Result<std::unique_ptr<UdpSender>> UdpSender::open(const SenderConfig& config) {
     impl->socket.set_option(asio::ip::multicast::hops(config.ttl), ec);
     impl->socket.set_option(asio::ip::multicast::enable_loopback(true), ec);
     if (!config.iface.empty()) {
-      auto iface = asio::ip::make_address_v4(config.iface, ec);
-      if (ec) return make_error(ErrorKind::corrupt, fmt::format("interface '{}' is not an IPv4 address", config.iface));
+      auto found = interface_address(config.iface);
+      if (!found) return found.error();
+      const auto iface = *found;
       impl->socket.set_option(asio::ip::multicast::outbound_interface(iface), ec);
       if (ec)
         return make_error(ErrorKind::io, fmt::format("cannot send multicast via {}: {}", config.iface, ec.message()));

@@ -39,6 +39,25 @@ TEST(StreamUrl, RejectsMalformedWithHelpfulMessage) {
   }
 }
 
+// Review 2026-11-25: these passed the parser and failed later with status 1 (a host name or
+// IPv6 once the socket opened; fec_column=abc as "port 0 out of range"), or were ignored
+// (fec=yes left FEC off without a word).
+TEST(StreamUrl, HostsAndParameterValuesAreCheckedWhenParsed) {
+  for (const char* bad : {"rtp://[::1]:5004", "rtp://example.com:5004", "rtp://239.1.1.1:5004?fec=yes",
+                          "rtp://239.1.1.1:5004?fec=1&fec_column=abc", "rtp://239.1.1.1:5004?fec=1&fec_row=70000",
+                          "rtp://239.1.1.1:5004?source=host", "rtp://239.1.1.1:5004?bind=::1"}) {
+    auto url = parse_stream_url(bad);
+    EXPECT_FALSE(url.ok()) << bad;
+  }
+  EXPECT_NE(parse_stream_url("rtp://[::1]:5004").error().message.find("host '::1' is not an IPv4 address"), std::string::npos);
+  EXPECT_NE(parse_stream_url("rtp://239.1.1.1:5004?fec=yes").error().message.find("fec 'yes' is not 1"), std::string::npos);
+  auto local = parse_stream_url("rtp://localhost:5004");
+  ASSERT_TRUE(local.ok()) << local.error().message;
+  EXPECT_EQ(local->host, "127.0.0.1");
+  EXPECT_TRUE(parse_stream_url("rtp://239.1.1.1:5004?fec=1&fec_column=6000&fec_row=6002").ok());
+  EXPECT_TRUE(parse_stream_url("rtp://239.1.1.1:5004?iface=eth0").ok()) << "an interface may be named";
+}
+
 // Issue 10 item 2: a mistyped parameter was ignored and the default interface joined.
 TEST(StreamUrl, UnknownParameterIsRefusedWithASuggestion) {
   auto typo = parse_stream_url("rtp://239.1.1.1:5004?ifcae=127.0.0.1");

@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "net/interface_address.hpp"
 #include "net/udp_receiver.hpp"
 #include "net/udp_sender.hpp"
 
@@ -114,4 +115,24 @@ TEST(UdpReceiver, ASecondReceiverOnTheSameUnicastPortIsRefused) {
   auto a = net::UdpReceiver::open(group, queue), b = net::UdpReceiver::open(group, queue);
   EXPECT_TRUE(a.ok()) << a.error().message;
   EXPECT_TRUE(b.ok()) << b.error().message;
+}
+
+TEST(InterfaceAddress, AnInterfaceIsNamedOrGivenByAddress) {
+  // Review 2026-11-25: ?iface=eth0 was refused ("not an IPv4 address"); engineers name
+  // interfaces. The loopback interface is "lo" on Linux.
+  auto lo = net::interface_address("lo");
+  ASSERT_TRUE(lo.ok()) << lo.error().message;
+  EXPECT_EQ(lo->to_string(), "127.0.0.1");
+  EXPECT_EQ(net::interface_address("10.1.2.3")->to_string(), "10.1.2.3");
+  auto none = net::interface_address("no-such-if0");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("lo 127.0.0.1"), std::string::npos) << none.error().message;
+  // A group joined by the interface's name.
+  net::PacketQueue queue(8);
+  net::ReceiverConfig rc;
+  rc.address = "239.10.77.9";
+  rc.port = 0;
+  rc.iface = "lo";
+  auto rx = net::UdpReceiver::open(rc, queue);
+  EXPECT_TRUE(rx.ok()) << rx.error().message;
 }

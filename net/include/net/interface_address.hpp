@@ -1,0 +1,15 @@
+#pragma once
+// `?iface=`: the local interface a multicast group is joined (or sent) on, given as its IPv4
+// address (10.0.0.5) or by name (eth0, enp3s0: its first IPv4 address).
+#include <string>
+
+#include <boost/asio/ip/address_v4.hpp>
+
+#include "core/result.hpp"
+
+namespace j2k::net {
+
+/// The interface's IPv4 address; an error names the interfaces that have one.
+Result<boost::asio::ip::address_v4> interface_address(const std::string& iface);
+
+}  // namespace j2k::net
