@@ -566,6 +566,7 @@ int main(int argc, char** argv) {
       first_shown = now;
       stats_updates_at_first = stats_updates;
     }
+    if (quit_after <= 0) return;  // it also times the first picture (the display rate at the end)
     if (!first_shown) {
       if (now - launched > std::chrono::duration<double>(quit_after + 60)) {
         log->error("no picture was shown in {:.0f} s", quit_after + 60);
@@ -583,7 +584,7 @@ int main(int argc, char** argv) {
     if (!screenshot.empty()) take_screenshot();
     qt.quit();
   });
-  if (quit_after > 0) quit_timer.start(100);
+  quit_timer.start(100);
   const int rc = qt.exec();
   pipe.stop(false);
   sound_timer.stop();

@@ -15,11 +15,11 @@ namespace {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-std::string http_get(std::uint16_t port, const std::string& target) {
+std::string http_get(std::uint16_t port, const std::string& target, const std::string& method = "GET") {
   asio::io_context io;
   tcp::socket s(io);
   s.connect({asio::ip::make_address("127.0.0.1"), port});
-  const std::string req = "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const std::string req = method + " " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   asio::write(s, asio::buffer(req));
   std::string out;
   boost::system::error_code ec;
@@ -78,6 +78,12 @@ TEST(MetricsServer, ServesPublishedBodiesWhileASilentClientWaits) {
   EXPECT_EQ(body["packets"]["received"], 42);
   EXPECT_NE(http_get(port, "/nothing").find("404"), std::string::npos);
   EXPECT_EQ((*server)->requests_served(), 3u);
+  // Review 2026-11-25: HEAD sent the body, and a query string (a cache-buster) gave 404.
+  const std::string head = http_get(port, "/metrics", "HEAD");
+  EXPECT_NE(head.find("200 OK"), std::string::npos) << head;
+  EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << head;
+  EXPECT_NE(head.find("Content-Length: " + std::to_string(metrics.size() - metrics.find("\r\n\r\n") - 4)), std::string::npos) << head;
+  EXPECT_NE(http_get(port, "/metrics?x=1").find("j2k_packets_received_total{url=\"u\"} 42"), std::string::npos);
 }
 
 TEST(MetricsServer, BadAddressesAreClearErrors) {

@@ -123,7 +123,9 @@ struct Session : std::enable_shared_from_this<Session> {
 
   void answer() {
     const auto& req = parser.get();
-    const std::string target(req.target());
+    // The path without a query (a scraper's ?name[]=… or a cache-buster asks for the same).
+    std::string target(req.target());
+    if (const auto q = target.find('?'); q != std::string::npos) target.resize(q);
     response.version(req.version());
     response.keep_alive(false);
     response.set(http::field::server, "j2kplay");
@@ -146,6 +148,11 @@ struct Session : std::enable_shared_from_this<Session> {
       response.body() = "try /metrics (Prometheus) or /stats (JSON)\n";
     }
     response.prepare_payload();
+    if (req.method() == http::verb::head) {  // the headers a GET would have, without its body
+      const auto length = response.body().size();
+      response.body().clear();
+      response.content_length(length);
+    }
     server->served.fetch_add(1);
     stream.expires_after(std::chrono::seconds(5));
     http::async_write(stream, response, [self = shared_from_this()](beast::error_code, std::size_t) {
