@@ -88,6 +88,17 @@ TEST(Playout, SettlesOnThePictureClockWithinTheTolerance) {
   EXPECT_GT(p.stats().frames_slewed, 400u);
 }
 
+// Review 2026-11-25: --audio 3,4 on a stereo stream played silence without a word.
+TEST(Playout, ChosenChannelsTheStreamLacksAreSaid) {
+  PlayoutOptions o;
+  o.channels = {2, 3};  // --audio 3,4
+  AudioPlayout p(o);
+  p.push(frame_sound({2, 48000, 16}, 0, false, 100));
+  EXPECT_EQ(p.stats().missing_channels, (std::vector<int>{3, 4}));
+  p.push(frame_sound({4, 48000, 16}, 3600, false, 100));
+  EXPECT_TRUE(p.stats().missing_channels.empty());
+}
+
 TEST(Playout, WithoutPicturesTheSoundPlaysOnItsOwnClock) {
   const AudioFormat f{2, 48000, 16};
   AudioPlayout p;

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/log.hpp"
+
 namespace j2k::audio {
 
 namespace {
@@ -49,7 +54,18 @@ void AudioPlayout::push(const depacketizer::AudioBlock& block) {
     if (route[k] >= static_cast<int>(in_channels)) route[k] = -1;
   }
   std::lock_guard lock(mutex_);
-  if (!(block.format == format_)) reset(block.format);
+  if (!(block.format == format_)) {
+    reset(block.format);
+    // A chosen channel the stream lacks plays silence: said once per format.
+    stats_.missing_channels.clear();
+    for (int c : options_.channels)
+      if (c >= static_cast<int>(in_channels) &&
+          std::find(stats_.missing_channels.begin(), stats_.missing_channels.end(), c + 1) == stats_.missing_channels.end())
+        stats_.missing_channels.push_back(c + 1);
+    if (!stats_.missing_channels.empty())
+      logger("audio")->warn("the sound has {} channels: channel(s) {} chosen to play are silent", in_channels,
+                            fmt::join(stats_.missing_channels, ", "));
+  }
   const double tpf = 90000.0 / format_.sample_rate;  // ticks per frame
   const double t = unwrap(block.rtp_timestamp);
   const std::size_t frames = block.frames();

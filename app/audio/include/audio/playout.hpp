@@ -42,6 +42,8 @@ struct PlayoutStats {
   std::uint64_t underruns = 0;          ///< the device asked and nothing was there
   double last_error_ms = 0;             ///< sound minus picture time at the last pull (+: sound late)
   bool on_picture_clock = false;        ///< following the pictures (else free-running)
+  /// Channels chosen (`--audio 3,4`, 1-based) that the stream does not have: heard as silence.
+  std::vector<int> missing_channels;
 };
 
 class AudioPlayout {
