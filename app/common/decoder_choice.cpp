@@ -21,6 +21,9 @@ gpu::GpuMode DecoderChoice::effective_gpu() const noexcept {
     case DecoderBackend::openjpeg: return gpu::GpuMode::off;
     case DecoderBackend::own: break;
   }
+  // --tier1 gpu needs the GPU: with --gpu auto it is required, as with --backend cuda (it
+  // used to decode on the CPU without a word where no GPU was usable).
+  if (tier1 == gpu::Tier1Mode::gpu && gpu == gpu::GpuMode::automatic) return gpu::GpuMode::on;
   return gpu;
 }
 

@@ -40,7 +40,8 @@ struct DecoderChoice {
   /// picks how many, 0 none, N the N heaviest.
   long tier1_host_blocks = -1;
 
-  /// The GPU mode the decoder runs with: cuda means on, openjpeg means off.
+  /// The GPU mode the decoder runs with: cuda means on, openjpeg means off, and --tier1 gpu
+  /// makes auto on.
   gpu::GpuMode effective_gpu() const noexcept;
   /// True when this choice may reconstruct on the GPU (own/cuda with the GPU not off).
   bool may_use_gpu() const noexcept { return effective_gpu() != gpu::GpuMode::off; }

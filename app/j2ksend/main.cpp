@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("--chroma", chroma, "chroma format")->check(CLI::IsMember({"422", "444"}))->capture_default_str();
   app.add_option("--bitrate", bitrate, "lossy bit rate of the codestreams (e.g. 40M, 150M)")->capture_default_str();
   app.add_flag("--lossless", lossless, "reversible 5/3 coding (bit-exact)");
-  auto* image_opt = app.add_option("--image", image, "photograph, or a directory of them (default: ../shared/media/flower.png)");
+  auto* image_opt = app.add_option("--image", image, "photograph, or a directory of them (default: the repository's app/media/data/flower.png)");
   auto* pattern_opt = app.add_flag("--pattern", pattern, "synthetic colour bars with a frame counter")->excludes(image_opt);
   std::string mxf_file;
   app.add_option("--mxf", mxf_file, "stream the frames of an existing MXF file (JPEG 2000, e.g. written by FFmpeg)")

@@ -75,6 +75,13 @@ TEST(DecoderChoice, TheFactoryBuildsTheChosenBackend) {
     auto r = app::make_decoder(need);
     EXPECT_FALSE(r.ok());
   }
+  // Review 2026-11-25: --tier1 gpu without a usable GPU decoded on the CPU without a word.
+  app::DecoderChoice tier1_gpu;
+  tier1_gpu.tier1 = gpu::Tier1Mode::gpu;
+  EXPECT_EQ(tier1_gpu.effective_gpu(), gpu::GpuMode::on);
+  if (!gpu::cuda_available()) {
+    EXPECT_FALSE(app::make_decoder(tier1_gpu).ok());
+  }
   EXPECT_FALSE(app::make_gpu_decoder(ojp).ok());  // OpenJPEG never runs on the GPU
 }
 
