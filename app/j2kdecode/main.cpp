@@ -169,22 +169,29 @@ int main(int argc, char** argv) {
   if (!choice) return setup.usage_error(choice.error().message);
   choice->limits.max_memory = max_memory_mib << 20;
 
-  // Read at most --max-memory bytes: a device or pipe that never ends (/dev/zero) is refused
-  // once past it instead of filling the memory.
+  // A decode needs 16 bytes a sample (kBytesPerSample) and a codestream holds at most a few
+  // bytes a sample: one larger than a quarter of --max-memory could not be decoded within it.
+  // It is refused before reading (a file) or once past that (a device or pipe that never
+  // ends, such as /dev/zero, which used to fill the memory).
+  const auto max_input = static_cast<std::size_t>(choice->limits.max_memory / 4);
+  auto too_large = [&] {
+    fmt::print(stderr, "j2kdecode: '{}' is larger than a codestream --max-memory ({} MiB) can decode ({} MiB)\n", input,
+               max_memory_mib, max_input >> 20);
+    return cli::exit_error;
+  };
+  std::error_code size_ec;
+  if (std::filesystem::is_regular_file(input, size_ec) && std::filesystem::file_size(input, size_ec) > max_input && !size_ec)
+    return too_large();
   std::ifstream f(input, std::ios::binary);
   if (!f) {
     fmt::print(stderr, "j2kdecode: cannot read '{}'\n", input);
     return cli::exit_error;
   }
-  const auto max_input = static_cast<std::size_t>(choice->limits.max_memory);
   std::vector<std::uint8_t> data;
   for (std::vector<char> chunk(1 << 20); f;) {
     f.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     const auto got = static_cast<std::size_t>(f.gcount());
-    if (data.size() + got > max_input) {
-      fmt::print(stderr, "j2kdecode: '{}' is larger than --max-memory ({} MiB)\n", input, max_memory_mib);
-      return cli::exit_error;
-    }
+    if (data.size() + got > max_input) return too_large();
     data.insert(data.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(got));
   }
   if (!f.eof()) {

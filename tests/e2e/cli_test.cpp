@@ -185,7 +185,7 @@ TEST(Sender, AManifestThatCannotBeWrittenFailsBeforeTheRun) {
 TEST(Decode, AnInputThatNeverEndsIsRefusedAtTheMemoryLimit) {
   auto r = run("ulimit -v 4000000; " + bin("j2kdecode") + " /dev/zero --max-memory 16", "decode.zero");
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("is larger than --max-memory (16 MiB)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is larger than a codestream --max-memory (16 MiB) can decode (4 MiB)"), std::string::npos) << r.err;
 }
 
 // "The README's CLI sections match --help": every option a tool's --help lists is named in
