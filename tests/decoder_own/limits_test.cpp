@@ -116,6 +116,171 @@ TEST(DecodeLimits, CodeBlocksThatPacketsReachAreChargedFirst) {
   EXPECT_GT((*roomy)->last_stats().memory_bytes, static_cast<std::uint64_t>(samples * 16 + 65536LL * 64));
 }
 
+// ---- Tier-2's work: what a header can multiply is charged to one budget per codestream ----
+// (2^26 steps and 1024 per byte; DecodeStats::tier2_steps). Each of these took seconds to
+// minutes of CPU from a few kilobytes, and decoded without a word.
+
+using Poc = SyntheticCodestream::Poc;
+
+struct Decoded {
+  Result<PlanarImage> image;
+  DecodeStats stats;
+};
+
+Decoded decode_own(const std::vector<std::uint8_t>& cs, bool strict = false, int threads = 1) {
+  auto dec = make_decoder(Backend::own);
+  EXPECT_TRUE(dec.ok());
+  if (!dec.ok()) return {dec.error(), {}};
+  DecodeOptions opt;
+  opt.strict = strict;
+  opt.threads = threads;
+  auto image = (*dec)->decode(cs, opt);
+  return {std::move(image), (*dec)->last_stats()};
+}
+
+long long tier2_budget(std::size_t bytes) { return (1LL << 26) + 1024LL * static_cast<long long>(bytes); }
+
+void expect_error(const Decoded& d, ErrorKind kind, const std::string& text) {
+  ASSERT_FALSE(d.image.ok()) << "decoded; expected: " << text;
+  EXPECT_EQ(d.image.error().kind, kind) << d.image.error().message;
+  EXPECT_NE(d.image.error().message.find(text), std::string::npos) << d.image.error().message;
+}
+
+// One POC segment holds up to 9362 entries and each costs a walk of the tile: the cap of 256
+// a header was checked before a segment was added, so 256 + 9362 got through (a 117 KB file
+// of 7537 entries over 16384 components took 2 min 12 s).
+TEST(Tier2Budget, ProgressionChangesPastTheCapAreRefused) {
+  SyntheticCodestream s;
+  s.levels = 0;
+  const Poc all{0, 0, 1, 33, 0, 0};
+  s.poc = {std::vector<Poc>(256, all)};
+  const Decoded at_cap = decode_own(s.bytes(), true);
+  ASSERT_TRUE(at_cap.image.ok()) << at_cap.image.error().message;
+
+  s.poc.push_back({all});  // a second segment: 257
+  expect_error(decode_own(s.bytes()), ErrorKind::corrupt, "more than 256 progression changes");
+  s.poc = {std::vector<Poc>(300, all)};  // one segment
+  expect_error(decode_own(s.bytes()), ErrorKind::corrupt, "more than 256 progression changes");
+}
+
+// Entries that cover no packet (LYEpoc = 0, RSpoc >= REpoc, CSpoc >= CEpoc: outside Table A.32)
+// cost a step each, not a pass over the components and resolutions they name.
+TEST(Tier2Budget, ProgressionChangesWithoutPacketsCostAStepEach) {
+  SyntheticCodestream s;
+  s.width = s.height = 1;
+  s.components = 4096;
+  s.levels = 0;
+  s.body.assign(4096, 0x00);
+  std::vector<Poc> entries(85, Poc{0, 0, 0, 33, 0, 0});  // LYEpoc = 0
+  entries.resize(170, Poc{1, 0, 1, 1, 0, 0});            // RSpoc = REpoc
+  entries.resize(255, Poc{0, 4000, 1, 33, 100, 0});      // CSpoc > CEpoc
+  entries.push_back(Poc{0, 0, 1, 33, 4096, 0});          // every packet
+  s.poc = {entries};
+  const Decoded d = decode_own(s.bytes(), true);
+  ASSERT_TRUE(d.image.ok()) << d.image.error().message;
+  EXPECT_LT(d.stats.tier2_steps, 255u + 4u * 4096);
+}
+
+// A position-driven order probes every component and resolution at each position: one
+// component with 1x1 precincts sets a grid of 224 x 224 positions, and each probed 4095
+// components more (subsampled to one sample). The walk charged the position, not the probes.
+TEST(Tier2Budget, PositionsPayForEveryComponentTheyProbe) {
+  SyntheticCodestream s;
+  s.width = s.height = 224;
+  s.components = 4096;
+  s.subsampling.assign(4096, {255, 255});
+  s.subsampling[0] = {1, 1};
+  s.levels = 0;
+  s.precinct_exp = 0;
+  s.progression = 3;  // PCRL
+  s.body.assign(224 * 224 + 4095, 0x00);  // an empty packet for every precinct
+  const auto bytes = s.bytes();
+  const Decoded d = decode_own(bytes);
+  expect_error(d, ErrorKind::limit, "progression visits far more");
+
+  // The same picture with a component less per position than the bytes pay for decodes.
+  s.components = 1;
+  s.subsampling.resize(1);
+  s.body.resize(224 * 224);
+  const Decoded one = decode_own(s.bytes(), true);
+  ASSERT_TRUE(one.image.ok()) << one.image.error().message;
+  EXPECT_LT(static_cast<long long>(one.stats.tier2_steps), 4LL * 224 * 224);
+}
+
+// Once a tag tree's bound is past the layer, every code-block under it costs the packet
+// header no bit: 2000 one-byte packets (0x80) each went through all 65536 code-blocks of one
+// precinct (an 8192 x 8192 version of this 2 KB file took 73 s). Every block a header goes
+// through is a step.
+TEST(Tier2Budget, PacketHeadersPayForTheCodeBlocksTheyGoThrough) {
+  SyntheticCodestream s;
+  s.width = s.height = 1024;
+  s.levels = 0;
+  s.xcb = s.ycb = 2;
+  s.layers = 65535;
+  s.body.assign(2000, 0x80);
+  const auto bytes = s.bytes();
+  expect_error(decode_own(bytes), ErrorKind::limit, "code-blocks");
+
+  // 200 such packets fit the budget, and the steps show the blocks they went through.
+  s.body.assign(200, 0x80);
+  const Decoded d = decode_own(s.bytes());
+  ASSERT_TRUE(d.image.ok()) << d.image.error().message;
+  EXPECT_GE(d.stats.tier2_steps, 200u * 65536);
+}
+
+// The budget was each tile's: 25 tiles that each stay inside one budget took 25 of them.
+// A tile of 16 x 16 with 1x1 precincts and 63 more components of one sample walks its 256
+// positions, probing 64 components at each, for each of 256 POC entries (the first reads the
+// packets, the others find them read): ~4.4 M steps a tile for its 333 bytes.
+TEST(Tier2Budget, TheBudgetIsTheCodestreamsNotEachTiles) {
+  SyntheticCodestream s;
+  s.width = s.height = 16;
+  s.tile_width = s.tile_height = 16;
+  s.components = 64;
+  s.subsampling.assign(64, {16, 16});
+  s.subsampling[0] = {1, 1};
+  s.levels = 0;
+  s.precinct_exp = 0;
+  s.poc = {std::vector<Poc>(256, Poc{0, 0, 1, 1, 64, 3})};  // PCRL over everything
+  s.body.assign(256 + 63, 0x00);
+  s.width = s.height = 5 * 16;
+  const auto bytes = s.bytes();
+  expect_error(decode_own(bytes), ErrorKind::limit, "progression visits far more");
+
+  // One such tile alone stays well inside the budget; 25 need more than theirs.
+  s.width = s.height = 16;
+  const Decoded one = decode_own(s.bytes(), true);
+  ASSERT_TRUE(one.image.ok()) << one.image.error().message;
+  const long long per_tile = static_cast<long long>(one.stats.tier2_steps);
+  EXPECT_LT(per_tile, tier2_budget(s.bytes().size()) / 8);
+  EXPECT_GT(25 * per_tile, tier2_budget(bytes.size()));
+}
+
+// The guess of tier-2 on several threads (do a tile's tile-parts each hold whole components?)
+// walks the tile's progression without reading it, and had a budget of its own for each tile.
+// Here the packets are damaged from the first (0xFF: more zero bit-planes than allowed), so
+// the sequential reading stops at once, but each guess walks all 256 entries of the tile
+// above: with more than one thread, the guesses' work is the codestream's too.
+TEST(Tier2Budget, TheTilePartGuessesDrawOnTheSameBudget) {
+  SyntheticCodestream s;
+  s.width = s.height = 5 * 16;
+  s.tile_width = s.tile_height = 16;
+  s.components = 64;
+  s.subsampling.assign(64, {16, 16});
+  s.subsampling[0] = {1, 1};
+  s.levels = 0;
+  s.precinct_exp = 0;
+  s.poc = {std::vector<Poc>(256, Poc{0, 0, 1, 1, 64, 3})};
+  s.body.assign(256 + 63, 0xFF);
+  s.tile_parts = 2;
+  const auto bytes = s.bytes();
+  const Decoded one_thread = decode_own(bytes);
+  ASSERT_TRUE(one_thread.image.ok()) << one_thread.image.error().message;
+  EXPECT_EQ(one_thread.stats.damaged_packets, 25u);
+  EXPECT_LT(static_cast<long long>(one_thread.stats.tier2_steps), tier2_budget(bytes.size()) / 100);
+  expect_error(decode_own(bytes, false, 4), ErrorKind::limit, "progression visits far more");
+}
+
 TEST(DecodeLimits, CoefficientDecoderRefusesToo) {
   SyntheticCodestream s;
   s.width = s.height = 16384;
