@@ -3,6 +3,9 @@
 // the packets actually present; no exception out of Decoder::decode.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "decoder/decoder.hpp"
@@ -279,6 +282,85 @@ TEST(Tier2Budget, TheTilePartGuessesDrawOnTheSameBudget) {
   EXPECT_EQ(one_thread.stats.damaged_packets, 25u);
   EXPECT_LT(static_cast<long long>(one_thread.stats.tier2_steps), tier2_budget(bytes.size()) / 100);
   expect_error(decode_own(bytes, false, 4), ErrorKind::limit, "progression visits far more");
+}
+
+// B.12: every packet of a tile is in its progression. POC entries that leave packets out left
+// their bytes unread, and even --strict decoded a flat picture without a word.
+TEST(Tier2Budget, PacketsNoProgressionReadsAreDamage) {
+  SyntheticCodestream s;
+  s.components = 2;
+  s.levels = 0;
+  s.body = {0x00, 0x00};
+  ASSERT_TRUE(decode_own(s.bytes(), true).image.ok());
+  s.poc = {{Poc{0, 0, 1, 1, 1, 0}}};  // component 0 only
+  expect_error(decode_own(s.bytes(), true), ErrorKind::corrupt, "leave 1 packets unread");
+  const Decoded resilient = decode_own(s.bytes());
+  ASSERT_TRUE(resilient.image.ok()) << resilient.image.error().message;
+  EXPECT_EQ(resilient.stats.damaged_packets, 1u);
+}
+
+std::vector<std::uint8_t> corpus_file(const std::string& name) {
+  std::ifstream f(std::filesystem::path(J2K_SOURCE_DIR) / "fuzz" / "decoder" / "corpus" / name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+/// `cs` with a POC segment of `entries` (one-byte component indices) before its first SOT.
+std::vector<std::uint8_t> with_main_poc(std::vector<std::uint8_t> cs, const std::vector<Poc>& entries) {
+  std::size_t at = 2;
+  while (at + 4 <= cs.size() && !(cs[at] == 0xFF && cs[at + 1] == 0x90)) at += 2 + (cs[at + 2] << 8 | cs[at + 3]);
+  std::vector<std::uint8_t> poc{0xFF, 0x5F, 0, static_cast<std::uint8_t>(2 + 7 * entries.size())};
+  for (const Poc& e : entries)
+    for (int v : {e.res_start, e.comp_start, e.layer_end >> 8, e.layer_end & 0xFF, e.res_end, e.comp_end, e.order})
+      poc.push_back(static_cast<std::uint8_t>(v));
+  cs.insert(cs.begin() + static_cast<std::ptrdiff_t>(at), poc.begin(), poc.end());
+  return cs;
+}
+
+/// `cs` without its last tile-part (the codestream ends with it).
+std::vector<std::uint8_t> without_last_tile_part(std::vector<std::uint8_t> cs) {
+  std::size_t last = 0;
+  for (std::size_t at = 2; at + 12 <= cs.size() && cs[at] == 0xFF;) {
+    if (cs[at + 1] != 0x90) {
+      at += 2 + (cs[at + 2] << 8 | cs[at + 3]);
+      continue;
+    }
+    last = at;
+    at += static_cast<std::size_t>(cs[at + 6]) << 24 | cs[at + 7] << 16 | cs[at + 8] << 8 | cs[at + 9];  // Psot
+  }
+  cs.erase(cs.begin() + static_cast<std::ptrdiff_t>(last), cs.end() - 2);  // keeps EOC
+  return cs;
+}
+
+// The same on real streams: a POC entry that reads nothing (the reviewer's case), and one
+// that reads only the first component of a stream in one tile-part per component (the
+// tile-parts' reading on several threads leaves the report to the sequential one).
+TEST(Tier2Budget, RealStreamsWithPacketsNoProgressionReads) {
+  for (const char* name : {"seed_1.j2k", "seed_tile_parts_per_component.j2k"}) {
+    const auto seed = corpus_file(name);
+    ASSERT_FALSE(seed.empty()) << name;
+    for (int threads : {1, 4}) {
+      const Decoded intact = decode_own(seed, true, threads);
+      ASSERT_TRUE(intact.image.ok()) << name << ": " << intact.image.error().message;
+      for (const Poc& entry : {Poc{0, 0, 0, 33, 0, 0}, Poc{0, 0, 65535, 33, 1, 4}}) {
+        const auto bytes = with_main_poc(seed, {entry});
+        expect_error(decode_own(bytes, true, threads), ErrorKind::corrupt, "packets unread");
+        const Decoded resilient = decode_own(bytes, false, threads);
+        ASSERT_TRUE(resilient.image.ok()) << name << ": " << resilient.image.error().message;
+        EXPECT_GE(resilient.stats.damaged_packets, 1u) << name << ", threads " << threads;
+      }
+    }
+  }
+  // Components 0 and 1 in a tile-part each, component 2's packets absent, and a POC over the
+  // first two: the tile-parts hold their components exactly, so the guess of the parallel
+  // reading holds, and must still leave the report to the sequential reading.
+  const auto two_parts =
+      with_main_poc(without_last_tile_part(corpus_file("seed_tile_parts_per_component.j2k")), {Poc{0, 0, 65535, 33, 2, 4}});
+  for (int threads : {1, 4}) {
+    expect_error(decode_own(two_parts, true, threads), ErrorKind::corrupt, "packets unread");
+    const Decoded resilient = decode_own(two_parts, false, threads);
+    ASSERT_TRUE(resilient.image.ok()) << resilient.image.error().message;
+    EXPECT_EQ(resilient.stats.damaged_packets, 1u) << "threads " << threads;
+  }
 }
 
 TEST(DecodeLimits, CoefficientDecoderRefusesToo) {

@@ -68,6 +68,8 @@ class PacketReader {
 
   /// Where the next packet starts in the body.
   std::size_t body_position() const noexcept { return body_pos_; }
+  /// Whether a read stopped the walk (damage or the end of the data, already counted).
+  bool stopped() const noexcept { return stopped_; }
 
   /// Reads one packet. Returns false when the tile's data is used up or damaged.
   Status read(int c, int r, int prec, int layer, bool& stop) {
@@ -77,7 +79,7 @@ class PacketReader {
     std::size_t& hpos = packed_ ? header_pos_ : body_pos_;
     if (hpos >= headers_.size()) {
       // No more data: the remaining packets are missing (truncated tile).
-      stop = true;
+      stop = stopped_ = true;
       if (opt_.strict) return make_error(ErrorKind::corrupt, fmt::format("tile {}: packet data ends early", tile_.index));
       ++counters_.damaged_packets;
       return {};
@@ -203,7 +205,7 @@ class PacketReader {
   }
 
   Status damaged(bool& stop, const char* what) {
-    stop = true;
+    stop = stopped_ = true;
     ++counters_.damaged_packets;
     if (opt_.strict) return make_error(ErrorKind::corrupt, fmt::format("tile {}: damaged {}", tile_.index, what));
     return {};
@@ -219,6 +221,7 @@ class PacketReader {
   Tier2Budget& steps_;
   std::size_t body_pos_ = 0;
   std::size_t header_pos_ = 0;
+  bool stopped_ = false;
   std::vector<Contribution> contributions_;
   std::vector<std::uint32_t> lengths_;
 };
@@ -441,6 +444,17 @@ Status walk_tile(Tile& tile, Tier2Budget& steps, Visit&& visit) {
   return {};
 }
 
+/// Packets of the tile that no progression came to (B.12: every packet of a tile is in its
+/// sequence once; POC entries may leave some out, and their bytes are then never read).
+std::uint64_t unread_packets(const Tile& tile) {
+  const int layers = tile.params.style.layers;
+  std::uint64_t n = 0;
+  for (const TileComponent& tc : tile.components)
+    for (const Resolution& res : tc.resolutions)
+      for (const int next : res.next_layer) n += static_cast<std::uint64_t>(std::max(0, layers - next));
+  return n;
+}
+
 /// Packets a tile may have for the parallel reading (its sequence is listed first; real
 /// frames have hundreds).
 constexpr std::size_t kMaxParallelPackets = std::size_t{1} << 20;
@@ -466,7 +480,19 @@ Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool he
                            const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget,
                            Tier2Budget& steps) {
   PacketReader reader(tile, body, packed_headers, headers_packed, options, counters, budget, steps);
-  return walk_tile(tile, steps, [&](int c, int r, int p, int l, bool& s) { return reader.read(c, r, p, l, s); });
+  if (Status st = walk_tile(tile, steps, [&](int c, int r, int p, int l, bool& s) { return reader.read(c, r, p, l, s); });
+      !st)
+    return st;
+  if (reader.stopped()) return {};  // damage, counted where it was found
+  // The progression came to its end with packets it never read: damage like data that ends
+  // early (one damaged packet in resilient mode), whatever bytes are left unread.
+  if (const std::uint64_t unread = unread_packets(tile); unread > 0) {
+    if (options.strict)
+      return make_error(ErrorKind::corrupt,
+                        fmt::format("tile {}: the progression order changes leave {} packets unread", tile.index, unread));
+    ++counters.damaged_packets;
+  }
+  return {};
 }
 
 bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
@@ -493,8 +519,9 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
     tile.components[static_cast<std::size_t>(c)].resolutions[static_cast<std::size_t>(r)].next_layer[static_cast<std::size_t>(p)] = l + 1;
     return {};
   };
-  // Its steps are the codestream's whether the guess holds or not.
-  if (!walk_tile(tile, steps, record)) cut = true;
+  // Its steps are the codestream's whether the guess holds or not. A progression that leaves
+  // packets unread is left to the sequential reader to report.
+  if (!walk_tile(tile, steps, record) || (!cut && unread_packets(tile) > 0)) cut = true;
   reset_packet_state(tile);
   if (cut || seq.empty()) return false;
 

@@ -52,7 +52,9 @@ class Tier2Budget {
 
 /// `body`: the tile's packet data (all tile-parts concatenated). `packed_headers`: the
 /// packet headers from PPM/PPT, or empty when headers are in `body`.
-/// Resilient mode stops at the first damaged packet and keeps what came before it.
+/// Resilient mode stops at the first damaged packet and keeps what came before it. A
+/// progression that ends with packets of the tile never read (POC entries that leave some
+/// out) is damage too: ErrorKind::corrupt in strict mode, one damaged packet otherwise.
 /// Code-blocks are created (and charged to `budget`) when a packet first brings data to
 /// their precinct; the walk's work is charged to `steps`; an exhausted budget is an
 /// ErrorKind::limit error in either mode.
