@@ -200,6 +200,9 @@ TEST_P(Corpus, DecodesLikeTheSourceOrOpenJpeg) {
   ASSERT_TRUE(mine.ok()) << mine.error().message;
   EXPECT_EQ((*own)->last_stats().damaged_codeblocks, 0u);
   EXPECT_EQ((*own)->last_stats().damaged_packets, 0u);
+  // Real codestreams stay far inside tier-2's work budget (2^26 steps and 1024 per byte;
+  // 4K frames with 64x64 or 4x4 code-blocks, 1 to 20 layers, all orders: under 2 per byte).
+  EXPECT_LT((*own)->last_stats().tier2_steps, 64u * e.codestream.size()) << c.name;
   if (c.lossless) {
     PlanarImage src = e.source;
     EXPECT_TRUE(within(*mine, src, 0));

@@ -3,6 +3,9 @@
 // the packets actually present; no exception out of Decoder::decode.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "decoder/decoder.hpp"
@@ -132,6 +135,250 @@ TEST(DecodeLimits, CodeBlocksThatPacketsReachAreChargedFirst) {
   ASSERT_TRUE(roomy.ok());
   ASSERT_TRUE((*roomy)->decode(s.bytes(), {}).ok());
   EXPECT_GT((*roomy)->last_stats().memory_bytes, static_cast<std::uint64_t>(samples * 16 + 65536LL * 64));
+}
+
+// ---- Tier-2's work: what a header can multiply is charged to one budget per codestream ----
+// (2^26 steps and 1024 per byte; DecodeStats::tier2_steps). Each of these took seconds to
+// minutes of CPU from a few kilobytes, and decoded without a word.
+
+using Poc = SyntheticCodestream::Poc;
+
+struct Decoded {
+  Result<PlanarImage> image;
+  DecodeStats stats;
+};
+
+Decoded decode_own(const std::vector<std::uint8_t>& cs, bool strict = false, int threads = 1) {
+  auto dec = make_decoder(Backend::own);
+  EXPECT_TRUE(dec.ok());
+  if (!dec.ok()) return {dec.error(), {}};
+  DecodeOptions opt;
+  opt.strict = strict;
+  opt.threads = threads;
+  auto image = (*dec)->decode(cs, opt);
+  return {std::move(image), (*dec)->last_stats()};
+}
+
+long long tier2_budget(std::size_t bytes) { return (1LL << 26) + 1024LL * static_cast<long long>(bytes); }
+
+void expect_error(const Decoded& d, ErrorKind kind, const std::string& text) {
+  ASSERT_FALSE(d.image.ok()) << "decoded; expected: " << text;
+  EXPECT_EQ(d.image.error().kind, kind) << d.image.error().message;
+  EXPECT_NE(d.image.error().message.find(text), std::string::npos) << d.image.error().message;
+}
+
+// One POC segment holds up to 9362 entries and each costs a walk of the tile: the cap of 256
+// a header was checked before a segment was added, so 256 + 9362 got through (a 117 KB file
+// of 7537 entries over 16384 components took 2 min 12 s).
+TEST(Tier2Budget, ProgressionChangesPastTheCapAreRefused) {
+  SyntheticCodestream s;
+  s.levels = 0;
+  const Poc all{0, 0, 1, 33, 0, 0};
+  s.poc = {std::vector<Poc>(256, all)};
+  const Decoded at_cap = decode_own(s.bytes(), true);
+  ASSERT_TRUE(at_cap.image.ok()) << at_cap.image.error().message;
+
+  s.poc.push_back({all});  // a second segment: 257
+  expect_error(decode_own(s.bytes()), ErrorKind::corrupt, "more than 256 progression changes");
+  s.poc = {std::vector<Poc>(300, all)};  // one segment
+  expect_error(decode_own(s.bytes()), ErrorKind::corrupt, "more than 256 progression changes");
+}
+
+// Entries that cover no packet (LYEpoc = 0, RSpoc >= REpoc, CSpoc >= CEpoc: outside Table A.32)
+// cost a step each, not a pass over the components and resolutions they name.
+TEST(Tier2Budget, ProgressionChangesWithoutPacketsCostAStepEach) {
+  SyntheticCodestream s;
+  s.width = s.height = 1;
+  s.components = 4096;
+  s.levels = 0;
+  s.body.assign(4096, 0x00);
+  std::vector<Poc> entries(85, Poc{0, 0, 0, 33, 0, 0});  // LYEpoc = 0
+  entries.resize(170, Poc{1, 0, 1, 1, 0, 0});            // RSpoc = REpoc
+  entries.resize(255, Poc{0, 4000, 1, 33, 100, 0});      // CSpoc > CEpoc
+  entries.push_back(Poc{0, 0, 1, 33, 4096, 0});          // every packet
+  s.poc = {entries};
+  const Decoded d = decode_own(s.bytes(), true);
+  ASSERT_TRUE(d.image.ok()) << d.image.error().message;
+  EXPECT_LT(d.stats.tier2_steps, 255u + 4u * 4096);
+}
+
+// A position-driven order probes every component and resolution at each position: one
+// component with 1x1 precincts sets a grid of 224 x 224 positions, and each probed 4095
+// components more (subsampled to one sample). The walk charged the position, not the probes.
+TEST(Tier2Budget, PositionsPayForEveryComponentTheyProbe) {
+  SyntheticCodestream s;
+  s.width = s.height = 224;
+  s.components = 4096;
+  s.subsampling.assign(4096, {255, 255});
+  s.subsampling[0] = {1, 1};
+  s.levels = 0;
+  s.precinct_exp = 0;
+  s.progression = 3;  // PCRL
+  s.body.assign(224 * 224 + 4095, 0x00);  // an empty packet for every precinct
+  const auto bytes = s.bytes();
+  const Decoded d = decode_own(bytes);
+  expect_error(d, ErrorKind::limit, "progression visits far more");
+
+  // The same picture with a component less per position than the bytes pay for decodes.
+  s.components = 1;
+  s.subsampling.resize(1);
+  s.body.resize(224 * 224);
+  const Decoded one = decode_own(s.bytes(), true);
+  ASSERT_TRUE(one.image.ok()) << one.image.error().message;
+  EXPECT_LT(static_cast<long long>(one.stats.tier2_steps), 4LL * 224 * 224);
+}
+
+// Once a tag tree's bound is past the layer, every code-block under it costs the packet
+// header no bit: 2000 one-byte packets (0x80) each went through all 65536 code-blocks of one
+// precinct (an 8192 x 8192 version of this 2 KB file took 73 s). Every block a header goes
+// through is a step.
+TEST(Tier2Budget, PacketHeadersPayForTheCodeBlocksTheyGoThrough) {
+  SyntheticCodestream s;
+  s.width = s.height = 1024;
+  s.levels = 0;
+  s.xcb = s.ycb = 2;
+  s.layers = 65535;
+  s.body.assign(2000, 0x80);
+  const auto bytes = s.bytes();
+  expect_error(decode_own(bytes), ErrorKind::limit, "code-blocks");
+
+  // 200 such packets fit the budget, and the steps show the blocks they went through.
+  s.body.assign(200, 0x80);
+  const Decoded d = decode_own(s.bytes());
+  ASSERT_TRUE(d.image.ok()) << d.image.error().message;
+  EXPECT_GE(d.stats.tier2_steps, 200u * 65536);
+}
+
+// The budget was each tile's: 25 tiles that each stay inside one budget took 25 of them.
+// A tile of 16 x 16 with 1x1 precincts and 63 more components of one sample walks its 256
+// positions, probing 64 components at each, for each of 256 POC entries (the first reads the
+// packets, the others find them read): ~4.4 M steps a tile for its 333 bytes.
+TEST(Tier2Budget, TheBudgetIsTheCodestreamsNotEachTiles) {
+  SyntheticCodestream s;
+  s.width = s.height = 16;
+  s.tile_width = s.tile_height = 16;
+  s.components = 64;
+  s.subsampling.assign(64, {16, 16});
+  s.subsampling[0] = {1, 1};
+  s.levels = 0;
+  s.precinct_exp = 0;
+  s.poc = {std::vector<Poc>(256, Poc{0, 0, 1, 1, 64, 3})};  // PCRL over everything
+  s.body.assign(256 + 63, 0x00);
+  s.width = s.height = 5 * 16;
+  const auto bytes = s.bytes();
+  expect_error(decode_own(bytes), ErrorKind::limit, "progression visits far more");
+
+  // One such tile alone stays well inside the budget; 25 need more than theirs.
+  s.width = s.height = 16;
+  const Decoded one = decode_own(s.bytes(), true);
+  ASSERT_TRUE(one.image.ok()) << one.image.error().message;
+  const long long per_tile = static_cast<long long>(one.stats.tier2_steps);
+  EXPECT_LT(per_tile, tier2_budget(s.bytes().size()) / 8);
+  EXPECT_GT(25 * per_tile, tier2_budget(bytes.size()));
+}
+
+// The guess of tier-2 on several threads (do a tile's tile-parts each hold whole components?)
+// walks the tile's progression without reading it, and had a budget of its own for each tile.
+// Here the packets are damaged from the first (0xFF: more zero bit-planes than allowed), so
+// the sequential reading stops at once, but each guess walks all 256 entries of the tile
+// above: with more than one thread, the guesses' work is the codestream's too.
+TEST(Tier2Budget, TheTilePartGuessesDrawOnTheSameBudget) {
+  SyntheticCodestream s;
+  s.width = s.height = 5 * 16;
+  s.tile_width = s.tile_height = 16;
+  s.components = 64;
+  s.subsampling.assign(64, {16, 16});
+  s.subsampling[0] = {1, 1};
+  s.levels = 0;
+  s.precinct_exp = 0;
+  s.poc = {std::vector<Poc>(256, Poc{0, 0, 1, 1, 64, 3})};
+  s.body.assign(256 + 63, 0xFF);
+  s.tile_parts = 2;
+  const auto bytes = s.bytes();
+  const Decoded one_thread = decode_own(bytes);
+  ASSERT_TRUE(one_thread.image.ok()) << one_thread.image.error().message;
+  EXPECT_EQ(one_thread.stats.damaged_packets, 25u);
+  EXPECT_LT(static_cast<long long>(one_thread.stats.tier2_steps), tier2_budget(bytes.size()) / 100);
+  expect_error(decode_own(bytes, false, 4), ErrorKind::limit, "progression visits far more");
+}
+
+// B.12: every packet of a tile is in its progression. POC entries that leave packets out left
+// their bytes unread, and even --strict decoded a flat picture without a word.
+TEST(Tier2Budget, PacketsNoProgressionReadsAreDamage) {
+  SyntheticCodestream s;
+  s.components = 2;
+  s.levels = 0;
+  s.body = {0x00, 0x00};
+  ASSERT_TRUE(decode_own(s.bytes(), true).image.ok());
+  s.poc = {{Poc{0, 0, 1, 1, 1, 0}}};  // component 0 only
+  expect_error(decode_own(s.bytes(), true), ErrorKind::corrupt, "leave 1 packets unread");
+  const Decoded resilient = decode_own(s.bytes());
+  ASSERT_TRUE(resilient.image.ok()) << resilient.image.error().message;
+  EXPECT_EQ(resilient.stats.damaged_packets, 1u);
+}
+
+std::vector<std::uint8_t> corpus_file(const std::string& name) {
+  std::ifstream f(std::filesystem::path(J2K_SOURCE_DIR) / "fuzz" / "decoder" / "corpus" / name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+/// `cs` with a POC segment of `entries` (one-byte component indices) before its first SOT.
+std::vector<std::uint8_t> with_main_poc(std::vector<std::uint8_t> cs, const std::vector<Poc>& entries) {
+  std::size_t at = 2;
+  while (at + 4 <= cs.size() && !(cs[at] == 0xFF && cs[at + 1] == 0x90)) at += 2 + (cs[at + 2] << 8 | cs[at + 3]);
+  std::vector<std::uint8_t> poc{0xFF, 0x5F, 0, static_cast<std::uint8_t>(2 + 7 * entries.size())};
+  for (const Poc& e : entries)
+    for (int v : {e.res_start, e.comp_start, e.layer_end >> 8, e.layer_end & 0xFF, e.res_end, e.comp_end, e.order})
+      poc.push_back(static_cast<std::uint8_t>(v));
+  cs.insert(cs.begin() + static_cast<std::ptrdiff_t>(at), poc.begin(), poc.end());
+  return cs;
+}
+
+/// `cs` without its last tile-part (the codestream ends with it).
+std::vector<std::uint8_t> without_last_tile_part(std::vector<std::uint8_t> cs) {
+  std::size_t last = 0;
+  for (std::size_t at = 2; at + 12 <= cs.size() && cs[at] == 0xFF;) {
+    if (cs[at + 1] != 0x90) {
+      at += 2 + (cs[at + 2] << 8 | cs[at + 3]);
+      continue;
+    }
+    last = at;
+    at += static_cast<std::size_t>(cs[at + 6]) << 24 | cs[at + 7] << 16 | cs[at + 8] << 8 | cs[at + 9];  // Psot
+  }
+  cs.erase(cs.begin() + static_cast<std::ptrdiff_t>(last), cs.end() - 2);  // keeps EOC
+  return cs;
+}
+
+// The same on real streams: a POC entry that reads nothing (the reviewer's case), and one
+// that reads only the first component of a stream in one tile-part per component (the
+// tile-parts' reading on several threads leaves the report to the sequential one).
+TEST(Tier2Budget, RealStreamsWithPacketsNoProgressionReads) {
+  for (const char* name : {"seed_1.j2k", "seed_tile_parts_per_component.j2k"}) {
+    const auto seed = corpus_file(name);
+    ASSERT_FALSE(seed.empty()) << name;
+    for (int threads : {1, 4}) {
+      const Decoded intact = decode_own(seed, true, threads);
+      ASSERT_TRUE(intact.image.ok()) << name << ": " << intact.image.error().message;
+      for (const Poc& entry : {Poc{0, 0, 0, 33, 0, 0}, Poc{0, 0, 65535, 33, 1, 4}}) {
+        const auto bytes = with_main_poc(seed, {entry});
+        expect_error(decode_own(bytes, true, threads), ErrorKind::corrupt, "packets unread");
+        const Decoded resilient = decode_own(bytes, false, threads);
+        ASSERT_TRUE(resilient.image.ok()) << name << ": " << resilient.image.error().message;
+        EXPECT_GE(resilient.stats.damaged_packets, 1u) << name << ", threads " << threads;
+      }
+    }
+  }
+  // Components 0 and 1 in a tile-part each, component 2's packets absent, and a POC over the
+  // first two: the tile-parts hold their components exactly, so the guess of the parallel
+  // reading holds, and must still leave the report to the sequential reading.
+  const auto two_parts =
+      with_main_poc(without_last_tile_part(corpus_file("seed_tile_parts_per_component.j2k")), {Poc{0, 0, 65535, 33, 2, 4}});
+  for (int threads : {1, 4}) {
+    expect_error(decode_own(two_parts, true, threads), ErrorKind::corrupt, "packets unread");
+    const Decoded resilient = decode_own(two_parts, false, threads);
+    ASSERT_TRUE(resilient.image.ok()) << resilient.image.error().message;
+    EXPECT_EQ(resilient.stats.damaged_packets, 1u) << "threads " << threads;
+  }
 }
 
 TEST(DecodeLimits, CoefficientDecoderRefusesToo) {

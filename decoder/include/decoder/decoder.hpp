@@ -63,6 +63,9 @@ struct DecodeStats {
   std::uint64_t constant_components = 0;  ///< tile-components without data, written as the DC level
   std::uint64_t zero_fills = 0;  ///< areas without data cleared (precincts no packet reached, merged)
   std::uint64_t parallel_tiles = 0;  ///< tiles whose tile-parts tier-2 read one per thread
+  /// Steps of tier-2's work budget the codestream used (progression walks, POC entries,
+  /// code-blocks gone through by packet headers): at most 2^26 + 1024 per byte of it.
+  std::uint64_t tier2_steps = 0;
 };
 
 class Decoder {

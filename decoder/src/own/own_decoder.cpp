@@ -323,6 +323,8 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   std::vector<std::uint64_t> body_at;  // and where each starts in the copy
   Tier2Counters counters;
   Tier2Options t2opt{options.max_layers, options.strict};
+  // One work budget for the packet walks of all tiles, from the codestream's bytes.
+  Tier2Budget steps = Tier2Budget::for_bytes(located->size());
   engine.ensure(options);
   std::uint64_t parallel_tiles = 0;
   auto read_tiles = [&]() -> Status {
@@ -358,7 +360,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
             early->rows = defer->blocks.size();
             early->start(*defer);
           };
-        if (decode_tile_parts_parallel(tiles[t], parts, t2opt, counters, budget, *engine.pool, between)) {
+        if (decode_tile_parts_parallel(tiles[t], parts, t2opt, counters, budget, steps, *engine.pool, between)) {
           std::uint64_t at = tile_at[t];
           for (const Bytes part : parts) {
             bodies.push_back(part);
@@ -381,7 +383,8 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       if (cs.has_ppm) headers = th.ppm_headers;
       else
         for (auto& [z, bytes] : th.ppt) headers.insert(headers.end(), bytes.begin(), bytes.end());
-      if (Status st = decode_tile_packets(tiles[t], body, headers, packed, t2opt, counters, budget); !st) return st;
+      if (Status st = decode_tile_packets(tiles[t], body, headers, packed, t2opt, counters, budget, steps); !st)
+        return st;
       if (th.truncated) ++counters.damaged_packets;
     }
     return {};
@@ -411,6 +414,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       collect_tier1_jobs(tiles, frame, jobs, early_kept ? CollectPart::last_resolutions : CollectPart::all, &carry);
   stats.tier2_ms = ms_since(t0);
   stats.damaged_packets = counters.damaged_packets;
+  stats.tier2_steps = static_cast<std::uint64_t>(steps.used());
   stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
   stats.codeblocks = work.coded_blocks;
   stats.coding_passes = work.coding_passes;

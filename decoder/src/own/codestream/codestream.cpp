@@ -15,6 +15,9 @@ namespace marker = syntax::marker;
 
 Error corrupt(std::string what) { return make_error(ErrorKind::corrupt, std::move(what)); }
 
+/// Progression changes one header (main, or a tile's tile-parts together) may hold.
+constexpr std::size_t kMaxProgressionChanges = 256;
+
 /// The SIZ values through the shared reader, then the decoder's own caps.
 Status read_siz(const syntax::Segment& seg, Siz& siz, const DecodeLimits& limits) {
   auto read = syntax::read_siz(seg.body);
@@ -56,13 +59,17 @@ Status read_param_marker(const syntax::Segment& seg, HeaderParams& p, std::size_
                        ncomp);
     case marker::RGN:
       return read_into(seg, syntax::read_rgn, [&](syntax::RoiShift rgn) { p.roi_shift[at(rgn.component)] = rgn.shift; }, ncomp);
-    case marker::POC:
+    case marker::POC: {
       // A.6.6: POC segments add to the progressions already given (several markers, and
-      // the tile-parts of one tile, each continue the list).
-      if (p.poc.size() > 256) return corrupt("POC: more than 256 progression changes");
-      return read_into(seg, syntax::read_poc, [&](const std::vector<ProgressionChange>& poc) {
-        p.poc.insert(p.poc.end(), poc.begin(), poc.end());
-      }, ncomp);
+      // the tile-parts of one tile, each continue the list). At most 256 a header (one
+      // segment holds up to 9362; OpenJPEG refuses 32 or more): each costs a walk of the tile.
+      auto poc = syntax::read_poc(seg.body, ncomp);
+      if (!poc) return poc.error();
+      if (p.poc.size() + poc->size() > kMaxProgressionChanges)
+        return corrupt(fmt::format("POC: more than {} progression changes", kMaxProgressionChanges));
+      p.poc.insert(p.poc.end(), poc->begin(), poc->end());
+      return {};
+    }
     default: return {};  // A.7 lengths, A.9 CRG/COM, unknown markers: not needed to decode
   }
 }

@@ -56,17 +56,20 @@ struct Contribution {
 class PacketReader {
  public:
   PacketReader(Tile& tile, Bytes body, Bytes headers, bool packed, const Tier2Options& opt, Tier2Counters& counters,
-               MemoryBudget& budget)
+               MemoryBudget& budget, Tier2Budget& steps)
       : tile_(tile),
         body_(body),
         headers_(packed ? headers : body),
         packed_(packed),
         opt_(opt),
         counters_(counters),
-        budget_(budget) {}
+        budget_(budget),
+        steps_(steps) {}
 
   /// Where the next packet starts in the body.
   std::size_t body_position() const noexcept { return body_pos_; }
+  /// Whether a read stopped the walk (damage or the end of the data, already counted).
+  bool stopped() const noexcept { return stopped_; }
 
   /// Reads one packet. Returns false when the tile's data is used up or damaged.
   Status read(int c, int r, int prec, int layer, bool& stop) {
@@ -76,7 +79,7 @@ class PacketReader {
     std::size_t& hpos = packed_ ? header_pos_ : body_pos_;
     if (hpos >= headers_.size()) {
       // No more data: the remaining packets are missing (truncated tile).
-      stop = true;
+      stop = stopped_ = true;
       if (opt_.strict) return make_error(ErrorKind::corrupt, fmt::format("tile {}: packet data ends early", tile_.index));
       ++counters_.damaged_packets;
       return {};
@@ -95,6 +98,12 @@ class PacketReader {
       for (int b = 0; b < res.num_bands; ++b) {
         PrecinctBand& pb = res.precincts[static_cast<std::size_t>(prec)]->bands[b];
         if (pb.cb_cols <= 0 || pb.cb_rows <= 0) continue;
+        // The header goes through every code-block of the precinct-band, and those not yet
+        // included under a tag-tree node already past this layer cost it no bit.
+        if (!steps_.charge(static_cast<long long>(pb.cb_cols) * pb.cb_rows))
+          return make_error(ErrorKind::limit,
+                            fmt::format("tile {}: the packet headers go through far more code-blocks than the data has bytes",
+                                        tile_.index));
         if (!pb.coded)
           if (Status st = materialize_code_blocks(pb, res.xcb, res.ycb, budget_); !st) return st;
         PrecinctCodeBlocks& pcb = *pb.coded;
@@ -196,7 +205,7 @@ class PacketReader {
   }
 
   Status damaged(bool& stop, const char* what) {
-    stop = true;
+    stop = stopped_ = true;
     ++counters_.damaged_packets;
     if (opt_.strict) return make_error(ErrorKind::corrupt, fmt::format("tile {}: damaged {}", tile_.index, what));
     return {};
@@ -209,35 +218,61 @@ class PacketReader {
   const Tier2Options& opt_;
   Tier2Counters& counters_;
   MemoryBudget& budget_;
+  Tier2Budget& steps_;
   std::size_t body_pos_ = 0;
   std::size_t header_pos_ = 0;
+  bool stopped_ = false;
   std::vector<Contribution> contributions_;
   std::vector<std::uint32_t> lengths_;
 };
 
 long long checked_shift(long long v, int s) { return s >= 40 ? (1LL << 40) : v << s; }
 
-/// Walks one progression (B.12.1) calling `visit(c, r, precinct, layer)` for each packet
-/// not read yet. Position-driven orders follow B.12.1.3–B.12.1.5 literally.
-/// `steps` is the walk's work budget (positions and precinct visits); a header whose
-/// progression would visit far more positions than the data has packets is refused.
-template <typename Visit>
-Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& visit) {
-  const int ncomp = static_cast<int>(tile.components.size());
-  const int cs = std::clamp(pc.comp_start, 0, ncomp), ce = std::clamp(pc.comp_end, 0, ncomp);
-  int max_res = 0;
-  for (auto& tc : tile.components) max_res = std::max(max_res, static_cast<int>(tc.resolutions.size()));
-  const int rs = std::max(0, pc.res_start), re = std::min(pc.res_end, max_res);
-  const int le = pc.layer_end;
-  bool stop = false;
+/// Per resolution, the components that have precincts there, in order. Made once per tile,
+/// so that a POC entry costs the (resolution, component) pairs it covers that can hold
+/// packets, not its resolutions x components (a header may declare 16384 components of 33
+/// resolutions, and 512 entries).
+using ComponentsByResolution = std::vector<std::vector<int>>;
 
+ComponentsByResolution components_with_precincts(const Tile& tile) {
+  std::size_t max_res = 0;
+  for (const TileComponent& tc : tile.components) max_res = std::max(max_res, tc.resolutions.size());
+  ComponentsByResolution out(max_res);
+  for (std::size_t c = 0; c < tile.components.size(); ++c) {
+    const std::vector<Resolution>& rr = tile.components[c].resolutions;
+    for (std::size_t r = 0; r < rr.size(); ++r)
+      if (rr[r].prec_cols > 0 && rr[r].prec_rows > 0) out[r].push_back(static_cast<int>(c));
+  }
+  return out;
+}
+
+/// Walks one progression (B.12.1) calling `visit(c, r, precinct, layer)` for each packet
+/// not read yet. Position-driven orders follow B.12.1.3–B.12.1.5 literally, over the
+/// (resolution, component) pairs that have precincts (the others yield no packet).
+/// `steps` is the codestream's work budget (Tier2Budget): the entry, the pairs it covers,
+/// positions, the components and resolutions probed at each, and precinct visits; a header
+/// whose progression would visit far more than the data has packets is refused.
+template <typename Visit>
+Status walk(Tile& tile, const ProgressionChange& pc, const ComponentsByResolution& with_precincts, Tier2Budget& steps,
+            Visit&& visit) {
   auto over_budget = [&]() -> Status {
     return make_error(ErrorKind::limit,
                       fmt::format("tile {}: the progression visits far more precinct positions than the data has packets",
                                   tile.index));
   };
+  if (!steps.charge(1)) return over_budget();
+  const int ncomp = static_cast<int>(tile.components.size());
+  const int cs = std::clamp(pc.comp_start, 0, ncomp), ce = std::clamp(pc.comp_end, 0, ncomp);
+  const int max_res = static_cast<int>(with_precincts.size());
+  const int rs = std::max(0, pc.res_start), re = std::min(pc.res_end, max_res);
+  const int le = pc.layer_end;
+  // Table A.32 has no entry without packets (LYEpoc >= 1, REpoc > RSpoc, CEpoc > CSpoc);
+  // one that covers none reads nothing and costs its step (a header holds at most 256).
+  if (le <= 0 || rs >= re || cs >= ce) return {};
+  bool stop = false;
+
   auto packet_layers = [&](int c, int r, int prec, int l0, int l1) -> Status {
-    if (--steps < 0) return over_budget();
+    if (!steps.charge(1)) return over_budget();
     Resolution& res = tile.components[c].resolutions[r];
     // Layers of one precinct come in order; start at the first one not read yet.
     for (int l = std::max(l0, res.next_layer[prec]); l < l1 && !stop; ++l) {
@@ -247,9 +282,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& v
     return {};
   };
   auto all_precincts = [&](int c, int r, int l) -> Status {
-    auto& rs_ = tile.components[c].resolutions;
-    if (r >= static_cast<int>(rs_.size())) return {};
-    Resolution& res = rs_[r];
+    Resolution& res = tile.components[c].resolutions[r];
     int n = res.prec_cols * res.prec_rows;
     for (int p = 0; p < n && !stop; ++p)
       if (Status st = packet_layers(c, r, p, l, l + 1); !st) return st;
@@ -258,12 +291,14 @@ Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& v
 
   // Only (component, resolution) pairs that have precincts: a hostile header with 65535
   // layers and thousands of empty components must not cost layers x components steps.
-  std::vector<std::pair<int, int>> used;  // (r, c) in R-then-C order
-  for (int r = rs; r < re; ++r)
-    for (int c = cs; c < ce; ++c) {
-      auto& rr = tile.components[c].resolutions;
-      if (r < static_cast<int>(rr.size()) && rr[r].prec_cols * rr[r].prec_rows > 0) used.emplace_back(r, c);
-    }
+  using Pair = std::pair<int, int>;  // (r, c)
+  std::vector<Pair> used;            // in R-then-C order
+  for (int r = rs; r < re; ++r) {
+    const std::vector<int>& comps = with_precincts[static_cast<std::size_t>(r)];
+    for (auto it = std::lower_bound(comps.begin(), comps.end(), cs); it != comps.end() && *it < ce; ++it)
+      used.emplace_back(r, *it);
+  }
+  if (!steps.charge(static_cast<long long>(used.size()) + (re - rs))) return over_budget();
   if (used.empty()) return {};
   switch (pc.order) {
     case ProgressionOrder::LRCP:
@@ -290,19 +325,16 @@ Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& v
   // that start a precinct of one of them yield packets). Stepping by the smallest precinct
   // of the whole tile instead would, in RPCL, walk the finest grid for every resolution.
   long long xstep = 0, ystep = 0;
-  auto set_steps = [&](int c0, int c1, int r0, int r1) {
+  auto set_steps = [&](std::span<const Pair> pairs) {
     xstep = ystep = 0;
-    for (int c = c0; c < c1; ++c) {
-      TileComponent& tc = tile.components[c];
+    for (auto [r, c] : pairs) {
+      const TileComponent& tc = tile.components[c];
       const int nl = static_cast<int>(tc.resolutions.size()) - 1;
-      for (int r = r0; r < std::min(r1, nl + 1); ++r) {
-        const Resolution& res = tc.resolutions[r];
-        if (res.prec_cols == 0 || res.prec_rows == 0) continue;
-        long long sx = checked_shift(tile.components[c].dx, res.ppx + nl - r);
-        long long sy = checked_shift(tile.components[c].dy, res.ppy + nl - r);
-        xstep = xstep == 0 ? sx : std::min(xstep, sx);
-        ystep = ystep == 0 ? sy : std::min(ystep, sy);
-      }
+      const Resolution& res = tc.resolutions[r];
+      long long sx = checked_shift(tc.dx, res.ppx + nl - r);
+      long long sy = checked_shift(tc.dy, res.ppy + nl - r);
+      xstep = xstep == 0 ? sx : std::min(xstep, sx);
+      ystep = ystep == 0 ? sy : std::min(ystep, sy);
     }
     return xstep > 0 && ystep > 0;
   };
@@ -310,9 +342,7 @@ Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& v
   auto precinct_at = [&](int c, int r, long long x, long long y) -> int {
     TileComponent& tc = tile.components[c];
     const int nl = static_cast<int>(tc.resolutions.size()) - 1;
-    if (r > nl) return -1;
     const Resolution& res = tc.resolutions[r];
-    if (res.prec_cols == 0 || res.prec_rows == 0) return -1;
     const int level = nl - r;
     const long long dx = tile.components[c].dx, dy = tile.components[c].dy;
     const long long rpx = checked_shift(1, res.ppx + level), rpy = checked_shift(1, res.ppy + level);
@@ -331,48 +361,51 @@ Status walk(Tile& tile, const ProgressionChange& pc, long long& steps, Visit&& v
   auto for_positions = [&](auto&& body) -> Status {
     for (long long y = tr.y0; y < tr.y1 && !stop; y += ystep - (y % ystep))
       for (long long x = tr.x0; x < tr.x1 && !stop; x += xstep - (x % xstep)) {
-        if (--steps < 0) return over_budget();
+        if (!steps.charge(1)) return over_budget();
         if (Status st = body(x, y); !st) return st;
       }
     return {};
   };
-  // The layers of the precinct of component c, resolution r at reference-grid position (x, y), if any.
-  auto packet_at = [&](int c, int r, long long x, long long y) -> Status {
-    const int p = precinct_at(c, r, x, y);
-    return p >= 0 ? packet_layers(c, r, p, 0, le) : Status{};
+  // The layers of the precinct of the pair (r, c) at reference-grid position (x, y), if any:
+  // a step for each pair probed (a position may probe thousands of components).
+  auto packets_at = [&](std::span<const Pair> pairs, long long x, long long y) -> Status {
+    for (std::size_t k = 0; k < pairs.size() && !stop; ++k) {
+      if (!steps.charge(1)) return over_budget();
+      const auto [r, c] = pairs[k];
+      if (const int p = precinct_at(c, r, x, y); p >= 0)
+        if (Status st = packet_layers(c, r, p, 0, le); !st) return st;
+    }
+    return {};
   };
+  // Runs of `pairs` with the same key (resolution for RPCL, component for CPRL).
+  auto for_runs = [&](const std::vector<Pair>& pairs, auto key, auto&& body) -> Status {
+    for (std::size_t i = 0; i < pairs.size() && !stop;) {
+      std::size_t j = i;
+      while (j < pairs.size() && key(pairs[j]) == key(pairs[i])) ++j;
+      const std::span<const Pair> run(pairs.data() + i, j - i);
+      i = j;
+      if (!set_steps(run)) continue;
+      if (Status st = body(run); !st) return st;
+    }
+    return {};
+  };
+  if (pc.order == ProgressionOrder::RPCL)
+    return for_runs(used, [](const Pair& p) { return p.first; }, [&](std::span<const Pair> run) {
+      return for_positions([&](long long x, long long y) { return packets_at(run, x, y); });
+    });
+  // PCRL and CPRL go through the components first.
+  std::vector<Pair> by_c = used;
+  std::sort(by_c.begin(), by_c.end(),
+            [](const Pair& a, const Pair& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
   switch (pc.order) {
-    case ProgressionOrder::RPCL:
-      for (int r = rs; r < re && !stop; ++r) {
-        if (!set_steps(cs, ce, r, r + 1)) continue;
-        Status st = for_positions([&](long long x, long long y) -> Status {
-          for (int c = cs; c < ce && !stop; ++c)
-            if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
-          return {};
-        });
-        if (!st) return st;
-      }
-      return {};
     case ProgressionOrder::PCRL:
-      if (!set_steps(cs, ce, rs, re)) return {};
-      return for_positions([&](long long x, long long y) -> Status {
-        for (int c = cs; c < ce && !stop; ++c)
-          for (int r = rs; r < re && !stop; ++r)
-            if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
-        return {};
-      });
+      if (!set_steps(by_c)) return {};
+      return for_positions([&](long long x, long long y) { return packets_at(by_c, x, y); });
     case ProgressionOrder::CPRL:
-      for (int c = cs; c < ce && !stop; ++c) {
-        // B.12.1.5: the steps come from this component alone.
-        if (!set_steps(c, c + 1, rs, re)) continue;
-        Status st = for_positions([&](long long x, long long y) -> Status {
-          for (int r = rs; r < re && !stop; ++r)
-            if (Status s2 = packet_at(c, r, x, y); !s2) return s2;
-          return {};
-        });
-        if (!st) return st;
-      }
-      return {};
+      // B.12.1.5: the steps come from each component alone.
+      return for_runs(by_c, [](const Pair& p) { return p.second; }, [&](std::span<const Pair> run) {
+        return for_positions([&](long long x, long long y) { return packets_at(run, x, y); });
+      });
     default: return {};
   }
 }
@@ -392,27 +425,34 @@ std::vector<ProgressionChange> progression_changes(const Tile& tile) {
   return {all};
 }
 
-/// Work budget of the progression walks: every packet costs at least one byte, so a walk
-/// that visits many more positions than the tile has bytes is following a hostile header
-/// (1x1 precincts on a large tile, thousands of empty components) rather than data.
-long long walk_budget(std::size_t bytes) { return (1LL << 26) + 1024LL * static_cast<long long>(bytes); }
-
 /// Walks the tile's progressions in order, each up to the tile's layer count, until `visit`
 /// stops the walk (its `stop` argument) or fails.
 template <typename Visit>
-Status walk_tile(Tile& tile, long long steps, Visit&& visit) {
+Status walk_tile(Tile& tile, Tier2Budget& steps, Visit&& visit) {
   bool stop = false;
   auto visit_and_see = [&](int c, int r, int p, int l, bool& s) -> Status {
     Status st = visit(c, r, p, l, s);
     stop = s;
     return st;
   };
+  const ComponentsByResolution with_precincts = components_with_precincts(tile);
   for (ProgressionChange pc : progression_changes(tile)) {
     pc.layer_end = std::min(pc.layer_end, tile.params.style.layers);
-    if (Status st = walk(tile, pc, steps, visit_and_see); !st) return st;
+    if (Status st = walk(tile, pc, with_precincts, steps, visit_and_see); !st) return st;
     if (stop) break;
   }
   return {};
+}
+
+/// Packets of the tile that no progression came to (B.12: every packet of a tile is in its
+/// sequence once; POC entries may leave some out, and their bytes are then never read).
+std::uint64_t unread_packets(const Tile& tile) {
+  const int layers = tile.params.style.layers;
+  std::uint64_t n = 0;
+  for (const TileComponent& tc : tile.components)
+    for (const Resolution& res : tc.resolutions)
+      for (const int next : res.next_layer) n += static_cast<std::uint64_t>(std::max(0, layers - next));
+  return n;
 }
 
 /// Packets a tile may have for the parallel reading (its sequence is listed first; real
@@ -437,14 +477,26 @@ void reset_packet_state(Tile& tile) {
 }  // namespace
 
 Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool headers_packed,
-                           const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget) {
-  PacketReader reader(tile, body, packed_headers, headers_packed, options, counters, budget);
-  return walk_tile(tile, walk_budget(body.size() + packed_headers.size()),
-                   [&](int c, int r, int p, int l, bool& s) { return reader.read(c, r, p, l, s); });
+                           const Tier2Options& options, Tier2Counters& counters, MemoryBudget& budget,
+                           Tier2Budget& steps) {
+  PacketReader reader(tile, body, packed_headers, headers_packed, options, counters, budget, steps);
+  if (Status st = walk_tile(tile, steps, [&](int c, int r, int p, int l, bool& s) { return reader.read(c, r, p, l, s); });
+      !st)
+    return st;
+  if (reader.stopped()) return {};  // damage, counted where it was found
+  // The progression came to its end with packets it never read: damage like data that ends
+  // early (one damaged packet in resilient mode), whatever bytes are left unread.
+  if (const std::uint64_t unread = unread_packets(tile); unread > 0) {
+    if (options.strict)
+      return make_error(ErrorKind::corrupt,
+                        fmt::format("tile {}: the progression order changes leave {} packets unread", tile.index, unread));
+    ++counters.damaged_packets;
+  }
+  return {};
 }
 
 bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const Tier2Options& options,
-                                Tier2Counters& counters, MemoryBudget& budget, WorkPool& pool,
+                                Tier2Counters& counters, MemoryBudget& budget, Tier2Budget& steps, WorkPool& pool,
                                 const std::function<void()>& between) {
   const std::size_t n_parts = parts.size();
   if (n_parts < 2 || tile.components.size() < 2) return false;
@@ -467,7 +519,9 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
     tile.components[static_cast<std::size_t>(c)].resolutions[static_cast<std::size_t>(r)].next_layer[static_cast<std::size_t>(p)] = l + 1;
     return {};
   };
-  if (!walk_tile(tile, walk_budget(bytes), record)) cut = true;
+  // Its steps are the codestream's whether the guess holds or not. A progression that leaves
+  // packets unread is left to the sequential reader to report.
+  if (!walk_tile(tile, steps, record) || (!cut && unread_packets(tile) > 0)) cut = true;
   reset_packet_state(tile);
   if (cut || seq.empty()) return false;
 
@@ -510,16 +564,19 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
   struct Run {
     Tier2Counters counters;
     MemoryBudget budget{0};
+    Tier2Budget steps{0};
     std::optional<PacketReader> reader;
     bool failed = false;
     bool ok = false;
   };
   std::vector<Run> runs(n_parts);
   const long long share = (budget.limit() - budget.used()) / static_cast<long long>(n_parts);
+  const long long steps_share = steps.left() / static_cast<long long>(n_parts);
   for (std::size_t k = 0; k < n_parts; ++k) {
     Run& r = runs[k];
     r.budget = MemoryBudget(share);
-    r.reader.emplace(tile, parts[k], Bytes{}, false, options, r.counters, r.budget);
+    r.steps = Tier2Budget(steps_share);
+    r.reader.emplace(tile, parts[k], Bytes{}, false, options, r.counters, r.budget, r.steps);
   }
   auto read_packets = [&](std::size_t k, std::size_t from, std::size_t to) {
     Run& run = runs[k];
@@ -553,12 +610,14 @@ bool decode_tile_parts_parallel(Tile& tile, std::span<const Bytes> parts, const 
     // The guess holds when the tile-part's packets fill it exactly.
     run.ok = !run.failed && run.reader->body_position() == parts[k].size() && run.counters.damaged_packets == 0;
   });
-  long long used = 0;
+  long long used = 0, used_steps = 0;
   bool ok = true;
   for (const Run& r : runs) {
     ok = ok && r.ok;
     used += r.budget.used();
+    used_steps += r.steps.used();
   }
+  steps.charge(used_steps);  // within the shares: always fits (charged whether the guess holds or not)
   if (!ok || !budget.charge(used)) {
     reset_packet_state(tile);  // read again in one sequence, which reports what went wrong
     return false;
