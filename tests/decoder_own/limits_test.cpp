@@ -138,7 +138,7 @@ TEST(DecodeLimits, CodeBlocksThatPacketsReachAreChargedFirst) {
 }
 
 // ---- Tier-2's work: what a header can multiply is charged to one budget per codestream ----
-// (2^26 steps and 1024 per byte; DecodeStats::tier2_steps). Each of these took seconds to
+// (2^24 steps and 128 per byte; DecodeStats::tier2_steps). Each of these took seconds to
 // minutes of CPU from a few kilobytes, and decoded without a word.
 
 using Poc = SyntheticCodestream::Poc;
