@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   // The operator's view (event log, history, alarms, metrics) and the capture.
   if (auto st = operator_options.open(config, url_text); !st) { log->error("{}", st.error().message); return cli::exit_error; }
   auto& mon = operator_options.monitor();
-  if (mon.metrics_port()) log->info("metrics at http://…:{}/metrics (Prometheus) and /stats (JSON)", mon.metrics_port());
+  if (mon.metrics_port()) log->info("metrics at {}/metrics (Prometheus) and /stats (JSON)", mon.metrics_url());
   // The sound: metered (and dumped) on its own thread, fed by the depacketizer.
   cli::AudioGlue sound;
   if (auto st = sound.open(config, mon, operator_options.thresholds(), audio_dump); !st) {

@@ -65,6 +65,7 @@ TEST(MetricsServer, ServesPublishedBodiesWhileASilentClientWaits) {
   ASSERT_TRUE(server) << server.error().message;
   const auto port = (*server)->port();
   ASSERT_NE(port, 0);
+  EXPECT_EQ((*server)->url(), "http://127.0.0.1:" + std::to_string(port));  // the log line said "http://…:PORT"
   (*server)->publish("j2k_packets_received_total{url=\"u\"} 42\n", R"({"packets":{"received":42}})");
   asio::io_context io;
   tcp::socket silent(io);  // connects and never sends a request

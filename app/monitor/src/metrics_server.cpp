@@ -237,6 +237,14 @@ std::uint16_t MetricsServer::port() const noexcept {
   const auto ep = impl_->acceptor.local_endpoint(ec);
   return ec ? 0 : ep.port();
 }
+std::string MetricsServer::url() const {
+  beast::error_code ec;
+  const auto ep = impl_->acceptor.local_endpoint(ec);
+  if (ec) return "";
+  // Bound to every address: say so (a scraper uses one of this machine's addresses).
+  const std::string host = ep.address().is_unspecified() ? "<this machine>" : ep.address().to_string();
+  return fmt::format("http://{}:{}", host, ep.port());
+}
 std::uint64_t MetricsServer::requests_served() const noexcept { return impl_->shared->served.load(); }
 std::uint64_t MetricsServer::clients_refused() const noexcept { return impl_->shared->refused.load(); }
 

@@ -43,6 +43,8 @@ class MetricsServer {
   /// The bodies later requests get. Any thread.
   void publish(std::string metrics_text, std::string stats_json);
   std::uint16_t port() const noexcept;
+  /// "http://127.0.0.1:9100" (the bound address; "<this machine>" when bound to all).
+  std::string url() const;
   std::uint64_t requests_served() const noexcept;
   std::uint64_t clients_refused() const noexcept;
 

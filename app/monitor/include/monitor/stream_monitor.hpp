@@ -94,6 +94,7 @@ class StreamMonitor {
   /// The no signal, freeze and sound silence alarms raised after `t` (AlarmMonitor's).
   std::uint64_t alarms_raised_by_silence_after(Clock::time_point t) const { return alarms_.raised_by_silence_after(t); }
   std::uint16_t metrics_port() const noexcept { return metrics_ ? metrics_->port() : 0; }
+  std::string metrics_url() const { return metrics_ ? metrics_->url() : ""; }
   /// Whether on_second needs the live summary (only the metrics endpoint serves it).
   bool serves_metrics() const noexcept { return metrics_ != nullptr; }
   /// `summary` plus "history", "alarms" and "events" (the JSON summary's additions).
