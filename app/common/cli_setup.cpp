@@ -4,6 +4,7 @@
 #include <openjpeg.h>
 
 #include <QtGlobal>
+#include <csignal>
 #include <cstdio>
 
 #include "core/log.hpp"
@@ -29,6 +30,10 @@ std::string version_text(const std::string& tool) {
 
 ToolSetup::ToolSetup(CLI::App& app, std::string tool, std::string examples, std::string exit_statuses)
     : app_(app), tool_(std::move(tool)) {
+  // From the start (before the first log line): under a file size limit (ulimit -f) a file
+  // that reaches it fails its writes, which the tools count and say, instead of the process
+  // ending with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::string footer;
   if (!examples.empty()) footer += "Examples:\n" + examples + "\n\n";
   footer += "Exit status:\n" + exit_statuses;

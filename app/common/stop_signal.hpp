@@ -1,9 +1,8 @@
 #pragma once
 // Ctrl-C / SIGTERM as a flag the tools' loops poll (the only process-wide state they keep).
 // The first signal asks for an orderly stop; a second one ends the process at once (a user
-// who presses Ctrl-C twice does not want to wait for a drain). SIGXFSZ is ignored: under a
-// file size limit (`ulimit -f`, a service's LimitFSIZE=) a capture or event log that reaches
-// it fails its writes, which are counted, instead of ending the monitor.
+// who presses Ctrl-C twice does not want to wait for a drain). (SIGXFSZ is ignored from the
+// start, by ToolSetup.)
 #include <atomic>
 #include <csignal>
 #include <unistd.h>
@@ -21,7 +20,6 @@ inline void install_stop_signals() {
   };
   std::signal(SIGINT, handler);
   std::signal(SIGTERM, handler);
-  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 }  // namespace j2k::cli

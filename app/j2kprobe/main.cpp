@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
     if (!raw_out) { log->error("cannot write --dump-raw file '{}'", raw_file); return cli::exit_error; }
   }
   std::vector<std::uint8_t> raw_bytes;
-  bool raw_failed = false;  // the sink's (delivery thread), read after the stop
+  bool raw_failed = false, dump_failed = false;  // the sink's (delivery thread), read after the stop
   auto sink = [&](pipeline::DecodedFrame&& f) {
     if (!f.time_code.empty()) last_time_code = f.time_code;
     if (f.decoded && !checksums_file.empty()) {
@@ -179,14 +179,21 @@ int main(int argc, char** argv) {
         raw_failed = true;
       }
     }
-    if (!dump_dir.empty()) {
+    if (!dump_dir.empty() && !dump_failed) {
       const std::string stem = fmt::format("{}/frame_{:06d}", dump_dir, f.index);
-      for (std::size_t i = 0; i < f.codestreams.size(); ++i) {
-        std::ofstream out(f.codestreams.size() == 1 ? stem + ".j2c" : fmt::format("{}_{}.j2c", stem, i), std::ios::binary);
+      std::string failed;  // the file that could not be written (a full disk): said once, the run's status 1
+      for (std::size_t i = 0; i < f.codestreams.size() && failed.empty(); ++i) {
+        const std::string path = f.codestreams.size() == 1 ? stem + ".j2c" : fmt::format("{}_{}.j2c", stem, i);
+        std::ofstream out(path, std::ios::binary);
         out.write(reinterpret_cast<const char*>(f.codestreams[i].data()), static_cast<std::streamsize>(f.codestreams[i].size()));
+        out.close();
+        if (!out) failed = path;
       }
-      if (f.decoded) {
-        if (gpu::to_rgba8(f.image, pipeline::colour_of(f.descriptor, f.image), rgba)) (void)media::write_png_rgba(stem + ".png", rgba.pixels.data(), rgba.width, rgba.height);
+      if (failed.empty() && f.decoded && gpu::to_rgba8(f.image, pipeline::colour_of(f.descriptor, f.image), rgba))
+        if (auto st = media::write_png_rgba(stem + ".png", rgba.pixels.data(), rgba.width, rgba.height); !st) failed = stem + ".png";
+      if (!failed.empty()) {
+        log->error("writing --dump file '{}' failed: no more frames are dumped", failed);
+        dump_failed = true;
       }
     }
     mon.on_frame(cli::frame_report(f), Clock::now());
@@ -265,7 +272,7 @@ int main(int argc, char** argv) {
   const double decode_fps = d.decoded && d.decode_ms_total > 0 ? d.decoded * 1000.0 / d.decode_ms_total : 0;
   summary["frames"]["decode_fps_per_worker"] = decode_fps;
   // Files the user asked for that could not be written make the run's status 1.
-  bool output_failed = raw_failed;
+  bool output_failed = raw_failed || dump_failed;
   if (raw_out.is_open()) {
     raw_out.close();
     if (!raw_out) {

@@ -12,6 +12,7 @@
 #include "core/log.hpp"
 #include "core/url.hpp"
 #include "depacketizer/mxf.hpp"
+#include "net/interface_address.hpp"
 #include "packetizer/mxf_file.hpp"
 #include "syntax/locate.hpp"
 #include "sender/encoded_loop.hpp"
@@ -229,6 +230,10 @@ int main(int argc, char** argv) {
     to2_url = *u2;
   }
   if (imp.end_loss > 0 && loop) return setup.usage_error("--end-loss needs a stream with an end: drop --loop");
+  // ?iface= may name an interface: a typo is said now, not after the encoding.
+  for (const StreamUrl* u : {&*url, to2_url ? &*to2_url : nullptr})
+    if (u && !u->iface.empty())
+      if (auto found = j2k::net::interface_address(u->iface); !found) return setup.usage_error(found.error().message);
   // The manifest's file is made now: a path that cannot be written fails before the run.
   if (!manifest.empty() && !std::ofstream(manifest)) {
     log->error("cannot write the --manifest file '{}'", manifest);

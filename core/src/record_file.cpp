@@ -55,6 +55,18 @@ RecordFile& RecordFile::operator=(RecordFile&& other) noexcept {
 
 RecordFile::~RecordFile() { close(); }
 
+bool RecordFile::set_preamble(std::vector<std::uint8_t> bytes) {
+  preamble_ = std::move(bytes);
+  if (fd_ < 0 || settled_ != 0 || preamble_.empty()) return true;
+  std::size_t done = 0;
+  if (write_all(fd_, preamble_.data(), preamble_.size(), done) == 0) {
+    settled_ = preamble_.size();
+    return true;
+  }
+  if (::ftruncate(fd_, 0) == 0) ::lseek(fd_, 0, SEEK_SET);  // whatever part got in
+  return false;
+}
+
 void RecordFile::append(std::span<const std::uint8_t> record) {
   buffer_.insert(buffer_.end(), record.begin(), record.end());
   ends_.push_back(buffer_.size());

@@ -164,7 +164,7 @@ Status CaptureWriter::start_file() {
   auto file = RecordFile::open(path_);
   if (!file) return make_error(ErrorKind::io, fmt::format("cannot write the capture '{}': {}", path_, file.error().message));
   file_ = std::move(*file);
-  file_.set_preamble(pcapng_header());
+  (void)file_.set_preamble(pcapng_header());  // a full disk: written with the first datagrams
   file_started_ = std::chrono::steady_clock::now();
   return {};
 }

@@ -57,10 +57,12 @@ TEST(RecordFile, ThePreambleComesFirstAlsoAfterAFailureLeftTheFileEmpty) {
   const auto path = (std::filesystem::temp_directory_path() / "j2k_record_file_preamble.txt").string();
   auto file = RecordFile::open(path);
   ASSERT_TRUE(file);
-  file->set_preamble({'H', 'D', 'R'});
-  EXPECT_EQ(file->size(), 0u);
   {
-    FileSizeLimit limit(100);
+    FileSizeLimit limit(2);
+    EXPECT_FALSE(file->set_preamble({'H', 'D', 'R'}));  // cut short: the file stays empty
+    EXPECT_EQ(std::filesystem::file_size(path), 0u);
+    EXPECT_EQ(file->size(), 0u);
+    limit.set(100);
     file->append(std::string(200, 'x'));
     EXPECT_EQ(file->size(), 203u);
     EXPECT_EQ(file->settle().lost, 1u);
@@ -73,6 +75,21 @@ TEST(RecordFile, ThePreambleComesFirstAlsoAfterAFailureLeftTheFileEmpty) {
   }
   file->close();
   EXPECT_EQ(contents(path), "HDRyyzz");
+  std::filesystem::remove(path);
+}
+
+// Review 2026-11-25: a capture that received nothing was a file of 0 bytes, which no reader
+// opens; the header now goes in at once.
+TEST(RecordFile, APreambleIsWrittenAtOnce) {
+  const auto path = (std::filesystem::temp_directory_path() / "j2k_record_file_at_once.txt").string();
+  auto file = RecordFile::open(path);
+  ASSERT_TRUE(file);
+  EXPECT_TRUE(file->set_preamble({'H', 'D', 'R'}));
+  EXPECT_EQ(contents(path), "HDR");
+  file->append(std::string("x"));
+  EXPECT_EQ(file->settle().written, 1u);
+  file->close();
+  EXPECT_EQ(contents(path), "HDRx");
   std::filesystem::remove(path);
 }
 

@@ -182,7 +182,8 @@ TEST(OwnDecoder, PptSegmentsAreJoinedInTheirIndexOrder) {
   twice[second_ppt + 4] = twice[first_ppt + 4];  // the second PPT takes the first one's Zppt
   auto refused = (*own)->decode(twice, strict);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("PPT index 0 given twice"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("PPT index 0 given twice in tile-part 0's header"), std::string::npos)
+      << refused.error().message;
   auto resilient = (*own)->decode(twice, {});
   EXPECT_TRUE(resilient.ok()) << resilient.error().message;
 }

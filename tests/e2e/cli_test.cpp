@@ -84,6 +84,8 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --pattern --size 1920x1080 --no-cache --fec 10", "--fec '10' is not LxD"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --pattern --size 1920x1080 --no-cache --format ts --dual-codestream",
        "--format ts carries one codestream"},
+      {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004?iface=bogus0' --pattern --size 1920x1080 --no-cache",
+       "interface 'bogus0' is neither an IPv4 address nor an interface with one"},
   };
   if (J2K_HAVE_PLAYER) {
     cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --quit-after -1", "--quit-after: -1 must be at least 0"});

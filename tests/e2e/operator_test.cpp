@@ -3,6 +3,7 @@
 // the same counters, and --alarm turns an unhealthy stream into exit status 4.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -145,6 +146,37 @@ TEST_F(Operator, OutputsThatCannotBeWrittenMakeTheStatusOne) {
   const auto out = json::parse(probe.out);
   EXPECT_EQ(out["audio"]["dump"]["failed"], true) << out["audio"].dump();
   EXPECT_TRUE(out["audio"]["dump"].contains("error"));
+}
+
+// Review 2026-11-25 (second): --dump's files were not checked either (truncated files, status
+// 0). Under a file size limit of 64 blocks (32 or 64 kB: the probe's own log fits) every
+// codestream of a lossless 1280x720 photograph (~1.5 MB) is cut.
+TEST_F(Operator, DumpFilesThatCannotBeWrittenMakeTheStatusOne) {
+  const std::string url = "'rtp://239.10.41.8:5124?iface=127.0.0.1'";
+  std::filesystem::remove_all("op-dump");
+  j2k::test::BackgroundReceiver rx("ulimit -f 64; " + bin("j2kprobe") + " " + url + " --json --timeout 3 --dump op-dump",
+                                   "dumpfull.probe");
+  ASSERT_TRUE(rx.wait_listening());
+  auto tx = j2k::test::run(bin("j2ksend") + " --to " + url +
+                               " --size 1280x720 --fps 25 --lossless --loop-frames 1 --frames 2" + kCache,
+                           "dumpfull.send");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  auto probe = rx.join();
+  EXPECT_EQ(probe.exit_code, 1) << probe.err;
+  EXPECT_NE(probe.err.find("writing --dump file 'op-dump/frame_000000.j2c' failed"), std::string::npos) << probe.err;
+}
+
+// Review 2026-11-25 (second): --events - on a stdout that refuses it (a full disk) said nothing.
+TEST_F(Operator, AnEventLogOnAFullStdoutIsSaid) {
+  const std::string url = "'rtp://239.10.41.9:5126?iface=127.0.0.1'";
+  j2k::test::BackgroundReceiver rx("sh -c \"" + bin("j2kprobe") + " " + url + " --timeout 2 --no-decode --events - > /dev/full\"",
+                                   "eventsfull.probe");
+  ASSERT_TRUE(rx.wait_listening());
+  auto tx = j2k::test::run(bin("j2ksend") + " --to " + url + " " + kEncode + " --frames 30 --loss 0.05 --seed 3" + kCache,
+                           "eventsfull.send");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  auto probe = rx.join();
+  EXPECT_NE(probe.err.find("writing the event log to stdout failed"), std::string::npos) << probe.err;
 }
 
 // Issue 14 item 6: j2ksend --sdp writes what j2kprobe sdp:FILE receives.

@@ -56,24 +56,25 @@ TEST(Alarms, NoSignalRaisesAfterSilenceAndClearsWithPackets) {
 TEST(Alarms, AnOutageBetweenTwoLooksIsRaisedAndClearedWithItsLength) {
   const auto t0 = Clock::time_point{} + seconds(100);
   AlarmMonitor m(AlarmThresholds{}, t0);
-  // Packets until t0 + 1.05 s, none until t0 + 3.65 s (2.6 s), then packets again.
-  EXPECT_TRUE(m.on_second({.packets_received = 500, .last_packet = t0 + milliseconds(1000)}, t0 + seconds(1)).empty());
-  EXPECT_TRUE(m.on_second({.packets_received = 25, .last_packet = t0 + milliseconds(1050)}, t0 + seconds(2)).empty());
-  EXPECT_TRUE(m.on_second({.packets_received = 0, .last_packet = t0 + milliseconds(1050)}, t0 + seconds(3)).empty());
-  const auto e = m.on_second({.packets_received = 200, .last_packet = t0 + milliseconds(3990), .longest_silence_s = 2.6},
-                             t0 + seconds(4));
+  // Packets in the seconds to t0 + 2 s; none in the next; then packets again, the pipeline
+  // having seen 2.6 s without any (from just after t0 + 1 s).
+  EXPECT_TRUE(m.on_second({.packets_received = 500}, t0 + seconds(1)).empty());
+  EXPECT_TRUE(m.on_second({.packets_received = 25}, t0 + seconds(2)).empty());
+  EXPECT_TRUE(m.on_second({.packets_received = 0}, t0 + seconds(3)).empty());
+  const auto e = m.on_second({.packets_received = 200, .longest_silence_s = 2.6}, t0 + seconds(4));
   ASSERT_EQ(e.size(), 2u);
   EXPECT_TRUE(has(e, EventKind::alarm_raised, "no_signal"));
   EXPECT_TRUE(has(e, EventKind::alarm_cleared, "no_signal"));
   EXPECT_DOUBLE_EQ(e[0].detail["value"].get<double>(), 2.6);
   EXPECT_EQ(m.raised(), 1u);
   EXPECT_EQ(m.status(t0 + seconds(4)).severity, Severity::ok);
+  // It began before the stream's last packet, were the stream to end now: it counts.
+  EXPECT_EQ(m.raised_by_silence_after(t0 + milliseconds(3900)), 0u);
   // An outage seen while it lasts is raised then, and not raised again when it ends.
-  EXPECT_TRUE(m.on_second({.last_packet = t0 + milliseconds(3990)}, t0 + seconds(5)).empty());
-  auto raised = m.on_second({.last_packet = t0 + milliseconds(3990)}, t0 + seconds(6));
+  EXPECT_TRUE(m.on_second({}, t0 + seconds(5)).empty());
+  auto raised = m.on_second({}, t0 + seconds(6));
   EXPECT_TRUE(has(raised, EventKind::alarm_raised, "no_signal"));
-  auto cleared = m.on_second({.packets_received = 10, .last_packet = t0 + milliseconds(6900), .longest_silence_s = 2.91},
-                             t0 + seconds(7));
+  auto cleared = m.on_second({.packets_received = 10, .longest_silence_s = 2.91}, t0 + seconds(7));
   EXPECT_TRUE(has(cleared, EventKind::alarm_cleared, "no_signal"));
   EXPECT_FALSE(has(cleared, EventKind::alarm_raised, "no_signal"));
 }
@@ -81,35 +82,35 @@ TEST(Alarms, AnOutageBetweenTwoLooksIsRaisedAndClearedWithItsLength) {
 TEST(Alarms, AFreezeBetweenTwoLooksIsRaisedAndCleared) {
   const auto t0 = Clock::time_point{} + seconds(10);
   AlarmMonitor m(AlarmThresholds{}, t0);
-  const auto healthy = [&](int ms) { return SecondSample{.packets_received = 1000, .last_packet = t0 + milliseconds(ms)}; };
+  const SecondSample healthy{.packets_received = 1000};
   std::uint64_t fp = 1;
   for (int ms = 0; ms <= 1120; ms += 40) m.on_frame(FrameLook{fp++, false}, t0 + milliseconds(ms));
-  EXPECT_TRUE(m.on_second(healthy(1120), t0 + milliseconds(1150)).empty());
+  EXPECT_TRUE(m.on_second(healthy, t0 + milliseconds(1150)).empty());
   // A last new picture at 1.16 s, the same one until 3.72 s, new ones from 3.76 s: frozen for
   // 2.6 s, but the looks at 2.15 and 3.15 s see 0.99 and 1.99 s.
   m.on_frame(FrameLook{fp, false}, t0 + milliseconds(1160));
   for (int ms = 1200; ms <= 3720; ms += 40) {
     m.on_frame(FrameLook{fp, false}, t0 + milliseconds(ms));
     if (ms == 2120 || ms == 3120) {
-      EXPECT_TRUE(m.on_second(healthy(ms), t0 + milliseconds(ms + 30)).empty());
+      EXPECT_TRUE(m.on_second(healthy, t0 + milliseconds(ms + 30)).empty());
     }
   }
   for (int ms = 3760; ms <= 4120; ms += 40) m.on_frame(FrameLook{++fp, false}, t0 + milliseconds(ms));
-  const auto e = m.on_second(healthy(4120), t0 + milliseconds(4150));
+  const auto e = m.on_second(healthy, t0 + milliseconds(4150));
   EXPECT_TRUE(has(e, EventKind::alarm_raised, "freeze"));
   EXPECT_TRUE(has(e, EventKind::alarm_cleared, "freeze"));
   EXPECT_EQ(m.raised(), 1u);
 }
 
-TEST(Alarms, RaisesBySilenceAfterATimeAreCounted) {
+TEST(Alarms, RaisesBySilenceAreDatedWhenRaisedAndEpisodesWhenTheyBegan) {
   const auto t0 = Clock::time_point{} + seconds(100);
   AlarmMonitor m(AlarmThresholds{}, t0);
-  for (int i = 1; i <= 5; ++i) m.on_second({.packets_received = 100, .last_packet = t0 + seconds(i)}, t0 + seconds(i));
-  m.on_second({.packets_lost = 50, .last_packet = t0 + seconds(5)}, t0 + seconds(6));   // loss: not by silence
-  m.on_second({.last_packet = t0 + seconds(5)}, t0 + seconds(7));                      // no signal (and freeze)
-  EXPECT_GE(m.raised(), 2u);
-  EXPECT_EQ(m.raised_by_silence_after(t0 + seconds(5)), m.raised() - 1);
-  EXPECT_EQ(m.raised_by_silence_after(t0 + seconds(8)), 0u);
+  for (int i = 1; i <= 5; ++i) m.on_second({.packets_received = 100}, t0 + seconds(i));
+  m.on_second({.packets_lost = 50}, t0 + seconds(6));  // loss: not a silence
+  m.on_second({}, t0 + seconds(7));                     // no signal and freeze, raised at 7 s
+  EXPECT_EQ(m.raised(), 3u);
+  EXPECT_EQ(m.raised_by_silence_after(t0 + milliseconds(6500)), 2u) << "a stream that ended at 6.5 s raised them";
+  EXPECT_EQ(m.raised_by_silence_after(t0 + milliseconds(7500)), 0u);
 }
 
 TEST(Alarms, FreezeOnRepeatedPicturesNotOnNewOnes) {

@@ -128,6 +128,23 @@ TEST(CaptureWriter, ACaptureWrittenThroughAFullDiskReadsToItsEnd) {
   std::filesystem::remove(path);
 }
 
+TEST(CaptureWriter, ACaptureOfNothingIsAValidEmptyCapture) {
+  // Review 2026-11-25: with the header written only before the first datagrams, a capture
+  // that received nothing (or not yet) was 0 bytes, which libpcap and Wireshark refuse.
+  const auto path = (std::filesystem::temp_directory_path() / "j2k_capture_empty.pcapng").string();
+  {
+    auto w = CaptureWriter::open(path);
+    ASSERT_TRUE(w) << w.error().message;
+    EXPECT_GT(std::filesystem::file_size(path), 0u) << "the header is on disk at once";
+    (*w)->close();
+  }
+  char err[PCAP_ERRBUF_SIZE];
+  pcap_t* p = pcap_open_offline(path.c_str(), err);
+  ASSERT_NE(p, nullptr) << err;
+  pcap_close(p);
+  std::filesystem::remove(path);
+}
+
 TEST(CaptureWriter, SizeLimitKeepsARingOfTwoFiles) {
   const auto dir = std::filesystem::temp_directory_path() / "j2k_capture_ring";
   std::filesystem::remove_all(dir);

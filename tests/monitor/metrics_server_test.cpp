@@ -47,6 +47,7 @@ std::map<std::string, double> parse_prometheus(const std::string& text) {
 
 TEST(Prometheus, CountersAndGaugesWithTheUrlLabel) {
   nlohmann::json s = {{"packets", {{"received", 1234}, {"lost", 5}}},
+                      {"frames", {{"dropped_late", 7}, {"dropped_decoder_behind", 1}}},
                       {"stream", {{"bitrate_mbps", 3.0}, {"jitter_ms", 0.25}, {"payload_bytes", 99}}},
                       {"now", {{"bitrate_mbps", 12.5}}}};
   const std::string text = prometheus_text(s, "rtp://239.1.1.1:5004 \"x\"");
@@ -57,6 +58,8 @@ TEST(Prometheus, CountersAndGaugesWithTheUrlLabel) {
   EXPECT_DOUBLE_EQ(m.at("j2k_packets_received_total"), 1234);
   EXPECT_DOUBLE_EQ(m.at("j2k_stream_bitrate_mbps"), 12.5);  // the last second's, not the run's 3.0
   EXPECT_DOUBLE_EQ(m.at("j2k_payload_bytes_total"), 99);
+  EXPECT_DOUBLE_EQ(m.at("j2k_frames_dropped_late_total"), 7);  // the usual drop, once left out
+  EXPECT_DOUBLE_EQ(m.at("j2k_frames_dropped_decoder_behind_total"), 1);
   EXPECT_EQ(m.count("j2k_frames_decoded_total"), 0u);  // absent from the summary: left out
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <thread>
 
 #include "fakes.hpp"
 #include "mxf_stream.hpp"
@@ -86,6 +87,33 @@ void run_burst(Harness& h, pipeline::PipelineConfig c, int frames) {
   h.wait_for_frames(static_cast<std::size_t>(frames));
   h.pipe->stop(true);
   ASSERT_EQ(h.got.size(), static_cast<std::size_t>(frames));
+}
+
+// The silences the alarms see between two looks (review 2026-11-25): only the followed
+// stream's packets end one. Other datagrams on the port (junk, another sender) arriving
+// during an outage used to cut it into pieces shorter than any threshold.
+TEST(ReceivePipeline, SilencesAreTheFollowedStreamsNotTheOtherDatagramsBetween) {
+  using namespace std::chrono_literals;
+  Harness h;
+  h.open(h.config());
+  ASSERT_TRUE(h.pipe->start().ok());
+  h.send(0);
+  h.clock.advance(40ms);
+  h.send(1);
+  const std::vector<std::uint8_t> junk{'j', 'u', 'n', 'k', '-', 'n', 'o', 't', '-', 'r', 't', 'p'};
+  for (int i = 0; i < 26; ++i) {  // 2.6 s without the stream, junk every 100 ms
+    h.clock.advance(100ms);
+    h.source->push(junk, h.clock.now());
+  }
+  h.send(2);
+  std::vector<pipeline::ReceivePipeline::Silence> silences;
+  for (int i = 0; i < 6000 && silences.empty(); ++i) {  // until the depacketizer has read frame 2
+    silences = h.pipe->recent_silences();
+    if (silences.empty()) std::this_thread::sleep_for(5ms);
+  }
+  h.pipe->stop(false);
+  ASSERT_EQ(silences.size(), 1u);
+  EXPECT_EQ(silences[0].length, 2600ms);
 }
 
 TEST(ReceivePipeline, DeliversEveryFrameInOrderWhenWorkersFinishOutOfOrder) {

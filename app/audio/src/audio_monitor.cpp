@@ -60,8 +60,9 @@ void AudioMonitor::stop() {
       logger("audio")->error("--dump-audio: {}", st.error().message);
     }
     state_.dump_frames = dump_->frames_written();
-  } else if (!options_.dump_path.empty() && !state_.dump_failed) {
+  } else if (!options_.dump_path.empty() && !state_.seen) {
     // The file made at the start to check it could be written holds nothing: no sound came.
+    // (A dump that ended early, full or refused, keeps what it holds.)
     std::remove(options_.dump_path.c_str());
     if (state_.dump_error.empty()) state_.dump_error = "no sound arrived: nothing written";
     logger("audio")->warn("--dump-audio: no sound arrived, {} not written", options_.dump_path);
@@ -117,7 +118,7 @@ void AudioMonitor::consume(const depacketizer::AudioBlock& block) {
     sum_squares_[i % n] += x * x;
   }
   std::string dump_error;
-  bool dump_failed = false;
+  bool dump_failed = false, dump_ended = false;
   if (!options_.dump_path.empty() && !dump_ && state_.dump_error.empty()) {
     auto made = WavWriter::create(options_.dump_path, f);
     if (made) {
@@ -131,9 +132,11 @@ void AudioMonitor::consume(const depacketizer::AudioBlock& block) {
   if (dump_) {
     if (auto st = dump_->write(block); !st) {
       dump_error = st.error().message;  // a changed format: not written
-      if (st.error().kind == ErrorKind::io) {
-        // The file refused it: the dump ends here, its header saying what it holds.
-        dump_failed = true;
+      if (st.error().kind == ErrorKind::io || st.error().kind == ErrorKind::limit) {
+        // The file refused it (io: a failure) or is full (limit: 4 GiB, an end): the dump
+        // ends here, its header saying what it holds.
+        dump_failed = st.error().kind == ErrorKind::io;
+        dump_ended = true;
         if (auto closed = dump_->close(); !closed) dump_error += "; " + closed.error().message;
         dump_frames = dump_->frames_written();
         dump_.reset();
@@ -166,7 +169,7 @@ void AudioMonitor::consume(const depacketizer::AudioBlock& block) {
     s.silence_events = meter_.silence_events();
     s.clipping_events = meter_.clipping_events();
     if (dump_) s.dump_frames = dump_->frames_written();
-    else if (dump_failed) s.dump_frames = dump_frames;
+    else if (dump_ended) s.dump_frames = dump_frames;
     s.dump_failed = s.dump_failed || dump_failed;
     if (!dump_error.empty() && s.dump_error.empty()) {
       s.dump_error = dump_error;

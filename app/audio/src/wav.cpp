@@ -76,7 +76,7 @@ Status WavWriter::write(const depacketizer::AudioBlock& block) {
   for (std::int32_t s : block.samples) le(out, static_cast<std::uint32_t>(s) << shift, bytes);
   const std::uint64_t frame_bytes = static_cast<std::uint64_t>(format_.channels) * static_cast<std::uint64_t>(bytes);
   if ((frames_ + block.frames()) * frame_bytes > kMaxDataBytes)
-    return make_error(ErrorKind::io, "the WAV file reached the 4 GiB its header can describe: the dump ends here");
+    return make_error(ErrorKind::limit, "the WAV file reached the 4 GiB its header can describe: the dump ends here");
   if (std::fwrite(out.data(), 1, out.size(), file_) != out.size())
     return make_error(ErrorKind::io, fmt::format("writing the WAV file failed: {}", std::strerror(errno)));
   frames_ += block.frames();

@@ -146,12 +146,13 @@ bool is_black(const PlanarImage& picture) {
 AlarmMonitor::AlarmMonitor(AlarmThresholds thresholds, Clock::time_point start)
     : thresholds_(thresholds), start_(start) {}
 
-Event AlarmMonitor::transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point now) {
+Event AlarmMonitor::transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point now,
+                               std::optional<Clock::time_point> since) {
   active_[index_of(alarm)] = active;
   if (active) ++raised_;
   if (active && (alarm == Alarm::no_signal || alarm == Alarm::freeze || alarm == Alarm::audio_silence)) {
     if (silence_raises_.size() == 16) silence_raises_.erase(silence_raises_.begin());
-    silence_raises_.push_back(now);
+    silence_raises_.push_back(since.value_or(now));
   }
   Event e = Event::now(active ? EventKind::alarm_raised : EventKind::alarm_cleared,
                        fmt::format("{} {}: {:.3g} (threshold {:.3g})", to_string(alarm), active ? "raised" : "cleared",
@@ -166,27 +167,31 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   auto seconds_since = [now](std::optional<Clock::time_point> t, Clock::time_point fallback) {
     return std::chrono::duration<double>(now - t.value_or(fallback)).count();
   };
-  if (s.last_packet) {
-    if (!last_packet_ || *s.last_packet > *last_packet_) last_packet_ = *s.last_packet;
-  } else if (s.packets_received > 0) {
-    last_packet_ = now;
-  }
+  // The time of the last evaluation that saw packets: the silence is measured on this clock,
+  // not on the packets' receive times, which are a capture's own when one is replayed (and
+  // fall behind the clock when decoding holds the replay back).
+  if (s.packets_received > 0) last_packet_ = now;
   if (s.packets_lost > 0 || s.frame_errors > 0) last_error_ = now;
 
-  auto evaluate = [&](Alarm a, double threshold, double value, bool condition) {
+  auto evaluate = [&](Alarm a, double threshold, double value, bool condition,
+                      std::optional<Clock::time_point> since = std::nullopt) {
     const bool want = threshold >= 0 && condition;
-    if (want != active_[index_of(a)]) events.push_back(transition(a, want, value, threshold, now));
+    if (want != active_[index_of(a)]) events.push_back(transition(a, want, value, threshold, now, since));
+  };
+  auto ago = [now](double seconds) {
+    return now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   };
   // An episode that began and ended between two evaluations: raised and cleared at once, so
   // that the log and the count hold it (a 2.6 s outage between two looks a second apart was
   // seen as 1.6 s at most).
   auto episode = [&](Alarm a, double threshold, double length, bool was_active) {
     if (threshold < 0 || was_active || active_[index_of(a)] || length < threshold) return;
-    events.push_back(transition(a, true, length, threshold, now));
+    // It began before the packets (or pictures) that ended it, at least `length` ago.
+    events.push_back(transition(a, true, length, threshold, now, ago(length)));
     events.push_back(transition(a, false, length, threshold, now));
   };
   const bool no_signal_was = active_[index_of(Alarm::no_signal)], freeze_was = active_[index_of(Alarm::freeze)];
-  const double silent = s.last_packet || s.packets_received == 0 ? seconds_since(last_packet_, start_) : 0.0;
+  const double silent = s.packets_received > 0 ? 0.0 : seconds_since(last_packet_, start_);
   evaluate(Alarm::no_signal, thresholds_.signal_s, silent, silent >= thresholds_.signal_s);
   episode(Alarm::no_signal, thresholds_.signal_s, s.longest_silence_s, no_signal_was);
   // Freeze only once a stream was seen (no signal already covers silence from the start).
@@ -249,7 +254,8 @@ std::uint64_t AlarmMonitor::raised() const {
 
 std::uint64_t AlarmMonitor::raised_by_silence_after(Clock::time_point t) const {
   std::lock_guard lock(mutex_);
-  return static_cast<std::uint64_t>(std::count_if(silence_raises_.begin(), silence_raises_.end(), [t](auto at) { return at > t; }));
+  return static_cast<std::uint64_t>(
+      std::count_if(silence_raises_.begin(), silence_raises_.end(), [t](auto began) { return began > t; }));
 }
 
 }  // namespace j2k::monitor

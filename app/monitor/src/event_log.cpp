@@ -115,12 +115,26 @@ void EventLog::settle() {
 
 void EventLog::write_loop() {
   if (to_stdout_) {
+    // stdio, whole lines at a time beside the tool's other output; a line counts as written
+    // once a flush took it (stdout to a full disk or a closed pipe).
+    std::uint64_t unflushed = 0;
+    auto flush = [&] {
+      if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        write_dropped_.fetch_add(unflushed, std::memory_order_relaxed);
+        if (error_log_.allow())
+          logger("monitor")->error("writing the event log to stdout failed ({}): events are dropped, and counted",
+                                   std::strerror(errno));
+        std::clearerr(stdout);
+      }
+      unflushed = 0;
+    };
     while (auto line = lines_.pop()) {
       std::fputs(line->c_str(), stdout);
       std::fputc('\n', stdout);
-      if (lines_.size() == 0) std::fflush(stdout);  // a pipe sees each burst at once
+      ++unflushed;
+      if (lines_.size() == 0) flush();  // a pipe sees each burst at once
     }
-    std::fflush(stdout);
+    flush();
     return;
   }
   while (auto line = lines_.pop()) {

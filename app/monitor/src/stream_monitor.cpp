@@ -67,7 +67,6 @@ void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, cons
   sample.frame_errors = s.frames_damaged + s.frames_failed;
   sample.jitter_ms = s.jitter_ms;
   sample.audio = s.audio;
-  sample.last_packet = s.last_packet;
   sample.longest_silence_s = s.longest_silence_s;
   for (auto& e : alarms_.on_second(sample, now)) {
     // No signal doubles as the signal lost / back events.

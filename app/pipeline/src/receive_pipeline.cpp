@@ -279,16 +279,13 @@ depacketizer::StreamSnapshot ReceivePipeline::stream() const {
   return s;
 }
 
-std::optional<Clock::time_point> ReceivePipeline::last_packet_time() const {
-  const auto ns = last_packet_ns_.load(std::memory_order_relaxed);
-  if (ns == 0) return std::nullopt;
-  return Clock::time_point(Clock::duration(ns));
-}
-
-void ReceivePipeline::record_silence(Clock::time_point end, Clock::duration length) {
+void ReceivePipeline::record_silence(Clock::duration length) {
+  // Seen now: the per-second readers compare it with their own clock (a capture's receive
+  // times are its own, and a replay held back by decoding falls behind the clock).
+  const Silence silence{Clock::now(), length};
   std::lock_guard lock(silences_mutex_);
-  if (silences_.size() < kSilencesKept) silences_.push_back({end, length});
-  else silences_[silences_next_] = {end, length};
+  if (silences_.size() < kSilencesKept) silences_.push_back(silence);
+  else silences_[silences_next_] = silence;
   silences_next_ = (silences_next_ + 1) % kSilencesKept;
 }
 
@@ -454,10 +451,7 @@ void ReceivePipeline::depacketize_loop() {
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
       first_packet_ns_.store((*packet)->received.time_since_epoch().count());
-    else if ((*packet)->received - last_packet_ >= kSilenceRecorded)
-      record_silence((*packet)->received, (*packet)->received - last_packet_);
     last_packet_ = (*packet)->received;
-    last_packet_ns_.store(last_packet_.time_since_epoch().count(), std::memory_order_relaxed);
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);
@@ -471,7 +465,14 @@ void ReceivePipeline::depacketize_loop() {
                             "not expected on a contribution link)", (*packet)->storage.size());
       continue;
     }
+    const std::uint64_t stream_packets = session_->packets_received();
     protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
+    if (session_->packets_received() != stream_packets) {
+      // A packet of the followed stream: the silences the alarms see end only at these.
+      const auto at = (*packet)->received;
+      if (last_stream_packet_ && at - *last_stream_packet_ >= kSilenceRecorded) record_silence(at - *last_stream_packet_);
+      last_stream_packet_ = at;
+    }
   }
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
   read_reports(std::nullopt);

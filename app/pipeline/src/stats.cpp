@@ -21,7 +21,6 @@ StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   s.transport = pipeline.transport();
   s.protection = pipeline.protection();
   s.ts = pipeline.ts();
-  s.last_packet = pipeline.last_packet_time();
   s.silences = pipeline.recent_silences();
   return s;
 }

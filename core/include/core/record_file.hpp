@@ -33,9 +33,11 @@ class RecordFile {
   ~RecordFile();  ///< closes without writing what is pending (call settle() first)
 
   bool is_open() const noexcept { return fd_ >= 0; }
-  /// Bytes written before any record while the file is empty (a capture's header): again
-  /// after a failure that left it empty, so that the file never holds records without it.
-  void set_preamble(std::vector<std::uint8_t> bytes) { preamble_ = std::move(bytes); }
+  /// Bytes the file starts with (a capture's header): written now when the file is empty (a
+  /// file that gets no record is still a valid one), and again before the next records if
+  /// a failure leaves it empty, so that the file never holds records without it. False when
+  /// the write now failed (it is tried again with the first records).
+  bool set_preamble(std::vector<std::uint8_t> bytes);
   /// Adds one record; it reaches the file at the next settle().
   void append(std::span<const std::uint8_t> record);
   void append(std::string_view record);

@@ -133,6 +133,8 @@ class RtpSession {
   std::optional<std::uint32_t> followed_ssrc() const noexcept { return ssrc_; }
 
   StreamSnapshot snapshot() const;
+  /// Unique RTP packets of the followed stream so far (snapshot().packets_received, cheaply).
+  std::uint64_t packets_received() const noexcept { return received_.load(std::memory_order_relaxed); }
   /// The TS layer's state when the session carries MPEG-2 TS (format ts); thread-safe.
   std::optional<TsSnapshot> ts_snapshot() const;
 

@@ -17,8 +17,8 @@ class WavWriter {
   static Result<std::unique_ptr<WavWriter>> create(const std::string& path, const depacketizer::AudioFormat& format);
   ~WavWriter();
   /// Appends a block (its format must be the file's; else an error and nothing written). An
-  /// `io` error when the file refuses it (a full disk) or when the file would pass the 4 GiB
-  /// that a WAVE file's sizes can say (the dump ends there).
+  /// `io` error when the file refuses it (a full disk); a `limit` error when the file would
+  /// pass the 4 GiB that a WAVE file's sizes can say (the dump ends there, complete).
   Status write(const depacketizer::AudioBlock& block);
   /// Patches the sizes in the header and closes (also done by the destructor); an `io` error
   /// when what was buffered could not be written.

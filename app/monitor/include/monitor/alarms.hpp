@@ -66,8 +66,6 @@ struct SecondSample {
   std::uint64_t frame_errors = 0;      ///< damaged + failed frames in that second
   double jitter_ms = 0;
   std::optional<AudioSecond> audio{};  ///< absent while no sound has arrived
-  /// The last packet's receive time; without it, the evaluation's time when packets came.
-  std::optional<std::chrono::steady_clock::time_point> last_packet{};
   /// The longest time without packets that ended since the last evaluation: an outage that
   /// began and ended between two of them raises (and clears) no signal all the same.
   double longest_silence_s = 0;
@@ -100,12 +98,15 @@ class AlarmMonitor {
   /// Alarms raised since the start (j2kprobe's exit status).
   std::uint64_t raised() const;
   /// Of them, the no signal, freeze and sound silence alarms raised after `t` (the stream's
-  /// last packet: a stream that ends raises them; its end is not the link's fault).
+  /// last packet: a stream that ends raises them; its end is not the link's fault), less
+  /// the episodes among them that began before `t` (an outage the stream came back from).
   std::uint64_t raised_by_silence_after(Clock::time_point t) const;
   const AlarmThresholds& thresholds() const noexcept { return thresholds_; }
 
  private:
-  Event transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point now);
+  /// `since`: when an episode that has already ended began (else `now`).
+  Event transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point now,
+                   std::optional<Clock::time_point> since = std::nullopt);
 
   const AlarmThresholds thresholds_;
   mutable std::mutex mutex_;  // guards everything below
@@ -118,7 +119,7 @@ class AlarmMonitor {
   std::optional<Clock::time_point> last_error_;
   bool active_[7] = {};
   std::uint64_t raised_ = 0;
-  std::vector<Clock::time_point> silence_raises_;  // the last 16 raises of no signal, freeze, sound silence
+  std::vector<Clock::time_point> silence_raises_;  // the last 16 such raises: when, or an episode's start
 };
 
 }  // namespace j2k::monitor

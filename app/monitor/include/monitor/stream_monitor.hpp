@@ -62,7 +62,6 @@ struct SecondReport {
   double latency_ms = 0;            ///< median over the second
   double latency_p99_ms = 0;        ///< 99th percentile over the second
   std::optional<AudioSecond> audio{};  ///< the sound's state (absent while none arrived)
-  std::optional<std::chrono::steady_clock::time_point> last_packet{};  ///< its receive time, when known
   double longest_silence_s = 0;     ///< the longest time without packets that ended in this second
 };
 

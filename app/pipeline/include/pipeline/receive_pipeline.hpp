@@ -224,12 +224,12 @@ class ReceivePipeline {
   void set_device_display(bool enabled) noexcept { device_display_enabled_.store(enabled); }
   /// Time since the first packet arrived (nullopt before).
   std::optional<std::chrono::steady_clock::time_point> first_packet_time() const;
-  /// When the last packet arrived (its receive time; nullopt before the first).
-  std::optional<std::chrono::steady_clock::time_point> last_packet_time() const;
-  /// A time without packets between two of them, of at least kSilenceRecorded.
+  /// A time without packets of the followed stream between two of them (other datagrams on
+  /// the port do not end it), of at least kSilenceRecorded, on the packets' receive clock
+  /// (a capture's own time when replaying one).
   struct Silence {
-    std::chrono::steady_clock::time_point end{};  ///< the packet that ended it
-    std::chrono::steady_clock::duration length{};
+    std::chrono::steady_clock::time_point seen{};  ///< when the packet that ended it was read (this clock)
+    std::chrono::steady_clock::duration length{};  ///< between the two packets' receive times
   };
   static constexpr auto kSilenceRecorded = std::chrono::milliseconds(100);
   /// The last silences (at most kSilencesKept), oldest first: the alarms see an outage that began and
@@ -265,7 +265,7 @@ class ReceivePipeline {
   void on_unit(depacketizer::CodestreamUnit&& unit);  // depacketizer thread
   Status open_protection_receivers();
   void depacketize_loop();
-  void record_silence(std::chrono::steady_clock::time_point end, std::chrono::steady_clock::duration length);
+  void record_silence(std::chrono::steady_clock::duration length);
   void decode_loop(Worker& worker);
   void deliver_loop();
   void decode_unit(Worker& worker, Job& job, DecodedFrame& f, PlanarImage& shape);
@@ -305,7 +305,7 @@ class ReceivePipeline {
   std::unique_ptr<WorkPool> work_pool_;
   std::atomic<bool> running_{false};
   std::atomic<bool> drain_{true};
-  std::atomic<std::int64_t> first_packet_ns_{0}, last_packet_ns_{0};
+  std::atomic<std::int64_t> first_packet_ns_{0};
   static constexpr std::size_t kSilencesKept = 64;
   mutable std::mutex silences_mutex_;  // guards silences_ (written by the depacketizer thread)
   std::vector<Silence> silences_;      // a ring of the last kSilencesKept
@@ -316,6 +316,7 @@ class ReceivePipeline {
   std::uint64_t handed_on_ = 0;
   bool stopping_flush_ = false;  // the final flush of a stop: incomplete units were cut by it
   std::chrono::steady_clock::time_point last_packet_{};
+  std::optional<std::chrono::steady_clock::time_point> last_stream_packet_;  // the followed stream's (silences)
   StreamClock stream_clock_;
   std::atomic<bool> limit_reached_{false};
   // Units the session counted that are not frames of the stream as received: cut short by

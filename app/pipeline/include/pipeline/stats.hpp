@@ -27,7 +27,6 @@ struct StatsSample {
   std::string transport;                           ///< url format: mxf, rfc5371, ts
   depacketizer::ProtectionSnapshot protection;     ///< 2022-7 paths, 2022-1 FEC
   std::optional<depacketizer::TsSnapshot> ts;      ///< MPEG-2 TS layer, when TS
-  std::optional<std::chrono::steady_clock::time_point> last_packet;  ///< receive time of the last packet
   std::vector<ReceivePipeline::Silence> silences;  ///< the pipeline's recent silences between packets
 
   static StatsSample take(const ReceivePipeline& pipeline);

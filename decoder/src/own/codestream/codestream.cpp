@@ -157,7 +157,9 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       if (seg.marker == marker::PPT) {
         if (cs.has_ppm) return corrupt("PPT and PPM in the same codestream");
         ByteReader pr(seg.body);
-        const int z = pr.u8();
+        // Zppt numbers the PPT segments of this tile-part's header (A.7.5): the tile's
+        // headers are its tile-parts' in order, each part's in Zppt order.
+        const int z = static_cast<int>(tile.parts.size()) * 256 + pr.u8();
         const Bytes rest = pr.rest();
         tile.ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
         continue;
@@ -184,15 +186,18 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     cs.truncated = true;
   }
 
-  // PPT (A.7.5): a tile's packet headers are its PPT segments joined in Zppt order, which
-  // need not be the order they come in. An index given twice is ambiguous: strict refuses it,
-  // resilient keeps the first and marks the tile damaged.
+  // PPT (A.7.5): a tile's packet headers are its PPT segments joined in (tile-part, Zppt)
+  // order, which need not be the order they come in. An index given twice in one tile-part
+  // header is ambiguous: strict refuses it, resilient keeps the first and marks the tile
+  // damaged.
   for (TileHeader& tile : cs.tiles) {
     if (tile.ppt.size() < 2) continue;
     std::stable_sort(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first < b.first; });
     const auto repeated = std::adjacent_find(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first == b.first; });
     if (repeated == tile.ppt.end()) continue;
-    if (strict) return corrupt(fmt::format("PPT index {} given twice in a tile", repeated->first));
+    if (strict)
+      return corrupt(fmt::format("PPT index {} given twice in tile-part {}'s header", repeated->first % 256,
+                                 repeated->first / 256));
     tile.ppt.erase(std::unique(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first == b.first; }),
                    tile.ppt.end());
     tile.truncated = true;

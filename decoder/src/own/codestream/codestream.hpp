@@ -54,7 +54,7 @@ struct TileHeader {
   bool seen = false;
   HeaderParams params;
   std::vector<TilePart> parts;
-  std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;  ///< (Zppt, data), in Zppt order once read
+  std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;  ///< (tile-part, Zppt) as part * 256 + Zppt, data; in that order once read
   std::vector<std::uint8_t> ppm_headers;  ///< PPM packet headers for this tile, concatenated
   bool truncated = false;                 ///< a tile-part ran past the end of the data
 };
