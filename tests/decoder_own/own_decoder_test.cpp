@@ -156,6 +156,76 @@ TEST(OwnDecoder, PacketHeadersInPptAndPpm) {
   }
 }
 
+/// A single-tile SOP+EPH stream of several tile-parts rebuilt with each tile-part's packet
+/// headers in PPT segments of its own header (of at most `segment_bytes`), numbered from 0 in
+/// each tile-part as A.7.5 numbers them (Zppt: relative to the current header).
+Stream headers_in_each_parts_ppt(const Stream& s, std::size_t segment_bytes) {
+  const std::size_t mh = main_header_end(s);
+  Stream out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(mh));
+  for (std::size_t m = 2; m < mh; m += 2 + be16(out, m + 2))
+    if (be16(out, m) == 0xFF52) out[m + 4] &= static_cast<std::uint8_t>(~6);  // clear SOP/EPH in Scod
+  for (const TilePartView& part : tile_parts(s)) {
+    std::size_t p = part.start + 12;
+    while (be16(s, p) != 0xFF93) p += 2 + be16(s, p + 2);  // to SOD, past the part's own markers
+    const Stream own_markers(s.begin() + static_cast<std::ptrdiff_t>(part.start + 12), s.begin() + static_cast<std::ptrdiff_t>(p));
+    p += 2;
+    Stream headers, bodies;
+    while (p < part.end) {
+      EXPECT_EQ(be16(s, p), 0xFF91) << "expected SOP at " << p;
+      p += 6;
+      std::size_t q = p;
+      while (be16(s, q) != 0xFF92) ++q;
+      headers.insert(headers.end(), s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q));
+      p = q + 2;
+      q = p;
+      while (q < part.end && !(s[q] == 0xFF && s[q + 1] == 0x91)) ++q;
+      bodies.insert(bodies.end(), s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q));
+      p = q;
+    }
+    Stream tp;
+    put16(tp, 0xFF90);
+    put16(tp, 10);
+    put16(tp, be16(s, part.start + 4));  // Isot
+    put32(tp, 0);                        // Psot patched below
+    tp.push_back(s[part.start + 10]);    // TPsot
+    tp.push_back(s[part.start + 11]);    // TNsot
+    tp.insert(tp.end(), own_markers.begin(), own_markers.end());
+    for (std::size_t off = 0, z = 0; off < headers.size(); off += segment_bytes, ++z) {
+      const std::size_t n = std::min(segment_bytes, headers.size() - off);
+      put16(tp, 0xFF61);
+      put16(tp, static_cast<std::uint32_t>(n + 3));
+      tp.push_back(static_cast<std::uint8_t>(z));
+      tp.insert(tp.end(), headers.begin() + static_cast<std::ptrdiff_t>(off), headers.begin() + static_cast<std::ptrdiff_t>(off + n));
+    }
+    put16(tp, 0xFF93);
+    tp.insert(tp.end(), bodies.begin(), bodies.end());
+    const auto psot = static_cast<std::uint32_t>(tp.size());
+    for (int i = 0; i < 4; ++i) tp[6 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(psot >> (24 - 8 * i));
+    out.insert(out.end(), tp.begin(), tp.end());
+  }
+  put16(out, 0xFFD9);
+  return out;
+}
+
+// Review 2026-11-25 (second): Zppt numbers a tile-part header's PPT segments, so each part may
+// start again at 0; the first fix ordered a tile's segments by Zppt across its parts and
+// refused such a stream in strict mode ("index 0 given twice").
+TEST(OwnDecoder, PptSegmentsAreNumberedPerTilePart) {
+  auto c = make_case("ppt_parts_source", Source::rgb8, 161, 107, "-SOP -EPH -r 20,5,1 -TP R -n 3 -b 16,16");
+  PlanarImage src = test::make_source(c.source, c.width, c.height);
+  Stream cs = test::encode_case(src, c);
+  ASSERT_FALSE(cs.empty());
+  ASSERT_GT(tile_parts(cs).size(), 1u);
+  Stream moved = headers_in_each_parts_ppt(cs, 100);
+  DecodeOptions strict;
+  strict.strict = true;
+  auto out = (*make_decoder(Backend::own))->decode(moved, strict);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_TRUE(same(*out, src));
+  // (OpenJPEG 2.5 refuses this form: it takes Zppt as unique in the tile, "Zppt 0 already
+  // read". Numbered across the parts instead, the same segments decode the same here.)
+}
+
 // Review 2026-11-25: PPT segments were joined in the order they came, not in Zppt order, so
 // a valid stream whose segments come out of order decoded to garbage with no error.
 TEST(OwnDecoder, PptSegmentsAreJoinedInTheirIndexOrder) {
