@@ -66,19 +66,9 @@ CorpusCase make_case(const std::string& name, Source src, int w, int h, const st
   return ::testing::AssertionFailure() << a.describe() << " differs from " << b.describe();
 }
 
-/// Splits a single-tile SOP+EPH stream into packet headers and bodies, then rebuilds it with
-/// the headers in PPT (tile-part header) or PPM (main header) marker segments of at most
-/// `segment_bytes`, numbered in order and written in that order or `reversed`.
-Stream move_headers(const Stream& s, bool ppm, std::size_t segment_bytes = 60000, bool reversed = false) {
-  std::size_t mh = main_header_end(s);
-  auto parts = tile_parts(s);
-  EXPECT_EQ(parts.size(), 1u);
-  std::size_t sot = parts[0].start;
-  std::size_t p = sot + 12;
-  while (be16(s, p) != 0xFF93) p += 2 + be16(s, p + 2);  // to SOD
-  p += 2;
-  const std::size_t end = parts[0].end;
-  Stream headers, bodies;
+/// The packets of a SOP+EPH tile-part from `p` (after its SOD) to `end`, split into their
+/// headers and their bodies.
+void split_packets(const Stream& s, std::size_t p, std::size_t end, Stream& headers, Stream& bodies) {
   while (p < end) {
     EXPECT_EQ(be16(s, p), 0xFF91) << "expected SOP at " << p;
     p += 6;
@@ -91,46 +81,80 @@ Stream move_headers(const Stream& s, bool ppm, std::size_t segment_bytes = 60000
     bodies.insert(bodies.end(), s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q));
     p = q;
   }
+}
+
+/// The offset of a tile-part's SOD, past its own marker segments.
+std::size_t sod_of(const Stream& s, const TilePartView& part) {
+  std::size_t p = part.start + 12;
+  while (be16(s, p) != 0xFF93) p += 2 + be16(s, p + 2);
+  return p;
+}
+
+/// The main header with SOP/EPH cleared in COD's Scod (the packets lose them).
+Stream main_header_without_sop_eph(const Stream& s) {
+  const std::size_t mh = main_header_end(s);
   Stream out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(mh));
   for (std::size_t m = 2; m < mh; m += 2 + be16(out, m + 2))
-    if (be16(out, m) == 0xFF52) out[m + 4] &= static_cast<std::uint8_t>(~6);  // clear SOP/EPH in Scod
-  auto segments = [&](Stream& dst, std::uint16_t marker, const Stream& payload) {
-    // Split over several marker segments (Zppm/Zppt numbering them).
-    std::vector<Stream> each;
-    for (std::size_t off = 0, z = 0; off < payload.size(); off += segment_bytes, ++z) {
-      std::size_t n = std::min<std::size_t>(segment_bytes, payload.size() - off);
-      Stream seg;
-      put16(seg, marker);
-      put16(seg, static_cast<std::uint32_t>(n + 3));
-      seg.push_back(static_cast<std::uint8_t>(z));
-      seg.insert(seg.end(), payload.begin() + static_cast<std::ptrdiff_t>(off),
-                 payload.begin() + static_cast<std::ptrdiff_t>(off + n));
-      each.push_back(std::move(seg));
-    }
-    if (reversed) std::reverse(each.begin(), each.end());
-    for (const Stream& seg : each) dst.insert(dst.end(), seg.begin(), seg.end());
-  };
+    if (be16(out, m) == 0xFF52) out[m + 4] &= static_cast<std::uint8_t>(~6);
+  return out;
+}
+
+/// `payload` as marker segments (PPM/PPT) of at most `segment_bytes`, numbered from 0 (their
+/// Zppm/Zppt), written in that order or `reversed`.
+void put_marker_segments(Stream& dst, std::uint16_t marker, const Stream& payload, std::size_t segment_bytes,
+                         bool reversed = false) {
+  std::vector<Stream> each;
+  for (std::size_t off = 0, z = 0; off < payload.size(); off += segment_bytes, ++z) {
+    const std::size_t n = std::min(segment_bytes, payload.size() - off);
+    Stream seg;
+    put16(seg, marker);
+    put16(seg, static_cast<std::uint32_t>(n + 3));
+    seg.push_back(static_cast<std::uint8_t>(z));
+    seg.insert(seg.end(), payload.begin() + static_cast<std::ptrdiff_t>(off), payload.begin() + static_cast<std::ptrdiff_t>(off + n));
+    each.push_back(std::move(seg));
+  }
+  if (reversed) std::reverse(each.begin(), each.end());
+  for (const Stream& seg : each) dst.insert(dst.end(), seg.begin(), seg.end());
+}
+
+/// A tile-part of tile `isot` (part `tp_index` of `tp_count`) with `header_segments` in its
+/// header and `bodies` after SOD, Psot set.
+Stream tile_part(std::uint16_t isot, std::uint8_t tp_index, std::uint8_t tp_count, const Stream& header_segments,
+                 const Stream& bodies) {
+  Stream tp;
+  put16(tp, 0xFF90);
+  put16(tp, 10);
+  put16(tp, isot);
+  put32(tp, 0);  // Psot, below
+  tp.push_back(tp_index);
+  tp.push_back(tp_count);
+  tp.insert(tp.end(), header_segments.begin(), header_segments.end());
+  put16(tp, 0xFF93);
+  tp.insert(tp.end(), bodies.begin(), bodies.end());
+  const auto psot = static_cast<std::uint32_t>(tp.size());
+  for (int i = 0; i < 4; ++i) tp[6 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(psot >> (24 - 8 * i));
+  return tp;
+}
+
+/// Splits a single-tile SOP+EPH stream into packet headers and bodies, then rebuilds it with
+/// the headers in PPT (tile-part header) or PPM (main header) marker segments of at most
+/// `segment_bytes`, numbered in order and written in that order or `reversed`.
+Stream move_headers(const Stream& s, bool ppm, std::size_t segment_bytes = 60000, bool reversed = false) {
+  auto parts = tile_parts(s);
+  EXPECT_EQ(parts.size(), 1u);
+  Stream headers, bodies;
+  split_packets(s, sod_of(s, parts[0]) + 2, parts[0].end, headers, bodies);
+  Stream out = main_header_without_sop_eph(s);
+  Stream in_tile_part;
   if (ppm) {
     Stream payload;
     put32(payload, static_cast<std::uint32_t>(headers.size()));
     payload.insert(payload.end(), headers.begin(), headers.end());
-    segments(out, 0xFF60, payload);
+    put_marker_segments(out, 0xFF60, payload, segment_bytes, reversed);
+  } else {
+    put_marker_segments(in_tile_part, 0xFF61, headers, segment_bytes, reversed);
   }
-  Stream tp;
-  put16(tp, 0xFF90);
-  put16(tp, 10);
-  put16(tp, 0);
-  put32(tp, 0);  // Psot patched below
-  tp.push_back(0);
-  tp.push_back(1);
-  if (!ppm) segments(tp, 0xFF61, headers);
-  put16(tp, 0xFF93);
-  tp.insert(tp.end(), bodies.begin(), bodies.end());
-  std::uint32_t psot = static_cast<std::uint32_t>(tp.size());
-  tp[6] = static_cast<std::uint8_t>(psot >> 24);
-  tp[7] = static_cast<std::uint8_t>(psot >> 16);
-  tp[8] = static_cast<std::uint8_t>(psot >> 8);
-  tp[9] = static_cast<std::uint8_t>(psot);
+  const Stream tp = tile_part(0, 0, 1, in_tile_part, bodies);
   out.insert(out.end(), tp.begin(), tp.end());
   put16(out, 0xFFD9);
   return out;
@@ -160,47 +184,14 @@ TEST(OwnDecoder, PacketHeadersInPptAndPpm) {
 /// headers in PPT segments of its own header (of at most `segment_bytes`), numbered from 0 in
 /// each tile-part as A.7.5 numbers them (Zppt: relative to the current header).
 Stream headers_in_each_parts_ppt(const Stream& s, std::size_t segment_bytes) {
-  const std::size_t mh = main_header_end(s);
-  Stream out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(mh));
-  for (std::size_t m = 2; m < mh; m += 2 + be16(out, m + 2))
-    if (be16(out, m) == 0xFF52) out[m + 4] &= static_cast<std::uint8_t>(~6);  // clear SOP/EPH in Scod
+  Stream out = main_header_without_sop_eph(s);
   for (const TilePartView& part : tile_parts(s)) {
-    std::size_t p = part.start + 12;
-    while (be16(s, p) != 0xFF93) p += 2 + be16(s, p + 2);  // to SOD, past the part's own markers
-    const Stream own_markers(s.begin() + static_cast<std::ptrdiff_t>(part.start + 12), s.begin() + static_cast<std::ptrdiff_t>(p));
-    p += 2;
+    const std::size_t sod = sod_of(s, part);
+    Stream header(s.begin() + static_cast<std::ptrdiff_t>(part.start + 12), s.begin() + static_cast<std::ptrdiff_t>(sod));
     Stream headers, bodies;
-    while (p < part.end) {
-      EXPECT_EQ(be16(s, p), 0xFF91) << "expected SOP at " << p;
-      p += 6;
-      std::size_t q = p;
-      while (be16(s, q) != 0xFF92) ++q;
-      headers.insert(headers.end(), s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q));
-      p = q + 2;
-      q = p;
-      while (q < part.end && !(s[q] == 0xFF && s[q + 1] == 0x91)) ++q;
-      bodies.insert(bodies.end(), s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q));
-      p = q;
-    }
-    Stream tp;
-    put16(tp, 0xFF90);
-    put16(tp, 10);
-    put16(tp, be16(s, part.start + 4));  // Isot
-    put32(tp, 0);                        // Psot patched below
-    tp.push_back(s[part.start + 10]);    // TPsot
-    tp.push_back(s[part.start + 11]);    // TNsot
-    tp.insert(tp.end(), own_markers.begin(), own_markers.end());
-    for (std::size_t off = 0, z = 0; off < headers.size(); off += segment_bytes, ++z) {
-      const std::size_t n = std::min(segment_bytes, headers.size() - off);
-      put16(tp, 0xFF61);
-      put16(tp, static_cast<std::uint32_t>(n + 3));
-      tp.push_back(static_cast<std::uint8_t>(z));
-      tp.insert(tp.end(), headers.begin() + static_cast<std::ptrdiff_t>(off), headers.begin() + static_cast<std::ptrdiff_t>(off + n));
-    }
-    put16(tp, 0xFF93);
-    tp.insert(tp.end(), bodies.begin(), bodies.end());
-    const auto psot = static_cast<std::uint32_t>(tp.size());
-    for (int i = 0; i < 4; ++i) tp[6 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(psot >> (24 - 8 * i));
+    split_packets(s, sod + 2, part.end, headers, bodies);
+    put_marker_segments(header, 0xFF61, headers, segment_bytes);
+    const Stream tp = tile_part(be16(s, part.start + 4), s[part.start + 10], s[part.start + 11], header, bodies);
     out.insert(out.end(), tp.begin(), tp.end());
   }
   put16(out, 0xFFD9);
