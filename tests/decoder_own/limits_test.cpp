@@ -202,17 +202,25 @@ TEST(Tier2Budget, ProgressionChangesWithoutPacketsCostAStepEach) {
   EXPECT_LT(d.stats.tier2_steps, 255u + 4u * 4096);
 }
 
+/// One component of `size` x `size` with 1x1 precincts (a position per sample) and
+/// `components - 1` more subsampled by `sub` to about one sample: a position-driven order
+/// probes every component at each position.
+SyntheticCodestream probed_at_every_position(int size, int components, int sub) {
+  SyntheticCodestream s;
+  s.width = s.height = size;
+  s.components = components;
+  s.subsampling.assign(static_cast<std::size_t>(components), {sub, sub});
+  s.subsampling[0] = {1, 1};
+  s.levels = 0;
+  s.precinct_exp = 0;
+  return s;
+}
+
 // A position-driven order probes every component and resolution at each position: one
 // component with 1x1 precincts sets a grid of 224 x 224 positions, and each probed 4095
 // components more (subsampled to one sample). The walk charged the position, not the probes.
 TEST(Tier2Budget, PositionsPayForEveryComponentTheyProbe) {
-  SyntheticCodestream s;
-  s.width = s.height = 224;
-  s.components = 4096;
-  s.subsampling.assign(4096, {255, 255});
-  s.subsampling[0] = {1, 1};
-  s.levels = 0;
-  s.precinct_exp = 0;
+  SyntheticCodestream s = probed_at_every_position(224, 4096, 255);
   s.progression = 3;  // PCRL
   s.body.assign(224 * 224 + 4095, 0x00);  // an empty packet for every precinct
   const auto bytes = s.bytes();
@@ -254,14 +262,8 @@ TEST(Tier2Budget, PacketHeadersPayForTheCodeBlocksTheyGoThrough) {
 // positions, probing 64 components at each, for each of 256 POC entries (the first reads the
 // packets, the others find them read): ~4.4 M steps a tile for its 333 bytes.
 TEST(Tier2Budget, TheBudgetIsTheCodestreamsNotEachTiles) {
-  SyntheticCodestream s;
-  s.width = s.height = 16;
+  SyntheticCodestream s = probed_at_every_position(16, 64, 16);
   s.tile_width = s.tile_height = 16;
-  s.components = 64;
-  s.subsampling.assign(64, {16, 16});
-  s.subsampling[0] = {1, 1};
-  s.levels = 0;
-  s.precinct_exp = 0;
   s.poc = {std::vector<Poc>(256, Poc{0, 0, 1, 1, 64, 3})};  // PCRL over everything
   s.body.assign(256 + 63, 0x00);
   s.width = s.height = 5 * 16;
@@ -283,14 +285,8 @@ TEST(Tier2Budget, TheBudgetIsTheCodestreamsNotEachTiles) {
 // the sequential reading stops at once, but each guess walks all 256 entries of the tile
 // above: with more than one thread, the guesses' work is the codestream's too.
 TEST(Tier2Budget, TheTilePartGuessesDrawOnTheSameBudget) {
-  SyntheticCodestream s;
-  s.width = s.height = 5 * 16;
+  SyntheticCodestream s = probed_at_every_position(5 * 16, 64, 16);
   s.tile_width = s.tile_height = 16;
-  s.components = 64;
-  s.subsampling.assign(64, {16, 16});
-  s.subsampling[0] = {1, 1};
-  s.levels = 0;
-  s.precinct_exp = 0;
   s.poc = {std::vector<Poc>(256, Poc{0, 0, 1, 1, 64, 3})};
   s.body.assign(256 + 63, 0xFF);
   s.tile_parts = 2;

@@ -173,13 +173,9 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   if (s.packets_received > 0) last_packet_ = now;
   if (s.packets_lost > 0 || s.frame_errors > 0) last_error_ = now;
 
-  auto evaluate = [&](Alarm a, double threshold, double value, bool condition,
-                      std::optional<Clock::time_point> since = std::nullopt) {
+  auto evaluate = [&](Alarm a, double threshold, double value, bool condition) {
     const bool want = threshold >= 0 && condition;
-    if (want != active_[index_of(a)]) events.push_back(transition(a, want, value, threshold, now, since));
-  };
-  auto ago = [now](double seconds) {
-    return now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    if (want != active_[index_of(a)]) events.push_back(transition(a, want, value, threshold, now));
   };
   // An episode that began and ended between two evaluations: raised and cleared at once, so
   // that the log and the count hold it (a 2.6 s outage between two looks a second apart was
@@ -187,7 +183,8 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   auto episode = [&](Alarm a, double threshold, double length, bool was_active) {
     if (threshold < 0 || was_active || active_[index_of(a)] || length < threshold) return;
     // It began before the packets (or pictures) that ended it, at least `length` ago.
-    events.push_back(transition(a, true, length, threshold, now, ago(length)));
+    const auto began = now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(length));
+    events.push_back(transition(a, true, length, threshold, now, began));
     events.push_back(transition(a, false, length, threshold, now));
   };
   const bool no_signal_was = active_[index_of(Alarm::no_signal)], freeze_was = active_[index_of(Alarm::freeze)];
