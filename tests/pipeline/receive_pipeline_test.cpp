@@ -8,6 +8,7 @@
 
 #include "fakes.hpp"
 #include "mxf_stream.hpp"
+#include "sound_fixtures.hpp"
 #include "on_one_cpu.hpp"
 #include "gpu/cuda.hpp"
 #include "pipeline/codestream_levels.hpp"
@@ -404,6 +405,65 @@ TEST(ReceivePipeline, FrameLimitHandsOnAndCountsExactlyN) {
   EXPECT_EQ(s.frames_complete, 3u);
   EXPECT_EQ(s.frames_incomplete, 0u);
   EXPECT_EQ(h.pipe->decode().decoded, 3u);
+}
+
+// Review 2026-11-25: `j2kprobe --frames N --dump-audio` wrote one frame of sound short. The
+// limit was reached at the N-th picture, and the sound element that follows it in the content
+// package was never read. Now the N-th frame's sound is handed on, and no later frame's.
+TEST(ReceivePipeline, FrameLimitKeepsTheLastFramesSoundAndNoMore) {
+  Harness h;
+  auto c = h.config();
+  c.url.format = "mxf";
+  c.max_frames = 3;
+  c.drop_when_behind = false;
+  std::vector<depacketizer::AudioBlock> sound;  // the depacketizer thread's, read after the stop
+  c.on_audio = [&](depacketizer::AudioBlock&& b) { sound.push_back(std::move(b)); };
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  const depacketizer::AudioFormat f{2, 48000, 24};
+  packetizer::RtpPacketizer rtp(0x5151, 96, 7, 1400);
+  std::vector<std::vector<std::uint8_t>> datagrams;
+  const auto desc = packetizer::mxf_sound_descriptor(f, 25, 1);
+  rtp.packetize(packetizer::mxf_partition_pack(true, 0, desc.size()), 0, datagrams);
+  rtp.packetize(packetizer::mxf_primer_pack(), 0, datagrams);
+  rtp.packetize(desc, 0, datagrams);
+  for (int i = 0; i < 6; ++i) {
+    const auto ts = static_cast<std::uint32_t>(i * 3600);
+    rtp.packetize(packetizer::mxf_picture_element(stand_in_codestream(3000)), ts, datagrams);
+    rtp.packetize(packetizer::mxf_sound_element(sound_ramp(f, 1920, i)), ts, datagrams);
+  }
+  for (const auto& d : datagrams) h.source->push(d, h.clock.now());
+  h.wait_for_frames(3);
+  for (int i = 0; i < 6000 && !h.pipe->frame_limit_reached(); ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(h.pipe->frame_limit_reached());
+  h.pipe->stop(true);
+  EXPECT_EQ(h.got.size(), 3u);
+  ASSERT_EQ(sound.size(), 3u) << "one block per frame handed on, the last frame's included";
+  for (std::size_t i = 0; i < sound.size(); ++i) {
+    EXPECT_EQ(sound[i].rtp_timestamp, 3600u * i);
+    EXPECT_EQ(sound[i].samples, sound_ramp(f, 1920, static_cast<int>(i)).samples);
+  }
+  EXPECT_EQ(h.pipe->stream().frames_complete, 3u);
+}
+
+// The same limit on a stream whose last frame has no sound: the limit is still reached, at the
+// stream's pause after it (200 ms without a packet), not only at a stop.
+TEST(ReceivePipeline, FrameLimitWithoutSoundIsReachedWhenTheStreamPauses) {
+  Harness h;
+  auto c = h.config();
+  c.max_frames = 2;
+  c.drop_when_behind = false;
+  c.on_audio = [](depacketizer::AudioBlock&&) {};
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  h.send(0);
+  h.send(1);
+  h.wait_for_frames(2);
+  h.clock.advance(1s);  // nothing more arrives
+  for (int i = 0; i < 6000 && !h.pipe->frame_limit_reached(); ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(h.pipe->frame_limit_reached());
+  h.pipe->stop(true);
+  EXPECT_EQ(h.got.size(), 2u);
 }
 
 TEST(ReceivePipeline, FrameCutByTheStopIsNotCountedIncomplete) {

@@ -202,7 +202,10 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
       depacketizer::SessionConfig{p->protection_.fec ? depacketizer::reorder_for_fec(config.reorder) : config.reorder,
                                   config.url.query.count("format") ? format : std::nullopt, config.on_stream_event,
-                                  config.on_audio});
+                                  config.on_audio ? depacketizer::AudioSink([raw = p.get()](depacketizer::AudioBlock&& b) {
+                                    raw->on_audio(std::move(b));
+                                  })
+                                                  : depacketizer::AudioSink{}});
   p->protection_stream_ = std::make_unique<depacketizer::ProtectedStream>(*p->session_, p->protection_);
   return p;
 }
@@ -385,13 +388,18 @@ void ReceivePipeline::stop(bool drain) {
 
 void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
   // On the depacketizer thread: hand the unit to the decoders, or account for it now.
+  if (sound_tail_) end_sound_tail();  // a later frame: the last one's sound is past
   if (limit_reached_.load(std::memory_order_relaxed) || (stopping_flush_ && !unit.complete)) {
     // Past the frame limit, or cut short by the stop: not a frame of the stream as received.
     (unit.complete ? uncounted_complete_ : uncounted_incomplete_).fetch_add(1, std::memory_order_relaxed);
     return;
   }
   const std::uint64_t seq = next_seq_++;
-  if (config_.max_frames > 0 && ++handed_on_ >= config_.max_frames) limit_reached_.store(true);
+  if (config_.max_frames > 0 && ++handed_on_ >= config_.max_frames) {
+    // The frame's sound follows its picture in the content package: read on until it came.
+    if (config_.on_audio) sound_tail_ = unit.rtp_timestamp;
+    else limit_reached_.store(true);
+  }
   Job job;
   job.seq = seq;
   job.due = unit.last_arrival;
@@ -424,6 +432,23 @@ void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
   }
 }
 
+void ReceivePipeline::on_audio(depacketizer::AudioBlock&& block) {
+  // On the depacketizer thread. Past the frame limit only the last frame's own sound counts.
+  if (limit_reached_.load(std::memory_order_relaxed)) return;
+  if (sound_tail_) {
+    if (block.rtp_timestamp != *sound_tail_) return;
+    config_.on_audio(std::move(block));
+    end_sound_tail();
+    return;
+  }
+  config_.on_audio(std::move(block));
+}
+
+void ReceivePipeline::end_sound_tail() {
+  sound_tail_.reset();
+  limit_reached_.store(true);
+}
+
 void ReceivePipeline::hand_on(std::uint64_t seq, DecodedFrame&& frame) {
   // Blocks only while the sink is behind by a whole results queue (a bounded wait that
   // ends when the sink catches up or the pipeline stops).
@@ -447,6 +472,8 @@ void ReceivePipeline::depacketize_loop() {
       if (packets_.closed() && packets_.size() == 0) break;
       session_->tick(Clock::now());  // release packets whose gap will not fill
       read_reports(std::nullopt);
+      // The last frame's sound is not coming: the stream ended or paused after it.
+      if (sound_tail_ && (receiver_->finished() || now() - last_packet_ > kSoundTailWait)) end_sound_tail();
       continue;
     }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
@@ -474,6 +501,7 @@ void ReceivePipeline::depacketize_loop() {
       last_stream_packet_ = at;
     }
   }
+  if (sound_tail_) end_sound_tail();
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
   read_reports(std::nullopt);
   // End of a capture, or a stream that had gone silent: what is pending is the stream's last

@@ -111,7 +111,8 @@ struct PipelineConfig {
   bool capture_timing = false;     ///< pcap input: replay at the capture's timing
   depacketizer::ReorderConfig reorder;
   /// Stop after this many frames (units) were handed on; 0 = no limit. Frames after the
-  /// N-th are neither decoded nor counted.
+  /// N-th are neither decoded nor counted. With a sound hook, the N-th frame's sound (which
+  /// follows its picture in the content package) is still read before the limit is reached.
   std::uint64_t max_frames = 0;
   /// Live only (drop_when_behind): decode at a lower resolution when decoders fall behind.
   bool degrade = true;
@@ -196,7 +197,9 @@ class ReceivePipeline {
   /// Stops every thread; pending frames are delivered first when `drain` is true. A frame
   /// the stop cuts short is neither delivered nor counted as incomplete.
   void stop(bool drain = true);
-  /// True once `max_frames` frames were handed on (they may still be decoding).
+  /// True once `max_frames` frames were handed on (they may still be decoding) and, with a
+  /// sound hook, the last one's sound was read (or a later frame, the stream's end or a
+  /// silence of 200 ms showed that it has none).
   bool frame_limit_reached() const noexcept { return limit_reached_.load(); }
 
   std::uint16_t port() const noexcept;
@@ -263,6 +266,9 @@ class ReceivePipeline {
   std::chrono::steady_clock::time_point now() const { return config_.now ? config_.now() : std::chrono::steady_clock::now(); }
   Result<std::unique_ptr<decoder::Decoder>> make_decoder(gpu::CudaDecoder*& cuda);
   void on_unit(depacketizer::CodestreamUnit&& unit);  // depacketizer thread
+  void on_audio(depacketizer::AudioBlock&& block);    // depacketizer thread
+  void end_sound_tail();                              // depacketizer thread
+  static constexpr std::chrono::milliseconds kSoundTailWait{200};
   Status open_protection_receivers();
   void depacketize_loop();
   void record_silence(std::chrono::steady_clock::duration length);
@@ -314,6 +320,9 @@ class ReceivePipeline {
   // Depacketizer thread only.
   std::uint64_t next_seq_ = 0;
   std::uint64_t handed_on_ = 0;
+  // After the frame limit's last unit, until its sound came (or cannot come any more): the
+  // packets are still read, but only that unit's sound (its RTP timestamp) is handed on.
+  std::optional<std::uint32_t> sound_tail_;
   bool stopping_flush_ = false;  // the final flush of a stop: incomplete units were cut by it
   std::chrono::steady_clock::time_point last_packet_{};
   std::optional<std::chrono::steady_clock::time_point> last_stream_packet_;  // the followed stream's (silences)
