@@ -10,12 +10,14 @@
 
 #include "decoder/decoder.hpp"
 #include "decoder/own_decoder.hpp"
+#include "corpus.hpp"
 #include "synthetic_codestream.hpp"
 
 namespace j2k::decoder {
 namespace {
 
 using test::SyntheticCodestream;
+using test::CorpusCase;
 
 Result<PlanarImage> decode_with(Backend backend, const std::vector<std::uint8_t>& cs, const DecodeLimits& limits = {}) {
   auto dec = make_decoder(backend, limits);
@@ -135,6 +137,37 @@ TEST(DecodeLimits, CodeBlocksThatPacketsReachAreChargedFirst) {
   ASSERT_TRUE(roomy.ok());
   ASSERT_TRUE((*roomy)->decode(s.bytes(), {}).ok());
   EXPECT_GT((*roomy)->last_stats().memory_bytes, static_cast<std::uint64_t>(samples * 16 + 65536LL * 64));
+}
+
+// Session 2026-11-25: an 8K RGB frame from OpenJPEG with small precincts (-c [64,64], halved
+// at each lower resolution) was refused under the default 2 GiB although it decoded in 1.37 GB:
+// each precinct-band's tag trees held two 33-entry offset tables of 8-byte words in place
+// (~860 bytes of the ~1 KB each of its ~400 000 precinct-bands took), the trees' nodes were
+// charged at twice their size plus 40 spare nodes each, and the frame's level buffers at
+// twice the size of the smaller one. The same frame shape, smaller: one code-block per
+// precinct-band at the finest resolution. The charges now follow what is allocated, so the
+// frame fits a limit of 18 bytes a sample (it was charged 23.0, now 16.7).
+TEST(DecodeLimits, AFrameOfSmallPrecinctsFitsTheMemoryItNeeds) {
+  const CorpusCase c{"small_precincts", test::Source::rgb8, 640, 360, "-r 50 -c [64,64]", false};
+  const PlanarImage source = test::make_source(c.source, c.width, c.height);
+  const auto cs = test::encode_case(source, c);
+  ASSERT_FALSE(cs.empty());
+  const long long samples = 3LL * c.width * c.height;
+  auto roomy = make_decoder(Backend::own);
+  ASSERT_TRUE(roomy.ok());
+  auto reference = (*roomy)->decode(cs, {});
+  ASSERT_TRUE(reference.ok()) << reference.error().message;
+  const double per_sample = static_cast<double>((*roomy)->last_stats().memory_bytes) / static_cast<double>(samples);
+  std::printf("[ measured ] %dx%d RGB, precincts from 64 down: %.1f bytes charged a sample\n", c.width, c.height,
+              per_sample);
+  EXPECT_LT(per_sample, 18.0);
+  DecodeLimits tight;
+  tight.max_memory = samples * 18;
+  auto dec = make_decoder(Backend::own, tight);
+  ASSERT_TRUE(dec.ok());
+  auto image = (*dec)->decode(cs, {});
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->planes[0].samples, reference->planes[0].samples);
 }
 
 // ---- Tier-2's work: what a header can multiply is charged to one budget per codestream ----

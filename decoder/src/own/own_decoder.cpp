@@ -39,9 +39,10 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 /// Bytes per output sample that a decode allocates whatever the data: the coefficient
-/// buffer (int32), the inverse transform's two level buffers (reconstruct_internal.hpp) and
-/// the output plane (int32).
-constexpr long long kBytesPerSample = 4 + 2 * 4 + 4;
+/// buffer (int32), the inverse transform's two level buffers (reconstruct_internal.hpp: the
+/// last level's output, int32, and the level before it, a quarter of that; 2 bytes a
+/// sample leave room for odd sizes' rounding) and the output plane (int32).
+constexpr long long kBytesPerSample = 4 + 4 + 2 + 4;
 
 /// The frame's limits over all components (SIZ declares the picture in a few bytes: its
 /// cost is checked here, before anything is allocated): the samples of all components,

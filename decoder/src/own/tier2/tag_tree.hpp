@@ -14,19 +14,28 @@ class TagTreeDecoder {
   TagTreeDecoder() = default;
   void reset(int width, int height) {
     levels_ = 0;
-    std::size_t total = 0;
+    std::uint32_t total = 0;
     int w = width, h = height;
     for (;;) {
       offset_[levels_] = total;
       width_[levels_] = w;
       ++levels_;
-      total += static_cast<std::size_t>(w) * h;
+      total += static_cast<std::uint32_t>(w) * static_cast<std::uint32_t>(h);
       if ((w <= 1 && h <= 1) || levels_ == kMaxLevels) break;
       w = (w + 1) / 2;
       h = (h + 1) / 2;
     }
     nodes_.assign(total, 0);
   }
+  /// The nodes a tree over `width` x `height` leaves holds (what reset() allocates, 4 bytes each).
+  static std::size_t nodes(int width, int height) {
+    std::size_t total = 0;
+    for (int lv = 0, w = width, h = height;; ++lv, w = (w + 1) / 2, h = (h + 1) / 2) {
+      total += static_cast<std::size_t>(w) * static_cast<std::size_t>(h);
+      if ((w <= 1 && h <= 1) || lv + 1 == kMaxLevels) return total;
+    }
+  }
+  static constexpr std::size_t kNodeBytes = sizeof(std::uint32_t);
 
   /// Decodes until the leaf's value is known to be >= threshold or is known exactly.
   /// Returns true when value < threshold. (B.10.2: each node's value is at least its parent's.)
@@ -59,12 +68,15 @@ class TagTreeDecoder {
  private:
   // A node: the lower bound known so far (the value once known) in the low 31 bits, and
   // whether it is known in the top one. The levels' offsets and widths in place (not on the
-  // heap): every code-block of a packet header walks them twice.
+  // heap): every code-block of a packet header walks them twice. A tree is made for every
+  // precinct-band that data reaches (hundreds of thousands in an 8K frame with small
+  // precincts), so the place is kept small: a precinct is at most 2^15 wide (B.6) and a
+  // code-block at least 4 (A.6.1), so a side has at most 2^13 + 1 leaves: 15 levels.
   static constexpr std::uint32_t kKnown = 0x80000000u, kLow = 0x7FFFFFFFu;
-  static constexpr int kMaxLevels = 33;  // a side of up to 2^32 leaves
+  static constexpr int kMaxLevels = 16;
   std::vector<std::uint32_t> nodes_;
-  std::size_t offset_[kMaxLevels] = {};
-  int width_[kMaxLevels] = {};
+  std::uint32_t offset_[kMaxLevels] = {};
+  std::int32_t width_[kMaxLevels] = {};
   int levels_ = 0;
 };
 

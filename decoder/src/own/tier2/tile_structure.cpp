@@ -18,6 +18,9 @@ int floor_shift(long long a, int s) { return static_cast<int>(a >> s); }
 // data; the memory budget bounds the bytes, this bounds the work of the progression walk).
 constexpr long long kMaxPrecinctsPerTile = 1LL << 22;
 
+// The allocator's bookkeeping per allocation (glibc: a 16-byte header, 32-byte minimum).
+constexpr long long kPerAllocation = 32;
+
 Error over_budget(std::string_view what, const MemoryBudget& budget) {
   return make_error(ErrorKind::limit, fmt::format("{} would exceed the memory limit of {} MiB", what,
                                                   budget.limit() >> 20));
@@ -27,9 +30,12 @@ Error over_budget(std::string_view what, const MemoryBudget& budget) {
 
 Status materialize_code_blocks(PrecinctBand& pb, int xcb, int ycb, MemoryBudget& budget) {
   const long long n = static_cast<long long>(pb.cb_cols) * pb.cb_rows;
-  // Blocks plus both tag trees (at most 4/3 n nodes each, plus one node per level).
+  // What is allocated: the structure, the blocks and both tag trees' nodes, each allocation
+  // with the allocator's own bookkeeping. Exact rather than a rough bound: an 8K frame with
+  // small precincts makes hundreds of thousands of these.
+  const long long nodes = static_cast<long long>(TagTreeDecoder::nodes(pb.cb_cols, pb.cb_rows));
   const long long bytes = static_cast<long long>(sizeof(PrecinctCodeBlocks)) + n * static_cast<long long>(sizeof(CodeBlock)) +
-                          2 * (n * 4 / 3 + 40) * 8;
+                          2 * nodes * static_cast<long long>(TagTreeDecoder::kNodeBytes) + 4 * kPerAllocation;
   if (!budget.charge(bytes)) return over_budget("the code-blocks of a precinct", budget);
   auto coded = std::make_unique<PrecinctCodeBlocks>();
   coded->blocks.reserve(static_cast<std::size_t>(n));
@@ -77,7 +83,7 @@ Rect precinct_row(const Resolution& res, int py, int b) {
 }
 
 Status materialize_precinct(Resolution& res, int p, MemoryBudget& budget) {
-  if (!budget.charge(static_cast<long long>(sizeof(Precinct)))) return over_budget("the precincts of a tile", budget);
+  if (!budget.charge(static_cast<long long>(sizeof(Precinct)) + kPerAllocation)) return over_budget("the precincts of a tile", budget);
   auto precinct = std::make_unique<Precinct>();
   for (int b = 0; b < res.num_bands; ++b) precinct->bands[b] = precinct_band(res, p, b);
   res.precincts[static_cast<std::size_t>(p)] = std::move(precinct);
