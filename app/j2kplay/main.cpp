@@ -351,9 +351,13 @@ int main(int argc, char** argv) {
       log->error("no packets: {} holds no UDP datagrams that match", url.describe());
       return cli::exit_no_packets;
     }
+    return cli::exit_ok;
+  };
+  // Said once the pipeline has taken in the whole capture (after a draining stop): when the
+  // reader finishes, the last frames are still being depacketized and decoded.
+  auto say_capture_end = [&] {
     log->info("end of capture: {} frames complete, {} incomplete", pipe.stream().frames_complete,
               pipe.stream().frames_incomplete);
-    return cli::exit_ok;
   };
 
   // The end: the summary as j2kprobe's, with the presentation's figures.
@@ -372,6 +376,7 @@ int main(int argc, char** argv) {
     auto display_before = presenter.figures();
     auto last = started;
     int status = cli::exit_ok;
+    bool capture_done = false;  // the capture was read to its end (status 0)
     // A virtual 60 Hz display: the presenter is asked at every refresh, as the window does at its vsync.
     const auto refresh = std::chrono::microseconds(16667);
     auto tick = started;
@@ -385,6 +390,7 @@ int main(int argc, char** argv) {
       if (demo_sender && !demo_sender->error().empty()) break;
       if (auto ended = capture_ended()) {
         status = *ended;
+        capture_done = status == cli::exit_ok;
         break;
       }
       const auto first = pipe.first_packet_time();
@@ -405,6 +411,7 @@ int main(int argc, char** argv) {
       }
     }
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
+    if (capture_done) say_capture_end();
     nlohmann::json operator_summary;
     sound.glue().finish(operator_summary, pipe.stream().audio);
     operator_options.finish(operator_summary);
@@ -586,7 +593,10 @@ int main(int argc, char** argv) {
   });
   quit_timer.start(100);
   const int rc = qt.exec();
-  pipe.stop(false);
+  // At a capture's end its last frames are still taken in (and counted); otherwise stop now.
+  const bool capture_done = capture_status && *capture_status == cli::exit_ok;
+  pipe.stop(capture_done);
+  if (capture_done) say_capture_end();
   sound_timer.stop();
   sound.finish();
   presenter.clear();  // device pictures go back to the pipeline's pool while it still exists

@@ -224,6 +224,10 @@ int main(int argc, char** argv) {
       if (rc == 0) {  // the replay said which UDP ports the capture holds
         log->error("no packets: {} holds no UDP datagrams that match", url->describe());
         exit_code = cli::exit_no_packets;
+      } else if (pipe.stream().packets_received == 0) {
+        log->error("no stream: the {} datagram{} of {} hold no RTP packets of a stream (see the JSON's packets)", rc,
+                   rc == 1 ? "" : "s", url->describe());
+        exit_code = cli::exit_no_packets;
       } else {
         log->info("end of capture");
       }
@@ -239,7 +243,9 @@ int main(int argc, char** argv) {
       }
       continue;  // no statistics lines before the first packet
     }
-    if (now - *last_packet > std::chrono::duration<double>(timeout)) {
+    // A capture ends at its end (input_finished above); a silence inside it is the link's
+    // outage to report, not the end of the run.
+    if (url->scheme != StreamUrl::Scheme::pcap && now - *last_packet > std::chrono::duration<double>(timeout)) {
       log->info("stream stopped: no packets for {:.0f} s", timeout);
       ended_by_silence = true;
       break;
@@ -262,6 +268,16 @@ int main(int argc, char** argv) {
     }
   }
   pipe.stop(true);
+  if (pipe.input_finished()) {
+    // The capture's last part (all of it, replayed fast) went by since the last per-second
+    // look: the monitor and its alarms see it too (an outage inside the capture is an episode).
+    auto last = pipeline::StatsSample::take(pipe);
+    const auto first_at = pipe.first_packet_time();
+    const double t = first_at ? std::chrono::duration<double>(last.at - *first_at).count() : 0.0;
+    auto second = cli::second_report(last, before, t);
+    sound.add_to(second);
+    mon.on_second(second, last.at, mon.serves_metrics() ? pipeline::summary_json(last, t, url->format) : nlohmann::json{});
+  }
   const auto first = pipe.first_packet_time();
   // Reception time: first to last packet (the silence before --timeout ended it is not the stream's).
   const double elapsed =

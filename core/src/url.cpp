@@ -179,7 +179,7 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
     } else if (key == "fec_column" || key == "fec_row") {
       int port = 0;
       if (!parse_int(value, 1, 65535, port)) return bad(text, fmt::format("{} '{}' is not a port 1..65535", key, value));
-    } else if (key == "bind" && !is_ipv4(value)) {
+    } else if ((key == "bind" || key == "dst") && !is_ipv4(value)) {
       return bad(text, fmt::format("{} '{}' is not an IPv4 address", key, value));
     }
   }

@@ -13,19 +13,37 @@
 
 namespace j2k::net {
 
-FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> frame, UdpDatagramView& out) {
+namespace {
+
+bool is_vlan_tag(std::uint16_t ethertype) {
+  return ethertype == 0x8100 || ethertype == 0x88A8 || ethertype == 0x9100;  // 802.1Q, 802.1ad, older QinQ
+}
+
+}  // namespace
+
+FrameVerdict parse_udp(std::span<const std::uint8_t> ip_payload, std::size_t udp_bytes, UdpDatagramView& out) {
+  ByteReader udp(ip_payload);
+  out.source_port = udp.u16();
+  out.destination_port = udp.u16();
+  const std::uint16_t udp_length = udp.u16();
+  udp.skip(2);  // checksum
+  if (udp.failed()) return FrameVerdict::truncated;
+  out.ports_known = true;
+  if (udp_length < 8 || udp_length > udp_bytes) return FrameVerdict::truncated;
+  out.payload = udp.bytes(udp_length - 8u);
+  return udp.failed() ? FrameVerdict::truncated : FrameVerdict::udp;
+}
+
+FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> frame, UdpDatagramView& out,
+                                  Ipv4Fragment* fragment) {
+  out = {};
   ByteReader r(frame);
   std::uint16_t ethertype = 0x0800;
   switch (link_type) {
-    case DLT_EN10MB: {
+    case DLT_EN10MB:
       r.skip(12);  // destination and source MAC
       ethertype = r.u16();
-      while (ethertype == 0x8100 || ethertype == 0x88A8) {  // VLAN tags (802.1Q / QinQ)
-        r.skip(2);
-        ethertype = r.u16();
-      }
       break;
-    }
     case DLT_LINUX_SLL:  // Linux "cooked" capture v1: 16 bytes, protocol in the last two
       r.skip(14);
       ethertype = r.u16();
@@ -46,41 +64,59 @@ FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> f
     default:
       return FrameVerdict::not_udp;
   }
+  // VLAN tags (a tag control word, then the next type), also inside a cooked capture of a
+  // tagged interface (-i any).
+  while (is_vlan_tag(ethertype) && !r.failed()) {
+    r.skip(2);
+    ethertype = r.u16();
+  }
   if (r.failed()) return FrameVerdict::truncated;
+  if (ethertype == 0x86DD) return FrameVerdict::ipv6;
   if (ethertype != 0x0800) return FrameVerdict::not_udp;
 
   // IPv4 header (RFC 791): version/IHL, total length, flags/fragment offset, protocol.
   ByteReader ip(r.rest());
   const std::uint8_t version_ihl = ip.u8();
+  if ((version_ihl >> 4) == 6 && ip.size() > 0) return FrameVerdict::ipv6;
   if ((version_ihl >> 4) != 4) return FrameVerdict::not_udp;
   const std::size_t ihl = static_cast<std::size_t>(version_ihl & 0x0F) * 4;
   ip.skip(1);
   const std::uint16_t total = ip.u16();
-  ip.skip(2);
+  const std::uint16_t id = ip.u16();
   const std::uint16_t flags_fragment = ip.u16();
   ip.skip(1);
   const std::uint8_t protocol = ip.u8();
   ip.skip(2);
   out.source = ip.u32();
   out.destination = ip.u32();
-  if (ip.failed() || ihl < 20) return FrameVerdict::truncated;
+  if (ip.failed() || ihl < 20 || total < ihl) return FrameVerdict::truncated;
   if (protocol != 17) return FrameVerdict::not_udp;
-  if ((flags_fragment & 0x2000) || (flags_fragment & 0x1FFF)) return FrameVerdict::fragment;
-  if (total < ihl + 8 || total > ip.size()) return FrameVerdict::truncated;
-  ip.seek(ihl);
-  out.source_port = ip.u16();
-  out.destination_port = ip.u16();
-  const std::uint16_t udp_length = ip.u16();
-  ip.skip(2);  // checksum
-  if (ip.failed() || udp_length < 8 || ihl + udp_length > total) return FrameVerdict::truncated;
-  out.payload = ip.bytes(udp_length - 8u);
-  return ip.failed() ? FrameVerdict::truncated : FrameVerdict::udp;
+  const std::size_t captured = std::min<std::size_t>(total, ip.size());  // padding after the datagram is not its
+  if ((flags_fragment & 0x2000) || (flags_fragment & 0x1FFF)) {
+    if (total > ip.size()) return FrameVerdict::truncated;  // a fragment cut by the snap length
+    if (fragment) {
+      fragment->source = out.source;
+      fragment->destination = out.destination;
+      fragment->id = id;
+      fragment->protocol = protocol;
+      fragment->offset = static_cast<std::uint32_t>(flags_fragment & 0x1FFF) * 8;
+      fragment->more = (flags_fragment & 0x2000) != 0;
+      fragment->data = r.rest().subspan(ihl, total - ihl);
+    }
+    return FrameVerdict::fragment;
+  }
+  if (ihl > captured) return FrameVerdict::truncated;
+  // A datagram the capture cut (snap length) still names its ports, for the count and the
+  // message; its payload is not handed on.
+  const FrameVerdict v = parse_udp(r.rest().subspan(ihl, captured - ihl), total - ihl, out);
+  return total > ip.size() && v == FrameVerdict::udp ? FrameVerdict::truncated : v;
 }
 
 struct PcapReplay::Impl {
   pcap_t* handle = nullptr;
   int link_type = 0;
   PacketPool pool;
+  Ipv4Reassembler fragments;
   Impl(std::size_t n, std::size_t size) : pool(n, size) {}
   ~Impl() {
     if (handle) pcap_close(handle);
@@ -150,9 +186,21 @@ void PcapReplay::run() {
   bool restart = false;              // the next datagram handed on starts a new pass
   pcap_pkthdr* header = nullptr;
   const u_char* data = nullptr;
+  RateLimiter read_error_log;
+  bool cut_said = false;
+  auto say_read_error = [&] {
+    // libpcap stops at a record it cannot read (a file cut mid-record by a killed tcpdump, a
+    // damaged block, a pcapng interface of another link type): say where and why.
+    capture_.read_errors.fetch_add(1, std::memory_order_relaxed);
+    if (read_error_log.allow())
+      logger("net")->warn("{}: cannot be read past frame {}: {}; {}", config_.file,
+                          capture_.frames.load(std::memory_order_relaxed), pcap_geterr(impl_->handle),
+                          config_.loop ? "played again from its start" : "the rest of the file is not replayed");
+  };
   while (running_.load()) {
     const int rc = pcap_next_ex(impl_->handle, &header, &data);
-    if (rc == PCAP_ERROR_BREAK && config_.loop && pass_datagrams > 0 && rewind()) {
+    if (rc == PCAP_ERROR) say_read_error();
+    if ((rc == PCAP_ERROR_BREAK || rc == PCAP_ERROR) && config_.loop && pass_datagrams > 0 && rewind()) {
       // Looping: the next pass follows the last datagram after the capture's own last gap,
       // and its first datagram tells the depacketizer that the stream starts afresh.
       capture_.passes.fetch_add(1, std::memory_order_relaxed);
@@ -162,28 +210,58 @@ void PcapReplay::run() {
       restart = true;
       continue;
     }
-    if (rc != 1) break;  // end of file (-2) or a read error (-1)
+    if (rc != 1) break;  // end of file (-2) or a read error (-1, said above)
     capture_.frames.fetch_add(1, std::memory_order_relaxed);
     if (header->caplen < header->len) capture_.truncated.fetch_add(1, std::memory_order_relaxed);
+    const double t = static_cast<double>(header->ts.tv_sec) + header->ts.tv_usec * 1e-6;
     UdpDatagramView udp;
-    const auto verdict = parse_captured_frame(impl_->link_type, {data, header->caplen}, udp);
-    if (verdict == FrameVerdict::fragment) { capture_.fragments.fetch_add(1, std::memory_order_relaxed); continue; }
+    Ipv4Fragment piece;
+    auto verdict = parse_captured_frame(impl_->link_type, {data, header->caplen}, udp, &piece);
+    if (verdict == FrameVerdict::fragment) {
+      // Put back together, as the receiving host's kernel does for a socket.
+      capture_.fragments.fetch_add(1, std::memory_order_relaxed);
+      auto& re = impl_->fragments;
+      const auto given_up = re.counters().given_up + re.counters().malformed;
+      auto whole = re.add(piece, std::chrono::nanoseconds(static_cast<std::int64_t>(t * 1e9)));
+      capture_.fragments_lost.fetch_add(re.counters().given_up + re.counters().malformed - given_up,
+                                        std::memory_order_relaxed);
+      if (!whole) continue;
+      capture_.reassembled.fetch_add(1, std::memory_order_relaxed);
+      verdict = parse_udp(*whole, whole->size(), udp);
+    }
+    if (verdict == FrameVerdict::ipv6) {
+      capture_.ipv6.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const bool wanted = (!config_.port || udp.destination_port == config_.port) &&
+                        (!want_destination || udp.destination == want_destination);
     if (verdict == FrameVerdict::truncated) {
       // Headers cut short; a frame captured shorter than on the wire is counted above already.
       if (header->caplen >= header->len) capture_.truncated.fetch_add(1, std::memory_order_relaxed);
+      if (udp.ports_known && wanted) {
+        // A datagram of the stream, cut by the capture's snap length: lost to the replay (the
+        // stream counts it lost), and said once, with what to do.
+        capture_.cut_matching.fetch_add(1, std::memory_order_relaxed);
+        if (!std::exchange(cut_said, true))
+          logger("net")->warn("{}: datagrams to port {} were captured cut short ({} of {} bytes at frame {}): the "
+                              "capture's snap length was too small and they cannot be replayed (capture with "
+                              "`tcpdump -s 0`)",
+                              config_.file, udp.destination_port, header->caplen, header->len,
+                              capture_.frames.load(std::memory_order_relaxed));
+      }
+      if (udp.ports_known && (udp_ports.size() < kMaxPortsListed || udp_ports.count(udp.destination_port)))
+        ++udp_ports[udp.destination_port];
       continue;
     }
     if (verdict == FrameVerdict::udp && (udp_ports.size() < kMaxPortsListed || udp_ports.count(udp.destination_port)))
       ++udp_ports[udp.destination_port];
-    if (verdict != FrameVerdict::udp || (config_.port && udp.destination_port != config_.port) ||
-        (want_destination && udp.destination != want_destination)) {
+    if (verdict != FrameVerdict::udp || !wanted) {
       capture_.not_udp.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     // The capture's times, relative to this pass's first datagram; a silence longer than
     // max_gap is cut to it (a timestamp years ahead must not make the replay sleep for
     // years), and a time that goes back is taken as no gap at all.
-    const double t = static_cast<double>(header->ts.tv_sec) + header->ts.tv_usec * 1e-6;
     Clock::duration gap{};
     if (have_first) {
       const double seconds = std::max(0.0, t - last_capture_time);
@@ -191,8 +269,9 @@ void PcapReplay::run() {
       if (seconds > most) {
         capture_.gaps_shortened.fetch_add(1, std::memory_order_relaxed);
         if (gap_log.allow())
-          logger("net")->warn("{}: {:.1f} s without a datagram at datagram {}: replayed as {:.1f} s", config_.file,
-                            seconds, capture_.frames.load(std::memory_order_relaxed), most);
+          logger("net")->warn("{}: {:.1f} s without a datagram before frame {} of the capture: {} {:.1f} s",
+                              config_.file, seconds, capture_.frames.load(std::memory_order_relaxed),
+                              config_.capture_timing ? "replayed as" : "taken as", most);
       }
       gap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, most)));
     }
@@ -235,14 +314,18 @@ void PcapReplay::run() {
     std::string ports;
     for (const auto& [port, count] : udp_ports)
       ports += fmt::format("{}{} ({} datagram{})", ports.empty() ? "" : ", ", port, count, count == 1 ? "" : "s");
-    const auto fragments = capture_.fragments.load(std::memory_order_relaxed);
+    std::string also;
+    if (const auto n = capture_.cut_matching.load(std::memory_order_relaxed))
+      also += fmt::format("; {} datagram{} to the port cut short by the capture's snap length (capture with `tcpdump -s 0`)",
+                          n, n == 1 ? "" : "s");
+    if (const auto n = capture_.fragments_lost.load(std::memory_order_relaxed))
+      also += fmt::format("; {} datagram{} whose IPv4 fragments did not all come", n, n == 1 ? "" : "s");
+    if (const auto n = capture_.ipv6.load(std::memory_order_relaxed))
+      also += fmt::format("; {} IPv6 packet{} (not read: streams are received over IPv4)", n, n == 1 ? "" : "s");
     logger("net")->error("{}: no UDP datagrams{}{}; UDP destination ports in the capture: {}{}", config_.file,
                          config_.port ? fmt::format(" to port {}", config_.port) : std::string(),
                          config_.destination.empty() ? std::string() : " for " + config_.destination,
-                         ports.empty() ? std::string("none") : ports,
-                         fragments ? fmt::format(" (and {} IPv4 fragments, not reassembled: the sender's datagrams "
-                                                 "exceed the link's MTU)", fragments)
-                                   : std::string());
+                         ports.empty() ? std::string("none") : ports, also);
   }
   capture_.passes.fetch_add(1, std::memory_order_relaxed);
   finished_.store(true);
@@ -274,21 +357,34 @@ CaptureScan scan_capture(std::span<const std::uint8_t> file, std::uint64_t max_f
   }
   scan.opened = true;
   const int link_type = pcap_datalink(handle);
+  Ipv4Reassembler reassembler;
   pcap_pkthdr* header = nullptr;
   const u_char* data = nullptr;
   while (scan.frames < max_frames && pcap_next_ex(handle, &header, &data) == 1) {
     ++scan.frames;
     UdpDatagramView udp;
     const std::span<const std::uint8_t> frame(data, header->caplen);
-    switch (parse_captured_frame(link_type, frame, udp)) {
+    Ipv4Fragment piece;
+    switch (parse_captured_frame(link_type, frame, udp, &piece)) {
       case FrameVerdict::udp:
         ++scan.udp;
         if (udp.payload.data() < frame.data() || udp.payload.data() + udp.payload.size() > frame.data() + frame.size())
           ++scan.payload_outside_frame;
         break;
       case FrameVerdict::not_udp: ++scan.not_udp; break;
-      case FrameVerdict::fragment: ++scan.fragments; break;
+      case FrameVerdict::fragment: {
+        ++scan.fragments;
+        if (piece.data.data() < frame.data() || piece.data.data() + piece.data.size() > frame.data() + frame.size())
+          ++scan.payload_outside_frame;
+        const auto at = std::chrono::seconds(header->ts.tv_sec) + std::chrono::microseconds(header->ts.tv_usec);
+        if (auto whole = reassembler.add(piece, at)) {
+          ++scan.reassembled;
+          if (parse_udp(*whole, whole->size(), udp) == FrameVerdict::udp) ++scan.udp;
+        }
+        break;
+      }
       case FrameVerdict::truncated: ++scan.truncated; break;
+      case FrameVerdict::ipv6: ++scan.ipv6; break;
     }
   }
   pcap_close(handle);  // closes f

@@ -58,6 +58,15 @@ TEST(StreamUrl, HostsAndParameterValuesAreCheckedWhenParsed) {
   EXPECT_TRUE(parse_stream_url("rtp://239.1.1.1:5004?iface=eth0").ok()) << "an interface may be named";
 }
 
+// Review 2026-11-25 (captures): pcap:…?dst=bogus replayed every datagram of the port, the
+// filter silently dropped.
+TEST(StreamUrl, ACapturesDestinationFilterIsAnAddress) {
+  auto bogus = parse_stream_url("pcap:x.pcap?port=5004&dst=bogus");
+  ASSERT_FALSE(bogus.ok());
+  EXPECT_NE(bogus.error().message.find("dst 'bogus' is not an IPv4 address"), std::string::npos) << bogus.error().message;
+  EXPECT_TRUE(parse_stream_url("pcap:x.pcap?port=5004&dst=239.1.1.1").ok());
+}
+
 // Issue 10 item 2: a mistyped parameter was ignored and the default interface joined.
 TEST(StreamUrl, UnknownParameterIsRefusedWithASuggestion) {
   auto typo = parse_stream_url("rtp://239.1.1.1:5004?ifcae=127.0.0.1");

@@ -270,6 +270,11 @@ ReceivePipeline::ReceiverTotals ReceivePipeline::receiver_counters() const noexc
     t.capture_not_udp = c.not_udp.load(std::memory_order_relaxed);
     t.capture_cut = c.truncated.load(std::memory_order_relaxed);
     t.capture_gaps_shortened = c.gaps_shortened.load(std::memory_order_relaxed);
+    t.capture_reassembled = c.reassembled.load(std::memory_order_relaxed);
+    t.capture_fragments_lost = c.fragments_lost.load(std::memory_order_relaxed);
+    t.capture_cut_matching = c.cut_matching.load(std::memory_order_relaxed);
+    t.capture_ipv6 = c.ipv6.load(std::memory_order_relaxed);
+    t.capture_read_errors = c.read_errors.load(std::memory_order_relaxed);
   }
   return t;
 }

@@ -16,6 +16,11 @@ StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   s.capture_not_udp = rc.capture_not_udp;
   s.capture_cut = rc.capture_cut;
   s.capture_gaps_shortened = rc.capture_gaps_shortened;
+  s.capture_reassembled = rc.capture_reassembled;
+  s.capture_fragments_lost = rc.capture_fragments_lost;
+  s.capture_cut_matching = rc.capture_cut_matching;
+  s.capture_ipv6 = rc.capture_ipv6;
+  s.capture_read_errors = rc.capture_read_errors;
   s.stream = pipeline.stream();
   s.decode = pipeline.decode();
   s.transport = pipeline.transport();
@@ -91,8 +96,10 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (s.units_unusable) line += fmt::format(", unusable {}", s.units_unusable);
   // Hostile or broken input, each counter on its own (totals, shown once non-zero).
   if (now.truncated) line += fmt::format(", truncated {}", now.truncated);
-  if (now.capture_fragments) line += fmt::format(", capture-fragments {}", now.capture_fragments);
-  if (now.capture_cut) line += fmt::format(", capture-cut {}", now.capture_cut);
+  if (now.capture_reassembled) line += fmt::format(", capture-reassembled {}", now.capture_reassembled);
+  if (now.capture_fragments_lost) line += fmt::format(", capture-fragments-lost {}", now.capture_fragments_lost);
+  if (now.capture_cut_matching) line += fmt::format(", capture-cut-by-snaplen {}", now.capture_cut_matching);
+  if (now.capture_read_errors) line += fmt::format(", capture-unreadable {}", now.capture_read_errors);
   if (now.capture_gaps_shortened) line += fmt::format(", capture-gaps-shortened {}", now.capture_gaps_shortened);
   if (s.klv_malformed) line += fmt::format(", payload-errors {}", s.klv_malformed);
   if (s.resync_skipped) line += fmt::format(", resync-skipped {}", s.resync_skipped);
@@ -211,6 +218,11 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"capture_not_udp", s.capture_not_udp},
         {"capture_cut", s.capture_cut},
         {"capture_gaps_shortened", s.capture_gaps_shortened},
+        {"capture_reassembled", s.capture_reassembled},
+        {"capture_fragments_lost", s.capture_fragments_lost},
+        {"capture_cut_by_snaplen", s.capture_cut_matching},
+        {"capture_ipv6", s.capture_ipv6},
+        {"capture_read_errors", s.capture_read_errors},
         {"dropped_in_receiver", s.receiver_dropped}}},
       {"frames",
        {{"complete", st.frames_complete},

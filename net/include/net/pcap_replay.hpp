@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "net/ipv4_reassembly.hpp"
 #include "net/packet_source.hpp"
 
 namespace j2k::net {
@@ -30,8 +31,13 @@ struct PcapConfig {
 struct PcapCounters {
   std::atomic<std::uint64_t> frames{0};         ///< link-layer frames read
   std::atomic<std::uint64_t> not_udp{0};        ///< other protocols, other ports
-  std::atomic<std::uint64_t> fragments{0};      ///< IPv4 fragments (not reassembled)
+  std::atomic<std::uint64_t> fragments{0};      ///< IPv4 fragments of UDP datagrams taken in
+  std::atomic<std::uint64_t> reassembled{0};    ///< datagrams put back together from them
+  std::atomic<std::uint64_t> fragments_lost{0};  ///< datagrams whose fragments never all came (or could not fit)
   std::atomic<std::uint64_t> truncated{0};      ///< captured shorter than on the wire
+  std::atomic<std::uint64_t> cut_matching{0};   ///< of those, datagrams to the port replayed (lost to the snap length)
+  std::atomic<std::uint64_t> ipv6{0};           ///< IPv6 packets (not read: the streams we receive are IPv4)
+  std::atomic<std::uint64_t> read_errors{0};    ///< files libpcap could not read to their end (damaged, cut mid-record)
   std::atomic<std::uint64_t> passes{0};         ///< times the file was read to its end (loop)
   std::atomic<std::uint64_t> gaps_shortened{0};  ///< silences longer than max_gap, replayed at max_gap
 };
@@ -67,22 +73,31 @@ class PcapReplay final : public PacketSource {
   std::condition_variable wake_;
 };
 
-/// Finds the UDP payload in one captured link-layer frame. Returns an empty span (and
-/// says why in `why`) for anything that is not a whole, unfragmented IPv4/UDP datagram.
-/// `link_type` is a libpcap DLT_* value. Exposed for tests and the fuzz harness.
+/// Finds the UDP payload in one captured link-layer frame: Ethernet (802.1Q/802.1ad tags),
+/// Linux cooked v1/v2 (tags too), BSD loopback, raw IPv4. `udp` for a whole, unfragmented
+/// IPv4/UDP datagram; otherwise why not. A datagram cut by the capture's snap length is
+/// `truncated` with its ports known (`ports_known`). For a `fragment` of a UDP datagram,
+/// `fragment` (when given) is filled for Ipv4Reassembler. `link_type` is a libpcap DLT_*
+/// value. Exposed for tests and the fuzz harness.
 struct UdpDatagramView {
   std::span<const std::uint8_t> payload;
   std::uint32_t source = 0, destination = 0;  ///< IPv4, host order
   std::uint16_t source_port = 0, destination_port = 0;
+  bool ports_known = false;  ///< the UDP header was read (also for a datagram cut short)
 };
-enum class FrameVerdict { udp, not_udp, fragment, truncated };
-FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> frame, UdpDatagramView& out);
+enum class FrameVerdict { udp, not_udp, fragment, truncated, ipv6 };
+FrameVerdict parse_captured_frame(int link_type, std::span<const std::uint8_t> frame, UdpDatagramView& out,
+                                  Ipv4Fragment* fragment = nullptr);
+/// The UDP header and payload at the start of `ip_payload` (of a datagram whose IP payload is
+/// `udp_bytes` long; fewer may have been captured). Keeps `out`'s addresses.
+FrameVerdict parse_udp(std::span<const std::uint8_t> ip_payload, std::size_t udp_bytes, UdpDatagramView& out);
 
 /// Reads a whole capture held in memory the way PcapReplay reads a file (libpcap, then
 /// parse_captured_frame per frame) and counts the verdicts: the pcap reader's fuzz entry.
 struct CaptureScan {
   bool opened = false;
-  std::uint64_t frames = 0, udp = 0, not_udp = 0, fragments = 0, truncated = 0;
+  std::uint64_t frames = 0, udp = 0, not_udp = 0, fragments = 0, truncated = 0, ipv6 = 0;
+  std::uint64_t reassembled = 0;  ///< datagrams put back together from fragments (counted in udp too)
   std::uint64_t payload_outside_frame = 0;  ///< must stay 0: a view past the captured bytes
 };
 CaptureScan scan_capture(std::span<const std::uint8_t> file, std::uint64_t max_frames = 1u << 20);
