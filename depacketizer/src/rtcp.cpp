@@ -73,7 +73,7 @@ Result<RtcpCompound> parse_rtcp(Bytes datagram) {
   return out;
 }
 
-void SenderTail::on_report(const SenderReport& sr, std::optional<std::uint32_t> highest) {
+void SenderTail::on_report(const SenderReport& sr, std::optional<std::uint64_t> highest) {
   packets_ = reports_ == 0 ? sr.packet_count : extend(packets_, sr.packet_count);
   octets_ = reports_ == 0 ? sr.octet_count : extend(octets_, sr.octet_count);
   ++reports_;
@@ -85,10 +85,10 @@ void SenderTail::on_report(const SenderReport& sr, std::optional<std::uint32_t> 
   if (!offset_ || bound > *offset_) offset_ = bound;
 }
 
-std::uint64_t SenderTail::lost_after(std::uint32_t highest) const noexcept {
+std::uint64_t SenderTail::lost_after(std::uint64_t highest) const noexcept {
   if (!offset_) return 0;
   const std::int64_t last_sent = *offset_ + static_cast<std::int64_t>(packets_);
-  return last_sent > static_cast<std::int64_t>(highest) ? static_cast<std::uint64_t>(last_sent - highest) : 0;
+  return last_sent > static_cast<std::int64_t>(highest) ? static_cast<std::uint64_t>(last_sent - static_cast<std::int64_t>(highest)) : 0;
 }
 
 std::uint64_t SenderTail::frames_after(std::uint32_t last_frame_timestamp, double frame_interval_ticks) const noexcept {

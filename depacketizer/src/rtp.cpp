@@ -43,12 +43,12 @@ Result<RtpPacket> parse_rtp(Bytes datagram) {
   return p;
 }
 
-bool RtpSequenceTracker::seen(std::uint32_t ext) const noexcept {
-  std::uint32_t slot = ext % kWindow;
+bool RtpSequenceTracker::seen(std::uint64_t ext) const noexcept {
+  const auto slot = static_cast<std::uint32_t>(ext % kWindow);
   return (window_[slot / 64] >> (slot % 64)) & 1u;
 }
-void RtpSequenceTracker::mark(std::uint32_t ext) noexcept {
-  std::uint32_t slot = ext % kWindow;
+void RtpSequenceTracker::mark(std::uint64_t ext) noexcept {
+  const auto slot = static_cast<std::uint32_t>(ext % kWindow);
   window_[slot / 64] |= std::uint64_t{1} << (slot % 64);
 }
 
@@ -57,7 +57,7 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   if (!started_) {
     started_ = true;
     // Start the extended counter one cycle up so late packets before the first one do not underflow.
-    base_ = highest_ = last_extended_ = (1u << 16) + seq;
+    base_ = highest_ = last_extended_ = (first_cycle_ << 16) + seq;
     mark(highest_);
     ++received_;  // (after restart() the totals carry on)
     return Verdict::in_order;
@@ -65,15 +65,15 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   // Serial arithmetic on 16 bits: how far ahead of the highest sequence seen (RFC 3550 A.1).
   const auto ahead = static_cast<std::uint16_t>(seq - static_cast<std::uint16_t>(highest_));
   if (ahead != 0 && ahead < kMaxDropout) {
-    const std::uint32_t ext = highest_ + ahead;
+    const std::uint64_t ext = highest_ + ahead;
     last_extended_ = ext;
     // Forget window slots that the advance reuses, then mark this one.
-    for (std::uint32_t s = highest_ + 1; s <= ext && s - highest_ <= kWindow; ++s) {
-      std::uint32_t slot = s % kWindow;
+    for (std::uint64_t s = highest_ + 1; s <= ext && s - highest_ <= kWindow; ++s) {
+      const auto slot = static_cast<std::uint32_t>(s % kWindow);
       window_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
     }
     mark(ext);
-    const std::uint32_t skipped = ext - highest_ - 1;
+    const std::uint64_t skipped = ext - highest_ - 1;
     highest_ = ext;
     ++received_;
     last_gap_ = skipped;
@@ -82,7 +82,7 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   }
   const std::uint32_t behind = static_cast<std::uint16_t>(-ahead);  // 0 for the highest itself
   if (behind < kWindow) {
-    const std::uint32_t ext = highest_ - behind;
+    const std::uint64_t ext = highest_ - behind;
     last_extended_ = ext;
     if (seen(ext)) {
       ++duplicates_;
@@ -99,7 +99,7 @@ RtpSequenceTracker::Verdict RtpSequenceTracker::accept(std::uint16_t seq) {
   if (bad_sequence_ && *bad_sequence_ == seq) {
     ++restarts_;
     expected_before_restart_ += static_cast<std::uint64_t>(highest_ - base_) + 1;
-    base_ = (1u << 16) + static_cast<std::uint16_t>(seq - 1);
+    base_ = (first_cycle_ << 16) + static_cast<std::uint16_t>(seq - 1);
     highest_ = base_ + 1;
     std::fill(std::begin(window_), std::end(window_), 0);
     mark(base_);

@@ -19,10 +19,10 @@ void RtpReorderBuffer::set_delay(std::chrono::microseconds delay) noexcept {
 
 std::uint32_t RtpReorderBuffer::undecided() const noexcept {
   if (waiting_ == 0) return 0;
-  std::uint32_t newest = next_;
+  std::uint64_t newest = next_;
   for (const auto& s : slots_)
-    if (s.used && static_cast<std::int32_t>(s.sequence - newest) > 0) newest = s.sequence;
-  return newest + 1 - next_ - static_cast<std::uint32_t>(waiting_);
+    if (s.used && static_cast<std::int64_t>(s.sequence - newest) > 0) newest = s.sequence;
+  return static_cast<std::uint32_t>(newest + 1 - next_ - waiting_);
 }
 
 void RtpReorderBuffer::grow(std::size_t n) {
@@ -34,12 +34,12 @@ void RtpReorderBuffer::grow(std::size_t n) {
   slots_ = std::move(bigger);
 }
 
-void RtpReorderBuffer::push(Bytes packet, std::uint32_t seq, std::chrono::steady_clock::time_point arrival) {
+void RtpReorderBuffer::push(Bytes packet, std::uint64_t seq, std::chrono::steady_clock::time_point arrival) {
   if (!started_) {
     started_ = true;
     next_ = seq;
   }
-  if (static_cast<std::int32_t>(seq - next_) < 0) {
+  if (static_cast<std::int64_t>(seq - next_) < 0) {
     ++counters_.late;  // its gap was already declared lost and released past
     return;
   }
@@ -74,7 +74,7 @@ void RtpReorderBuffer::push(Bytes packet, std::uint32_t seq, std::chrono::steady
   }
   // A packet behind one that is already waiting arrived out of order: it fills a gap in time.
   for (const auto& s : slots_)
-    if (s.used && static_cast<std::int32_t>(s.sequence - seq) > 0) {
+    if (s.used && static_cast<std::int64_t>(s.sequence - seq) > 0) {
       ++counters_.recovered;
       break;
     }
@@ -102,10 +102,10 @@ void RtpReorderBuffer::release_ready() {
 
 void RtpReorderBuffer::skip_to_oldest_waiting() {
   // Lowest waiting sequence ahead of next_: everything before it is lost.
-  std::uint32_t best = 0;
+  std::uint64_t best = 0;
   bool found = false;
   for (const auto& s : slots_)
-    if (s.used && (!found || static_cast<std::int32_t>(s.sequence - best) < 0)) {
+    if (s.used && (!found || static_cast<std::int64_t>(s.sequence - best) < 0)) {
       best = s.sequence;
       found = true;
     }

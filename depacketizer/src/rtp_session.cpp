@@ -47,7 +47,7 @@ RtpSession::RtpSession(Sink sink, SessionConfig config)
       reorder_config_(config.reorder),
       format_(config.format),
       format_stated_(config.format.has_value()),
-      reorder_(config.reorder, [this](Bytes d, std::uint32_t seq, bool loss, std::chrono::steady_clock::time_point t) {
+      reorder_(config.reorder, [this](Bytes d, std::uint64_t seq, bool loss, std::chrono::steady_clock::time_point t) {
         on_ordered(d, seq, loss, t);
       }),
       probation_(kProbationSlots) {
@@ -246,7 +246,7 @@ void RtpSession::close_followed() {
   prior_late_ += reorder_.counters().late;
   // The next stream's sequence numbers, timestamps and arrival times start afresh.
   last_released_.reset();
-  reorder_ = RtpReorderBuffer(reorder_config_, [this](Bytes d, std::uint32_t seq, bool loss, std::chrono::steady_clock::time_point t) {
+  reorder_ = RtpReorderBuffer(reorder_config_, [this](Bytes d, std::uint64_t seq, bool loss, std::chrono::steady_clock::time_point t) {
     on_ordered(d, seq, loss, t);
   });
   late_seen_ = 0;
@@ -289,8 +289,13 @@ void RtpSession::follow(std::size_t index) {
     ssrc_changes_.fetch_add(1, std::memory_order_relaxed);
     post_event(SessionEvent{SessionEvent::Kind::ssrc_change, 0, 0, 0, std::nullopt,
                       fmt::format("stream changed from SSRC 0x{:08X} to 0x{:08X}", *ssrc_, c.ssrc)});
-    log->warn("stream changed from SSRC 0x{:08X} to 0x{:08X} (the old one quiet for {} ms)", *ssrc_, c.ssrc,
-              std::chrono::duration_cast<std::chrono::milliseconds>(c.held.back().arrival - followed_last_arrival_).count());
+    // At most one line a second: a sender hopping SSRCs must not flood the log (every change
+    // is counted, and is an event).
+    if (ssrc_change_log_.allow())
+      log->warn("stream changed from SSRC 0x{:08X} to 0x{:08X} (the old one quiet for {} ms){}", *ssrc_, c.ssrc,
+                std::chrono::duration_cast<std::chrono::milliseconds>(c.held.back().arrival - followed_last_arrival_).count(),
+                ssrc_change_log_.suppressed() ? fmt::format("; {} more changes in the last second", ssrc_change_log_.suppressed())
+                                              : std::string());
   } else {
     stream_start_complete_ = complete;
     stream_start_incomplete_ = incomplete;
@@ -419,10 +424,11 @@ void RtpSession::adapt_reorder_delay() {
   reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count(), std::memory_order_relaxed);
 }
 
-void RtpSession::on_ordered(Bytes datagram, std::uint32_t extended_sequence, bool loss_before,
+void RtpSession::on_ordered(Bytes datagram, std::uint64_t extended_sequence, bool loss_before,
                             std::chrono::steady_clock::time_point arrival) {
   auto packet = parse_rtp(datagram);  // validated before it entered the reorder buffer
   if (!packet.ok()) return;
+  ended_.store(false, std::memory_order_relaxed);  // (a looped capture goes on after its flush)
   // A gap the reorder window gave up on: the packets between the last one handed on and this.
   if (loss_before && last_released_ && extended_sequence - *last_released_ > 1 && on_event_) {
     SessionEvent e;
@@ -473,6 +479,7 @@ void RtpSession::tick(std::chrono::steady_clock::time_point now) {
 void RtpSession::flush() {
   reorder_.flush();
   if (payload_) payload_->flush();
+  ended_.store(true, std::memory_order_relaxed);
   publish_counters();
 }
 
@@ -586,7 +593,10 @@ StreamSnapshot RtpSession::snapshot() const {
     std::lock_guard lock(rtcp_mutex_);
     s.rtcp = rtcp_copy_;
   }
-  s.packets_lost += s.rtcp.packets_lost_at_end;  // sent after the last packet that arrived
+  // Sent after the last packet that arrived: only once the stream has ended (its sender said
+  // BYE, or the session was flushed at the end). While it runs the figure moves with every
+  // report (packets still on their way) and would make a counter go down and up again.
+  if (s.rtcp.bye || ended_.load(std::memory_order_relaxed)) s.packets_lost += s.rtcp.packets_lost_at_end;
   std::lock_guard lock(descriptor_mutex_);
   s.descriptor = descriptor_copy_;
   s.audio = audio_copy_;

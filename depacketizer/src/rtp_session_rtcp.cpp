@@ -33,7 +33,7 @@ void RtpSession::on_sender_report(const SenderReport& report, std::optional<std:
   }
   // The highest sequence among frames sampled no later than the report's instant: packets of
   // later frames were sent after it, even when the receiver happened to read them first.
-  std::optional<std::uint32_t> highest;
+  std::optional<std::uint64_t> highest;
   for (std::size_t i = 0; i < std::min(recent_count_, recent_frames_.size()); ++i) {
     const auto [timestamp, sequence] = recent_frames_[i];
     if (static_cast<std::int32_t>(timestamp - report.rtp_timestamp) <= 0 && (!highest || sequence > *highest))
@@ -44,7 +44,7 @@ void RtpSession::on_sender_report(const SenderReport& report, std::optional<std:
   // socket may be read after the data that followed it.
   if (arrival && highest) {
     const std::size_t n = std::min(arrivals_count_, recent_arrivals_.size());
-    std::optional<std::uint32_t> before;
+    std::optional<std::uint64_t> before;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& [at, sequence] = recent_arrivals_[i];
       if (at <= *arrival && (!before || sequence > *before)) before = sequence;
@@ -99,7 +99,7 @@ void RtpSession::note_for_rtcp(std::uint32_t timestamp, bool newest, std::chrono
     recent_count_ = 0;
     arrivals_count_ = 0;
   }
-  const std::uint32_t sequence = sequence_.last_extended();
+  const std::uint64_t sequence = sequence_.last_extended();
   recent_arrivals_[arrivals_count_++ % recent_arrivals_.size()] = {arrival, sequence};
   const std::size_t n = std::min(recent_count_, recent_frames_.size());
   for (std::size_t i = 0; i < n; ++i) {

@@ -19,12 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   config.max_delay = std::chrono::milliseconds(1 + data[1] % 50);
   config.adaptive = data[0] & 0x80;
   config.adaptive_max_packets = 256;
-  std::uint32_t last_released = 0;
+  std::uint64_t last_released = 0;
   bool any_released = false;
-  std::map<std::uint32_t, int> released_count;  // each extended sequence leaves at most once
+  std::map<std::uint64_t, int> released_count;  // each extended sequence leaves at most once
   Clock::time_point now{};
-  RtpReorderBuffer buffer(config, [&](j2k::Bytes packet, std::uint32_t seq, bool, Clock::time_point arrival) {
-    if (any_released && static_cast<std::int32_t>(seq - last_released) <= 0) __builtin_trap();  // in order
+  RtpReorderBuffer buffer(config, [&](j2k::Bytes packet, std::uint64_t seq, bool, Clock::time_point arrival) {
+    if (any_released && static_cast<std::int64_t>(seq - last_released) <= 0) __builtin_trap();  // in order
     if (packet.size() != 4 + seq % 13 || packet[0] != static_cast<std::uint8_t>(seq)) __builtin_trap();  // its own bytes
     if (arrival > now) __builtin_trap();
     if (++released_count[seq] > 1) __builtin_trap();
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           released_count.clear();
         }
         if (verdict != RtpSequenceTracker::Verdict::duplicate && verdict != RtpSequenceTracker::Verdict::stray) {
-          const std::uint32_t seq = tracker.last_extended();
+          const std::uint64_t seq = tracker.last_extended();
           packet.assign(4 + seq % 13, static_cast<std::uint8_t>(seq));
           buffer.push(packet, seq, now);
         }

@@ -377,10 +377,8 @@ CaptureScan scan_capture(std::span<const std::uint8_t> file, std::uint64_t max_f
         if (piece.data.data() < frame.data() || piece.data.data() + piece.data.size() > frame.data() + frame.size())
           ++scan.payload_outside_frame;
         const auto at = std::chrono::seconds(header->ts.tv_sec) + std::chrono::microseconds(header->ts.tv_usec);
-        if (auto whole = reassembler.add(piece, at)) {
-          ++scan.reassembled;
-          if (parse_udp(*whole, whole->size(), udp) == FrameVerdict::udp) ++scan.udp;
-        }
+        if (auto whole = reassembler.add(piece, at))
+          if (parse_udp(*whole, whole->size(), udp) == FrameVerdict::udp) ++scan.reassembled;
         break;
       }
       case FrameVerdict::truncated: ++scan.truncated; break;

@@ -179,6 +179,46 @@ TEST(RtpSessionRtcp, LossAtTheVeryEndIsCountedFromTheSendersReports) {
   EXPECT_EQ(s.frames_complete, 8u);
 }
 
+// Review 2026-11-25: packets.lost added the latest report's "sent after the last packet
+// received" while the stream ran. Reports then made the counter go down and up (/metrics'
+// j2k_packets_lost_total read 0, 1403, 0, 96, 0…) and the per-second loss and the loss alarm
+// counted every rise again. While the stream runs, lost only counts gaps; the reports' tail
+// is added once it has ended.
+TEST(RtpSessionRtcp, LostNeverGoesDownWhileReportsComeAndGo) {
+  spdlog::set_level(spdlog::level::off);
+  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  cs.resize(cs.size() + 1500, 0x33);
+  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
+  std::vector<Bytes8> packets;
+  std::vector<std::size_t> frame_end;
+  for (int f = 0; f < 10; ++f) {
+    ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(1000 + 3600 * f), 0, packets));
+    frame_end.push_back(packets.size());
+  }
+  RtpSession session([](CodestreamUnit&&) {}, rfc5371_config());
+  auto t = std::chrono::steady_clock::now();
+  std::uint64_t previous = 0;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+    for (int f = 0; f < 10; ++f)
+      if (i + 1 == frame_end[static_cast<std::size_t>(f)]) {
+        // Every other report counts 40 packets more than have arrived (on their way, or
+        // a forged count within what the stream's rate allows), the next one exactly.
+        const auto count = static_cast<std::uint32_t>(i + 1 + (f % 2 == 0 ? 40 : 0));
+        session.on_rtcp(packetizer::rtcp_sender_report(
+            report(count, static_cast<std::uint32_t>(1000 + 3600 * f + 3240)), "t", false));
+        const std::uint64_t lost = session.snapshot().packets_lost;
+        EXPECT_GE(lost, previous) << "after the report of frame " << f;
+        EXPECT_EQ(lost, 0u) << "nothing is missing from the sequence, frame " << f;
+        previous = lost;
+      }
+  }
+  // The stream ends with a report of 25 packets more than arrived: those are lost at its end.
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size() + 25), 1000 + 36000 + 50), "t", true));
+  session.flush();
+  EXPECT_EQ(session.snapshot().packets_lost, 25u);
+}
+
 TEST(RtpSessionRtcp, AReportCountingFarMorePacketsThanTheStreamCouldHaveSentIsIgnored) {
   spdlog::set_level(spdlog::level::off);
   // A forged (or broken) sender report with the stream's SSRC: its packet count 2^31 ahead

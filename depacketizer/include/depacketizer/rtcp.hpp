@@ -58,13 +58,13 @@ class SenderTail {
  public:
   /// A sender report of the followed stream; `highest` is the highest extended sequence
   /// received when it was read (none before the first packet).
-  void on_report(const SenderReport& sr, std::optional<std::uint32_t> highest);
+  void on_report(const SenderReport& sr, std::optional<std::uint64_t> highest);
   /// The sender said BYE: its last report is final.
   void on_bye() noexcept { bye_ = true; }
   void reset() noexcept { *this = SenderTail{}; }
 
   /// Packets the sender had sent by its latest report beyond `highest` (0 until calibrated).
-  std::uint64_t lost_after(std::uint32_t highest) const noexcept;
+  std::uint64_t lost_after(std::uint64_t highest) const noexcept;
   /// After BYE: whole frames whose timestamps lie between `last_frame_timestamp` (the last
   /// frame that arrived, complete or not) and the final report. The sender reports its
   /// clock's time, which is after its last frame's timestamp but less than a frame period

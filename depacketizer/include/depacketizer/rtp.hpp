@@ -43,6 +43,10 @@ class RtpSequenceTracker {
   /// was already received. `stray` is far outside the window (ignored unless the next packet
   /// follows it, which makes that one a `restart`: the sender began a new run of numbers).
   Verdict accept(std::uint16_t sequence);
+  RtpSequenceTracker() = default;
+  /// Tests: the extended numbers start in this cycle of 2^16 (normally the first above 0, so
+  /// that packets from before the first one do not go below zero), e.g. just below 2^32.
+  explicit RtpSequenceTracker(std::uint64_t first_cycle) : first_cycle_(first_cycle) {}
   /// The sender began a new run of numbers (its move confirmed elsewhere): what was expected
   /// so far is kept, and the next packet starts the new run.
   void restart() noexcept;
@@ -56,22 +60,25 @@ class RtpSequenceTracker {
   std::uint64_t restarts() const noexcept { return restarts_; }
   std::uint64_t strays() const noexcept { return stray_; }
   std::uint64_t last_gap() const noexcept { return last_gap_; }   ///< packets skipped by the last `gap`
-  std::uint32_t highest_extended() const noexcept { return highest_; }
+  std::uint64_t highest_extended() const noexcept { return highest_; }
   /// Extended sequence number of the packet last passed to `accept`.
-  std::uint32_t last_extended() const noexcept { return last_extended_; }
+  std::uint64_t last_extended() const noexcept { return last_extended_; }
 
  private:
-  bool seen(std::uint32_t extended) const noexcept;
-  void mark(std::uint32_t extended) noexcept;
+  bool seen(std::uint64_t extended) const noexcept;
+  void mark(std::uint64_t extended) noexcept;
 
   static constexpr std::uint32_t kWindow = 1024;      // remembered sequence numbers for duplicate detection
   static constexpr std::uint16_t kMaxDropout = 3000;  // a larger forward jump is not believed as loss
   bool started_ = false;
-  std::uint32_t base_ = 0;      // extended sequence of the first packet
-  std::uint32_t highest_ = 0;   // highest extended sequence seen
+  std::uint64_t first_cycle_ = 1;
+  // Extended sequence numbers in 64 bits: 2^32 packets are 13 hours of a 1 Gbit/s link, and
+  // a monitor runs for days (32 bits wrapped: loss hidden, reordered packets not counted).
+  std::uint64_t base_ = 0;      // extended sequence of the first packet
+  std::uint64_t highest_ = 0;   // highest extended sequence seen
   std::uint64_t expected_before_restart_ = 0;
   std::uint64_t received_ = 0;
-  std::uint32_t last_extended_ = 0;
+  std::uint64_t last_extended_ = 0;
   std::uint64_t duplicates_ = 0, out_of_order_ = 0, restarts_ = 0, stray_ = 0;  // packets given those verdicts
   std::optional<std::uint16_t> bad_sequence_;  // sequence that would confirm a restart
   std::uint64_t last_gap_ = 0;

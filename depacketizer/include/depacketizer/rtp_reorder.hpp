@@ -39,14 +39,14 @@ struct ReorderCounters {
 class RtpReorderBuffer {
  public:
   /// `loss_before`: packets are missing between the previous released packet and this one.
-  using Release = std::function<void(Bytes packet, std::uint32_t extended_sequence, bool loss_before,
+  using Release = std::function<void(Bytes packet, std::uint64_t extended_sequence, bool loss_before,
                                      std::chrono::steady_clock::time_point arrival)>;
 
   RtpReorderBuffer(ReorderConfig config, Release release);
 
   /// Offers a packet with its extended sequence number (from RtpSequenceTracker; the tracker
   /// has already dropped duplicates and strays).
-  void push(Bytes packet, std::uint32_t extended_sequence, std::chrono::steady_clock::time_point arrival);
+  void push(Bytes packet, std::uint64_t extended_sequence, std::chrono::steady_clock::time_point arrival);
   /// Releases what has waited longer than max_delay (call when idle, e.g. every few ms).
   void tick(std::chrono::steady_clock::time_point now);
   /// Releases everything (end of input), declaring the gaps lost.
@@ -67,11 +67,11 @@ class RtpReorderBuffer {
  private:
   struct Slot {
     bool used = false;
-    std::uint32_t sequence = 0;
+    std::uint64_t sequence = 0;
     std::chrono::steady_clock::time_point arrival{};
     std::vector<std::uint8_t> data;
   };
-  Slot& slot(std::uint32_t seq) { return slots_[seq % slots_.size()]; }
+  Slot& slot(std::uint64_t seq) { return slots_[seq % slots_.size()]; }
   void release_ready();
   void skip_to_oldest_waiting();
   void grow(std::size_t slots);
@@ -81,7 +81,7 @@ class RtpReorderBuffer {
   Release release_;
   std::vector<Slot> slots_;
   bool started_ = false;
-  std::uint32_t next_ = 0;       // next sequence to release
+  std::uint64_t next_ = 0;       // next sequence to release (extended: 64 bits, never wraps)
   std::size_t waiting_ = 0;
   bool pending_loss_ = false;    // a gap was skipped: the next released packet carries loss_before
   ReorderCounters counters_;

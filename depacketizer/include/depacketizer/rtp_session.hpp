@@ -73,7 +73,7 @@ struct StreamSnapshot {
   std::vector<SsrcStats> ssrcs;         ///< every SSRC seen (at most kMaxListedSsrcs)
   std::uint64_t ssrcs_unlisted = 0;     ///< datagrams of SSRCs beyond the list
   std::optional<PictureDescriptor> descriptor;
-  RtcpSnapshot rtcp;                    ///< the sender's reports; packets_lost includes rtcp.packets_lost_at_end
+  RtcpSnapshot rtcp;                    ///< the sender's reports; packets_lost includes rtcp.packets_lost_at_end once the stream ended (BYE, or flushed)
   AudioCounters audio;                  ///< the sound that came with the pictures (MXF sound elements, ST 302M)
 };
 
@@ -173,7 +173,7 @@ class RtpSession {
   void on_followed(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   void note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look);
   void process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
-  void on_ordered(Bytes datagram, std::uint32_t extended_sequence, bool loss_before,
+  void on_ordered(Bytes datagram, std::uint64_t extended_sequence, bool loss_before,
                   std::chrono::steady_clock::time_point arrival);
   void post_event(SessionEvent&& event) { if (on_event_) on_event_(event); }
   void make_payload();  // the payload depacketizer for format_
@@ -187,7 +187,8 @@ class RtpSession {
   ReorderConfig reorder_config_;
   std::function<void(const SessionEvent&)> on_event_;
   AudioSink on_audio_;
-  std::optional<std::uint32_t> last_released_;  // extended sequence of the last packet handed on
+  std::optional<std::uint64_t> last_released_;
+  std::atomic<bool> ended_{false};  // flushed at the stream's end (until a packet comes again)  // extended sequence of the last packet handed on
   std::optional<std::string> last_descriptor_;  // describe() of the last picture descriptor seen
   std::optional<PayloadFormat> format_;  // stated, or decided by the first followed stream
   bool format_stated_ = false;
@@ -209,7 +210,7 @@ class RtpSession {
   std::chrono::steady_clock::time_point epoch_{};
   std::optional<std::uint32_t> last_unit_timestamp_;
   double frame_interval_ticks_ = 0;
-  RateLimiter malformed_log_, candidate_log_, probation_log_;
+  RateLimiter malformed_log_, candidate_log_, probation_log_, ssrc_change_log_;
   // Totals of the streams followed before the current one.
   std::uint64_t prior_received_ = 0, prior_lost_ = 0, prior_duplicates_ = 0, prior_out_of_window_ = 0;
   std::uint64_t prior_recovered_ = 0, prior_late_ = 0;
@@ -237,12 +238,12 @@ class RtpSession {
   // Highest extended sequence received per RTP timestamp, for the last frames: a report
   // relates only to packets of frames sampled before it (those sent after it may have been
   // read first). A ring of distinct timestamps.
-  std::array<std::pair<std::uint32_t, std::uint32_t>, 16> recent_frames_{};
+  std::array<std::pair<std::uint32_t, std::uint64_t>, 16> recent_frames_{};  // (RTP timestamp, extended sequence)
   std::size_t recent_count_ = 0;
   std::pair<std::uint32_t, std::uint64_t> recent_stream_{};  // SSRC and sequence restarts the ring is of
   // Arrival time and extended sequence of the last packets (of the same stream as the ring
   // above): a report with an arrival time relates to those that arrived before it.
-  std::array<std::pair<std::chrono::steady_clock::time_point, std::uint32_t>, 1024> recent_arrivals_{};
+  std::array<std::pair<std::chrono::steady_clock::time_point, std::uint64_t>, 1024> recent_arrivals_{};
   std::size_t arrivals_count_ = 0;
   RtcpSnapshot rtcp_;
   /// The most packets a report stamped `timestamp` may say were sent after the last one

@@ -97,7 +97,7 @@ FrameVerdict parse_udp(std::span<const std::uint8_t> ip_payload, std::size_t udp
 struct CaptureScan {
   bool opened = false;
   std::uint64_t frames = 0, udp = 0, not_udp = 0, fragments = 0, truncated = 0, ipv6 = 0;
-  std::uint64_t reassembled = 0;  ///< datagrams put back together from fragments (counted in udp too)
+  std::uint64_t reassembled = 0;  ///< UDP datagrams put back together from the fragments
   std::uint64_t payload_outside_frame = 0;  ///< must stay 0: a view past the captured bytes
 };
 CaptureScan scan_capture(std::span<const std::uint8_t> file, std::uint64_t max_frames = 1u << 20);
