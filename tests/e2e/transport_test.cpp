@@ -95,6 +95,9 @@ TEST(Tr01Interop, GStreamerTsOverRtpDecodesLikeGStreamer) {
   EXPECT_EQ(summary["frames"]["complete"], 25);
   EXPECT_EQ(summary["frames"]["decoded"], 25);
   EXPECT_EQ(summary["ts"]["continuity_errors"], 0);
+  // Every TS counter is in the JSON (four were counted and never shown).
+  for (const char* key : {"duplicates", "adaptation_malformed", "pes_oversize", "waiting_for_pmt", "audio_pes_oversize"})
+    EXPECT_EQ(summary["ts"].value(key, -1), 0) << key;
   EXPECT_GE(summary["ts"]["pids"].size(), 3u);  // PAT, PMT, video
   EXPECT_EQ(summary["stream"]["descriptor"]["frame_rate"], 25.0);
   const auto ours = j2k::test::slurp(tag + ".ours.yuv"), theirs = j2k::test::slurp(tag + ".gst.yuv");

@@ -300,7 +300,11 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
                  {"sync_errors", c.sync_errors}, {"transport_errors", c.transport_errors},
                  {"section_crc_errors", c.section_crc_errors}, {"section_malformed", c.section_malformed},
                  {"pes_malformed", c.pes_malformed}, {"pes_length_mismatch", c.pes_length_mismatch},
-                 {"elsm_malformed", c.elsm_malformed}, {"plain_udp_datagrams", s.ts->plain_datagrams}};
+                 {"elsm_malformed", c.elsm_malformed}, {"plain_udp_datagrams", s.ts->plain_datagrams},
+                 // (review 2026-11-25: these four were counted but never shown)
+                 {"duplicates", c.duplicates}, {"adaptation_malformed", c.adaptation_malformed},
+                 {"pes_oversize", c.pes_oversize}, {"waiting_for_pmt", c.waiting_for_pmt},
+                 {"audio_pes_oversize", c.audio_pes_oversize}, {"pmt_updates", c.pmt_updates}};
     if (s.ts->video_pid) out["ts"]["video_pid"] = *s.ts->video_pid;
   }
   return out;
