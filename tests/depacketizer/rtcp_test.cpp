@@ -35,6 +35,18 @@ void four_frames(std::vector<Bytes8>& packets) {
   for (int f = 0; f < 4; ++f) ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(3600 * f), 0, packets));
 }
 
+/// Ten RFC 5371 frames of equal size from sequence `first`, 3600 ticks apart from 1000;
+/// `frame_end[f]`: the packets up to and including frame f's last.
+void ten_frames(std::uint16_t first, std::uint8_t fill, std::vector<Bytes8>& packets, std::vector<std::size_t>& frame_end) {
+  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
+  cs.resize(cs.size() + 1500, fill);
+  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, first, 400);
+  for (int f = 0; f < 10; ++f) {
+    ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(1000 + 3600 * f), 0, packets));
+    frame_end.push_back(packets.size());
+  }
+}
+
 SessionConfig rfc5371_config() {
   SessionConfig config;
   config.format = PayloadFormat::rfc5371;
@@ -140,15 +152,9 @@ TEST(RtpSessionRtcp, LossAtTheVeryEndIsCountedFromTheSendersReports) {
   spdlog::set_level(spdlog::level::off);
   // Ten RFC 5371 frames; the stream's last 7 packets (the last frame and part of the one
   // before) never arrive. Without RTCP the receiver cannot know they were sent.
-  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
-  cs.resize(cs.size() + 1500, 0x33);
-  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 65530, 400);
   std::vector<Bytes8> packets;
   std::vector<std::size_t> frame_end;
-  for (int f = 0; f < 10; ++f) {
-    ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(1000 + 3600 * f), 0, packets));
-    frame_end.push_back(packets.size());
-  }
+  ASSERT_NO_FATAL_FAILURE(ten_frames(65530, 0x33, packets, frame_end));
   const std::size_t per_frame = frame_end[0];
   ASSERT_GT(per_frame, 4u);
   const std::size_t lost_at_end = per_frame + 2;
@@ -186,15 +192,9 @@ TEST(RtpSessionRtcp, LossAtTheVeryEndIsCountedFromTheSendersReports) {
 // is added once it has ended.
 TEST(RtpSessionRtcp, LostNeverGoesDownWhileReportsComeAndGo) {
   spdlog::set_level(spdlog::level::off);
-  Bytes8 cs = {0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x04, 0x00, 0x00, 0xFF, 0x90, 0x00, 0x0A, 0, 0, 0, 0, 0, 0, 0, 1};
-  cs.resize(cs.size() + 1500, 0x33);
-  packetizer::Rfc5371Packetizer p(0xABCD0123, 96, 100, 400);
   std::vector<Bytes8> packets;
   std::vector<std::size_t> frame_end;
-  for (int f = 0; f < 10; ++f) {
-    ASSERT_TRUE(p.packetize(cs, static_cast<std::uint32_t>(1000 + 3600 * f), 0, packets));
-    frame_end.push_back(packets.size());
-  }
+  ASSERT_NO_FATAL_FAILURE(ten_frames(100, 0x33, packets, frame_end));
   RtpSession session([](CodestreamUnit&&) {}, rfc5371_config());
   auto t = std::chrono::steady_clock::now();
   std::uint64_t previous = 0;
