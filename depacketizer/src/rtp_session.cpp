@@ -223,6 +223,7 @@ void RtpSession::close_followed() {
   // What waits is released, pending units end, and the stream's counts join the totals.
   reorder_.flush();
   for (auto& p : probation_) p.used = false;
+  drop_move();
   payload_->flush();
   publish_counters();
   const std::uint64_t complete_now = complete_.load(), incomplete_now = incomplete_.load();
@@ -339,44 +340,52 @@ void RtpSession::follow(std::size_t index) {
   }
 }
 
+namespace {
+/// Does a packet at (sequence, timestamp) fit a place whose highest number is `highest` and
+/// newest timestamp `timestamp`? 0: no; else how far ahead it is (negative: behind).
+std::optional<std::int32_t> fits_place(std::uint16_t sequence, std::uint32_t ts, std::uint16_t highest,
+                                       std::uint32_t timestamp) {
+  const auto ahead = static_cast<std::int16_t>(static_cast<std::uint16_t>(sequence - highest));
+  const bool sequence_fits = ahead > 0 ? ahead <= kMaxForwardJump : -ahead < kMaxBackward;
+  if (!sequence_fits || !timestamps_close(ts, timestamp)) return std::nullopt;
+  return ahead;
+}
+}  // namespace
+
 void RtpSession::on_followed(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
   if (!sequence_.started()) {
     last_timestamp_ = packet.timestamp;
+    place_last_arrival_ = arrival;
     process(packet, datagram, arrival);
     return;
   }
   // Does it fit where the stream is? (Sequence near the highest seen, timestamp near the
   // newest.) Anything else — a restart, a long outage, a clock jump, or a spoofed packet
-  // with this SSRC — waits in probation until a second packet in sequence confirms it.
-  const auto ahead = static_cast<std::int16_t>(packet.sequence - static_cast<std::uint16_t>(sequence_.highest_extended()));
-  const bool sequence_fits = ahead > 0 ? ahead <= kMaxForwardJump : -ahead < kMaxBackward;
-  if (sequence_fits && timestamps_close(packet.timestamp, last_timestamp_)) {
-    if (ahead > 0) last_timestamp_ = packet.timestamp;
+  // with this SSRC — waits in probation until a second packet in sequence confirms it, and
+  // then until the old place has gone quiet (PendingMove).
+  if (auto ahead = fits_place(packet.sequence, packet.timestamp, static_cast<std::uint16_t>(sequence_.highest_extended()),
+                              last_timestamp_)) {
+    if (*ahead > 0) last_timestamp_ = packet.timestamp;
+    place_last_arrival_ = arrival;
     process(packet, datagram, arrival);
+    // The stream goes on where it was, and the new place has said nothing for as long as a
+    // switch waits: it was not the stream moving.
+    if (move_.active && arrival - move_.held.back().arrival >= kQuietBeforeSwitch) drop_move();
+    return;
+  }
+  if (move_.active && fits_place(packet.sequence, packet.timestamp, move_.highest, move_.timestamp)) {
+    hold_for_move(packet, datagram, arrival);
+    settle_move(arrival);
     return;
   }
   for (auto& p : probation_) {
     if (!p.used || static_cast<std::uint16_t>(packet.sequence - p.sequence) != 1 ||
         !timestamps_close(packet.timestamp, p.timestamp))
       continue;
-    // Two packets in sequence at the new place: the stream moved there (RFC 3550 A.1).
-    Held first = std::move(p.packet);
-    const auto first_ahead =
-        static_cast<std::uint16_t>(p.sequence - static_cast<std::uint16_t>(sequence_.highest_extended()));
+    // Two packets in sequence at a new place: the stream may have moved there (RFC 3550 A.1).
     for (auto& q : probation_) q.used = false;
-    suspect_.fetch_sub(1, std::memory_order_relaxed);
-    if (first_ahead == 0 || first_ahead >= 3000) {
-      // Not a forward gap RFC 3550 would count as loss (MAX_DROPOUT): a new run of numbers.
-      reorder_.reset();  // releases what waits; the new run's numbers start afresh
-      sequence_.restart();
-    }
-    if (probation_log_.allow())
-      logger("depacketizer")->info("RTP stream moved: sequence {} timestamp {} (confirmed by the next packet)",
-                                   packet.sequence - 1, p.timestamp);
-    last_timestamp_ = packet.timestamp;
-    auto first_packet = parse_rtp(first.data);
-    process(*first_packet, first.data, first.arrival);
-    process(packet, datagram, arrival);
+    begin_move(std::move(p.packet), p.sequence, packet, datagram, arrival);
+    settle_move(arrival);
     return;
   }
   Probation& slot = probation_[probation_next_++ % probation_.size()];
@@ -386,6 +395,68 @@ void RtpSession::on_followed(const RtpPacket& packet, Bytes datagram, std::chron
   slot.packet.data.assign(datagram.begin(), datagram.end());
   slot.packet.arrival = arrival;
   suspect_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void RtpSession::begin_move(Held&& first, std::uint16_t first_sequence, const RtpPacket& packet, Bytes datagram,
+                            std::chrono::steady_clock::time_point arrival) {
+  drop_move();  // an earlier pair's place, not confirmed: this one replaces it
+  move_.active = true;
+  move_.highest = first_sequence;
+  move_.bytes = first.data.size();
+  move_.held.push_back(std::move(first));  // counted as suspect when it came
+  hold_for_move(packet, datagram, arrival);
+}
+
+void RtpSession::hold_for_move(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  if (static_cast<std::int16_t>(static_cast<std::uint16_t>(packet.sequence - move_.highest)) > 0 ||
+      move_.held.size() == 1) {
+    move_.highest = packet.sequence;
+    move_.timestamp = packet.timestamp;
+  }
+  move_.held.push_back(Held{std::vector<std::uint8_t>(datagram.begin(), datagram.end()), arrival});
+  move_.bytes += datagram.size();
+  suspect_.fetch_add(1, std::memory_order_relaxed);
+  // Bounded as a candidate's packets are: the oldest give way (they stay counted as suspect).
+  while (move_.held.size() > 1 && (move_.held.size() > kMaxHeldPackets || move_.bytes > kMaxHeldBytes)) {
+    move_.bytes -= move_.held.front().data.size();
+    move_.held.pop_front();
+  }
+}
+
+void RtpSession::settle_move(std::chrono::steady_clock::time_point now) {
+  if (move_.active && now - place_last_arrival_ >= kQuietBeforeSwitch) complete_move();
+}
+
+void RtpSession::drop_move() {
+  // Its packets stay counted as suspect (a spoofed pair, or a place the stream left again).
+  move_ = PendingMove{};
+}
+
+void RtpSession::complete_move() {
+  PendingMove m = std::move(move_);
+  move_ = PendingMove{};
+  for (auto& q : probation_) q.used = false;
+  suspect_.fetch_sub(std::min<std::uint64_t>(suspect_.load(), m.held.size()), std::memory_order_relaxed);
+  auto first = parse_rtp(m.held.front().data);  // validated when it came
+  const auto first_ahead =
+      static_cast<std::uint16_t>(first->sequence - static_cast<std::uint16_t>(sequence_.highest_extended()));
+  if (first_ahead == 0 || first_ahead >= 3000) {
+    // Not a forward gap RFC 3550 would count as loss (MAX_DROPOUT): a new run of numbers.
+    reorder_.reset();  // releases what waits; the new run's numbers start afresh
+    sequence_.restart();
+  }
+  if (probation_log_.allow())
+    logger("depacketizer")->info("RTP stream moved: sequence {} timestamp {} (confirmed by the next packet, "
+                                 "after {} ms without one where it was)",
+                                 first->sequence, first->timestamp,
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(m.held.back().arrival -
+                                                                                       place_last_arrival_).count());
+  last_timestamp_ = m.timestamp;
+  place_last_arrival_ = m.held.back().arrival;
+  for (const Held& h : m.held) {
+    auto packet = parse_rtp(h.data);
+    process(*packet, h.data, h.arrival);
+  }
 }
 
 void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival) {
@@ -471,12 +542,19 @@ void RtpSession::publish_counters() {
 }
 
 void RtpSession::tick(std::chrono::steady_clock::time_point now) {
+  settle_move(now);
   reorder_.tick(now);
   if (!candidates_.empty()) follow_quiet_successor(now);
   publish_counters();
 }
 
 void RtpSession::flush() {
+  // At the end of the input a pending place is taken when the stream went on there after
+  // its last packet where it was (a restart with the same SSRC); else it was not the stream.
+  if (move_.active) {
+    if (move_.held.back().arrival > place_last_arrival_) complete_move();
+    else drop_move();
+  }
   reorder_.flush();
   if (payload_) payload_->flush();
   ended_.store(true, std::memory_order_relaxed);

@@ -413,6 +413,63 @@ TEST(SessionCapture, SpoofedPacketsWithTheRealSsrcLeaveCountsAndFramesIntact) {
   EXPECT_GT(s.packets_suspect, spoofed * 9 / 10);
 }
 
+// Review (2026-11-25): two spoofed packets in sequence with the followed SSRC, 600 to 3000
+// numbers ahead of a live stream, moved it there: hundreds to thousands of losses that never
+// happened, and the real packets behind the new place came late and were dropped.
+TEST(SessionCapture, ASpoofedPairAheadOfALiveStreamNeverMovesIt) {
+  Collect out;
+  RtpSession session(out.sink());
+  const Packets real = mxf_stream(0x600D, 40, 4000, 100, 9000);
+  std::mt19937 rng(11);
+  Clock::time_point t = kT0;
+  std::size_t spoofed = 0;
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    t += std::chrono::microseconds(500);
+    session.on_datagram(real[i], t);
+    // Pairs in sequence, with timestamps near the stream's, at three distances ahead.
+    for (const std::uint16_t ahead : {600, 1500, 2900}) {
+      if (i != 20 + static_cast<std::size_t>(ahead) / 100) continue;
+      const auto seq = static_cast<std::uint16_t>(100 + i + ahead);
+      for (std::uint16_t k = 0; k < 2; ++k) {
+        t += std::chrono::microseconds(20);
+        session.on_datagram(rtp(0x600D, static_cast<std::uint16_t>(seq + k), 9000 + 3600 * 3, random_bytes(rng, 800)), t);
+        ++spoofed;
+      }
+    }
+  }
+  session.flush();
+  const auto s = session.snapshot();
+  EXPECT_EQ(out.complete(), 40u);
+  EXPECT_EQ(s.frames_incomplete, 0u);
+  EXPECT_EQ(s.packets_lost, 0u) << "no loss invented";
+  EXPECT_EQ(s.packets_late, 0u) << "the real packets were never behind a spoofed place";
+  EXPECT_EQ(s.packets_received, real.size());
+  EXPECT_EQ(s.packets_suspect, spoofed);
+}
+
+// The other side of the rule above: a stream that really jumps ahead after an outage moves at
+// once when the outage was long enough, and, after a short one, once its old place has been
+// quiet for a switch's time; the packets it sent meanwhile are kept, and the gap is loss.
+TEST(SessionCapture, AStreamThatJumpsAheadAfterAnOutageIsFollowedWithItsLoss) {
+  for (const auto outage : {std::chrono::milliseconds(300), std::chrono::milliseconds(20)}) {
+    Collect out;
+    RtpSession session(out.sink());
+    Packets a = mxf_stream(0x1, 10, 3000, 100, 0);
+    const std::uint16_t gap = 1200;  // beyond the 512 that fit without probation
+    Packets b = mxf_stream(0x1, 10, 3000, static_cast<std::uint16_t>(100 + a.size() + gap), 3600 * 12);
+    Clock::time_point t = kT0;
+    for (auto& p : a) session.on_datagram(p, t += std::chrono::microseconds(300));
+    t += outage;
+    for (auto& p : b) session.on_datagram(p, t += std::chrono::milliseconds(4));
+    session.tick(t + std::chrono::milliseconds(200));
+    const auto s = session.snapshot();
+    EXPECT_EQ(out.complete(), 20u) << outage.count() << " ms";
+    EXPECT_EQ(s.packets_received, a.size() + b.size());
+    EXPECT_EQ(s.packets_lost, gap);
+    EXPECT_EQ(s.packets_suspect, 0u);
+  }
+}
+
 // A real restart (new sequence numbers, same SSRC) and a clock jump are still followed.
 TEST(SessionCapture, ConfirmedMovesOfSequenceAndTimestampAreFollowed) {
   Collect out;

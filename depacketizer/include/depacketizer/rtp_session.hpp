@@ -165,12 +165,31 @@ class RtpSession {
     std::uint32_t timestamp = 0;
     Held packet;
   };
+  /// A new place in the followed stream's number space that two packets in sequence showed.
+  /// The stream moves there only once its current place has been quiet for
+  /// kQuietBeforeSwitch (an outage, a restart): a spoofed pair beside a live stream never
+  /// moves it. Its packets wait here meanwhile (bounded), counted as suspect.
+  struct PendingMove {
+    bool active = false;
+    std::uint16_t highest = 0;    // highest sequence number seen at the new place
+    std::uint32_t timestamp = 0;  // timestamp of that packet
+    std::deque<Held> held;        // in arrival order
+    std::size_t bytes = 0;
+  };
 
   void on_candidate(const RtpPacket& packet, PayloadLook look, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   void follow(std::size_t candidate);
   void close_followed();  // ends the followed stream's sequence space (an SSRC change, a restart)
   void follow_quiet_successor(std::chrono::steady_clock::time_point now);
   void on_followed(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  /// Starts a pending move with the confirming pair (the probation packet and this one).
+  void begin_move(Held&& first, std::uint16_t first_sequence, const RtpPacket& packet, Bytes datagram,
+                  std::chrono::steady_clock::time_point arrival);
+  void hold_for_move(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  /// Moves the stream to the pending place when the current one has been quiet long enough.
+  void settle_move(std::chrono::steady_clock::time_point now);
+  void complete_move();
+  void drop_move();
   void note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look);
   void process(const RtpPacket& packet, Bytes datagram, std::chrono::steady_clock::time_point arrival);
   void on_ordered(Bytes datagram, std::uint64_t extended_sequence, bool loss_before,
@@ -205,6 +224,8 @@ class RtpSession {
   std::uint32_t last_timestamp_ = 0;      // newest accepted timestamp of the followed stream
   std::vector<Probation> probation_;
   std::size_t probation_next_ = 0;
+  PendingMove move_;
+  std::chrono::steady_clock::time_point place_last_arrival_{};  // last packet that fit the stream's place
   std::chrono::microseconds late_floor_{0};  // reorder delay raised by packets that came late
   std::uint64_t late_seen_ = 0;
   std::chrono::steady_clock::time_point epoch_{};
