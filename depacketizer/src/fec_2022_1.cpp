@@ -218,6 +218,7 @@ void FecDecoder::solve_ready() {
     }
     // Another group may have rebuilt the same packet a moment ago (not yet counted here).
     if (g.missing == 1 && !have(g.lost)) rebuild(g);
+    else if (g.missing <= 0) learn_matrix(g);
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
@@ -269,13 +270,11 @@ void FecDecoder::on_fec(Bytes datagram) {
       ++counters_.fec_rejected;  // a copy of a row or column already waiting
       return;
     }
-  if (header->row) l_ = g.count;
-  else {
-    l_ = g.offset;
-    d_ = g.count;
-  }
   count_missing(g);
-  if (g.missing == 0) return;  // nothing lost here
+  if (g.missing == 0) {
+    learn_matrix(g);  // nothing lost here: only its parity is checked
+    return;
+  }
   g.body.assign(body.begin(), body.end());
   if (pending_.size() >= config_.max_pending) {
     write_off(pending_.front());
@@ -284,6 +283,45 @@ void FecDecoder::on_fec(Bytes datagram) {
   pending_.push_back(std::move(g));
   solve_ready();
   drain();
+}
+
+bool FecDecoder::parity_fits(const Group& g) {
+  // The recovery fields are the XOR of the protected packets' lengths, payload types,
+  // timestamps and markers: a FEC packet that did not come from this media (junk, another
+  // sender's) fails them with near certainty. Its XORed payload is not compared (the
+  // header fields decide, at a header parse per packet).
+  std::uint16_t length = g.header.length_recovery;
+  std::uint8_t pt = g.header.pt_recovery;
+  std::uint32_t ts = g.header.ts_recovery;
+  bool marker = g.marker;
+  for (int k = 0; k < g.count; ++k) {
+    const std::int64_t s = g.base + static_cast<std::int64_t>(k) * g.offset;
+    ++lookups_;
+    auto p = parse_rtp(slot(s).data);
+    if (!p.ok()) return false;
+    length ^= static_cast<std::uint16_t>(p->payload.size());
+    pt ^= p->payload_type;
+    ts ^= p->timestamp;
+    marker ^= p->marker;
+  }
+  return length == 0 && (pt & 0x7F) == 0 && ts == 0 && !marker;
+}
+
+void FecDecoder::learn_matrix(const Group& g) {
+  // The matrix shown is the last one a complete row or column proved on the media; a FEC
+  // packet that merely passed the header checks (junk near the stream's numbers) does not
+  // change it, and is counted.
+  if (g.row ? g.count == l_ : (g.offset == l_ && g.count == d_)) return;  // the shape shown: nothing to prove
+  if (!parity_fits(g)) {
+    ++counters_.fec_mismatched;
+    return;
+  }
+  if (g.row) {
+    l_ = g.count;
+  } else {
+    l_ = g.offset;
+    d_ = g.count;
+  }
 }
 
 bool FecDecoder::rebuild(const Group& g) {

@@ -276,6 +276,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
     out["fec"] = {{"columns", pr.fec_columns}, {"rows", pr.fec_rows}, {"packets", pr.fec_counters.fec_packets},
                   {"recovered", pr.fec_counters.recovered}, {"unrecoverable", pr.fec_counters.unrecoverable},
                   {"malformed", pr.fec_counters.fec_malformed}, {"rejected", pr.fec_counters.fec_rejected},
+                  {"mismatched", pr.fec_counters.fec_mismatched},
                   {"other_ssrc", pr.fec_counters.foreign}, {"restarts", pr.fec_counters.restarts}};
   json paths = json::array();
   if (pr.two_paths) {

@@ -74,6 +74,9 @@ struct FecCounters {
   /// column already held.
   std::uint64_t fec_rejected = 0;
   std::uint64_t fec_expired = 0;    ///< groups dropped with packets still missing
+  /// Complete rows or columns whose recovery fields do not fit the media they name (junk or
+  /// another sender's FEC); they do not change the matrix learned.
+  std::uint64_t fec_mismatched = 0;
   std::uint64_t recovered = 0;      ///< media packets rebuilt
   std::uint64_t unrecoverable = 0;  ///< media packets missing from a group that expired unsolved
   std::uint64_t foreign = 0;        ///< media packets of another SSRC than the one followed (not kept)
@@ -120,7 +123,8 @@ class FecDecoder {
   /// Media packet look-ups made for groups so far (the decoder's work, for tests).
   std::uint64_t lookups() const noexcept { return lookups_; }
   std::optional<std::uint32_t> ssrc() const noexcept { return follower_.followed(); }
-  /// The matrix the sender uses, as learned from the FEC headers (0 until seen).
+  /// The matrix the sender uses, as learned from the FEC headers of complete rows and
+  /// columns whose parity fits the media (0 until one did).
   int columns() const noexcept { return l_; }
   int rows() const noexcept { return d_; }
 
@@ -177,6 +181,10 @@ class FecDecoder {
   void solve_ready();
   /// Rebuilds g.lost from the group (false: the parity does not fit its packets).
   bool rebuild(const Group& g);
+  /// Of a group with every packet present: do its recovery fields fit them?
+  bool parity_fits(const Group& g);
+  /// Takes the matrix from a complete group whose parity fits (else counts it).
+  void learn_matrix(const Group& g);
   void expire_old();
   void write_off(const Group& g);
 
