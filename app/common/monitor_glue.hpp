@@ -76,6 +76,7 @@ inline monitor::EventKind event_kind(depacketizer::SessionEvent::Kind kind) {
     case depacketizer::SessionEvent::Kind::ssrc_change: return monitor::EventKind::ssrc_change;
     case depacketizer::SessionEvent::Kind::descriptor_change: return monitor::EventKind::descriptor_change;
     case depacketizer::SessionEvent::Kind::restart: return monitor::EventKind::source_restart;
+    case depacketizer::SessionEvent::Kind::ssrc_collision: return monitor::EventKind::ssrc_collision;
   }
   return monitor::EventKind::sequence_gap;
 }

@@ -16,6 +16,7 @@
 #include "packetizer/rtp_j2k_packetizer.hpp"
 #include "packetizer/rtp_packetizer.hpp"
 #include "depacketizer/rtp_session.hpp"
+#include "depacketizer/source_guard.hpp"
 #include "mxf_stream.hpp"
 
 using namespace j2k;
@@ -687,4 +688,43 @@ TEST(SessionCapture, AnotherValidLookingStreamNeverDisplacesAnActiveOne) {
   EXPECT_EQ(s.frames_incomplete, 0u);
   EXPECT_EQ(s.packets_received, real.size());
   EXPECT_EQ(s.packets_foreign, o);
+}
+
+// RFC 3550 8.2 (review, 2026-11-25): one SSRC from two sources at once.
+TEST(SourceGuard, ASecondSourceOfAnSsrcIsDroppedAndTakesOverOnlyOnceTheFirstIsQuiet) {
+  using Source = SourceGuard::Source;
+  using Verdict = SourceGuard::Verdict;
+  SourceGuard guard;
+  const Source a{0x0A000001, 5000}, b{0x0A000002, 5000};
+  const auto p = rtp(0x1234, 1, 0, {1, 2, 3});
+  Clock::time_point t = kT0;
+  EXPECT_EQ(guard.accept(0, p, a, t), Verdict::pass);
+  EXPECT_EQ(guard.accept(0, p, b, t += std::chrono::milliseconds(1)), Verdict::collision);
+  EXPECT_TRUE(guard.finding().first_time);
+  EXPECT_EQ(guard.finding().kept, a);
+  EXPECT_EQ(guard.finding().other, b);
+  EXPECT_EQ(guard.accept(0, p, b, t += std::chrono::milliseconds(1)), Verdict::collision);
+  EXPECT_FALSE(guard.finding().first_time) << "said once";
+  EXPECT_EQ(guard.accept(1, p, b, t), Verdict::pass) << "another socket (a 2022-7 path) has its own sources";
+  EXPECT_EQ(guard.accept(0, p, {}, t), Verdict::pass) << "source unknown";
+  EXPECT_EQ(guard.accept(0, std::vector<std::uint8_t>(188, 0x47), b, t), Verdict::pass) << "not RTP";
+  // A spoofer from ever new ports is said at most once a second.
+  int said = 0;
+  for (std::uint16_t port = 1; port <= 500; ++port) {
+    EXPECT_EQ(guard.accept(0, p, Source{0x0A000009, port}, t += std::chrono::microseconds(50)), Verdict::collision);
+    EXPECT_EQ(guard.accept(0, p, a, t), Verdict::pass);
+    said += guard.finding().first_time ? 1 : 0;
+    guard.accept(0, p, Source{0x0A000009, port}, t);  // (finding() is the last collision's)
+  }
+  EXPECT_LE(said, 1);
+  EXPECT_EQ(guard.counters().takeovers, 0u);
+  // The first source goes quiet: the second one takes over, and the first is the stranger now.
+  t += std::chrono::milliseconds(150);
+  EXPECT_EQ(guard.accept(0, p, b, t), Verdict::takeover);
+  EXPECT_EQ(guard.accept(0, p, b, t += std::chrono::milliseconds(1)), Verdict::pass);
+  EXPECT_EQ(guard.accept(0, p, a, t += std::chrono::milliseconds(1)), Verdict::collision);
+  EXPECT_EQ(guard.counters().takeovers, 1u);
+  // Bounded under SSRC hopping.
+  for (std::uint32_t ssrc = 0; ssrc < 10000; ++ssrc) guard.accept(0, rtp(ssrc, 1, 0, {1}), a, t);
+  EXPECT_EQ(guard.accept(0, p, b, t), Verdict::pass) << "forgotten: the table keeps the most recent";
 }

@@ -63,10 +63,10 @@ Result<std::vector<std::uint8_t>> encode_lossless(const PlanarImage& img) {
 }
 
 /// `frames` windows of the photograph, each a little further on.
-Stream make_stream(int frames) {
-  Stream s;
+Stream make_stream(int frames, std::uint16_t first_sequence = 65500, int photo_x = 600) {
+  Stream s(first_sequence);
   for (int f = 0; f < frames; ++f) {
-    PlanarImage img = test::photo_ycbcr(96, 64, 10, 2, 600 + 13 * f, 400 + 7 * f);
+    PlanarImage img = test::photo_ycbcr(96, 64, 10, 2, photo_x + 13 * f, 400 + 7 * f);
     auto cs = encode_lossless(img);
     EXPECT_TRUE(cs.ok());
     s.checksums.push_back(checksum(img));
@@ -665,6 +665,40 @@ TEST(PcapReplayProbe, AFragmentedStreamIsPutBackTogetherAndDecodesBitExact) {
   auto decoded = nlohmann::json::parse(test::slurp("frag.json"))["decoded"];
   ASSERT_EQ(decoded.size(), 12u);
   for (int i = 0; i < 12; ++i) EXPECT_EQ(decoded[i]["checksum"], fmt::format("{:016x}", s.checksums[i])) << i;
+}
+
+// Review (2026-11-25): two senders with one SSRC on one group (RFC 3550 8.2: two encoders
+// configured alike). Their numbers 100 apart, each fitted the other's place: the packets were
+// merged into one sequence space (duplicates with other bytes, broken frames), and nothing
+// said why. The first sender's stream is followed; the other's packets are counted and named.
+TEST(PcapReplayProbe, TwoSendersWithOneSsrcAreToldApartByTheirSource) {
+  const Stream a = make_stream(12);
+  const Stream b = make_stream(12, 64, 200);  // same SSRC, other pictures, numbers 100 ahead (65500 + 100, wrapped)
+  std::vector<std::vector<std::uint8_t>> frames;
+  for (std::size_t i = 0; i < std::max(a.packets.size(), b.packets.size()); ++i) {
+    if (i < a.packets.size()) frames.push_back(frame_around(a.packets[i], 5004));
+    if (i < b.packets.size()) {
+      frames.push_back(frame_around(b.packets[i], 5004));
+      frames.back()[14 + 20 + 1] = 0x41;  // source port 40001: another sender on the same host
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(write_frames("twosenders.pcap", DLT_EN10MB, frames));
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:twosenders.pcap?port=5004' --json --checksums twosenders.json "
+                                             "--events twosenders.events",
+                     "twosenders.probe");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["packets"]["received"], a.packets.size());
+  EXPECT_EQ(summary["packets"]["lost"], 0);
+  EXPECT_EQ(summary["packets"]["duplicate"], 0);
+  EXPECT_EQ(summary["packets"]["ssrc_collisions"], b.packets.size());
+  EXPECT_EQ(summary["frames"]["incomplete"], 0);
+  EXPECT_NE(r.err.find("two senders use SSRC 0x0000ABCD: 10.0.0.1:40000 and 10.0.0.1:40001"), std::string::npos) << r.err;
+  const std::string events = test::slurp("twosenders.events");
+  EXPECT_NE(events.find("\"event\":\"ssrc_collision\""), std::string::npos) << events;
+  auto decoded = nlohmann::json::parse(test::slurp("twosenders.json"))["decoded"];
+  ASSERT_EQ(decoded.size(), 12u);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(decoded[i]["checksum"], fmt::format("{:016x}", a.checksums[i])) << i;
 }
 
 // A capture cut mid-record (tcpdump killed) or damaged: libpcap's error was dropped, the end

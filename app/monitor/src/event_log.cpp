@@ -18,6 +18,7 @@ const char* to_string(EventKind kind) noexcept {
     case EventKind::out_of_window: return "out_of_window";
     case EventKind::ssrc_change: return "ssrc_change";
     case EventKind::source_restart: return "source_restart";
+    case EventKind::ssrc_collision: return "ssrc_collision";
     case EventKind::format_change: return "format_change";
     case EventKind::descriptor_change: return "descriptor_change";
     case EventKind::signal_lost: return "signal_lost";

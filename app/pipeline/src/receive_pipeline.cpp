@@ -449,6 +449,38 @@ void ReceivePipeline::on_audio(depacketizer::AudioBlock&& block) {
   config_.on_audio(std::move(block));
 }
 
+bool ReceivePipeline::admit_source(const net::Packet& packet) {
+  // Depacketizer thread. One SSRC from two sources at once (RFC 3550 8.2): the first one's
+  // packets go on, the other's are counted and dropped, and the operator is told who.
+  using Verdict = depacketizer::SourceGuard::Verdict;
+  const Verdict v = source_guard_.accept(packet.channel, packet.bytes(), {packet.source_address, packet.source_port},
+                                         packet.received);
+  if (v == Verdict::pass) return true;
+  const auto& f = source_guard_.finding();
+  if (v == Verdict::takeover) {
+    source_takeovers_.fetch_add(1, std::memory_order_relaxed);
+    const std::string message = fmt::format("SSRC 0x{:08X} now comes from {} (its source {} went quiet)", f.ssrc,
+                                            depacketizer::to_string(f.other), depacketizer::to_string(f.kept));
+    if (collision_log_.allow()) logger("depacketizer")->warn("{}", message);
+    if (config_.on_stream_event)
+      config_.on_stream_event(depacketizer::SessionEvent{depacketizer::SessionEvent::Kind::ssrc_collision, 0, 0, 0,
+                                                         std::nullopt, message});
+    return true;
+  }
+  ssrc_collisions_.fetch_add(1, std::memory_order_relaxed);
+  if (f.first_time) {
+    const std::string message =
+        fmt::format("two senders use SSRC 0x{:08X}: {} and {} (RFC 3550 8.2); the first one is followed and the "
+                    "other's packets are dropped (give each sender its own SSRC, or on multicast join one with source=)",
+                    f.ssrc, depacketizer::to_string(f.kept), depacketizer::to_string(f.other));
+    if (collision_log_.allow()) logger("depacketizer")->warn("{}", message);
+    if (config_.on_stream_event)
+      config_.on_stream_event(depacketizer::SessionEvent{depacketizer::SessionEvent::Kind::ssrc_collision, 0, 0, 0,
+                                                         std::nullopt, message});
+  }
+  return false;
+}
+
 void ReceivePipeline::end_sound_tail() {
   sound_tail_.reset();
   limit_reached_.store(true);
@@ -488,7 +520,10 @@ void ReceivePipeline::depacketize_loop() {
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     read_reports((*packet)->received);
     if (config_.on_datagram) config_.on_datagram(**packet);
-    if ((*packet)->restart) protection_stream_->restart();  // a looped capture's new pass, cut or not
+    if ((*packet)->restart) {  // a looped capture's new pass, cut or not
+      protection_stream_->restart();
+      source_guard_.reset();
+    }
     if ((*packet)->truncated) {
       // Cut at the buffer's size (counted by its input): never parsed as if whole, so the
       // stream sees it as lost (an MXF KLV would otherwise take its tail from the next packet).
@@ -497,6 +532,7 @@ void ReceivePipeline::depacketize_loop() {
                             "not expected on a contribution link)", (*packet)->storage.size());
       continue;
     }
+    if (!admit_source(**packet)) continue;
     const std::uint64_t stream_packets = session_->packets_received();
     protection_stream_->on_datagram((*packet)->channel, (*packet)->bytes(), (*packet)->received);
     if (session_->packets_received() != stream_packets) {

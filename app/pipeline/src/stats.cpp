@@ -25,6 +25,7 @@ StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   s.decode = pipeline.decode();
   s.transport = pipeline.transport();
   s.protection = pipeline.protection();
+  s.sources = pipeline.source_guard();
   s.ts = pipeline.ts();
   s.silences = pipeline.recent_silences();
   return s;
@@ -110,6 +111,8 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (s.packets_foreign) line += fmt::format(", other-ssrc {}", s.packets_foreign);
   if (s.packets_wrong_format) line += fmt::format(", wrong-format {}", s.packets_wrong_format);
   if (s.ssrc_changes) line += fmt::format(", ssrc-changes {}", s.ssrc_changes);
+  if (now.sources.collisions) line += fmt::format(", ssrc-collisions {}", now.sources.collisions);
+  if (now.sources.takeovers) line += fmt::format(", source-takeovers {}", now.sources.takeovers);
   if (now.protection.fec) line += fmt::format(", fec-recovered {}", now.protection.fec_counters.recovered);
   if (now.protection.two_paths)
     for (int p = 0; p < depacketizer::PathMerger::kPaths; ++p)
@@ -195,6 +198,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       {"ssrcs", ssrcs},
       {"ssrcs_unlisted_datagrams", st.ssrcs_unlisted},
       {"ssrc_changes", st.ssrc_changes},
+      {"source_takeovers", s.sources.takeovers},
       {"payload",
        {{"errors", st.klv_malformed},
         {"resync_skipped_packets", st.resync_skipped},
@@ -212,6 +216,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"malformed", st.packets_malformed},
         {"foreign_ssrc", st.packets_foreign},
         {"suspect", st.packets_suspect},
+        {"ssrc_collisions", s.sources.collisions},
         {"truncated", s.truncated},
         {"datagrams", s.datagrams},
         {"capture_fragments", s.capture_fragments},

@@ -37,6 +37,7 @@ enum class EventKind {
   out_of_window,        ///< stray sequence numbers
   ssrc_change,          ///< the followed stream changed SSRC
   source_restart,       ///< the source started again with fresh sequence numbers (a looped capture)
+  ssrc_collision,       ///< a second source sends the followed SSRC (RFC 3550 8.2), or took it over
   format_change,        ///< picture size, sampling or bit depth changed
   descriptor_change,    ///< the MXF picture descriptor changed
   signal_lost,          ///< no packet for the configured silence

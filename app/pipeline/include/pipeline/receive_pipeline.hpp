@@ -35,6 +35,7 @@
 #include "gpu/device_picture.hpp"
 #include "depacketizer/protected_stream.hpp"
 #include "depacketizer/rtp_session.hpp"
+#include "depacketizer/source_guard.hpp"
 #include "net/packet_source.hpp"
 #include "pipeline/scheduling.hpp"
 
@@ -218,6 +219,11 @@ class ReceivePipeline {
   depacketizer::StreamSnapshot stream() const;
   /// 2022-7 paths and 2022-1 FEC (thread-safe).
   depacketizer::ProtectionSnapshot protection() const { return protection_stream_->snapshot(); }
+  /// Packets of an SSRC from a second source while its first one sent (dropped), and second
+  /// sources that took an SSRC over once the first went quiet (RFC 3550 8.2; thread-safe).
+  depacketizer::SourceGuardCounters source_guard() const noexcept {
+    return {ssrc_collisions_.load(std::memory_order_relaxed), source_takeovers_.load(std::memory_order_relaxed)};
+  }
   /// The MPEG-2 TS layer when the stream is TS (thread-safe).
   std::optional<depacketizer::TsSnapshot> ts() const { return session_->ts_snapshot(); }
   const std::string& transport() const noexcept { return config_.url.format; }
@@ -269,7 +275,9 @@ class ReceivePipeline {
   Result<std::unique_ptr<decoder::Decoder>> make_decoder(gpu::CudaDecoder*& cuda);
   void on_unit(depacketizer::CodestreamUnit&& unit);  // depacketizer thread
   void on_audio(depacketizer::AudioBlock&& block);    // depacketizer thread
-  void end_sound_tail();                              // depacketizer thread
+  void end_sound_tail();
+  /// False: the packet's SSRC comes from another source at the same time (dropped, counted).
+  bool admit_source(const net::Packet& packet);                              // depacketizer thread
   static constexpr std::chrono::milliseconds kSoundTailWait{200};
   Status open_protection_receivers();
   void depacketize_loop();
@@ -305,6 +313,9 @@ class ReceivePipeline {
   std::vector<std::unique_ptr<net::PacketSource>> extra_receivers_;  // 2022-7 second path, 2022-1 FEC
   std::vector<int> extra_channels_;                                  // each one's channel
   RateLimiter truncated_log_;                                        // depacketizer thread
+  depacketizer::SourceGuard source_guard_;                           // depacketizer thread
+  RateLimiter collision_log_;                                        // depacketizer thread
+  std::atomic<std::uint64_t> ssrc_collisions_{0}, source_takeovers_{0};
   std::thread depacketizer_thread_;
   std::thread delivery_thread_;
   std::vector<std::unique_ptr<Worker>> workers_;

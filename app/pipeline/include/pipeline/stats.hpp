@@ -28,6 +28,7 @@ struct StatsSample {
   DecodeSnapshot decode;
   std::string transport;                           ///< url format: mxf, rfc5371, ts
   depacketizer::ProtectionSnapshot protection;     ///< 2022-7 paths, 2022-1 FEC
+  depacketizer::SourceGuardCounters sources;       ///< one SSRC from two sources (RFC 3550 8.2)
   std::optional<depacketizer::TsSnapshot> ts;      ///< MPEG-2 TS layer, when TS
   std::vector<ReceivePipeline::Silence> silences;  ///< the pipeline's recent silences between packets
 
