@@ -113,6 +113,11 @@ void FecDecoder::clear_window() {
   stray_.clear();
 }
 
+void FecDecoder::finish() {
+  for (const Group& g : pending_) write_off(g);
+  pending_.clear();
+}
+
 void FecDecoder::start_over(std::uint16_t sequence) {
   if (started_) {
     ++counters_.restarts;

@@ -56,7 +56,7 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
       // Neither takes a number nor moves the window; handed on unmerged, so that the session,
       // which chooses its stream by what the packets carry, sees every sender on the group.
       ++p.c.foreign;
-      if (!foreign_seen(packet->ssrc, packet->sequence)) output_(datagram, arrival);  // one copy of two
+      if (!foreign_seen(packet->ssrc, packet->sequence)) output_(datagram, arrival, true);  // one copy of two
       return;
     case SsrcFollower::Verdict::changed:
       if (started_ && restart_log_.allow())
@@ -103,7 +103,7 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
   if (s.seq == seq) {
     // A second copy (or a duplicate on the same path).
     const double skew = std::chrono::duration<double, std::milli>(arrival - s.first_arrival).count();
-    if (s.first_path != path) {
+    if (s.first_path != path && s.first_path != kRebuilt) {
       // This path runs `skew` behind the other: both estimates move (RFC 3550-style 1/16 gain).
       Path& other = paths_[1 - path];
       p.c.skew_ms += (skew - p.c.skew_ms) / 16.0;
@@ -119,7 +119,22 @@ void PathMerger::push(int path, Bytes datagram, std::chrono::steady_clock::time_
   s.first_arrival = arrival;
   ++p.c.used;
   ++forwarded_;
-  output_(datagram, arrival);
+  output_(datagram, arrival, !(p.c.skew_ms > kLagging));
+}
+
+void PathMerger::claim(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+  auto packet = parse_rtp(datagram);
+  if (!packet.ok() || !started_ || follower_.followed() != packet->ssrc) return;
+  const auto delta = static_cast<std::int16_t>(static_cast<std::uint16_t>(packet->sequence - static_cast<std::uint16_t>(highest_)));
+  const std::int64_t seq = highest_ + delta;
+  const std::int64_t window = static_cast<std::int64_t>(slots_.size());
+  if (seq < 0 || seq > highest_ || seq <= highest_ - window) return;  // FEC rebuilds only numbers behind the newest
+  Slot& s = slot(seq);
+  if (s.seq == seq) return;
+  s.seq = seq;
+  s.first_path = kRebuilt;
+  s.timestamp = packet->timestamp;
+  s.first_arrival = arrival;
 }
 
 PathCounters PathMerger::counters(int path) const {

@@ -1,6 +1,7 @@
 #include "depacketizer/protected_stream.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace j2k::depacketizer {
 
@@ -8,15 +9,23 @@ ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) :
   if (config_.fec) {
     fec::FecConfig fc = config_.fec_config;
     fc.restart_on_strays = !config_.two_paths;  // behind the merge, the merge says when
-    fec_.emplace([this](Bytes d) { session_.on_datagram(d, now_); }, fc);
+    fec_.emplace(
+        [this](Bytes d) {
+          // A rebuilt packet takes its number in the merge (a path's later copy is then
+          // redundant) and is no sample of the network's jitter.
+          if (merger_) merger_->claim(d, now_);
+          session_.on_datagram(d, now_, /*timing=*/false);
+        },
+        fc);
   }
   if (config_.two_paths)
-    merger_.emplace([this](Bytes d, std::chrono::steady_clock::time_point t) { to_session(d, t); }, config_.merge);
+    merger_.emplace([this](Bytes d, std::chrono::steady_clock::time_point t, bool timing) { to_session(d, t, timing); },
+                    config_.merge);
   published_.two_paths = config_.two_paths;
   published_.fec = config_.fec;
 }
 
-void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing) {
   if (fec_) {
     // Behind the merge, the FEC decoder follows the SSRC the merge follows (at once, rather
     // than after a run of packets of its own).
@@ -27,7 +36,15 @@ void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time
     }
     fec_->on_media(datagram, arrival);  // kept for recovery (a copy in the FEC window)
   }
-  session_.on_datagram(datagram, arrival);
+  session_.on_datagram(datagram, arrival, timing);
+}
+
+void ProtectedStream::flush() {
+  if (fec_) {
+    fec_->finish();
+    publish();
+  }
+  session_.flush();
 }
 
 void ProtectedStream::restart() {
@@ -46,6 +63,12 @@ void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::stea
         merger_->push(channel, datagram, arrival);
         // The session chooses the stream by what its packets carry; the merge follows it.
         if (const auto s = session_.followed_ssrc(); s && merger_->ssrc() != s) merger_->follow(*s);
+        // A gap waits in the session's reorder window until the lagging path's copy can have
+        // come: the paths' skew and a quarter more, plus 5 ms, at most the merge's skew window
+        // (in whole milliseconds, so that the window is not set again for every packet).
+        const double skew = std::max(std::abs(merger_->counters(0).skew_ms), std::abs(merger_->counters(1).skew_ms));
+        const auto most = std::chrono::duration_cast<std::chrono::milliseconds>(config_.merge.max_skew);
+        session_.set_reorder_floor(std::min(most, std::chrono::milliseconds(static_cast<std::int64_t>(skew * 1.25 + 5.0))));
       }
       else if (channel == kMediaPath1) to_session(datagram, arrival);
       break;
@@ -81,6 +104,13 @@ void ProtectedStream::publish() {
 ProtectionSnapshot ProtectedStream::snapshot() const {
   std::lock_guard lock(mutex_);
   return published_;
+}
+
+ReorderConfig reorder_for_paths(ReorderConfig base, std::chrono::microseconds max_skew) {
+  const auto seconds = std::chrono::duration<double>(max_skew).count();
+  base.adaptive_max_packets = std::max<std::uint32_t>(base.adaptive_max_packets, static_cast<std::uint32_t>(90000 * seconds));
+  base.adaptive_max_delay = std::max<std::chrono::microseconds>(base.adaptive_max_delay, max_skew + std::chrono::milliseconds(20));
+  return base;
 }
 
 ReorderConfig reorder_for_fec(ReorderConfig base) {

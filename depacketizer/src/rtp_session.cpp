@@ -92,7 +92,14 @@ std::optional<TsSnapshot> RtpSession::ts_snapshot() const {
   return ts_->snapshot();
 }
 
-void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival) {
+void RtpSession::set_reorder_floor(std::chrono::microseconds floor) {
+  if (floor == path_floor_) return;
+  path_floor_ = floor;
+  adapt_reorder_delay();
+}
+
+void RtpSession::on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing) {
+  timing_sample_ = timing;
   if (ts_ && ts::looks_like_ts(datagram)) {
     // Plain UDP TS (no RTP header: an RTP first byte is 0x80–0xBF, never the sync byte 0x47).
     payload_bytes_.fetch_add(datagram.size(), std::memory_order_relaxed);
@@ -467,7 +474,7 @@ void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::s
   if (verdict != Verdict::duplicate && verdict != Verdict::stray) {
     // Jitter uses arrival order (RFC 3550 A.8); the depacketizer sees sequence order.
     const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;
-    jitter_.update(packet.timestamp, arrival_ticks);
+    if (timing_sample_) jitter_.update(packet.timestamp, arrival_ticks);
     adapt_reorder_delay();
     reorder_.push(datagram, sequence_.last_extended(), arrival);
     if (reorder_.waiting()) reorder_.tick(arrival);
@@ -491,7 +498,7 @@ void RtpSession::adapt_reorder_delay() {
   // burst arrives with the next burst, a frame interval later. So a gap may wait a frame
   // interval and a quarter (only gaps wait; packets in order pass at once).
   const auto from_frames = std::chrono::microseconds(static_cast<std::int64_t>(1.25 * frame_interval_ticks_ / 0.09));
-  reorder_.set_delay(std::max({from_jitter, from_frames, late_floor_}));
+  reorder_.set_delay(std::max({from_jitter, from_frames, late_floor_, path_floor_}));
   reorder_delay_ms_.store(std::chrono::duration<double, std::milli>(reorder_.delay()).count(), std::memory_order_relaxed);
 }
 

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }, config);
   PathMergeConfig mc;
   mc.window = 256;
-  PathMerger merger([&](j2k::Bytes d, std::chrono::steady_clock::time_point t) { decoder.on_media(d, t); }, mc);
+  PathMerger merger([&](j2k::Bytes d, std::chrono::steady_clock::time_point t, bool) { decoder.on_media(d, t); }, mc);
   const auto t0 = std::chrono::steady_clock::now();
   std::size_t pos = 0;
   int n = 0;

@@ -11,6 +11,7 @@
 #include "depacketizer/path_merge_2022_7.hpp"
 #include "depacketizer/rtp.hpp"
 #include "packetizer/fec_encoder.hpp"
+#include "mxf_stream.hpp"
 
 using namespace j2k;
 using namespace j2k::depacketizer;
@@ -208,7 +209,7 @@ TEST(Fec2022_1, RandomLossOfOnePercentIsFullyRecovered) {
 
 TEST(PathMerge2022_7, KeepsTheFirstCopyAndCountsEachPath) {
   std::vector<std::uint16_t> out;
-  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.push_back(parse_rtp(d)->sequence); });
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point, bool) { out.push_back(parse_rtp(d)->sequence); });
   const auto t0 = std::chrono::steady_clock::now();
   std::mt19937 rng(9);
   std::bernoulli_distribution drop(0.05);
@@ -244,7 +245,7 @@ TEST(PathMerge2022_7, HugeSkewAndLateCopiesAreCountedNotForwarded) {
   std::vector<std::uint16_t> out;
   PathMergeConfig config;
   config.max_skew = std::chrono::milliseconds(10);
-  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.push_back(parse_rtp(d)->sequence); }, config);
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point, bool) { out.push_back(parse_rtp(d)->sequence); }, config);
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 100; ++i) m.push(0, media(static_cast<std::uint16_t>(1000 + i), 20), t0 + std::chrono::milliseconds(i));
   // Path 1 repeats them 50 ms late (beyond the skew window): late, not forwarded.
@@ -516,7 +517,7 @@ TEST(PathMerge2022_7, APacketOfAnotherSsrcDoesNotTakeASequenceNumber) {
   // were counted redundant.
   constexpr std::uint32_t kA = 0xA0A0A0A0, kB = 0xB0B0B0B0;
   std::vector<Packet> out;
-  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.emplace_back(d.begin(), d.end()); });
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point, bool) { out.emplace_back(d.begin(), d.end()); });
   const auto t0 = std::chrono::steady_clock::now();
   auto at = [&](int us) { return t0 + std::chrono::microseconds(us); };
   m.push(0, media_of(kA, 100, 60), at(0));
@@ -573,7 +574,7 @@ TEST(PathMerge2022_7, ARestartedSenderIsFollowedWithinAFewPackets) {
                         {kB, 30000 - 20000}, {kB, 30000 - 500}, {kB, 30000}, {kB, 30000 + 9000}};
   for (const Case& c : cases) {
     std::vector<Packet> out;
-    PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.emplace_back(d.begin(), d.end()); });
+    PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point, bool) { out.emplace_back(d.begin(), d.end()); });
     const auto t0 = std::chrono::steady_clock::now();
     int us = 0;
     both_paths(m, t0, &us, kA, 30000, 1000, 0);
@@ -602,7 +603,7 @@ TEST(PathMerge2022_7, APathLaggingByMoreThanTheWindowDoesNotRestartTheMerge) {
   constexpr std::uint32_t kA = 0xA0A0A0A0;
   for (int batch : {8, 64}) {
     std::vector<Packet> out;
-    PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.emplace_back(d.begin(), d.end()); });
+    PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point, bool) { out.emplace_back(d.begin(), d.end()); });
     const auto t0 = std::chrono::steady_clock::now();
     constexpr int kPackets = 40000, kLag = 5000;
     for (int first = 0; first < kPackets; first += batch) {  // both paths stop together
@@ -771,7 +772,7 @@ TEST(PathMerge2022_7, AStrayOldPacketDoesNotMoveTheMerge) {
   // counted; the stream goes on as before.
   constexpr std::uint32_t kA = 0xA0A0A0A0;
   std::vector<Packet> out;
-  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point) { out.emplace_back(d.begin(), d.end()); });
+  PathMerger m([&](Bytes d, std::chrono::steady_clock::time_point, bool) { out.emplace_back(d.begin(), d.end()); });
   const auto t0 = std::chrono::steady_clock::now();
   int us = 0;
   both_paths(m, t0, &us, kA, 30000, 500, 0);
@@ -894,4 +895,149 @@ TEST(Fec2022_1, JunkFecBesideARealMatrixDoesNotChangeTheMatrixShown) {
   }
   EXPECT_EQ(r.decoder.counters().fec_mismatched, junk);
   EXPECT_EQ(r.decoder.counters().recovered, 8u);
+}
+
+// ---- Review (2026-11-25): 2022-7 and 2022-1 as a monitoring engineer meets them ----
+
+namespace {
+
+/// An MXF stream of `frames` frames at 25 fps, each sent as a burst (100 µs a packet).
+struct Timed {
+  std::vector<Packet> packets;
+  std::vector<std::chrono::steady_clock::time_point> sent;
+};
+Timed timed_mxf(int frames, std::size_t frame_bytes) {
+  Timed t;
+  t.packets = test::mxf_rtp_packets({.ssrc = 0x7A7A}, frames, [&](int f) {
+    std::vector<std::uint8_t> cs(frame_bytes, static_cast<std::uint8_t>(f));
+    cs[0] = 0xFF;
+    cs[1] = 0x4F;
+    return cs;
+  });
+  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::hours(2));
+  std::uint32_t last_ts = 0;
+  auto at = t0;
+  for (std::size_t i = 0; i < t.packets.size(); ++i) {
+    const std::uint32_t ts = parse_rtp(t.packets[i])->timestamp;
+    at = ts != last_ts ? t0 + std::chrono::milliseconds(40) * (ts / 3600) : at + std::chrono::microseconds(100);
+    last_ts = ts;
+    t.sent.push_back(at);
+  }
+  return t;
+}
+
+/// Feeds (channel, packet, time) in time order.
+struct Feed {
+  struct Item {
+    std::chrono::steady_clock::time_point t;
+    int channel;
+    const Packet* p;
+  };
+  std::vector<Item> items;
+  void add(std::chrono::steady_clock::time_point t, int channel, const Packet& p) { items.push_back({t, channel, &p}); }
+  void into(ProtectedStream& s) {
+    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.t < b.t; });
+    for (const auto& i : items) s.on_datagram(i.channel, *i.p, i.t);
+  }
+};
+
+}  // namespace
+
+// Path 2 runs 100 ms behind path 1 (inside the merge's 150 ms) and loses nothing; path 1 loses
+// bursts. The session's reorder window gave the gaps 1.25 frame intervals (50 ms), so path 2's
+// copies came late and frames were damaged; they also counted as jitter (a jitter alarm on a
+// link whose paths have constant delays).
+TEST(ProtectedStream, ALaggingPathsCopiesFillTheLeadingPathsGapsInTimeAndAreNoJitter) {
+  spdlog::set_level(spdlog::level::warn);
+  const Timed s = timed_mxf(40, 12000);
+  std::vector<CodestreamUnit> units;
+  SessionConfig sc;
+  sc.reorder = reorder_for_paths(sc.reorder, std::chrono::milliseconds(150));
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  ProtectedStream stream(session, pc);
+  Feed feed;
+  for (std::size_t i = 0; i < s.packets.size(); ++i) {
+    if (i < 30 || i % 37 > 3) feed.add(s.sent[i], kMediaPath1, s.packets[i]);
+    feed.add(s.sent[i] + std::chrono::milliseconds(100), kMediaPath2, s.packets[i]);
+  }
+  feed.into(stream);
+  stream.flush();
+  const auto snap = session.snapshot();
+  EXPECT_EQ(snap.packets_late, 0u);
+  EXPECT_EQ(snap.packets_lost, 0u);
+  EXPECT_EQ(snap.packets_received, s.packets.size());
+  EXPECT_LT(snap.jitter_ms, 1.0) << "copies standing in for lost ones are no jitter samples";
+  ASSERT_EQ(units.size(), 40u);
+  for (std::size_t f = 0; f < units.size(); ++f) EXPECT_TRUE(units[f].complete) << f;
+}
+
+// With FEC behind the merge, a packet FEC rebuilt went to the session past the merge; the
+// lagging path's copy of it then came through the merge as a first copy: a duplicate (and a
+// "duplicates" event) the sender never sent. And packets FEC rebuilt counted as jitter.
+TEST(ProtectedStream, APacketFecRebuiltIsNotHandedOnAgainWhenTheLaggingPathBringsIt) {
+  spdlog::set_level(spdlog::level::warn);
+  const Timed s = timed_mxf(20, 12000);
+  packetizer::FecEncoder enc(10, 10);
+  std::vector<Packet> column, row;
+  std::vector<std::size_t> row_done, column_done;  // media index after which each FEC packet is sent
+  for (std::size_t i = 0; i < s.packets.size(); ++i) {
+    enc.add(s.packets[i], column, row);
+    row_done.resize(row.size(), i);
+    column_done.resize(column.size(), i);
+  }
+  SessionConfig sc;
+  sc.reorder = reorder_for_paths(reorder_for_fec(sc.reorder), std::chrono::milliseconds(150));
+  std::size_t units = 0;
+  RtpSession session([&](CodestreamUnit&&) { ++units; }, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  Feed feed;
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < s.packets.size(); ++i) {
+    if (i < 30 || i % 53 != 7) feed.add(s.sent[i], kMediaPath1, s.packets[i]);
+    else ++dropped;
+    feed.add(s.sent[i] + std::chrono::milliseconds(40), kMediaPath2, s.packets[i]);
+  }
+  for (std::size_t r = 0; r < row.size(); ++r) feed.add(s.sent[row_done[r]], kFecRow, row[r]);
+  for (std::size_t c = 0; c < column.size(); ++c) feed.add(s.sent[column_done[c]], kFecColumn, column[c]);
+  feed.into(stream);
+  stream.flush();
+  ASSERT_GE(dropped, 3u);
+  const auto snap = session.snapshot();
+  EXPECT_EQ(stream.snapshot().fec_counters.recovered, dropped);
+  EXPECT_EQ(snap.packets_duplicate, 0u);
+  EXPECT_EQ(snap.packets_lost, 0u);
+  EXPECT_EQ(snap.packets_received, s.packets.size());
+  EXPECT_LT(snap.jitter_ms, 1.0);
+  EXPECT_EQ(stream.snapshot().paths[1].used, 0u) << "path 2 was never first";
+  EXPECT_EQ(units, 20u);
+}
+
+// Packets FEC could not rebuild near the end of the input were never counted unrecoverable:
+// its rows and columns were written off only once the window moved past them.
+TEST(ProtectedStream, WhatFecStillWaitsForAtTheEndIsCountedUnrecoverable) {
+  spdlog::set_level(spdlog::level::warn);
+  const auto s = make_stream(5, 4, 200);
+  SessionConfig sc;
+  sc.format = PayloadFormat::ts;
+  sc.reorder = reorder_for_fec(sc.reorder);
+  RtpSession session([](CodestreamUnit&&) {}, sc);
+  ProtectionConfig pc;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::hours(3));
+  // A square of four: two missing in each of their rows and columns, none can be rebuilt.
+  const std::set<int> lost{185, 186, 190, 191};
+  for (int i = 0; i < 200; ++i)
+    if (!lost.count(i)) stream.on_datagram(kMediaPath1, s.media[static_cast<std::size_t>(i)], t0 + std::chrono::milliseconds(i));
+  for (const auto& f : s.row) stream.on_datagram(kFecRow, f, t0 + std::chrono::milliseconds(200));
+  for (const auto& f : s.column) stream.on_datagram(kFecColumn, f, t0 + std::chrono::milliseconds(200));
+  stream.flush();
+  const auto fec = stream.snapshot().fec_counters;
+  EXPECT_EQ(fec.recovered, 0u);
+  EXPECT_EQ(fec.unrecoverable, lost.size());
 }

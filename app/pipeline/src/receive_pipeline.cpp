@@ -200,7 +200,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
   // Without format= in the URL the payload decides (MXF or RFC 5371), logged when followed.
   p->session_ = std::make_unique<depacketizer::RtpSession>(
       [raw = p.get()](depacketizer::CodestreamUnit&& unit) { raw->on_unit(std::move(unit)); },
-      depacketizer::SessionConfig{p->protection_.fec ? depacketizer::reorder_for_fec(config.reorder) : config.reorder,
+      depacketizer::SessionConfig{p->session_reorder(config.reorder),
                                   config.url.query.count("format") ? format : std::nullopt, config.on_stream_event,
                                   config.on_audio ? depacketizer::AudioSink([raw = p.get()](depacketizer::AudioBlock&& b) {
                                     raw->on_audio(std::move(b));
@@ -208,6 +208,12 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
                                                   : depacketizer::AudioSink{}});
   p->protection_stream_ = std::make_unique<depacketizer::ProtectedStream>(*p->session_, p->protection_);
   return p;
+}
+
+depacketizer::ReorderConfig ReceivePipeline::session_reorder(depacketizer::ReorderConfig base) const {
+  if (protection_.fec) base = depacketizer::reorder_for_fec(base);
+  if (protection_.two_paths) base = depacketizer::reorder_for_paths(base, protection_.merge.max_skew);
+  return base;
 }
 
 Status ReceivePipeline::open_protection_receivers() {
@@ -243,6 +249,18 @@ Status ReceivePipeline::open_protection_receivers() {
   if (config_.url2) {
     protection_.two_paths = true;
     if (auto st = open_one(*config_.url2, config_.url2->port, depacketizer::kMediaPath2, 8192); !st) return st;
+    // The second path's FEC (copies of the first's, or its only FEC when the first has none):
+    // its rows and columns go to the same decoder, which keeps one of each.
+    const StreamUrl& u2 = *config_.url2;
+    if (auto it = u2.query.find("fec"); it != u2.query.end() && it->second == "1") {
+      protection_.fec = true;
+      auto port2 = [&](const char* key, int fallback) {
+        auto at = u2.query.find(key);
+        return at == u2.query.end() ? fallback : std::atoi(at->second.c_str());
+      };
+      if (auto st = open_one(u2, port2("fec_column", u2.port + 2), depacketizer::kFecColumn, 2048); !st) return st;
+      if (auto st = open_one(u2, port2("fec_row", u2.port + 4), depacketizer::kFecRow, 2048); !st) return st;
+    }
   }
   return {};
 }
@@ -550,7 +568,7 @@ void ReceivePipeline::depacketize_loop() {
   // window closed) cuts the frame in flight short: that frame is not counted incomplete.
   const bool silent = now() - last_packet_ > std::chrono::milliseconds(500);
   stopping_flush_ = !receiver_->finished() && !silent;
-  if (drain_.load() || !stopping_flush_) session_->flush();
+  if (drain_.load() || !stopping_flush_) protection_stream_->flush();
 }
 
 PlanarImage ReceivePipeline::take_spare() {

@@ -114,6 +114,9 @@ class FecDecoder {
 
   /// The source starts again (a looped capture): SSRC, numbers and groups are learned afresh.
   void reset();
+  /// The end of the input: rows and columns still missing packets will not be solved; those
+  /// packets are counted unrecoverable.
+  void finish();
   /// The media SSRC as decided upstream (the 2022-7 merge, which already dropped the others):
   /// when it differs from the one followed, the window starts afresh at its next packet.
   void follow(std::uint32_t ssrc);

@@ -51,7 +51,9 @@ struct PathMergeConfig {
 
 class PathMerger {
  public:
-  using Output = std::function<void(Bytes datagram, std::chrono::steady_clock::time_point arrival)>;
+  /// `timing`: false when the copy came from the path that runs behind the other (it stands in
+  /// for one the leading path lost; its arrival is no sample of the network's jitter).
+  using Output = std::function<void(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing)>;
   static constexpr int kPaths = 2;
 
   PathMerger(Output output, PathMergeConfig config = {});
@@ -62,6 +64,9 @@ class PathMerger {
   /// The source starts again (a looped capture): the SSRC and the sequence numbers are
   /// learned afresh; the counts are kept.
   void reset();
+  /// A packet of the followed stream that ST 2022-1 FEC rebuilt (handed on by the caller):
+  /// it takes its number, so that a path's copy arriving later is redundant, not a first.
+  void claim(Bytes datagram, std::chrono::steady_clock::time_point arrival);
 
   PathCounters counters(int path) const;
   std::uint64_t forwarded() const noexcept { return forwarded_; }
@@ -73,6 +78,8 @@ class PathMerger {
   void follow(std::uint32_t ssrc);
 
  private:
+  static constexpr int kRebuilt = kPaths;    // Slot::first_path of a number FEC rebuilt
+  static constexpr double kLagging = 1.0;    // ms: a path this far behind the other lags it
   struct Slot {
     std::int64_t seq = -1;
     int first_path = -1;

@@ -45,9 +45,12 @@ class ProtectedStream {
   /// sequence space begins afresh, and the merge's and the FEC decoder's (SSRC and numbers
   /// learned again; counts kept).
   void restart();
+  /// The end of the input: FEC gives up what it still waits for (counted), then the session
+  /// hands on what it holds (RtpSession::flush).
+  void flush();
 
  private:
-  void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing = true);
   void publish();
 
   RtpSession& session_;
@@ -63,5 +66,9 @@ class ProtectedStream {
 /// The reorder window a session needs so that FEC can rebuild a packet before the window
 /// gives up on it: a whole column of a large matrix (and its FEC) may arrive first.
 ReorderConfig reorder_for_fec(ReorderConfig base);
+/// The reorder window a session behind an ST 2022-7 merge needs: room for the packets that
+/// come while a gap waits for the lagging path's copy (the merge's skew window at up to
+/// 1 Gbit/s of 1400-byte packets: ~13 000).
+ReorderConfig reorder_for_paths(ReorderConfig base, std::chrono::microseconds max_skew);
 
 }  // namespace j2k::depacketizer

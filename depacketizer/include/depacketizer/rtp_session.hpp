@@ -109,8 +109,14 @@ class RtpSession {
   using Sink = std::function<void(CodestreamUnit&&)>;
   explicit RtpSession(Sink sink, SessionConfig config = {});
 
-  /// Feeds one datagram (any bytes: malformed input is counted and dropped).
-  void on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  /// Feeds one datagram (any bytes: malformed input is counted and dropped). `timing`: its
+  /// arrival says something about the network's timing (false for a packet rebuilt by FEC,
+  /// or a lagging ST 2022-7 path's copy standing in for one the other path lost): it then
+  /// counts as received but is no jitter sample.
+  void on_datagram(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing = true);
+  /// The least time a gap waits in the reorder window (ST 2022-7: the other path's copy may
+  /// come this much later); the adaptive delay never goes below it.
+  void set_reorder_floor(std::chrono::microseconds floor);
   /// Releases packets that waited too long for a gap to fill (call when idle).
   void tick(std::chrono::steady_clock::time_point now);
   /// Emits pending data (end of input).
@@ -227,6 +233,8 @@ class RtpSession {
   PendingMove move_;
   std::chrono::steady_clock::time_point place_last_arrival_{};  // last packet that fit the stream's place
   std::chrono::microseconds late_floor_{0};  // reorder delay raised by packets that came late
+  std::chrono::microseconds path_floor_{0};  // set_reorder_floor
+  bool timing_sample_ = true;                // the datagram being handled is a jitter sample
   std::uint64_t late_seen_ = 0;
   std::chrono::steady_clock::time_point epoch_{};
   std::optional<std::uint32_t> last_unit_timestamp_;

@@ -277,7 +277,9 @@ class ReceivePipeline {
   void on_audio(depacketizer::AudioBlock&& block);    // depacketizer thread
   void end_sound_tail();
   /// False: the packet's SSRC comes from another source at the same time (dropped, counted).
-  bool admit_source(const net::Packet& packet);                              // depacketizer thread
+  bool admit_source(const net::Packet& packet);
+  /// The session's reorder window for the protection in use (FEC, two paths).
+  depacketizer::ReorderConfig session_reorder(depacketizer::ReorderConfig base) const;                              // depacketizer thread
   static constexpr std::chrono::milliseconds kSoundTailWait{200};
   Status open_protection_receivers();
   void depacketize_loop();
