@@ -77,6 +77,8 @@ inline monitor::EventKind event_kind(depacketizer::SessionEvent::Kind kind) {
     case depacketizer::SessionEvent::Kind::descriptor_change: return monitor::EventKind::descriptor_change;
     case depacketizer::SessionEvent::Kind::restart: return monitor::EventKind::source_restart;
     case depacketizer::SessionEvent::Kind::ssrc_collision: return monitor::EventKind::ssrc_collision;
+    case depacketizer::SessionEvent::Kind::path_down: return monitor::EventKind::path_down;
+    case depacketizer::SessionEvent::Kind::path_back: return monitor::EventKind::path_back;
   }
   return monitor::EventKind::sequence_gap;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace j2k::depacketizer {
 
 ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) : session_(session), config_(config) {
@@ -20,7 +22,7 @@ ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) :
   }
   if (config_.two_paths)
     merger_.emplace([this](Bytes d, std::chrono::steady_clock::time_point t, bool timing) { to_session(d, t, timing); },
-                    config_.merge);
+                    config_.merge, [this](const PathEvent& e) { on_path_event(e); });
   published_.two_paths = config_.two_paths;
   published_.fec = config_.fec;
 }
@@ -40,11 +42,24 @@ void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time
 }
 
 void ProtectedStream::flush() {
-  if (fec_) {
-    fec_->finish();
-    publish();
-  }
+  if (merger_) merger_->finish();
+  if (fec_) fec_->finish();
+  if (merger_ || fec_) publish();
   session_.flush();
+}
+
+void ProtectedStream::on_path_event(const PathEvent& e) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.length).count();
+  SessionEvent out;
+  out.kind = e.down ? SessionEvent::Kind::path_down : SessionEvent::Kind::path_back;
+  out.first = static_cast<std::uint64_t>(e.path + 1);
+  out.count = e.lost;
+  out.message = e.down ? fmt::format("ST 2022-7 path {} down: nothing from it for {:.1f} s while path {} delivers",
+                                     e.path + 1, ms / 1000.0, 2 - e.path)
+                       : fmt::format("ST 2022-7 path {} back after {:.1f} s ({} packets it did not bring)", e.path + 1,
+                                     ms / 1000.0, e.lost);
+  if (path_log_.allow()) logger("depacketizer")->warn("{}", out.message);
+  if (config_.on_event) config_.on_event(out);
 }
 
 void ProtectedStream::restart() {

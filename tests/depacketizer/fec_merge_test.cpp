@@ -226,6 +226,7 @@ TEST(PathMerge2022_7, KeepsTheFirstCopyAndCountsEachPath) {
     if (!lose0) m.push(0, p, t0 + std::chrono::microseconds(100 * i));
     if (!lose1) m.push(1, p, t0 + std::chrono::microseconds(100 * i + 2000));
   }
+  m.finish();  // the last max_skew's numbers are decided at the end of the input
   std::set<std::uint16_t> unique(out.begin(), out.end());
   EXPECT_EQ(unique.size(), out.size()) << "a sequence number was forwarded twice";
   const std::uint64_t both_lost = static_cast<std::uint64_t>(n) - out.size();  // ~0.25 % lost on both paths
@@ -314,7 +315,7 @@ TEST(ProtectedStream, TwoLossyPathsAndFecGiveEveryFrameToTheSession) {
     for (; r < row.size() && r < (i + 1) / 5; ++r) stream.on_datagram(kFecRow, row[r], t);
     for (; c < column.size() && c < (i + 1) / 20 * 5; ++c) stream.on_datagram(kFecColumn, column[c], t);
   }
-  session.flush();
+  stream.flush();
   ASSERT_GT(media_packets.size(), 78u);
   std::uint64_t both = 0;
   for (std::size_t i = 1; i + 1 < media_packets.size(); ++i) both += (i % 7 == 3 || i == 77) && (i % 11 == 5 || i == 77);
@@ -1040,4 +1041,37 @@ TEST(ProtectedStream, WhatFecStillWaitsForAtTheEndIsCountedUnrecoverable) {
   const auto fec = stream.snapshot().fec_counters;
   EXPECT_EQ(fec.recovered, 0u);
   EXPECT_EQ(fec.unrecoverable, lost.size());
+}
+
+// A path that dies for 7 s (24 500 packets at 3 500 a second) read "0 lost": each path's loss
+// was its own RFC 3550 count, which takes a jump of 3 000 numbers or more for a restart, and
+// nothing said the path was down.
+TEST(PathMerge2022_7, APathThatDiesForSecondsCountsEveryPacketItMissedAndIsSaidDownAndBack) {
+  std::vector<PathEvent> events;
+  std::uint64_t forwarded = 0;
+  PathMerger m([&](Bytes, std::chrono::steady_clock::time_point, bool) { ++forwarded; }, {},
+               [&](const PathEvent& e) { events.push_back(e); });
+  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::hours(4));
+  const int n = 3500 * 12;
+  std::uint64_t dead = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto t = t0 + std::chrono::microseconds(1000000 / 3500 * i);
+    const Packet p = media(static_cast<std::uint16_t>(i), 40, false, static_cast<std::uint32_t>(i / 10) * 3600);
+    m.push(0, p, t);
+    if (i >= 3500 * 2 && i < 3500 * 9) ++dead;
+    else m.push(1, p, t + std::chrono::milliseconds(3));
+  }
+  m.finish();
+  EXPECT_EQ(forwarded, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(m.counters(0).lost, 0u);
+  EXPECT_EQ(m.counters(1).lost, dead);
+  EXPECT_EQ(m.counters(1).outages, 1u);
+  EXPECT_FALSE(m.counters(1).down);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].path, 1);
+  EXPECT_TRUE(events[0].down);
+  EXPECT_EQ(events[1].path, 1);
+  EXPECT_FALSE(events[1].down);
+  EXPECT_EQ(events[1].lost, dead);
+  EXPECT_NEAR(std::chrono::duration<double>(events[1].length).count(), static_cast<double>(dead + 1) * (1000000 / 3500) * 1e-6, 1e-3);
 }

@@ -28,7 +28,8 @@ const char* to_string(EventKind kind) noexcept {
     case EventKind::frame_damaged: return "frame_damaged";
     case EventKind::frame_failed: return "frame_failed";
     case EventKind::fec_recovery: return "fec_recovery";
-    case EventKind::path_switch: return "path_switch";
+    case EventKind::path_down: return "path_down";
+    case EventKind::path_back: return "path_back";
     case EventKind::audio_format: return "audio_format";
     case EventKind::audio_silence: return "audio_silence";
     case EventKind::audio_back: return "audio_back";

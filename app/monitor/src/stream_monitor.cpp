@@ -134,6 +134,9 @@ void StreamMonitor::on_stream_event(const StreamEvent& se) {
     // Sequence numbers as they are on the wire (16 bits), and the extended ones.
     e.detail = {{"first_missing", se.first & 0xFFFF}, {"last_missing", se.last & 0xFFFF}, {"count", se.count},
                 {"first_missing_extended", se.first}, {"last_missing_extended", se.last}};
+  } else if (se.kind == EventKind::path_down || se.kind == EventKind::path_back) {
+    e.detail = {{"path", se.first}};
+    if (se.kind == EventKind::path_back) e.detail["packets_missed"] = se.count;
   } else if (se.count) {
     e.detail = {{"count", se.count}};
   }

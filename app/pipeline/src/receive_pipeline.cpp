@@ -206,6 +206,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
                                     raw->on_audio(std::move(b));
                                   })
                                                   : depacketizer::AudioSink{}});
+  p->protection_.on_event = config.on_stream_event;
   p->protection_stream_ = std::make_unique<depacketizer::ProtectedStream>(*p->session_, p->protection_);
   return p;
 }

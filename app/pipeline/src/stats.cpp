@@ -116,7 +116,8 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (now.protection.fec) line += fmt::format(", fec-recovered {}", now.protection.fec_counters.recovered);
   if (now.protection.two_paths)
     for (int p = 0; p < depacketizer::PathMerger::kPaths; ++p)
-      line += fmt::format(", path{} lost {} skew {:.1f} ms", p + 1, now.protection.paths[p].lost, now.protection.paths[p].skew_ms);
+      line += fmt::format(", path{} {}lost {} skew {:.1f} ms", p + 1, now.protection.paths[p].down ? "DOWN " : "",
+                          now.protection.paths[p].lost, now.protection.paths[p].skew_ms);
   if (now.protection.merge_restarts) line += fmt::format(", merge-restarts {}", now.protection.merge_restarts);
   if (now.ts && now.ts->counters.continuity_errors) line += fmt::format(", ts-cc-errors {}", now.ts->counters.continuity_errors);
   return line;
@@ -289,7 +290,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       paths.push_back({{"packets", {{"received", p.received}, {"lost", p.lost}, {"late", p.late}, {"used", p.used},
                                     {"redundant", p.redundant}, {"out_of_window", p.out_of_window}, {"malformed", p.malformed},
                                     {"other_ssrc", p.foreign}}},
-                       {"skew_ms", p.skew_ms}});
+                       {"skew_ms", p.skew_ms}, {"down", p.down}, {"outages", p.outages}});
   } else {
     paths.push_back({{"packets", {{"received", st.packets_received}, {"lost", st.packets_lost}, {"late", st.packets_late}}},
                      {"skew_ms", 0.0}});

@@ -26,7 +26,11 @@ namespace j2k::depacketizer {
 /// Each packet of a path counts once: malformed, foreign, late, out_of_window, used or redundant.
 struct PathCounters {
   std::uint64_t received = 0;      ///< RTP packets that arrived on this path (valid, in the window)
-  std::uint64_t lost = 0;          ///< this path's own expected − received (RFC 3550 over its packets)
+  /// Numbers of the merged stream this path did not bring within the skew window (decided
+  /// max_skew after the number's first copy, or after it was known missing on both paths).
+  std::uint64_t lost = 0;
+  std::uint64_t outages = 0;       ///< times it brought nothing for PathMergeConfig::down_after while the other did
+  bool down = false;               ///< in such an outage now
   std::uint64_t used = 0;          ///< copies forwarded (this path was first)
   std::uint64_t redundant = 0;     ///< copies dropped because the other path was first
   std::uint64_t late = 0;          ///< copies behind the window or later than the skew window
@@ -47,6 +51,17 @@ struct PathMergeConfig {
   /// such runs too (a socket is read up to 64 datagrams at a time), while the other path's
   /// packets still fit.
   std::chrono::microseconds stray_quiet{20000};
+  /// A path that brings nothing for this long while the other one does is down (said once,
+  /// and again when it is back).
+  std::chrono::microseconds down_after{1000000};
+};
+
+/// A path went down or came back (for the operator's event log).
+struct PathEvent {
+  int path = 0;
+  bool down = false;
+  std::uint64_t lost = 0;  ///< back: the numbers between its last packet before and its first after
+  std::chrono::steady_clock::duration length{};  ///< back: how long it was down
 };
 
 class PathMerger {
@@ -56,7 +71,8 @@ class PathMerger {
   using Output = std::function<void(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing)>;
   static constexpr int kPaths = 2;
 
-  PathMerger(Output output, PathMergeConfig config = {});
+  using Events = std::function<void(const PathEvent&)>;
+  PathMerger(Output output, PathMergeConfig config = {}, Events events = {});
 
   /// One datagram from path 0 or 1, in arrival order. Forwards it at once when it is the
   /// first copy of its sequence number (the session's reorder buffer puts order back).
@@ -64,6 +80,8 @@ class PathMerger {
   /// The source starts again (a looped capture): the SSRC and the sequence numbers are
   /// learned afresh; the counts are kept.
   void reset();
+  /// The end of the input: every number seen is decided (each path's loss counted).
+  void finish();
   /// A packet of the followed stream that ST 2022-1 FEC rebuilt (handed on by the caller):
   /// it takes its number, so that a path's copy arriving later is redundant, not a first.
   void claim(Bytes datagram, std::chrono::steady_clock::time_point arrival);
@@ -80,16 +98,27 @@ class PathMerger {
  private:
   static constexpr int kRebuilt = kPaths;    // Slot::first_path of a number FEC rebuilt
   static constexpr double kLagging = 1.0;    // ms: a path this far behind the other lags it
+  static constexpr int kNone = -1;           // Slot::first_path of a number known only as missing
   struct Slot {
     std::int64_t seq = -1;
-    int first_path = -1;
+    std::uint8_t seen = 0;        // bit p: path p brought a copy
+    int first_path = kNone;
     std::uint32_t timestamp = 0;  // RTP timestamp of the first copy: a copy has the same
     std::chrono::steady_clock::time_point first_arrival{};
   };
   struct Path {
     PathCounters c;
-    RtpSequenceTracker tracker;
+    RtpSequenceTracker tracker;  // its unique packets (received)
+    std::optional<std::chrono::steady_clock::time_point> last;  // its newest packet's arrival
+    std::chrono::steady_clock::time_point down_since{};  // its last packet before it went down
+    std::optional<std::int64_t> last_seq;                // its highest number (merge's extended numbers)
   };
+  /// Decides the numbers whose copies have had max_skew to come.
+  void decide(std::chrono::steady_clock::time_point now);
+  /// Decides every number up to `last` as it stands (it leaves the window, or the run ends).
+  void decide_through(std::int64_t last);
+  /// Path p brought a packet at `now`: is the other one down?
+  void watch_paths(int p, std::chrono::steady_clock::time_point now);
   Slot& slot(std::int64_t seq) { return slots_[static_cast<std::size_t>(seq % static_cast<std::int64_t>(slots_.size()))]; }
   void restart(std::uint16_t sequence);
 
@@ -107,6 +136,9 @@ class PathMerger {
   std::array<std::uint64_t, 256> foreign_recent_{};
   std::size_t foreign_next_ = 0;
   std::int64_t highest_ = 0;
+  std::int64_t decided_ = 0;  // numbers up to this one are counted in the paths' loss
+  std::optional<std::chrono::steady_clock::time_point> first_packet_;  // of the followed stream
+  Events events_;
   std::uint64_t forwarded_ = 0;
   std::uint64_t restarts_ = 0;
   RateLimiter restart_log_;  // restarts are counted; a sender forcing them must not flood the log

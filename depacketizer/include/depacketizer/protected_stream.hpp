@@ -5,6 +5,7 @@
 // the merger and the decoder); a copy of the counters is published for other threads.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +24,8 @@ struct ProtectionConfig {
   bool fec = false;        ///< ST 2022-1
   PathMergeConfig merge;
   fec::FecConfig fec_config;
+  /// A path went down or came back (session thread; must not block).
+  std::function<void(const SessionEvent&)> on_event;
 };
 
 struct ProtectionSnapshot {
@@ -51,6 +54,8 @@ class ProtectedStream {
 
  private:
   void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing = true);
+  void on_path_event(const PathEvent& e);
+  RateLimiter path_log_;
   void publish();
 
   RtpSession& session_;

@@ -79,7 +79,7 @@ struct StreamSnapshot {
 
 /// Something that happened to the stream, as it happened (for the operator's event log).
 struct SessionEvent {
-  enum class Kind { sequence_gap, ssrc_change, descriptor_change, restart, ssrc_collision };
+  enum class Kind { sequence_gap, ssrc_change, descriptor_change, restart, ssrc_collision, path_down, path_back };
   Kind kind = Kind::sequence_gap;
   std::uint64_t first = 0, last = 0, count = 0;  ///< gaps: first and last missing extended sequence, count
   std::optional<std::uint32_t> rtp_timestamp;    ///< of the packet after a gap, or of the unit

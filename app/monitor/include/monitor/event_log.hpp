@@ -47,7 +47,8 @@ enum class EventKind {
   frame_damaged,        ///< a frame arrived incomplete
   frame_failed,         ///< a frame could not be decoded
   fec_recovery,         ///< packets rebuilt by ST 2022-1 FEC
-  path_switch,          ///< ST 2022-7: the merged stream now leans on the other path
+  path_down,            ///< ST 2022-7: a path brought nothing for a second while the other did
+  path_back,            ///< ST 2022-7: the path is back (how long, what it did not bring)
   audio_format,         ///< sound arrived, or its channels, rate or depth changed
   audio_silence,        ///< a sound channel fell silent (or all sound stopped arriving)
   audio_back,           ///< a silent sound channel has sound again
