@@ -62,6 +62,7 @@ void TsDemux::push(Bytes packets, bool loss_before) {
   }
   if (loss_before) {
     for (auto& [pid, sb] : sections_) sb = SectionBuffer{};
+    video_gap_ = true;
   }
   std::size_t pos = 0;
   while (pos + kPacketSize <= packets.size()) {
@@ -96,6 +97,7 @@ bool TsDemux::check_continuity(std::uint16_t pid, PidState& st, int cc, bool has
   ++counters_.continuity_errors;
   st.last_cc = cc;
   st.duplicate_seen = false;
+  if (video_pid_ && pid == *video_pid_) video_gap_ = true;
   if (video_pid_ && pid == *video_pid_ && pes_.active) {
     pes_.damaged = true;
     if (pes_.problem.empty()) pes_.problem = "continuity counter jump";
@@ -263,6 +265,7 @@ void TsDemux::handle_pat(Bytes section) {
   // The program whose PMT named the video left the PAT: forget the video.
   if (video_program_pmt_ && !pmt_pids_.count(*video_program_pmt_)) {
     finish_pes();
+    headless_ = seen_unit_start_ = false;
     video_pid_.reset();
     video_program_pmt_.reset();
     pcr_pid_.reset();
@@ -346,6 +349,7 @@ void TsDemux::handle_pmt(std::uint16_t pid, Bytes section) {
   if (j2k == streams.end()) {
     if (video_program_pmt_) {
       finish_pes();
+      headless_ = seen_unit_start_ = false;
       video_pid_.reset();
       video_program_pmt_.reset();
       pcr_pid_.reset();
@@ -373,10 +377,17 @@ void TsDemux::handle_pmt(std::uint16_t pid, Bytes section) {
 void TsDemux::handle_video_payload(bool unit_start, Bytes payload) {
   if (unit_start) {
     if (pes_.active) finish_pes();
+    if (headless_) emit_headless();
     pes_ = Pes{};
     pes_.active = true;
+    seen_unit_start_ = true;
+    video_gap_ = false;
   } else if (!pes_.active) {
-    return;  // the middle of a PES whose start we missed
+    // After a PES ended (early, or dropped at the bound) its other packets may follow; after
+    // packets went missing, these are a PES whose start was lost: a frame lost, unless we
+    // joined the stream in its middle.
+    if (seen_unit_start_ && video_gap_) headless_ = true;
+    return;
   }
   if (pes_.bytes.size() + payload.size() > config_.max_pes_bytes) {
     ++counters_.pes_oversize;
@@ -492,12 +503,37 @@ void TsDemux::finish_pes() {
       }
     }
   }
+  if (unit.pts) {
+    if (last_pts_) {
+      const std::uint64_t step = (*unit.pts - *last_pts_) & ((1ull << 33) - 1);  // 33-bit PTS
+      if (step > 0 && step < 90000) pts_step_ = step;
+    }
+    last_pts_ = unit.pts;
+  }
   if (unit.complete) ++counters_.units_complete;
   else ++counters_.units_incomplete;
   sink_(std::move(unit));
 }
 
+void TsDemux::emit_headless() {
+  headless_ = false;
+  AccessUnit unit;
+  unit.pid = video_pid_.value_or(0);
+  unit.pcr = pcr_;
+  unit.descriptor = descriptor_;
+  unit.complete = false;
+  unit.problem = "the start of the access unit (its PES header) was lost";
+  if (last_pts_ && pts_step_) {
+    unit.pts = (*last_pts_ + *pts_step_) & ((1ull << 33) - 1);
+    last_pts_ = unit.pts;
+  }
+  ++counters_.units_incomplete;
+  ++counters_.units_headless;
+  sink_(std::move(unit));
+}
+
 void TsDemux::flush() {
+  if (headless_) emit_headless();
   finish_pes();
   finish_audio_pes();
 }

@@ -258,6 +258,39 @@ TEST(TsDemux, ContinuityJumpCountsAndCostsOnlyItsFrame) {
   EXPECT_EQ(video->stream_type, 0x21);
 }
 
+// Review (2026-11-25): a frame whose first TS packet (its PES header) was lost vanished: its
+// other packets were dropped as "the middle of a PES whose start we missed" and it was
+// counted neither complete nor incomplete (58 of 60 frames; MXF counted all 60).
+TEST(TsDemux, AFrameWhosePesStartWasLostIsCountedIncompleteWithItsPts) {
+  auto packets = mux(10, 4000);
+  std::size_t frame_starts = 0;
+  std::vector<std::size_t> drop;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    if (pid_of(packets[i]) != 0x200 || !(packets[i][1] & 0x40)) continue;
+    if (frame_starts == 4 || frame_starts == 7) drop.push_back(i);
+    ++frame_starts;
+  }
+  ASSERT_EQ(drop.size(), 2u);
+  for (auto it = drop.rbegin(); it != drop.rend(); ++it) packets.erase(packets.begin() + static_cast<std::ptrdiff_t>(*it));
+  Collect c;
+  c.feed(packets);
+  c.demux.flush();
+  ASSERT_EQ(c.units.size(), 10u);
+  for (std::size_t f = 0; f < 10; ++f) {
+    EXPECT_EQ(c.units[f].complete, f != 4 && f != 7) << f;
+    ASSERT_TRUE(c.units[f].pts) << f;
+    EXPECT_EQ(*c.units[f].pts, 90000 + f * 3003) << f;
+  }
+  EXPECT_TRUE(c.units[4].codestreams.empty());
+  EXPECT_EQ(c.demux.counters().units_incomplete, 2u);
+  EXPECT_EQ(c.demux.counters().units_headless, 2u);
+  // Joining a stream in the middle of a unit is not a lost frame.
+  Collect late;
+  late.feed(std::vector<Packet>(packets.begin() + static_cast<std::ptrdiff_t>(drop[0]) + 2, packets.end()));
+  late.demux.flush();
+  EXPECT_EQ(late.demux.counters().units_headless, 1u) << "only frame 7's";
+}
+
 TEST(TsDemux, OneDuplicatePacketIsDiscardedNotAnError) {
   auto packets = mux(2, 2000);
   for (std::size_t i = 0; i < packets.size(); ++i)

@@ -311,7 +311,8 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
                  // (review 2026-11-25: these four were counted but never shown)
                  {"duplicates", c.duplicates}, {"adaptation_malformed", c.adaptation_malformed},
                  {"pes_oversize", c.pes_oversize}, {"waiting_for_pmt", c.waiting_for_pmt},
-                 {"audio_pes_oversize", c.audio_pes_oversize}, {"pmt_updates", c.pmt_updates}};
+                 {"audio_pes_oversize", c.audio_pes_oversize}, {"pmt_updates", c.pmt_updates},
+                 {"units_headless", c.units_headless}};
     if (s.ts->video_pid) out["ts"]["video_pid"] = *s.ts->video_pid;
   }
   return out;

@@ -123,6 +123,7 @@ struct TsCounters {
   std::uint64_t waiting_for_pmt = 0;       ///< video-looking packets dropped before a PMT named them
   std::uint64_t units_complete = 0;
   std::uint64_t units_incomplete = 0;
+  std::uint64_t units_headless = 0;        ///< of those, units whose PES start was lost (counted from their other packets)
   std::uint64_t pmt_updates = 0;
   std::uint64_t audio_pes = 0;             ///< ST 302M PES packets handed on (whole or damaged)
   std::uint64_t audio_pes_oversize = 0;    ///< longer than kMaxAudioPesBytes (dropped)
@@ -217,6 +218,9 @@ class TsDemux {
   /// Emits the unit when its elsm sizes say all bytes are in.
   void maybe_finish_early();
   void finish_pes();
+  /// A unit whose PES start was lost (its other packets came): handed on incomplete, with no
+  /// bytes and the PTS the stream's step gives it, so that it is counted like any frame.
+  void emit_headless();
   // ST 302M sound (ts_audio.cpp).
   void follow_audio(std::optional<std::uint16_t> pid);
   void handle_audio_payload(bool unit_start, Bytes payload);
@@ -239,6 +243,11 @@ class TsDemux {
   std::optional<J2kVideoDescriptor> descriptor_;
   std::optional<std::uint64_t> pcr_;
   Pes pes_;
+  bool seen_unit_start_ = false;             // a video PES began (before it, joining mid-unit is no loss)
+  bool headless_ = false;                    // packets of a unit whose start was lost came
+  bool video_gap_ = false;                   // video packets went missing since the last unit start
+  std::optional<std::uint64_t> last_pts_;    // of the last video unit
+  std::optional<std::uint64_t> pts_step_;    // between the last two units that had one
 };
 
 /// True when `datagram` looks like plain TS (not RTP): 0x47 at every 188-byte step and a
