@@ -38,6 +38,21 @@ TEST(StreamClock, ALargeTimestampJumpStartsANewTimeline) {
   EXPECT_EQ(c.due(50'003'600, t0), t0 + 120ms);
 }
 
+// Review (2026-11-25): a sender's clock stepping back by 5 s (a TS PTS discontinuity) kept the
+// old timeline: the least delay seen made every later frame due 5 s before it arrived (in
+// j2kplay: 101 frames late, 144 repeated, the playout delay pinned at its ceiling).
+TEST(StreamClock, ATimestampStepBackStartsANewTimelineAtTheSameRate) {
+  StreamClock c;
+  for (int f = 0; f < 50; ++f) c.on_frame(900000 + 3600u * static_cast<std::uint32_t>(f), t0 + 40ms * f);
+  const std::uint32_t back = 900000 + 3600 * 50 - 450000;  // 5 s back
+  EXPECT_EQ(c.on_frame(back, t0 + 2000ms), t0 + 2000ms);
+  EXPECT_EQ(c.on_frame(back + 3600, t0 + 2040ms), t0 + 2040ms) << "due when it came, not 5 s before";
+  EXPECT_EQ(c.due(back + 7200, t0), t0 + 2080ms);
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(c.frame_interval()), 40ms) << "the rate is kept";
+  // A frame a little late (one frame back) is no step.
+  EXPECT_EQ(c.on_frame(back + 3600, t0 + 2090ms), t0 + 2040ms);
+}
+
 /// A decoded frame for the controller: `work` ms at `level`, `capacity` threads, frames
 /// `interval` ms apart, `backlog` frames waiting, a latency budget of `budget` ms.
 DegradeController::Sample frame(int level, int work, int capacity = 1, int interval = 40, std::size_t backlog = 0,

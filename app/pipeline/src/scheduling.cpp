@@ -18,6 +18,10 @@ Clock::duration media_time(std::int64_t ticks) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ticks * 100000 / 9));
 }
 
+std::int64_t ticks(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count() * 9 / 100000;
+}
+
 }  // namespace
 
 std::int64_t StreamClock::unwrap(std::uint32_t ts) const {
@@ -42,6 +46,16 @@ Clock::time_point StreamClock::on_frame(std::uint32_t ts, Clock::time_point arri
   if (step > kDiscontinuityTicks || step < -kDiscontinuityTicks) {
     anchor();
     interval_ = {};
+    return arrival;
+  }
+  // A stream's frames never go back by more than a frame or two (a late one): a timestamp
+  // further back is the sender's clock stepping back (a playout server looping, a TS PTS
+  // discontinuity). A new timeline from it, at the same frame rate; kept on the old one, the
+  // least delay seen would make every frame after it late by the step (review 2026-11-25:
+  // a 5 s step back, 101 frames late and 144 repeated in j2kplay).
+  const std::int64_t back_limit = std::max<std::int64_t>(3 * ticks(interval_), kTicks / 10);
+  if (step < -back_limit) {
+    anchor();
     return arrival;
   }
   if (step > 0) {
