@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
                  "KLV boundaries, as loose senders do), rfc5371, or ts (VSF TR-01: JPEG 2000 in MPEG-2 TS, RTP/MP2T)")
       ->check(CLI::IsMember({"mxf", "mxf-stream", "rfc5371", "ts"}))->capture_default_str();
   std::string fec_matrix, to2;
-  app.add_option("--fec", fec_matrix, "SMPTE ST 2022-1 FEC LxD (e.g. 10x10): column FEC to port+2, row FEC to port+4");
+  app.add_option("--fec", fec_matrix,
+                 "SMPTE ST 2022-1 FEC LxD (e.g. 10x10): column FEC to port+2, row FEC to port+4 (of each path with --to2)");
   app.add_option("--to2", to2, "SMPTE ST 2022-7: send the same packets to this second URL too");
   app.add_option("--mtu", mtu, "maximum RTP payload bytes")->check(CLI::Range(200, 8900))->capture_default_str();
   app.add_option("--resolutions", resolutions, "wavelet resolutions (levels + 1)")->check(CLI::Range(1, 10))->capture_default_str();

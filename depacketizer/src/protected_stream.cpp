@@ -48,6 +48,12 @@ void ProtectedStream::flush() {
   session_.flush();
 }
 
+void ProtectedStream::finish_paths() {
+  if (!merger_) return;
+  merger_->finish();
+  publish();
+}
+
 void ProtectedStream::on_path_event(const PathEvent& e) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.length).count();
   SessionEvent out;

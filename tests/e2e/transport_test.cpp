@@ -297,6 +297,29 @@ TEST(Tr01Seamless, TwoPathsWithFivePercentLossEachAndFecDeliverEveryFrame) {
   EXPECT_EQ(s["paths"][1]["packets"]["lost"].get<std::uint64_t>(), r.dropped2);
 }
 
+// Review (2026-11-25): fec=1 on the second path's URL was ignored (its FEC ports were never
+// joined): with path 1 dead, its FEC went with it. Path 1 here has no FEC in its URL and
+// loses 5 %; path 2 loses 5 % and brings the FEC: the coinciding losses are rebuilt.
+TEST(Tr01Seamless, TheSecondPathsFecIsJoinedWhenItsUrlAsksForIt) {
+  const int port = 5240, port2 = 5250;
+  auto [probe, tx] = receive_and_send(
+      bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(port) + "?format=ts' 'rtp://127.0.0.1:" +
+          std::to_string(port2) + "?format=ts&fec=1' --frames 100 --timeout 4 --json --no-drop -q",
+      {port, port2, port2 + 2, port2 + 4},
+      bin("j2ksend") + " --to rtp://127.0.0.1:" + std::to_string(port) + " --to2 rtp://127.0.0.1:" + std::to_string(port2) +
+          " --fec 10x10 --format ts --loss 0.05 --loss2 0.05 --seed 11 --size 320x240 --fps 50 --frames 100 --bitrate 20M"
+          " --pattern --no-cache",
+      "tr01_2022_7_fec_on_path2");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const std::uint64_t both = number_after(tx.out, "on both paths");
+  ASSERT_GT(both, 0u) << tx.out;
+  const auto s = json::parse(probe.out);
+  EXPECT_EQ(s["packets"]["lost"], 0);
+  EXPECT_EQ(s["packets"]["recovered_by_fec"].get<std::uint64_t>(), both);
+  EXPECT_EQ(s["frames"]["complete"], 100);
+}
+
 TEST(Tr01Seamless, AStreamThatArrivesOnlyOnPathTwoIsReceived) {
   // j2kprobe waited for its first packet, and for silence, on path 1's socket alone: with
   // path 1 dead it said "no packets" and exited 3 while path 2 delivered every frame.

@@ -562,6 +562,7 @@ void ReceivePipeline::depacketize_loop() {
     }
   }
   if (sound_tail_) end_sound_tail();
+  protection_stream_->finish_paths();  // each 2022-7 path's loss, to the last number seen
   if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
   read_reports(std::nullopt);
   // End of a capture, or a stream that had gone silent: what is pending is the stream's last

@@ -68,7 +68,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
                                           : !sc.iface.empty()       ? sc.iface
                                                                     : std::string("localhost"));
   // ST 2022-7 second path and ST 2022-1 FEC streams (column port+2, row port+4).
-  std::unique_ptr<net::UdpSender> socket2, fec_column_socket, fec_row_socket;
+  std::unique_ptr<net::UdpSender> socket2, fec_column_socket, fec_row_socket, fec_column_socket2, fec_row_socket2;
   auto open_extra = [&](const StreamUrl& u, int port, std::unique_ptr<net::UdpSender>& out) -> Status {
     net::SenderConfig xc = sc;
     xc.address = u.host;
@@ -88,6 +88,13 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     if (config_.fec_rows > 0)
       if (auto st = open_extra(config_.to, config_.to.port + 2, fec_column_socket); !st) return st.error();
     if (auto st = open_extra(config_.to, config_.to.port + 4, fec_row_socket); !st) return st.error();
+    // ST 2022-7 with FEC: each path carries the FEC too (its port + 2 and + 4), as
+    // contribution senders do, so that a receiver that loses one path keeps its FEC.
+    if (config_.to2) {
+      if (config_.fec_rows > 0)
+        if (auto st = open_extra(*config_.to2, config_.to2->port + 2, fec_column_socket2); !st) return st.error();
+      if (auto st = open_extra(*config_.to2, config_.to2->port + 4, fec_row_socket2); !st) return st.error();
+    }
   }
 
   std::random_device rd;
@@ -376,10 +383,14 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       ++totals.packets;
       totals.bytes += pkt.size();
     }
-    for (const auto& p : fec_column_packets)
+    for (const auto& p : fec_column_packets) {
       if (fec_column_socket && !fec_column_socket->send(p)) ++totals.send_errors;
-    for (const auto& p : fec_row_packets)
+      if (fec_column_socket2 && !fec_column_socket2->send(p)) ++totals.send_errors;
+    }
+    for (const auto& p : fec_row_packets) {
       if (!fec_row_socket->send(p)) ++totals.send_errors;
+      if (fec_row_socket2 && !fec_row_socket2->send(p)) ++totals.send_errors;
+    }
     totals.fec_packets += fec_column_packets.size() + fec_row_packets.size();
     if (sent.damaged) ++totals.damaged_frames;
     if (make_sound) totals.sound_samples += static_cast<std::uint64_t>(depacketizer::samples_in_frame(

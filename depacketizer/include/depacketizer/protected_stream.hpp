@@ -51,6 +51,9 @@ class ProtectedStream {
   /// The end of the input: FEC gives up what it still waits for (counted), then the session
   /// hands on what it holds (RtpSession::flush).
   void flush();
+  /// The end of the input for the paths' counts: every number seen is decided (a path's
+  /// loss to the last one), without handing anything on.
+  void finish_paths();
 
  private:
   void to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing = true);
