@@ -43,6 +43,8 @@ inline monitor::SecondReport second_report(const pipeline::StatsSample& now, con
   const auto latency = pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
   r.latency_ms = latency.p50;
   r.latency_p99_ms = latency.p99;
+  if (now.protection.two_paths)
+    for (const auto& p : now.protection.paths) r.paths_down += p.down ? 1 : 0;
   for (const auto& silence : now.silences)
     if (silence.seen > before.at && silence.seen <= now.at)
       r.longest_silence_s = std::max(r.longest_silence_s, std::chrono::duration<double>(silence.length).count());

@@ -50,6 +50,24 @@ TEST(Alarms, NoSignalRaisesAfterSilenceAndClearsWithPackets) {
   EXPECT_EQ(m.raised(), 1u);
 }
 
+// Review (2026-11-25): an ST 2022-7 path dead for seconds raised nothing: the picture was whole
+// (the other path carried it), so no alarm looked at the protection that was gone.
+TEST(Alarms, APathDownIsAWarningUntilItIsBack) {
+  const auto t0 = Clock::time_point{} + seconds(100);
+  AlarmMonitor m(AlarmThresholds{}, t0);
+  auto e = m.on_second({.packets_received = 100, .paths_down = 1}, t0 + seconds(1));
+  EXPECT_TRUE(has(e, EventKind::alarm_raised, "path_down"));
+  EXPECT_EQ(m.status(t0 + seconds(1)).severity, Severity::warning);
+  EXPECT_EQ(m.status(t0 + seconds(1)).headline(), "PATH DOWN");
+  e = m.on_second({.packets_received = 100}, t0 + seconds(2));
+  EXPECT_TRUE(has(e, EventKind::alarm_cleared, "path_down"));
+  auto off = parse_alarm_spec("path=off");
+  ASSERT_TRUE(off) << off.error().message;
+  AlarmMonitor quiet(*off, t0);
+  EXPECT_TRUE(quiet.on_second({.packets_received = 100, .paths_down = 1}, t0 + seconds(1)).empty());
+  EXPECT_FALSE(parse_alarm_spec("path=2s"));
+}
+
 // Review 2026-11-25: the no signal and freeze alarms looked once a second at "now", so an
 // outage of 2.6 s that began just after one look was seen as 1.6 s and missed with a 2 s
 // threshold; the event log said the sender was quiet for 2.67 s and no alarm was raised.

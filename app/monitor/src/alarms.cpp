@@ -42,7 +42,7 @@ constexpr int index_of(Alarm a) { return static_cast<int>(a); }
 constexpr EnumName<Alarm> kAlarmNames[] = {{Alarm::no_signal, "no_signal"}, {Alarm::freeze, "freeze"}, {Alarm::black, "black"},
                                            {Alarm::loss, "loss"},           {Alarm::jitter, "jitter"},
                                            {Alarm::audio_silence, "audio_silence"},
-                                           {Alarm::audio_clipping, "audio_clipping"}};
+                                           {Alarm::audio_clipping, "audio_clipping"}, {Alarm::path_down, "path_down"}};
 constexpr EnumName<Severity> kSeverityNames[] = {
     {Severity::ok, "ok"}, {Severity::warning, "warning"}, {Severity::critical, "critical"}};
 
@@ -68,14 +68,14 @@ Result<AlarmThresholds> parse_alarm_spec(std::string_view spec) {
     else if (key == "signal") field = &t.signal_s;
     else if (key == "black") field = &t.black_s;
     else if (key == "silence") field = &t.silence_s;
-    else if (key == "clipping") {
+    else if (key == "clipping" || key == "path") {
       if (value != "on" && value != "off")
-        return make_error(ErrorKind::corrupt, fmt::format("alarm clipping={} is not on or off", value));
-      t.clipping = value == "on" ? 0 : -1;
+        return make_error(ErrorKind::corrupt, fmt::format("alarm {}={} is not on or off", key, value));
+      (key == "path" ? t.path : t.clipping) = value == "on" ? 0 : -1;
       continue;
     } else
       return make_error(ErrorKind::corrupt,
-                        fmt::format("unknown alarm '{}': use loss, jitter, freeze, signal, black, silence or clipping", key));
+                        fmt::format("unknown alarm '{}': use loss, jitter, freeze, signal, black, silence, clipping or path", key));
     if (value == "off") { *field = -1; continue; }
     auto q = parse_quantity(value, unit_ms, percent);
     if (!q)
@@ -102,6 +102,7 @@ std::string AlarmStatus::headline() const {
       case Alarm::jitter: s += "JITTER"; break;
       case Alarm::audio_silence: s += "AUDIO SILENCE"; break;
       case Alarm::audio_clipping: s += "AUDIO CLIPPING"; break;
+      case Alarm::path_down: s += "PATH DOWN"; break;
     }
   }
   return s;
@@ -208,6 +209,8 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   evaluate(Alarm::audio_silence, thresholds_.silence_s, a ? a->silent_channels + (a->stalled ? a->channels : 0) : 0,
            sound && (a->silent_channels > 0 || a->stalled));
   evaluate(Alarm::audio_clipping, thresholds_.clipping, a ? a->clipping_channels : 0, sound && a->clipping_channels > 0);
+  // One path of two lost: the picture is still whole, but the link has no protection left.
+  evaluate(Alarm::path_down, thresholds_.path, s.paths_down, s.paths_down > 0);
   return events;
 }
 
@@ -233,11 +236,12 @@ AlarmStatus AlarmMonitor::status(Clock::time_point now) const {
   std::lock_guard lock(mutex_);
   AlarmStatus st;
   for (Alarm a : {Alarm::no_signal, Alarm::freeze, Alarm::black, Alarm::loss, Alarm::jitter, Alarm::audio_silence,
-                  Alarm::audio_clipping})
+                  Alarm::audio_clipping, Alarm::path_down})
     if (active_[index_of(a)]) st.active.push_back(a);
   for (Alarm a : st.active) {
-    const Severity s =
-        (a == Alarm::loss || a == Alarm::jitter || a == Alarm::audio_clipping) ? Severity::warning : Severity::critical;
+    const Severity s = (a == Alarm::loss || a == Alarm::jitter || a == Alarm::audio_clipping || a == Alarm::path_down)
+                           ? Severity::warning
+                           : Severity::critical;
     st.severity = std::max(st.severity, s);
   }
   if (last_error_) st.since_last_error_s = std::chrono::duration<double>(now - *last_error_).count();

@@ -68,6 +68,7 @@ void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, cons
   sample.jitter_ms = s.jitter_ms;
   sample.audio = s.audio;
   sample.longest_silence_s = s.longest_silence_s;
+  sample.paths_down = s.paths_down;
   for (auto& e : alarms_.on_second(sample, now)) {
     // No signal doubles as the signal lost / back events.
     const bool signal = e.detail.value("alarm", "") == to_string(Alarm::no_signal);
@@ -158,7 +159,8 @@ void StreamMonitor::add_to_summary(nlohmann::json& summary, Clock::time_point no
                          {"signal_s", options_.alarms.signal_s},
                          {"black_s", options_.alarms.black_s},
                          {"silence_s", options_.alarms.silence_s},
-                         {"clipping", options_.alarms.clipping >= 0 ? "on" : "off"}}}};
+                         {"clipping", options_.alarms.clipping >= 0 ? "on" : "off"},
+                         {"path", options_.alarms.path >= 0 ? "on" : "off"}}}};
   if (st.since_last_error_s) summary["alarms"]["since_last_error_s"] = *st.since_last_error_s;
   summary["events"] = {{"count", events_->posted()}, {"write_dropped", events_->write_dropped()},
                        {"rotations", events_->rotations()}};

@@ -29,6 +29,7 @@ struct AlarmThresholds {
   double black_s = 2;         ///< black pictures for this long; < 0: off
   double silence_s = 2;       ///< a sound channel below -60 dBFS (or no sound at all) for this long; < 0: off
   double clipping = 0;        ///< a sound channel at full scale in the last 400 ms (0 on); < 0: off
+  double path = 0;            ///< an ST 2022-7 path down (nothing from it for 1 s while the other delivers; 0 on); < 0: off
 };
 
 /// "loss=0.1%,jitter=5ms,freeze=2s,signal=3s,black=off,silence=2s,clipping=on": keys loss (%,
@@ -36,7 +37,7 @@ struct AlarmThresholds {
 /// (on or off); "off" disables one.
 Result<AlarmThresholds> parse_alarm_spec(std::string_view spec);
 
-enum class Alarm { no_signal, freeze, black, loss, jitter, audio_silence, audio_clipping };
+enum class Alarm { no_signal, freeze, black, loss, jitter, audio_silence, audio_clipping, path_down };
 const char* to_string(Alarm alarm) noexcept;
 
 enum class Severity { ok, warning, critical };
@@ -69,6 +70,7 @@ struct SecondSample {
   /// The longest time without packets that ended since the last evaluation: an outage that
   /// began and ended between two of them raises (and clears) no signal all the same.
   double longest_silence_s = 0;
+  int paths_down = 0;  ///< ST 2022-7 paths down now
 };
 
 /// A picture's identity and whether it is black (for the freeze and black alarms).
@@ -117,7 +119,7 @@ class AlarmMonitor {
   std::optional<std::uint64_t> last_fingerprint_;
   std::optional<Clock::time_point> black_since_;
   std::optional<Clock::time_point> last_error_;
-  bool active_[7] = {};
+  bool active_[8] = {};  // by Alarm
   std::uint64_t raised_ = 0;
   std::vector<Clock::time_point> silence_raises_;  // the last 16 such raises: when, or an episode's start
 };

@@ -63,6 +63,7 @@ struct SecondReport {
   double latency_p99_ms = 0;        ///< 99th percentile over the second
   std::optional<AudioSecond> audio{};  ///< the sound's state (absent while none arrived)
   double longest_silence_s = 0;     ///< the longest time without packets that ended in this second
+  int paths_down = 0;               ///< ST 2022-7 paths down at the end of the second
 };
 
 /// An event the depacketizer reports as it happens (sequence numbers are extended).
