@@ -32,7 +32,8 @@ inline monitor::SecondReport second_report(const pipeline::StatsSample& now, con
   r.packets_recovered_by_fec = delta(now.protection.fec_counters.recovered, before.protection.fec_counters.recovered);
   r.payload_bytes = delta(s.payload_bytes, b.payload_bytes);
   r.frames_received = delta(s.frames_complete + s.frames_incomplete, b.frames_complete + b.frames_incomplete);
-  r.frames_damaged = delta(s.frames_incomplete, b.frames_incomplete);
+  // Frames of which nothing came are errors of the second too (the alarms' last error).
+  r.frames_damaged = delta(s.frames_incomplete + s.frames_missing, b.frames_incomplete + b.frames_missing);
   r.frames_decoded = delta(now.decode.decoded, before.decode.decoded);
   r.frames_degraded = delta(now.decode.degraded, before.decode.degraded);
   r.frames_failed = delta(now.decode.failed, before.decode.failed);

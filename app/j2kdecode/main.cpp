@@ -165,6 +165,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(16LL, 1LL << 30))
       ->capture_default_str();
   if (auto status = setup.parse(argc, argv)) return *status;
+  // The output's kind is known from its name: a wrong one is a usage error, said before decoding.
+  if (!output.empty()) {
+    std::string ext = std::filesystem::path(output).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (ext != ".pgx" && ext != ".pgm" && ext != ".ppm" && ext != ".png" && ext != ".raw")
+      return setup.usage_error(fmt::format("-o {}: unknown output extension '{}' (use .pgx, .pgm, .ppm, .png or .raw)",
+                                           output, ext));
+  }
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
   choice->limits.max_memory = max_memory_mib << 20;

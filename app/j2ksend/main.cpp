@@ -295,6 +295,7 @@ int main(int argc, char** argv) {
     sp.to = sc.to;
     if (auto it = sc.to.query.find("bind"); it != sc.to.query.end()) sp.source = it->second;
     sp.rfc5371 = sc.rfc5371;
+    sp.ts = sc.ts;
     sp.format = format;
     sp.interlaced = sc.interlace != 0;
     sp.fps_num = sc.fps_num;

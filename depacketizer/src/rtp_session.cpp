@@ -261,6 +261,7 @@ void RtpSession::close_followed() {
   sequence_ = RtpSequenceTracker{};
   jitter_ = JitterEstimator{};
   last_unit_timestamp_.reset();
+  recent_steps_.fill(0);  // the next stream's interval is learnt afresh
   stream_start_complete_ = complete_now;
   stream_start_incomplete_ = incomplete_now;
 }
@@ -626,11 +627,24 @@ void RtpSession::on_unit(CodestreamUnit&& unit) {
   if (unit.complete) complete_.fetch_add(1, std::memory_order_relaxed);
   else incomplete_.fetch_add(1, std::memory_order_relaxed);
   if (last_unit_timestamp_) {
-    // Frame rate from the timestamp step between consecutive units (smoothed).
     const auto step = static_cast<std::uint32_t>(unit.rtp_timestamp - *last_unit_timestamp_);
+    // The frame interval: the least of the last 8 steps (a lost frame only lengthens a step;
+    // a slower rate is learnt within 8 frames). A step of k intervals is k − 1 frames of
+    // which nothing came (up to 10 s: beyond, a new timeline, not loss).
+    std::uint32_t least = 0;
+    for (std::uint32_t s : recent_steps_)
+      if (s && (!least || s < least)) least = s;
+    if (least && step > least + least / 2 && step < 10 * 90000) {
+      const auto whole = static_cast<std::uint64_t>(std::llround(static_cast<double>(step) / least));
+      if (whole > 1) missing_.fetch_add(whole - 1, std::memory_order_relaxed);
+    }
     if (step > 0 && step < 90000) {
-      frame_interval_ticks_ = frame_interval_ticks_ == 0 ? step : 0.9 * frame_interval_ticks_ + 0.1 * step;
-      frame_rate_.store(kTicksPerSecond / frame_interval_ticks_, std::memory_order_relaxed);
+      recent_steps_[recent_steps_next_++ % recent_steps_.size()] = step;
+      // Frame rate from the steps between consecutive units (smoothed), a lost frame's aside.
+      if (!least || step <= least + least / 2) {
+        frame_interval_ticks_ = frame_interval_ticks_ == 0 ? step : 0.9 * frame_interval_ticks_ + 0.1 * step;
+        frame_rate_.store(kTicksPerSecond / frame_interval_ticks_, std::memory_order_relaxed);
+      }
     }
   }
   last_unit_timestamp_ = unit.rtp_timestamp;
@@ -660,6 +674,7 @@ StreamSnapshot RtpSession::snapshot() const {
   s.payload_bytes = relaxed(payload_bytes_);
   s.frames_complete = relaxed(complete_);
   s.frames_incomplete = relaxed(incomplete_);
+  s.frames_missing = relaxed(missing_);
   s.resync_skipped = relaxed(resync_skipped_);
   s.klv_malformed = relaxed(klv_malformed_);
   s.units_merged = relaxed(merged_);

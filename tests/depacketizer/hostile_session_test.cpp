@@ -471,6 +471,31 @@ TEST(SessionCapture, AStreamThatJumpsAheadAfterAnOutageIsFollowedWithItsLoss) {
   }
 }
 
+// Review (2026-11-25, second): frames of which no packet came were counted nowhere (RFC 5371:
+// 47 complete, 0 incomplete of 50 sent, 24.52 fps; MXF alike): the losses were counted, the
+// frames they took were not.
+TEST(SessionCapture, FramesOfWhichNothingCameAreCountedMissing) {
+  for (const bool rfc5371 : {false, true}) {
+    Collect out;
+    SessionConfig config;
+    config.format = rfc5371 ? PayloadFormat::rfc5371 : PayloadFormat::mxf;
+    RtpSession session(out.sink(), config);
+    const Packets packets = rfc5371 ? rfc5371_stream(0x77, 50, 5000) : mxf_stream(0x77, 50, 5000);
+    Clock::time_point t = kT0;
+    for (const auto& p : packets) {
+      const std::uint32_t frame = parse_rtp(p)->timestamp / 3600;
+      t += std::chrono::microseconds(300);
+      if (frame == 10 || frame == 11 || frame == 30) continue;  // every packet of three frames
+      session.on_datagram(p, t);
+    }
+    session.flush();
+    const auto s = session.snapshot();
+    EXPECT_EQ(s.frames_complete, 47u) << (rfc5371 ? "RFC 5371" : "MXF");
+    EXPECT_EQ(s.frames_missing, 3u) << (rfc5371 ? "RFC 5371" : "MXF");
+    EXPECT_NEAR(s.frame_rate, 25.0, 0.01) << "lost frames are no slower rate";
+  }
+}
+
 // A real restart (new sequence numbers, same SSRC) and a clock jump are still followed.
 TEST(SessionCapture, ConfirmedMovesOfSequenceAndTimestampAreFollowed) {
   Collect out;

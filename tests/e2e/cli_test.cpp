@@ -86,6 +86,9 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
        "--format ts carries one codestream"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004?iface=bogus0' --pattern --size 1920x1080 --no-cache",
        "interface 'bogus0' is neither an IPv4 address nor an interface with one"},
+      // Review 2026-11-25 (second): said after the whole decode, with status 1.
+      {bin("j2kdecode") + " " + J2K_SOURCE_DIR + "/fuzz/decoder/corpus/seed_422.j2k -o out.tif",
+       "unknown output extension '.tif' (use .pgx, .pgm, .ppm, .png or .raw)"},
   };
   if (J2K_HAVE_PLAYER) {
     cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --quit-after -1", "--quit-after: -1 must be at least 0"});

@@ -180,3 +180,16 @@ TEST(Sender, SdpLetsGStreamerReceiveTheRfc5371Stream) {
   EXPECT_GE(frames, 45);
   EXPECT_LE(frames, 50);
 }
+
+// Review (2026-11-25): `j2ksend --format ts --sdp` described an MXF session (payload type 96,
+// smpte336m): a receiver given it took every TR-01 packet for the wrong format, 0 frames.
+TEST(Sender, TheSdpOfATr01StreamSaysMp2tOnPayloadType33) {
+  auto r = j2k::test::run(bin("j2ksend") + " --to rtp://127.0.0.1:5124 --format ts --pattern --size 160x90 --fps 25"
+                                           " --lossless --loop-frames 2 --frames 1 --no-rtcp --sdp ts.sdp" + kCache,
+                          "ts_sdp");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string sdp = j2k::test::slurp("ts.sdp");
+  EXPECT_NE(sdp.find("m=video 5124 RTP/AVP 33\r\n"), std::string::npos) << sdp;
+  EXPECT_NE(sdp.find("a=rtpmap:33 MP2T/90000\r\n"), std::string::npos) << sdp;
+  EXPECT_EQ(sdp.find("smpte336m"), std::string::npos) << sdp;
+}

@@ -84,6 +84,7 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   const auto lat = LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
   if (lat.count) line += fmt::format("  latency p50/p99 {:.0f}/{:.0f} ms", lat.p50, lat.p99);
   line += fmt::format("  total: lost {}, incomplete {}", s.packets_lost, s.frames_incomplete);
+  if (s.frames_missing) line += fmt::format(", frames-missing {}", s.frames_missing);
   if (s.packets_duplicate) line += fmt::format(", dup {}", s.packets_duplicate);
   if (s.packets_recovered) line += fmt::format(", reordered {}", s.packets_recovered);
   if (s.packets_late) line += fmt::format(", late {}", s.packets_late);
@@ -233,6 +234,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       {"frames",
        {{"complete", st.frames_complete},
         {"incomplete", st.frames_incomplete},
+        {"missing", st.frames_missing},
         {"decoded", d.decoded},
         {"decode_failed", d.failed},
         {"skipped_incomplete", d.skipped_incomplete},

@@ -24,10 +24,14 @@ std::string make_sdp(const SdpParams& p) {
   // IPv4 multicast connection addresses carry a TTL (RFC 8866 5.7).
   s += multicast ? fmt::format("c=IN IP4 {}/{}\r\n", p.to.host, p.to.ttl) : fmt::format("c=IN IP4 {}\r\n", p.to.host);
   s += "t=0 0\r\n";
-  s += fmt::format("m=video {} RTP/AVP {}\r\n", p.to.port, p.payload_type);
+  // TR-01: RTP/MP2T has the static payload type 33 (RFC 3551), named all the same.
+  const int pt = p.ts ? 33 : p.payload_type;
+  s += fmt::format("m=video {} RTP/AVP {}\r\n", p.to.port, pt);
   if (multicast && !p.source.empty())  // RFC 4570: only this sender (SSM)
     s += fmt::format("a=source-filter: incl IN IP4 {} {}\r\n", p.to.host, p.source);
-  if (p.rfc5371) {
+  if (p.ts) {
+    s += fmt::format("a=rtpmap:{} MP2T/90000\r\n", pt);
+  } else if (p.rfc5371) {
     // RFC 5371 6.1: rate 90000, sampling required; width, height and interlace optional.
     const char* sampling = p.format.chroma_dx == 2 ? "YCbCr-4:2:2" : "YCbCr-4:4:4";
     s += fmt::format("a=rtpmap:{} jpeg2000/90000\r\n", p.payload_type);

@@ -56,6 +56,9 @@ struct StreamSnapshot {
   std::uint64_t payload_bytes = 0;
   std::uint64_t frames_complete = 0;
   std::uint64_t frames_incomplete = 0;
+  /// Frames of which no packet came (a whole frame lost): a timestamp step of k frame
+  /// intervals between two units is k − 1 of them (the interval: the least step of the last 8).
+  std::uint64_t frames_missing = 0;
   std::uint64_t resync_skipped = 0;     ///< payloads dropped while looking for a unit start
   std::uint64_t klv_malformed = 0;      ///< payload errors: bad KLVs (MXF) or RFC 5371 headers
   std::uint64_t units_capped = 0;       ///< units cut at the byte or time cap
@@ -239,6 +242,8 @@ class RtpSession {
   std::chrono::steady_clock::time_point epoch_{};
   std::optional<std::uint32_t> last_unit_timestamp_;
   double frame_interval_ticks_ = 0;
+  std::array<std::uint32_t, 8> recent_steps_{};  // the last timestamp steps between units (0: none yet)
+  std::size_t recent_steps_next_ = 0;
   RateLimiter malformed_log_, candidate_log_, probation_log_, ssrc_change_log_;
   // Totals of the streams followed before the current one.
   std::uint64_t prior_received_ = 0, prior_lost_ = 0, prior_duplicates_ = 0, prior_out_of_window_ = 0;
@@ -250,7 +255,7 @@ class RtpSession {
   std::atomic<std::uint64_t> received_{0}, lost_{0}, duplicates_{0}, recovered_{0}, late_{0}, out_of_window_{0};
   std::atomic<std::uint64_t> complete_{0}, incomplete_{0}, resync_skipped_{0}, klv_malformed_{0};
   std::atomic<std::uint64_t> capped_{0}, offsets_rejected_{0}, descriptors_rejected_{0}, ssrc_changes_{0};
-  std::atomic<std::uint64_t> merged_{0}, unusable_{0};
+  std::atomic<std::uint64_t> merged_{0}, unusable_{0}, missing_{0};
   std::atomic<std::uint64_t> followed_datagrams_{0}, followed_bytes_{0};  // of the current followed SSRC
   RateLimiter unit_log_;
   std::atomic<double> jitter_ticks_{0}, frame_rate_{0}, reorder_delay_ms_{0};

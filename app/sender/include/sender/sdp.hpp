@@ -1,7 +1,8 @@
 #pragma once
 // The session description of what j2ksend sends (RFC 8866), so that other receivers
 // (GStreamer's sdpdemux, FFmpeg) need no hand-written caps: RFC 5371 `jpeg2000/90000` with
-// its fmtp (sampling, width, height, interlace), or RFC 6597 `smpte336m/90000` for MXF; a
+// its fmtp (sampling, width, height, interlace), RFC 6597 `smpte336m/90000` for MXF, or
+// `MP2T/90000` on payload type 33 for TR-01 transport streams; a
 // source filter (RFC 4570) when the sender's address is fixed, for source-specific multicast.
 #include <cstdint>
 #include <string>
@@ -15,6 +16,7 @@ struct SdpParams {
   StreamUrl to;                  ///< destination (group or unicast address, port, ttl)
   std::string source;            ///< the sender's own address ("" unknown: no source filter)
   bool rfc5371 = false;          ///< payload format: RFC 5371 instead of MXF (RFC 6597)
+  bool ts = false;               ///< VSF TR-01: MPEG-2 TS in RTP (RFC 2250, static payload type 33)
   PictureFormat format;
   bool interlaced = false;
   int fps_num = 50, fps_den = 1;
