@@ -60,7 +60,7 @@ void Rfc5371Depacketizer::push(const RtpPacket& packet, bool loss_before,
     first_arrival_ = arrival;
   }
   last_arrival_ = arrival;
-  if (header->tp != 0) interlaced_ = true;
+  if (header->tp != 0) interlaced_ = true;  // (for this unit: a stream may change)
   Assembly& a = field(header->tp);
   // Loss needs no flag of its own here: a lost fragment shows as a hole in the offsets, a
   // lost last fragment as a missing M bit, a lost first fragment as a missing SOC.
@@ -80,24 +80,35 @@ void Rfc5371Depacketizer::push(const RtpPacket& packet, bool loss_before,
     return;
   }
   a.received += body.size();
-  if (header->fragment_offset != a.covered_to) {
-    // A hole (or an overlap) in the fragment chain: never pass this codestream on as whole.
-    a.damaged = true;
-    if (header->fragment_offset > a.covered_to) {
-      a.missing += header->fragment_offset - a.covered_to;
-      if (a.holes.size() < kMaxHoles) a.holes.emplace_back(a.covered_to, header->fragment_offset);
-      else a.holes.back().second = header->fragment_offset;
-    }
-  }
+  // Whole is judged by the bytes covered, not by the order they came in: a repeated main
+  // header, or fragments sent out of offset order, join up (what is left uncovered at the
+  // end is the codestream's holes).
+  if (!body.empty() && !add_run(a, header->fragment_offset, end)) a.damaged = true;
   if (a.bytes.size() < end) a.bytes.resize(static_cast<std::size_t>(end));
   std::copy(body.begin(), body.end(), a.bytes.begin() + header->fragment_offset);
-  a.covered_to = std::max(a.covered_to, static_cast<std::uint32_t>(end));
   a.started = true;
   if (packet.marker) {
     a.ended = true;
     // A progressive frame, or the second field, ends the unit.
     if (header->tp == 0 || header->tp == 2) finish_unit();
   }
+}
+
+bool Rfc5371Depacketizer::add_run(Assembly& a, std::uint64_t begin, std::uint64_t end) {
+  auto& runs = a.runs;
+  // The first run ending at or after `begin` (touching counts), and the first starting after `end`.
+  auto first = std::lower_bound(runs.begin(), runs.end(), begin,
+                                [](const auto& run, std::uint64_t b) { return run.second < b; });
+  auto last = std::upper_bound(first, runs.end(), end, [](std::uint64_t e, const auto& run) { return e < run.first; });
+  if (first == last) {
+    if (runs.size() + 1 >= kMaxHoles) return false;  // (with the tail, at most kMaxHoles holes)
+    runs.insert(first, {begin, end});
+    return true;
+  }
+  first->first = std::min(first->first, begin);
+  first->second = std::max(std::prev(last)->second, end);
+  runs.erase(std::next(first), last);
+  return true;
 }
 
 void Rfc5371Depacketizer::finish_unit() {
@@ -109,16 +120,30 @@ void Rfc5371Depacketizer::finish_unit() {
   unit.expected_elements = interlaced_ ? 2 : 1;
   for (Assembly* a : {&first_, &second_}) {
     if (!a->started) continue;
-    // Whole means: starts with SOC at offset 0, no gap, and the M bit seen.
-    const bool whole = !a->damaged && a->ended && a->bytes.size() >= 2 && a->bytes[0] == 0xFF && a->bytes[1] == 0x4F;
+    // The holes: what no fragment covered between offset 0 and the end seen.
+    std::uint64_t at = 0;
+    for (const auto& [b, e] : a->runs) {
+      if (b > at) {
+        unit.missing_bytes += b - at;
+        unit.missing_ranges.push_back({unit.codestreams.size(), at, b});
+      }
+      at = e;
+    }
+    if (a->bytes.size() > at) {  // fragments past the last run kept (the list was full)
+      unit.missing_bytes += a->bytes.size() - at;
+      unit.missing_ranges.push_back({unit.codestreams.size(), at, a->bytes.size()});
+    }
+    // Whole means: every byte from offset 0 covered, starting with SOC, and the M bit seen.
+    const bool covered = a->runs.size() == 1 && a->runs.front().first == 0;
+    const bool whole = !a->damaged && covered && a->ended && a->bytes.size() >= 2 && a->bytes[0] == 0xFF &&
+                       a->bytes[1] == 0x4F;
     if (!whole) unit.complete = false;
-    unit.missing_bytes += a->missing;
-    for (const auto& [b, e] : a->holes) unit.missing_ranges.push_back({unit.codestreams.size(), b, e});
     unit.codestreams.push_back(std::move(a->bytes));
   }
   if (static_cast<int>(unit.codestreams.size()) < unit.expected_elements) unit.complete = false;
   first_ = Assembly{};
   second_ = Assembly{};
+  interlaced_ = false;
   active_ = false;
   unit.index = next_index_++;
   if (unit.complete) ++counters_.units_complete;

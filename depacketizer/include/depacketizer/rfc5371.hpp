@@ -43,9 +43,10 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   /// fragment at offset 0xFFFFF0 cannot make us zero-fill 16 MiB.
   static constexpr std::uint64_t kOffsetSlack = 1u << 20;
   static constexpr std::uint64_t kOffsetFactor = 4;
-  /// Holes recorded per codestream: beyond this a new hole widens the last one (the bytes
-  /// between them count as missing too), so that fragments placed one byte apart cannot
-  /// make the list, and the unit's missing ranges, grow with every packet.
+  /// Separate runs of received bytes kept per codestream: fragments may come in any order of
+  /// offsets (a sender repeating the main header, or not sending in offset order) and join
+  /// up; beyond this many runs the codestream is taken as damaged (its runs are kept as they
+  /// are), so that fragments placed one byte apart cannot make the list grow with every packet.
   static constexpr std::size_t kMaxHoles = 1024;
   /// Longest a unit may stay open (arrival of its first fragment to now): a frame is one
   /// frame period of packets, seconds on a very slow link; a timestamp that never ends (no
@@ -62,10 +63,8 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   /// One codestream (frame or field) being assembled from fragments.
   struct Assembly {
     std::vector<std::uint8_t> bytes;
-    std::uint32_t covered_to = 0;  // contiguous bytes received from offset 0
     std::uint64_t received = 0;    // payload bytes received (memory may follow this, not offsets)
-    std::uint64_t missing = 0;     // bytes skipped by gaps
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> holes;  // [begin, end) never received
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  // [begin, end) received, sorted, apart
     bool damaged = false;
     bool started = false;
     bool ended = false;            // saw M
@@ -77,8 +76,10 @@ class Rfc5371Depacketizer final : public PayloadDepacketizer {
   std::size_t max_bytes_;
   PayloadCounters counters_;
   std::optional<PictureDescriptor> no_descriptor_;
+  /// Records [begin, end) as received (joining runs it touches); false when the list is full.
+  static bool add_run(Assembly& a, std::uint64_t begin, std::uint64_t end);
   Assembly first_, second_;      // tp 0/1, tp 2
-  bool interlaced_ = false;
+  bool interlaced_ = false;      // a packet of this unit said it is a field (tp 1 or 2)
   bool active_ = false;
   std::uint32_t timestamp_ = 0;
   std::chrono::steady_clock::time_point first_arrival_{}, last_arrival_{};
