@@ -133,7 +133,8 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
 int main(int argc, char** argv) {
   using namespace j2k;
   CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live.\n"
-               "Keys: F or double-click fullscreen, I statistics overlay (and sound meters), M mute, Esc/Q quit.\n"
+               "Keys: F or double-click fullscreen, I statistics overlay (and sound meters), M mute,\n"
+               "D deinterlacing (interlaced streams: adaptive, off, bob), Esc/Q quit.\n"
                "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints per-second\n"
                "statistics on stderr. It waits for the first packet until interrupted; a capture (pcap:)\n"
                "plays at its own pace (add &timing=fast for as fast as possible) and ends at its end."};
@@ -178,6 +179,12 @@ int main(int argc, char** argv) {
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")
       ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
+  std::string deinterlace_text = "auto";
+  app.add_option("--deinterlace", deinterlace_text,
+                 "interlaced streams: a picture per field at the field rate, the missing lines from motion-adaptive "
+                 "interpolation (auto, adaptive), from the field alone (bob), or the woven frames as sent (off); key D "
+                 "changes it")
+      ->check(CLI::IsMember({"auto", "adaptive", "bob", "off", "weave"}))->capture_default_str();
   bool show_graphs = false, show_events = false;
   app.add_flag("--graphs", show_graphs, "start with the history graphs shown (key G toggles them)");
   app.add_flag("--events-panel", show_events, "start with the event panel shown (key E toggles it)");
@@ -304,7 +311,10 @@ int main(int argc, char** argv) {
   std::string time_code;
   // Decoded frames wait in the presenter's playout buffer until the display refresh nearest
   // their time on the stream's clock (the window's vsync, or headless a virtual 60 Hz display).
-  pipeline::FramePresenter presenter;
+  const ui::Deinterlace deinterlace = ui::parse_deinterlace(deinterlace_text).value_or(ui::Deinterlace::adaptive);
+  pipeline::FramePresenter::Config presenter_config;
+  presenter_config.split_fields = !headless && deinterlace != ui::Deinterlace::off;  // a window shows fields
+  pipeline::FramePresenter presenter(presenter_config);
   auto sink = [&](pipeline::DecodedFrame&& f) {
     const auto now = std::chrono::steady_clock::now();
     frames_seen.fetch_add(1);
@@ -323,7 +333,9 @@ int main(int argc, char** argv) {
     // The sound follows the pictures on screen: it is told which picture is which frame.
     sound.on_frame(f.device_rgba ? static_cast<const void*>(f.device_rgba.get()) : f.rgba.get(), f.rtp_timestamp, f.rgba.get());
     // Device pictures stay on the GPU; headless frames carry no picture, only their timing.
-    presenter.push({f.index, f.rtp_timestamp, f.received, std::move(f.rgba), std::move(f.device_rgba)}, now);
+    presenter.push({f.index, f.rtp_timestamp, f.received, std::move(f.rgba), std::move(f.device_rgba), f.interlaced,
+                    f.first_field_is_top},
+                   now);
   };
   auto opened = pipeline::ReceivePipeline::open(config, sink);
   if (!opened) { log->error("{}", opened.error().message); return cli::exit_error; }
@@ -445,11 +457,13 @@ int main(int argc, char** argv) {
   player.set_paced_source({[&](auto visible, auto refresh) -> std::optional<ui::PacedPicture> {
                              auto f = presenter.on_refresh(flush ? visible + std::chrono::hours(24) : visible, refresh);
                              if (!f) return std::nullopt;
-                             return ui::PacedPicture{std::move(f->host), std::move(f->device), f->received};
+                             return ui::PacedPicture{std::move(f->host), std::move(f->device), f->received, f->index,
+                                                     f->field};
                            },
                            [&](auto swapped) { presenter.on_shown(swapped); }});
   player.setWindowTitle(QString::fromStdString("j2kplay — " + url.describe()));
   player.set_overlay_visible(!no_overlay);
+  player.set_deinterlace(deinterlace);
   player.resize(win_w, win_h);
   // The sound: meters over the picture, the picture clock from each swap, M mutes.
   player.set_paint_hook([&](QPainter& painter, const QRect& area) {
@@ -544,6 +558,22 @@ int main(int argc, char** argv) {
       return;
     }
     if (shown) (void)media::write_png_rgba(screenshot + ".frame.png", shown->pixels.data(), shown->width, shown->height);
+    if (auto field = player.shown_field()) {
+      // One field of an interlaced frame on screen: the picture the shader completed, the woven
+      // frame before (FILE.frame.png is the frame itself) and which field it was, so that the
+      // window can be checked against ui::deinterlace_field.
+      auto save = [&](const std::string& name, const gpu::RgbaImage& img) {
+        (void)media::write_png_rgba(screenshot + name, img.pixels.data(), img.width, img.height);
+      };
+      save(".field.png", *field->field);
+      if (field->previous) save(".previous.png", *field->previous);
+      const nlohmann::json about = {{"parity", field->parity}, {"mode", ui::deinterlace_name(field->mode)},
+                                    {"previous", field->previous != nullptr}};
+      if (std::FILE* out = std::fopen((screenshot + ".field.json").c_str(), "w")) {
+        std::fputs(about.dump().c_str(), out);
+        std::fclose(out);
+      }
+    }
     std::lock_guard lock(last_shown.mutex);
     if (!last_shown.codestreams.empty()) {
       app::DecoderChoice cpu_choice;

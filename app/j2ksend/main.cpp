@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 100000));
   std::string interlaced;
   bool dual = false;
-  app.add_option("--interlaced", interlaced, "code each frame as two fields: I1 (a KLV per field) or I2 (both in one KLV); "
+  app.add_option("--interlaced", interlaced, "code each frame as two fields taken half a frame apart, as an interlaced "
+                                             "camera scans them (top first): I1 (a KLV per field) or I2 (both in one KLV); "
                                              "with rfc5371, fields are sent with tp 1 and 2")
       ->check(CLI::IsMember({"I1", "I2", "i1", "i2"}));
   app.add_flag("--dual-codestream", dual, "separate luma (Csiz 1) and chroma (Csiz 2) codestreams per frame or field");

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <QImage>
+#include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/cuda.hpp"
+#include "ui/deinterlace.hpp"
 #include "process.hpp"
 
 using j2k::test::bin;
@@ -85,20 +88,20 @@ void publish(const std::string& file, const std::string& name) {
   std::filesystem::copy_file(file, std::filesystem::path(dir) / name, std::filesystem::copy_options::overwrite_existing);
 }
 
-/// j2kplay under Xvfb on a j2ksend stream with 2 % packet loss (a real photograph), until
-/// the player quits; the sender runs until then (it is stopped with SIGINT afterwards).
-j2k::test::CommandResult play_impaired(const std::string& player_options, const std::string& tag) {
-  const std::string url = "'rtp://127.0.0.1:5194'";
-  const std::string encode = " --image " + std::string(J2K_MEDIA_DIR) + "/flower.png --size 960x540 --fps 25 --bits 10 "
-                             "--bitrate 20M --loop-frames 5 --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+/// j2kplay under Xvfb on a j2ksend stream to `port` (a real photograph, `encode` added to the
+/// sender's options), until the player quits; the sender loops until then (it is stopped with
+/// SIGINT afterwards).
+j2k::test::CommandResult play_while_sending(int port, const std::string& encode, const std::string& impairments,
+                                            const std::string& player_options, const std::string& tag) {
+  const std::string url = "'rtp://127.0.0.1:" + std::to_string(port) + "'";
   auto warm = run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --frames 1 --no-rtcp" + encode, tag + ".warm");
   EXPECT_EQ(warm.exit_code, 0) << warm.err;
   j2k::test::BackgroundReceiver player(kXvfb + bin("j2kplay") + " " + url + " " + player_options, tag + ".play");
   EXPECT_TRUE(player.wait_listening());
   std::remove((tag + ".pid").c_str());
   std::thread sender([&] {
-    (void)run("sh -c '" + bin("j2ksend") + " --to rtp://127.0.0.1:5194 --loop --loss 0.02 --seed 3" + encode +
-                  " & echo $! > " + tag + ".pid; wait'",
+    (void)run("sh -c '" + bin("j2ksend") + " --to rtp://127.0.0.1:" + std::to_string(port) + " --loop " + impairments +
+                  encode + " & echo $! > " + tag + ".pid; wait'",
               tag + ".send");
   });
   auto played = player.join();
@@ -107,6 +110,13 @@ j2k::test::CommandResult play_impaired(const std::string& player_options, const 
   if (const auto pid = j2k::test::slurp(tag + ".pid"); !pid.empty()) ::kill(std::stoi(pid), SIGINT);
   sender.join();
   return played;
+}
+
+/// The same on a 960x540 25 fps stream with 2 % packet loss.
+j2k::test::CommandResult play_impaired(const std::string& player_options, const std::string& tag) {
+  const std::string encode = " --image " + std::string(J2K_MEDIA_DIR) + "/flower.png --size 960x540 --fps 25 --bits 10 "
+                             "--bitrate 20M --loop-frames 5 --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+  return play_while_sending(5194, encode, "--loss 0.02 --seed 3", player_options, tag);
 }
 
 /// The screenshot a player run wrote, as RGB888; fatal unless the run succeeded and the file
@@ -159,6 +169,87 @@ TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
   publish("op-healthy.png", "operator-healthy.png");
   publish("op-alarmed.png", "operator-alarmed.png");
   publish("op-graphs.png", "operator-graphs.png");
+}
+
+namespace {
+
+/// A PNG the player wrote, as the RGBA picture it was.
+j2k::gpu::RgbaImage rgba_of(const std::string& file) {
+  const QImage img = QImage(QString::fromStdString(file)).convertToFormat(QImage::Format_RGBA8888);
+  j2k::gpu::RgbaImage out;
+  out.width = img.width();
+  out.height = img.height();
+  out.pixels.resize(static_cast<std::size_t>(out.width) * out.height * 4);
+  for (int y = 0; y < out.height; ++y)
+    std::copy_n(img.constScanLine(y), out.width * 4, out.pixels.begin() + static_cast<std::ptrdiff_t>(y) * out.width * 4);
+  return out;
+}
+
+}  // namespace
+
+TEST(PlayerUi, AnInterlacedStreamIsShownAFieldAtATimeAsTheCpuReferenceCompletesIt) {
+  // 1080i-style contribution: a woven field pair per frame. The window shows a picture per
+  // field at the field rate, its missing lines completed by the deinterlacing shader; what it
+  // drew must be what ui::deinterlace_field makes of the same two frames, to the byte.
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+  for (const char* f : {"il.png", "il.png.field.png", "il.png.frame.png", "il.png.previous.png", "il.png.field.json"})
+    std::filesystem::remove(f);
+  const std::string encode = " --image " + std::string(J2K_MEDIA_DIR) + "/flower.png --size 640x480 --fps 25 --bits 8 "
+                             "--interlaced I1 --bitrate 20M --loop-frames 6 --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+  auto played = play_while_sending(5196, encode, "",
+                                   "--screenshot il.png --quit-after 3 --window-size 640x480 --no-overlay --degrade off "
+                                   "--audio off --json",
+                                   "il");
+  QImage shot;
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(played, "il.png", shot));
+  const auto about = nlohmann::json::parse(j2k::test::slurp("il.png.field.json"), nullptr, false);
+  ASSERT_FALSE(about.is_discarded()) << "a field was on screen: " << played.err;
+  EXPECT_EQ(about.value("mode", ""), "motion-adaptive");
+  ASSERT_TRUE(about.value("previous", false)) << "the frame before took part in the motion test";
+  const int parity = about.value("parity", -1);
+  ASSERT_TRUE(parity == 0 || parity == 1);
+
+  // The window (640x480, drawn 1:1) shows the completed field.
+  const auto field = rgba_of("il.png.field.png");
+  ASSERT_EQ(field.width, 640);
+  ASSERT_EQ(field.height, 480);
+  ASSERT_EQ(shot.size(), QSize(640, 480));
+  double diff = 0;
+  for (int y = 0; y < 480; ++y)
+    for (int x = 0; x < 640; ++x)
+      for (int c = 0; c < 3; ++c)
+        diff += std::abs(shot.constScanLine(y)[x * 3 + c] - field.pixels[(static_cast<std::size_t>(y) * 640 + x) * 4 + c]);
+  EXPECT_LT(diff / (640.0 * 480 * 3), 2.0);
+
+  // The shader's field equals the CPU reference's from the same woven frames.
+  const auto frame = rgba_of("il.png.frame.png"), previous = rgba_of("il.png.previous.png");
+  j2k::gpu::RgbaImage reference;
+  j2k::ui::deinterlace_field(frame, &previous, parity, j2k::ui::Deinterlace::adaptive, reference);
+  ASSERT_EQ(reference.pixels.size(), field.pixels.size());
+  int largest = 0;
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < field.pixels.size(); ++i) {
+    const int d = std::abs(field.pixels[i] - reference.pixels[i]);
+    largest = std::max(largest, d);
+    differ += d != 0;
+  }
+  EXPECT_EQ(largest, 0) << differ << " bytes differ";
+  EXPECT_NE(field.pixels, frame.pixels) << "the field is not the woven frame";
+
+  // Pictures at the field rate: two per frame decoded (the first frame brings one), each shown
+  // or, where the loaded machine's paints fall behind, skipped (and counted); up to the
+  // presenter's capacity (16 fields) may still wait when the window closes.
+  const auto summary = nlohmann::json::parse(played.out, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << played.out;
+  const auto display = summary["display"];
+  const int shown = display.value("shown", 0), fields = display.value("fields_shown", 0),
+            skipped = display.value("skipped", 0), decoded = summary["frames"].value("decoded", 0);
+  std::printf("[ measured ] interlaced 640x480 25 fps: %d frames decoded, %d pictures shown (%d fields), %d skipped\n",
+              decoded, shown, fields, skipped);
+  EXPECT_EQ(fields, shown);
+  EXPECT_GT(shown, decoded / 2);
+  EXPECT_GE(shown + skipped + 16, 2 * decoded - 1);
+  EXPECT_LE(shown + skipped, 2 * decoded);
 }
 
 TEST(PlayerHeadless, PresentationIsPacedAndCountedInTheJson) {

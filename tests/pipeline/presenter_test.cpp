@@ -183,6 +183,79 @@ TEST(FramePresenter, FieldPairsArePresentedAtTheFrameRate) {
   EXPECT_EQ(p.figures().skipped, 0u);
 }
 
+/// A picture handed out with the field it shows.
+struct ShownField {
+  std::uint64_t index = 0;
+  int field = -1;
+  Clock::time_point visible{};
+};
+
+/// As play(), for interlaced frames (woven field pairs) on a presenter that splits fields.
+std::vector<ShownField> play_fields(FramePresenter& p, const std::vector<Arrival>& frames, Clock::duration refresh,
+                                    bool first_field_is_top) {
+  std::vector<ShownField> shown;
+  std::size_t next = 0;
+  for (auto paint = t0; paint < frames.back().ready + 1s; paint += refresh) {
+    for (; next < frames.size() && frames[next].ready <= paint; ++next) {
+      FramePresenter::Frame f;
+      f.index = next;
+      f.rtp_timestamp = frames[next].rtp_timestamp;
+      f.received = frames[next].ready - 10ms;
+      f.interlaced = true;
+      f.first_field_is_top = first_field_is_top;
+      p.push(std::move(f), frames[next].ready);
+    }
+    const auto visible = paint + refresh;
+    if (auto f = p.on_refresh(visible, refresh)) {
+      shown.push_back({f->index, f->field, visible});
+      p.on_shown(visible);
+    }
+  }
+  return shown;
+}
+
+TEST(FramePresenter, SplitFieldsShowAFieldPairAsTwoPicturesHalfAFrameApart) {
+  // 1080i50 deinterlaced: 25 woven frames a second become 50 pictures, one per field, the
+  // first in time first; on a 50 Hz display every refresh brings the next field.
+  for (const bool top_first : {true, false}) {
+    FramePresenter::Config c;
+    c.split_fields = true;
+    FramePresenter p(c);
+    const auto frames = stream(125, 3600, [](int) { return 25ms; });
+    const auto shown = play_fields(p, frames, k50Hz, top_first);
+    // The first frame's interval is not known when it comes: its first field only.
+    ASSERT_EQ(shown.size(), 249u);
+    const int first = top_first ? 0 : 1;
+    EXPECT_EQ(shown[0].field, first);
+    for (std::size_t i = 1; i < shown.size(); ++i) {
+      // (The first frame, a single picture, stays a frame period.)
+      EXPECT_EQ(shown[i].visible - shown[i - 1].visible, i == 1 ? 40ms : 20ms) << i;
+      // Frame k's first field, then its second: (k, first), (k, 1 - first), (k + 1, first) …
+      EXPECT_EQ(shown[i].index, (i + 1) / 2) << i;
+      EXPECT_EQ(shown[i].field, i % 2 == 1 ? first : 1 - first) << i;
+    }
+    const auto f = p.figures();
+    EXPECT_EQ(f.shown, 249u);
+    EXPECT_EQ(f.fields_shown, 249u);
+    EXPECT_EQ(f.repeated, 0u);
+    EXPECT_EQ(f.skipped, 0u);
+    EXPECT_EQ(f.late, 0u);
+    // The latency is each frame's, measured at its first field.
+    EXPECT_EQ(f.receive_to_display.count(), 125u);
+  }
+}
+
+TEST(FramePresenter, SplitFieldsLeaveProgressiveFramesWhole) {
+  FramePresenter::Config c;
+  c.split_fields = true;
+  FramePresenter p(c);
+  const auto frames = stream(100, 3600, [](int) { return 25ms; });
+  const auto shown = play(p, frames, k50Hz);
+  EXPECT_EQ(shown.size(), 100u);
+  EXPECT_EQ(p.figures().fields_shown, 0u);
+  EXPECT_EQ(p.figures().repeated, 0u);
+}
+
 TEST(FramePresenter, TheBufferIsBounded) {
   FramePresenter::Config c;
   c.capacity = 4;

@@ -31,6 +31,13 @@ varying vec2 v_uv;
 void main() { gl_FragColor = vec4(texture2D(u_tex, v_uv).rgb, 1.0); }
 )";
 
+// The field pass draws over a viewport the picture's size; its fragment shader is
+// kDeinterlaceFragmentShader (ui/deinterlace.cpp).
+constexpr const char* kFieldVertexShader = R"(#version 120
+attribute vec2 a_pos;
+void main() { gl_Position = vec4(a_pos, 0.0, 1.0); }
+)";
+
 GLuint compile(GLenum type, const char* source) {
   GLuint s = glCreateShader(type);
   glShaderSource(s, 1, &source, nullptr);
@@ -47,10 +54,23 @@ GLuint compile(GLenum type, const char* source) {
 
 }  // namespace
 
-/// GL objects: one texture, one pixel unpack buffer for pictures in host memory, one
-/// program and a quad; for pictures in device memory, the CUDA-GL presenter (gpu/).
+/// GL objects: two frame textures (the frame on screen and the one before it), one pixel
+/// unpack buffer for pictures in host memory, one program and a quad; for pictures in device
+/// memory, the CUDA-GL presenter (gpu/); for fields, the deinterlacing program, its
+/// framebuffer and the texture it fills.
 struct PlayerWidget::Gl {
-  GLuint program = 0, vbo = 0, texture = 0, pbo = 0;
+  GLuint program = 0, vbo = 0, pbo = 0;
+  GLuint frames[2] = {};
+  int frame_w[2] = {}, frame_h[2] = {};
+  std::uint64_t serial[2] = {};  // the upload that filled each frame texture (0: none yet)
+  int cur = 0;                   // the frame texture on screen
+  GLuint texture() const { return frames[cur]; }
+  GLuint field_program = 0, fbo = 0, field_texture = 0;
+  int field_w = 0, field_h = 0;
+  GLint field_pos = -1, u_cur = -1, u_prev = -1, u_size = -1, u_parity = -1, u_mode = -1, u_has_prev = -1;
+  bool field_tried = false, field_ok = false;
+  std::optional<std::tuple<std::uint64_t, int, int>> field_of;  // (serial, parity, mode) in field_texture
+  bool field_had_prev = false;
   // GL_TIME_ELAPSED queries around each frame's texture update + draw, read back a few
   // frames later (never waiting for the GPU).
   static constexpr int kQueries = 4;
@@ -59,7 +79,6 @@ struct PlayerWidget::Gl {
   int next_query = 0;
   bool timer_queries = false;
   GLint pos_loc = -1, uv_loc = -1, tex_loc = -1;
-  int tex_w = 0, tex_h = 0;
   std::unique_ptr<gpu::CudaGlPresenter> presenter;  // created with the first device picture
 };
 
@@ -72,7 +91,10 @@ PlayerWidget::~PlayerWidget() {
   if (!gl_ok_) return;
   makeCurrent();
   gl_->presenter.reset();  // waits for GL, drops its imports and PBO, with the context current
-  glDeleteTextures(1, &gl_->texture);
+  glDeleteTextures(2, gl_->frames);
+  if (gl_->fbo) glDeleteFramebuffers(1, &gl_->fbo);
+  if (gl_->field_texture) glDeleteTextures(1, &gl_->field_texture);
+  if (gl_->field_program) glDeleteProgram(gl_->field_program);
   glDeleteBuffers(1, &gl_->pbo);
   glDeleteBuffers(1, &gl_->vbo);
   if (gl_->timer_queries) glDeleteQueries(Gl::kQueries, gl_->queries);
@@ -103,31 +125,60 @@ void PlayerWidget::post(std::shared_ptr<const gpu::RgbaImage> host, std::shared_
   QMetaObject::invokeMethod(this, [this] { update(); }, Qt::QueuedConnection);
 }
 
-std::shared_ptr<const gpu::RgbaImage> PlayerWidget::shown_picture() {
-  if (shown_ || !shown_on_device_ || !gl_ok_) return shown_;
-  // Shown from the device: the texture holds it. Read it back once (screenshots, tests).
+std::shared_ptr<gpu::RgbaImage> PlayerWidget::read_texture(unsigned int texture, int w, int h) {
   auto img = std::make_shared<gpu::RgbaImage>();
-  img->width = shown_w_;
-  img->height = shown_h_;
-  img->pixels.resize(static_cast<std::size_t>(shown_w_) * 4 * static_cast<std::size_t>(shown_h_));
+  img->width = w;
+  img->height = h;
+  img->pixels.resize(static_cast<std::size_t>(w) * 4 * static_cast<std::size_t>(h));
   makeCurrent();
-  glBindTexture(GL_TEXTURE_2D, gl_->texture);
+  glBindTexture(GL_TEXTURE_2D, texture);
   glPixelStorei(GL_PACK_ALIGNMENT, 4);
   glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, img->pixels.data());
   doneCurrent();
-  shown_ = std::move(img);
+  return img;
+}
+
+std::shared_ptr<const gpu::RgbaImage> PlayerWidget::shown_picture() {
+  if (shown_ || !shown_on_device_ || !gl_ok_) return shown_;
+  // Shown from the device: the texture holds it. Read it back once (screenshots, tests).
+  shown_ = read_texture(gl_->texture(), shown_w_, shown_h_);
   return shown_;
+}
+
+std::optional<PlayerWidget::ShownField> PlayerWidget::shown_field() {
+  if (!gl_ok_ || shown_field_ < 0 || !gl_->field_of) return std::nullopt;
+  ShownField f;
+  f.parity = std::get<1>(*gl_->field_of);
+  f.mode = static_cast<Deinterlace>(std::get<2>(*gl_->field_of));
+  f.field = read_texture(gl_->field_texture, gl_->field_w, gl_->field_h);
+  f.frame = read_texture(gl_->texture(), gl_->frame_w[gl_->cur], gl_->frame_h[gl_->cur]);
+  const int other = 1 - gl_->cur;
+  if (gl_->field_had_prev) f.previous = read_texture(gl_->frames[other], gl_->frame_w[other], gl_->frame_h[other]);
+  return f;
+}
+
+void PlayerWidget::set_deinterlace(Deinterlace mode) {
+  deinterlace_ = mode;
+  update();
+}
+
+QString PlayerWidget::fields_note() const {
+  if (shown_field_ < 0) return {};
+  if (deinterlace_ == Deinterlace::off) return QStringLiteral("\ninterlaced: woven fields (D: deinterlace)");
+  if (gl_->field_tried && !gl_->field_ok) return QStringLiteral("\ninterlaced: woven (no GL framebuffers to deinterlace)");
+  return QStringLiteral("\ninterlaced: a picture per field, %1 (D: change)").arg(deinterlace_name(deinterlace_));
 }
 
 QString PlayerWidget::display_path() const {
   if (frames_shown_ == 0) return {};
   if (shown_on_device_)
     return QStringLiteral("GPU: %1, display via %2")
-        .arg(gpu_name_, device_external_ ? QStringLiteral("CUDA memory → GL (imported, no map)")
-                            : QStringLiteral("CUDA→PBO"));
+               .arg(gpu_name_, device_external_ ? QStringLiteral("CUDA memory → GL (imported, no map)")
+                                   : QStringLiteral("CUDA→PBO")) +
+           fields_note();
   QString text = QStringLiteral("CPU display path (host RGBA → PBO)");
   if (device_fallbacks_) text += QStringLiteral(", %1 GPU display fallbacks").arg(device_fallbacks_);
-  return text;
+  return text + fields_note();
 }
 
 void PlayerWidget::set_overlay_text(const QString& text) {
@@ -292,12 +343,14 @@ void PlayerWidget::initializeGL() {
   gl_->tex_loc = glGetUniformLocation(gl_->program, "u_tex");
   glGenBuffers(1, &gl_->vbo);
   glGenBuffers(1, &gl_->pbo);
-  glGenTextures(1, &gl_->texture);
-  glBindTexture(GL_TEXTURE_2D, gl_->texture);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glGenTextures(2, gl_->frames);
+  for (GLuint t : gl_->frames) {
+    glBindTexture(GL_TEXTURE_2D, t);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
   gl_->timer_queries = GLEW_VERSION_3_3 || GLEW_ARB_timer_query;
   if (gl_->timer_queries) glGenQueries(Gl::kQueries, gl_->queries);
   gl_ok_ = true;
@@ -306,13 +359,118 @@ void PlayerWidget::initializeGL() {
 void PlayerWidget::resizeGL(int, int) {}
 
 void PlayerWidget::set_texture_size(int w, int h) {
-  glBindTexture(GL_TEXTURE_2D, gl_->texture);
+  const int i = gl_->cur;
+  glBindTexture(GL_TEXTURE_2D, gl_->frames[i]);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  if (w != gl_->tex_w || h != gl_->tex_h) {
+  if (w != gl_->frame_w[i] || h != gl_->frame_h[i]) {
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-    gl_->tex_w = w;
-    gl_->tex_h = h;
+    gl_->frame_w[i] = w;
+    gl_->frame_h[i] = h;
   }
+}
+
+void PlayerWidget::next_texture() {
+  gl_->cur = 1 - gl_->cur;
+  gl_->serial[gl_->cur] = ++uploads_;
+}
+
+bool PlayerWidget::init_deinterlace() {
+  if (gl_->field_tried) return gl_->field_ok;
+  gl_->field_tried = true;
+  if (!glGenFramebuffers || !glBindFramebuffer || !glFramebufferTexture2D || !glCheckFramebufferStatus) {
+    logger("ui")->warn("this OpenGL has no framebuffer objects: interlaced pictures are shown woven");
+    return false;
+  }
+  GLuint vs = compile(GL_VERTEX_SHADER, kFieldVertexShader);
+  GLuint fs = compile(GL_FRAGMENT_SHADER, kDeinterlaceFragmentShader);
+  gl_->field_program = glCreateProgram();
+  glAttachShader(gl_->field_program, vs);
+  glAttachShader(gl_->field_program, fs);
+  glLinkProgram(gl_->field_program);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint linked = 0;
+  glGetProgramiv(gl_->field_program, GL_LINK_STATUS, &linked);
+  if (!linked) {
+    logger("ui")->warn("the deinterlacing shader failed to link: interlaced pictures are shown woven");
+    return false;
+  }
+  gl_->field_pos = glGetAttribLocation(gl_->field_program, "a_pos");
+  gl_->u_cur = glGetUniformLocation(gl_->field_program, "u_cur");
+  gl_->u_prev = glGetUniformLocation(gl_->field_program, "u_prev");
+  gl_->u_size = glGetUniformLocation(gl_->field_program, "u_size");
+  gl_->u_parity = glGetUniformLocation(gl_->field_program, "u_parity");
+  gl_->u_mode = glGetUniformLocation(gl_->field_program, "u_mode");
+  gl_->u_has_prev = glGetUniformLocation(gl_->field_program, "u_has_prev");
+  glGenFramebuffers(1, &gl_->fbo);
+  glGenTextures(1, &gl_->field_texture);
+  glBindTexture(GL_TEXTURE_2D, gl_->field_texture);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  gl_->field_ok = true;
+  return true;
+}
+
+bool PlayerWidget::render_field() {
+  if (!init_deinterlace()) return false;
+  const int i = gl_->cur, other = 1 - i;
+  const int w = gl_->frame_w[i], h = gl_->frame_h[i];
+  const std::tuple<std::uint64_t, int, int> key{gl_->serial[i], shown_field_, static_cast<int>(deinterlace_)};
+  if (gl_->field_of == key) return true;
+  glBindFramebuffer(GL_FRAMEBUFFER, gl_->fbo);
+  if (w != gl_->field_w || h != gl_->field_h) {
+    glBindTexture(GL_TEXTURE_2D, gl_->field_texture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, gl_->field_texture, 0);
+    gl_->field_w = w;
+    gl_->field_h = h;
+    if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+      logger("ui")->warn("the deinterlacing framebuffer is incomplete: interlaced pictures are shown woven");
+      glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
+      gl_->field_ok = false;
+      return false;
+    }
+  }
+  // The previous frame takes part only if it is the frame before this one, of the same size.
+  const bool has_prev = gl_->serial[other] != 0 && gl_->serial[other] + 1 == gl_->serial[i] &&
+                        gl_->frame_w[other] == w && gl_->frame_h[other] == h;
+  glViewport(0, 0, w, h);
+  glUseProgram(gl_->field_program);
+  // Exact texels: nearest sampling while the pass reads them (the frames are drawn scaled with
+  // linear filtering otherwise).
+  const GLuint sources[2] = {gl_->frames[i], gl_->frames[other]};
+  for (int unit = 1; unit >= 0; --unit) {
+    glActiveTexture(GL_TEXTURE0 + unit);
+    glBindTexture(GL_TEXTURE_2D, sources[unit]);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  }
+  glUniform1i(gl_->u_cur, 0);
+  glUniform1i(gl_->u_prev, 1);
+  glUniform2f(gl_->u_size, static_cast<GLfloat>(w), static_cast<GLfloat>(h));
+  glUniform1f(gl_->u_parity, static_cast<GLfloat>(shown_field_ & 1));
+  glUniform1f(gl_->u_mode, deinterlace_ == Deinterlace::adaptive ? 2.f : deinterlace_ == Deinterlace::bob ? 1.f : 0.f);
+  glUniform1f(gl_->u_has_prev, has_prev ? 1.f : 0.f);
+  const GLfloat quad[] = {-1, -1, 1, -1, -1, 1, 1, 1};
+  glBindBuffer(GL_ARRAY_BUFFER, gl_->vbo);
+  glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
+  glEnableVertexAttribArray(static_cast<GLuint>(gl_->field_pos));
+  glVertexAttribPointer(static_cast<GLuint>(gl_->field_pos), 2, GL_FLOAT, GL_FALSE, 2 * sizeof(GLfloat), nullptr);
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  glDisableVertexAttribArray(static_cast<GLuint>(gl_->field_pos));
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+  for (int unit = 1; unit >= 0; --unit) {
+    glActiveTexture(GL_TEXTURE0 + unit);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  }
+  glUseProgram(0);
+  glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
+  gl_->field_of = key;
+  gl_->field_had_prev = has_prev;
+  return true;
 }
 
 void PlayerWidget::upload_host(const gpu::RgbaImage& picture) {
@@ -345,7 +503,7 @@ bool PlayerWidget::upload_device(const std::shared_ptr<const gpu::DevicePicture>
     set_texture_size(w, h);
     // The GPU path: GL reads the picture's memory (imported once) or a PBO CUDA copies it
     // into (map, copy, unmap); either way it never visits host memory.
-    if (auto st = gl_->presenter->update_texture(picture, gl_->texture); st) {
+    if (auto st = gl_->presenter->update_texture(picture, gl_->texture()); st) {
       const bool external = gl_->presenter->last_path() == gpu::CudaGlPresenter::Path::external_memory;
       if (!frames_via_device_ || external != device_external_)
         logger("ui")->info("display path: {}", external ? "CUDA memory imported into GL (no per-frame map)"
@@ -392,6 +550,12 @@ void PlayerWidget::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_I: set_overlay_visible(!overlay_visible_); break;
     case Qt::Key_G: set_graphs_visible(!graphs_visible_); break;
     case Qt::Key_E: set_events_visible(!events_visible_); break;
+    case Qt::Key_D:
+      set_deinterlace(deinterlace_ == Deinterlace::off   ? Deinterlace::bob
+                      : deinterlace_ == Deinterlace::bob ? Deinterlace::adaptive
+                                                         : Deinterlace::off);
+      logger("ui")->info("deinterlacing: {}", deinterlace_name(deinterlace_));
+      break;
     default: QOpenGLWidget::keyPressEvent(event);
   }
 }
@@ -409,6 +573,8 @@ void PlayerWidget::paintGL() {
   std::shared_ptr<const gpu::RgbaImage> next;
   std::shared_ptr<const gpu::DevicePicture> next_device;
   std::optional<Clock::time_point> received;
+  std::optional<std::uint64_t> frame;  // paced: the picture's frame number
+  int field = -1;
   QString overlay;
   std::optional<MonitorView> monitor;
   {
@@ -430,6 +596,8 @@ void PlayerWidget::paintGL() {
       next = std::move(picked->host);
       next_device = std::move(picked->device);
       received = picked->received;
+      frame = picked->frame;
+      field = picked->field;
       paced_drew_ = next || next_device;
     }
   }
@@ -440,14 +608,35 @@ void PlayerWidget::paintGL() {
   const bool timing = gl_->timer_queries && (next || next_device) && !gl_->query_pending[query];
   if (timing) glBeginQuery(GL_TIME_ELAPSED, gl_->queries[query]);
   const void* drawing = next_device ? static_cast<const void*>(next_device.get()) : next.get();
-  if (next_device && next_device->width() > 0 && next_device->height() > 0 && upload_device(next_device)) {
-    shown_w_ = next_device->width();
-    shown_h_ = next_device->height();
+  if ((next || next_device) && frame && shown_frame_ == frame && frames_shown_ > 0) {
+    // The other field of the frame on screen: it is in its texture already; only the field
+    // shown changes. (Its sound and its latency were the first field's.)
+    next.reset();
+    next_device.reset();
+    shown_field_ = field;
     ++frames_shown_;
+    drawing = nullptr;
+    received.reset();
+  }
+  if (next || next_device) {
+    shown_frame_ = frame;
+    shown_field_ = field;
+  }
+  if (next_device && next_device->width() > 0 && next_device->height() > 0) {
+    const int before = gl_->cur;
+    next_texture();
+    if (upload_device(next_device)) {
+      shown_w_ = next_device->width();
+      shown_h_ = next_device->height();
+      ++frames_shown_;
+    } else {
+      gl_->cur = before;
+    }
   }
   next_device.reset();  // on screen (the presenter holds it until GL has read it) or given up
   if (gl_->presenter) gl_->presenter->poll();
   if (next && next->width > 0 && next->height > 0) {
+    next_texture();
     upload_host(*next);
     shown_w_ = next->width;
     shown_h_ = next->height;
@@ -457,6 +646,8 @@ void PlayerWidget::paintGL() {
   }
 
   if (frames_shown_ > 0) {
+    GLuint picture = gl_->texture();
+    if (shown_field_ >= 0 && deinterlace_ != Deinterlace::off && render_field()) picture = gl_->field_texture;
     // Letterbox: the largest rectangle of the picture's aspect ratio that fits.
     const double pic_aspect = static_cast<double>(shown_w_) / shown_h_;
     int vw = fb_w, vh = static_cast<int>(fb_w / pic_aspect + 0.5);
@@ -469,7 +660,7 @@ void PlayerWidget::paintGL() {
     const GLfloat quad[] = {-1, -1, 0, 1, 1, -1, 1, 1, -1, 1, 0, 0, 1, 1, 1, 0};
     glUseProgram(gl_->program);
     glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, gl_->texture);
+    glBindTexture(GL_TEXTURE_2D, picture);
     glUniform1i(gl_->tex_loc, 0);
     glBindBuffer(GL_ARRAY_BUFFER, gl_->vbo);
     glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);

@@ -62,11 +62,31 @@ void FramePresenter::push(Frame frame, Clock::time_point ready) {
   auto due = on_time + delay_;
   if (!waiting_.empty()) due = std::max(due, waiting_.back().due);  // never before an earlier frame
   if (shown_due_ && !next_media_ && waiting_.empty()) next_media_ = media;
-  if (waiting_.size() >= config_.capacity) {
+  const auto interval = clock_.frame_interval();
+  if (!config_.split_fields || !frame.interlaced) {
+    frame.field = -1;
+    enqueue({std::move(frame), due, media});
+    return;
+  }
+  // A picture per field: the first in time at P, the second half a frame later (the first
+  // frame of a stream, whose interval is not known yet, shows its first field only).
+  const int first = frame.first_field_is_top ? 0 : 1;
+  Frame second = frame;
+  frame.field = first;
+  second.field = 1 - first;
+  enqueue({std::move(frame), due, media});
+  if (interval <= Clock::duration{}) return;
+  const auto half_ticks = std::chrono::duration_cast<std::chrono::nanoseconds>(interval).count() * 9 / 200000;
+  enqueue({std::move(second), due + interval / 2, media + half_ticks});
+}
+
+void FramePresenter::enqueue(Waiting w) {
+  const std::size_t capacity = config_.capacity * (config_.split_fields ? 2 : 1);
+  if (waiting_.size() >= capacity) {
     waiting_.pop_front();
     ++figures_.skipped;
   }
-  waiting_.push_back({std::move(frame), due, media});
+  waiting_.push_back(std::move(w));
 }
 
 std::optional<FramePresenter::Frame> FramePresenter::on_refresh(Clock::time_point visible, Clock::duration refresh) {
@@ -84,6 +104,7 @@ std::optional<FramePresenter::Frame> FramePresenter::on_refresh(Clock::time_poin
       if (step <= 0 || step > kNewTimeline) {
         const auto interval = clock_.frame_interval();
         step = std::chrono::duration_cast<std::chrono::nanoseconds>(interval).count() * 9 / 100000;
+        if (shown_is_field_) step /= 2;  // a field is on screen for half a frame
       }
       if (step > 0 && visible - (*shown_due_ + media_time(step)) > half) ++pending_repeats_;
     }
@@ -96,11 +117,17 @@ std::optional<FramePresenter::Frame> FramePresenter::on_refresh(Clock::time_poin
   figures_.repeated += pending_repeats_;
   pending_repeats_ = 0;
   ++figures_.shown;
+  if (w.frame.field >= 0) ++figures_.fields_shown;
   shown_due_ = w.due;
   shown_media_ = w.media;
+  shown_is_field_ = w.frame.field >= 0;
   next_media_.reset();
   if (!waiting_.empty()) next_media_ = waiting_.front().media;
-  awaiting_swap_ = w.frame.received;
+  // The latency is the frame's: measured at its first picture (a second field comes half a
+  // frame later by design).
+  const bool second_field = w.frame.field >= 0 && w.frame.field != (w.frame.first_field_is_top ? 0 : 1);
+  if (second_field) awaiting_swap_.reset();
+  else awaiting_swap_ = w.frame.received;
   return std::move(w.frame);
 }
 

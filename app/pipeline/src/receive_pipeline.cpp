@@ -657,6 +657,8 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
     f.error = fmt::format("{} codestreams in one unit, not a frame or a field pair", unit.codestreams.size());
     return;
   }
+  f.interlaced = unit.codestreams.size() == 2;  // a field pair, woven into the frame
+  f.first_field_is_top = unit.first_field_is_top;
   if (auto why = check_against_descriptor(unit); !why.empty()) {
     oversize_.fetch_add(1, std::memory_order_relaxed);
     f.error = std::move(why);

@@ -130,15 +130,16 @@ nlohmann::json latency_json(const LatencyHistogram& h) {
 }
 
 void add_display_json(nlohmann::json& summary, const FramePresenter::Figures& d) {
-  summary["display"] = {{"shown", d.shown}, {"late", d.late}, {"repeated", d.repeated}, {"skipped", d.skipped},
-                        {"delay_ms", d.delay_ms}};
+  summary["display"] = {{"shown", d.shown}, {"fields_shown", d.fields_shown}, {"late", d.late}, {"repeated", d.repeated},
+                        {"skipped", d.skipped}, {"delay_ms", d.delay_ms}};
   summary["latency"]["receive_to_display_ms"] = latency_json(d.receive_to_display);
 }
 
 std::string display_line(const FramePresenter::Figures& now, const FramePresenter::Figures& before, double seconds) {
   const double shown = seconds > 0 ? static_cast<double>(now.shown - before.shown) / seconds : 0.0;
-  std::string line = fmt::format("display: shown {:.1f}/s  late {}  repeated {}  skipped {}  delay {:.0f} ms", shown, now.late,
-                                 now.repeated, now.skipped, now.delay_ms);
+  const bool fields = now.fields_shown > before.fields_shown;  // deinterlaced: a picture per field
+  std::string line = fmt::format("display: shown {:.1f}/s{}  late {}  repeated {}  skipped {}  delay {:.0f} ms", shown,
+                                 fields ? " (fields)" : "", now.late, now.repeated, now.skipped, now.delay_ms);
   const auto lat = LatencyFigures::of(now.receive_to_display.since(before.receive_to_display));
   if (lat.count)
     line += fmt::format("  receive->display p50/p95/p99 {:.0f}/{:.0f}/{:.0f} ms", lat.p50, lat.p95, lat.p99);

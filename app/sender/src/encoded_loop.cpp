@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uint32_t kCacheMagic = 0x4A324B4C;  // "J2KL"
-constexpr std::uint32_t kCacheVersion = 3;
+constexpr std::uint32_t kCacheVersion = 4;  // 4: interlaced loops take their fields half a frame apart
 
 std::uint64_t fnv(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
@@ -114,6 +114,23 @@ PlanarImage field_of(const PlanarImage& frame, int y0) {
   return f;
 }
 
+/// What an interlaced camera makes of frame `index`: its first field (the even lines) at the
+/// frame's instant, its second (the odd lines) half a frame period later, as it scans them. The
+/// source is asked for pictures at the field rate: twice as many in the loop.
+PlanarImage interlaced_frame(const FrameSource& source, int index, int loop_frames) {
+  PlanarImage frame = source.frame(2 * index, 2 * loop_frames);
+  const PlanarImage later = source.frame(2 * index + 1, 2 * loop_frames);
+  for (std::size_t c = 0; c < frame.planes.size() && c < later.planes.size(); ++c) {
+    Plane& dst = frame.planes[c];
+    const Plane& src = later.planes[c];
+    if (src.width != dst.width || src.height != dst.height) continue;
+    for (int y = 1; y < dst.height; y += 2)
+      std::copy_n(&src.samples[static_cast<std::size_t>(y) * src.width], src.width,
+                  &dst.samples[static_cast<std::size_t>(y) * dst.width]);
+  }
+  return frame;
+}
+
 /// Planes [first, first+count) as an image of their own (the luma or the chroma codestream).
 PlanarImage planes_of(const PlanarImage& img, std::size_t first, std::size_t count) {
   PlanarImage out;
@@ -198,7 +215,7 @@ Result<std::vector<EncodedFrame>> encode_loop(const FrameSource& source, const P
   const auto t0 = std::chrono::steady_clock::now();
   auto work = [&] {
     for (int i = next++; i < spec.frames; i = next++) {
-      PlanarImage img = source.frame(i, spec.frames);
+      PlanarImage img = spec.interlaced ? interlaced_frame(source, i, spec.frames) : source.frame(i, spec.frames);
       auto encoded = encode_frame(img, spec);
       if (!encoded) {
         std::lock_guard lock(error_mutex);

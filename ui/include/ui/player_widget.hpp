@@ -22,6 +22,7 @@
 
 #include "gpu/colour.hpp"
 #include "gpu/device_picture.hpp"
+#include "ui/deinterlace.hpp"
 #include "ui/monitor_view.hpp"
 
 namespace j2k::ui {
@@ -43,6 +44,12 @@ struct PacedPicture {
   std::shared_ptr<const gpu::RgbaImage> host;
   std::shared_ptr<const gpu::DevicePicture> device;  ///< at most one of the two is set
   std::optional<std::chrono::steady_clock::time_point> received;  ///< arrival of its last packet
+  /// The frame's number: a picture whose number is the one on screen is another field of that
+  /// frame (nothing is uploaded again). Unset: always a new picture.
+  std::optional<std::uint64_t> frame;
+  /// One field of a woven frame: the parity of its own lines (0 even, 1 odd), the rest completed
+  /// as set_deinterlace says (ui/deinterlace.hpp); -1: the whole picture.
+  int field = -1;
 };
 
 /// Paced presentation (j2kplay's stream-clock presenter, app/pipeline/presenter.hpp): the
@@ -73,6 +80,18 @@ class PlayerWidget : public QOpenGLWidget {
   /// GUI thread, before the widget is shown: pictures come from `source` at each refresh
   /// instead of through present() (see PacedSource).
   void set_paced_source(PacedSource source);
+  /// How fields (PacedPicture::field) are completed (GUI thread; D cycles off, bob, adaptive).
+  void set_deinterlace(Deinterlace mode);
+  Deinterlace deinterlace() const noexcept { return deinterlace_; }
+  /// GUI thread: the field on screen as completed by the shader, the woven frame it came from
+  /// and the one before it (read back from GL; tests and screenshots compare them with
+  /// deinterlace_field). Null where no field is on screen (or no previous frame).
+  struct ShownField {
+    std::shared_ptr<const gpu::RgbaImage> field, frame, previous;
+    int parity = 0;
+    Deinterlace mode = Deinterlace::adaptive;
+  };
+  std::optional<ShownField> shown_field();
   /// Thread-safe: text for the overlay (one line per \n).
   void set_overlay_text(const QString& text);
   void set_overlay_visible(bool visible);
@@ -99,6 +118,8 @@ class PlayerWidget : public QOpenGLWidget {
   /// GUI thread: how the last picture reached the screen, for the overlay
   /// ("GPU: NVIDIA H200, display via CUDA→PBO" or "CPU"), and the counts.
   QString display_path() const;
+  /// The overlay's line on interlaced pictures ("" for progressive ones).
+  QString fields_note() const;
   std::uint64_t frames_via_device() const noexcept { return frames_via_device_; }
   std::uint64_t device_fallbacks() const noexcept { return device_fallbacks_; }
   bool device_display_failed() const noexcept { return device_failed_; }
@@ -108,7 +129,7 @@ class PlayerWidget : public QOpenGLWidget {
   void paintGL() override;
   void resizeGL(int w, int h) override;
   /// F or double-click: fullscreen; Esc or Q: quit (Esc leaves fullscreen first); I: overlay;
-  /// G: graphs; E: events.
+  /// G: graphs; E: events; D: deinterlacing off, bob, adaptive.
   void keyPressEvent(QKeyEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
 
@@ -122,6 +143,13 @@ class PlayerWidget : public QOpenGLWidget {
   void collect_gpu_times();
   bool upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture);
   void set_texture_size(int w, int h);
+  /// A new frame goes into the other of the two frame textures (the one on screen becomes the previous).
+  void next_texture();
+  bool init_deinterlace();
+  /// Completes the field on screen into the field texture (once per frame and field); false
+  /// where GL cannot (no framebuffer objects): the woven frame is drawn instead.
+  bool render_field();
+  std::shared_ptr<gpu::RgbaImage> read_texture(unsigned int texture, int w, int h);
   struct Gl;
   std::unique_ptr<Gl> gl_;
   bool gl_ok_ = false;
@@ -150,6 +178,12 @@ class PlayerWidget : public QOpenGLWidget {
   QString gpu_name_;
   bool device_external_ = false;  // the last device frame came through GL-imported memory (else a mapped PBO)
   bool overlay_visible_ = true;
+  // Fields (GUI thread): the mode, the frame on screen (its number, when it came paced) and
+  // the parity of the field shown of it (-1: the whole picture).
+  Deinterlace deinterlace_ = Deinterlace::adaptive;
+  std::optional<std::uint64_t> shown_frame_;
+  int shown_field_ = -1;
+  std::uint64_t uploads_ = 0;  // frames uploaded: the frame textures' serial numbers
 
   // Paced presentation (GUI thread): the source, the refresh period (measured from the swaps,
   // or the screen's rate where swaps do not wait for vsync), the last swap, and whether the

@@ -21,8 +21,11 @@
 //             next frame) because the next one was not due or not ready; counted when the next
 //             picture comes (a stream that ends is not a repeat)
 //   skipped   frames never shown (a newer one was due at the same refresh, or the buffer overflowed)
-// Interlaced streams arrive as woven frames (a field pair per unit): one picture per frame, at
-// the frame rate the timestamps give.
+// Interlaced streams arrive as woven frames (a field pair per unit). Without `split_fields`
+// they are one picture per frame, at the frame rate the timestamps give. With it (the
+// player's deinterlacing, ui/deinterlace.hpp) a woven frame is two pictures, one per field:
+// the first in time due at P, the second half a frame interval later, each telling which
+// lines are its own (Frame::field); the figures then count pictures at the field rate.
 //
 // Thread-safe: push on the delivery thread, on_refresh / on_shown on the display's thread,
 // the figures from any. No clock is read: every time comes from the caller (tests use a fake one).
@@ -44,6 +47,8 @@ class FramePresenter {
  public:
   struct Config {
     std::size_t capacity = 8;  ///< frames waiting at most; beyond, the oldest is skipped
+    /// Interlaced frames become a picture per field (see above); progressive ones are unchanged.
+    bool split_fields = false;
     Clock::duration max_delay = std::chrono::milliseconds(300);  ///< the playout delay's ceiling
   };
   /// A decoded picture on its way to the screen.
@@ -53,10 +58,16 @@ class FramePresenter {
     Clock::time_point received{};  ///< arrival of its last packet
     std::shared_ptr<const gpu::RgbaImage> host;
     std::shared_ptr<const gpu::DevicePicture> device;
+    bool interlaced = false;          ///< a woven field pair
+    bool first_field_is_top = true;   ///< the first field in time holds the even lines (0, 2, …)
+    /// Set by the presenter on the pictures it hands out when it splits fields: the parity of
+    /// the lines that are this picture's field (0 even, 1 odd); -1 for a whole frame.
+    int field = -1;
   };
   /// What has happened so far.
   struct Figures {
     std::uint64_t shown = 0, late = 0, repeated = 0, skipped = 0;
+    std::uint64_t fields_shown = 0;        ///< of `shown`, pictures that were one field of a woven frame
     double delay_ms = 0;                   ///< the playout delay now
     LatencyHistogram receive_to_display;   ///< last packet → the swap that showed it, ms
   };
@@ -85,6 +96,7 @@ class FramePresenter {
     std::int64_t media = 0;  // unwrapped RTP ticks
   };
   void adapt(Clock::duration lateness);  // under mutex_
+  void enqueue(Waiting w);                // under mutex_: appends, skipping the oldest beyond capacity
 
   Config config_;
   mutable std::mutex mutex_;  // guards everything below
@@ -100,6 +112,7 @@ class FramePresenter {
   // The picture on screen: when it was due, its media time, and the media step to the frame after it.
   std::optional<Clock::time_point> shown_due_;
   std::int64_t shown_media_ = 0;
+  bool shown_is_field_ = false;             // the picture on screen is one field of a woven frame
   std::optional<std::int64_t> next_media_;  // media time of the frame after the one on screen
   std::uint64_t pending_repeats_ = 0;
   std::optional<Clock::time_point> awaiting_swap_;  // `received` of the frame handed out, until on_shown

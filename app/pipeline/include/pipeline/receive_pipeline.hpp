@@ -59,6 +59,10 @@ struct DecodedFrame {
   bool decoded = false;
   std::string error;                  ///< why decoding failed or was skipped
   PlanarImage image;
+  /// Two fields woven into `image` (and the display pictures): the first in time holds the
+  /// even lines when `first_field_is_top`, else the odd ones.
+  bool interlaced = false;
+  bool first_field_is_top = true;
   std::shared_ptr<const gpu::RgbaImage> rgba;  ///< display picture, when `make_rgba` (CPU path)
   /// Or the display picture in device memory (GPU path: `make_rgba` with a CUDA decoder);
   /// `image` is then empty. Dropping the last reference returns it to the pipeline's pool.

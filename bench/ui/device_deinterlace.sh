@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# On the GPU machine: j2kplay's own window (eglfs on NVIDIA's device EGL, the CUDA-GL display
+# path) on a live 1080i50 stream from j2ksend on loopback, with each deinterlacing mode. Per
+# mode: the GPU time of the texture update + field pass + draw (GL timer queries, median),
+# pictures shown per second, late / repeated / skipped, and a screenshot with the field's
+# files (FILE.field.png, .frame.png, .previous.png, .field.json) for the CPU reference check
+# (build/release/bin/field_check OUT/MODE.png, here).
+#
+#   bash bench/ui/device_deinterlace.sh BUNDLE_DIR OUT [SECONDS]   (BUNDLE_DIR from make_player_bundle.sh)
+set -uo pipefail
+bundle="$1"
+out="$2"
+seconds="${3:-6}"
+root=/tmp/j2k-player
+mkdir -p "$root" "$out"
+[ -x "$root/bin/j2kplay" ] || tar -C "$root" -xJf "$bundle/player.tar.xz"
+export LD_LIBRARY_PATH="$root/lib"
+export QT_PLUGIN_PATH="$root/plugins" QT_QPA_PLATFORM=eglfs QT_QPA_EGLFS_INTEGRATION=j2k_egldevice
+export QT_QPA_EGLFS_DISABLE_INPUT=1 QT_QPA_EGLFS_HIDECURSOR=1 J2K_EGLDEVICE_SIZE=1920x1080
+export FONTCONFIG_FILE="$root/fonts/fonts.conf" XDG_CACHE_HOME=/tmp/j2k-cache
+for f in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/glvnd/egl_vendor.d/10_nvidia.json; do
+  [ -f "$f" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$f" && break
+done
+nvidia-smi -L || true
+image="$(pwd)/app/media/data/flower.png"  # run from the repository root
+send=("$root/bin/j2ksend" --image "$image" --size 1920x1080 --fps 25 --bits 10 --interlaced I1 --bitrate 150M
+      --loop-frames 50 --cache-dir /tmp/j2k-cache)
+# Encode the loop once (cached), before any timing.
+"${send[@]}" --to rtp://127.0.0.1:9 --frames 1 --no-rtcp >"$out/encode.log" 2>&1
+
+port=5300
+for mode in adaptive bob off; do
+  port=$((port + 2))
+  "${send[@]}" --to "rtp://127.0.0.1:$port" --loop >"$out/send-$mode.log" 2>&1 &
+  sender=$!
+  timeout 120 "$root/bin/j2kplay" "rtp://127.0.0.1:$port" --gpu on --deinterlace "$mode" --audio off \
+    --screenshot "$out/$mode.png" --quit-after "$seconds" --window-size 1920x1080 --no-overlay --json \
+    >"$out/$mode.json" 2>"$out/$mode.log"
+  echo "$mode: exit $?"
+  kill -INT "$sender" 2>/dev/null; wait "$sender" 2>/dev/null
+  grep -E "OpenGL|display path|GPU time|paced by|interlaced|deinterlac" "$out/$mode.log" | sed 's/^/  /'
+  grep -E '"(shown|fields_shown|late|repeated|skipped|decoded|dropped_late|degraded)"' "$out/$mode.json" | tr -d ' \n'; echo
+done
