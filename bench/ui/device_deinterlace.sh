@@ -4,12 +4,16 @@
 # mode: the GPU time of the texture update + field pass + draw (GL timer queries, median),
 # pictures shown per second, late / repeated / skipped, and a screenshot with the field's
 # files (FILE.field.png, .frame.png, .previous.png, .field.json) for the CPU reference check
-# (build/release/bin/field_check OUT/MODE.png, here).
+# (field_check, run there when the bundle dir holds it, else here on what comes back).
+# What comes back: OUT/logs.tar.gz (every log and JSON) and OUT/adaptive-field.tar (the
+# adaptive run's field files).
 #
-#   bash bench/ui/device_deinterlace.sh BUNDLE_DIR OUT [SECONDS]   (BUNDLE_DIR from make_player_bundle.sh)
+#   bash bench/ui/device_deinterlace.sh BUNDLE_DIR OUT [SECONDS]   (BUNDLE_DIR from make_player_bundle.sh,
+#   plus build/release/bin/field_check copied into it)
 set -uo pipefail
 bundle="$1"
-out="$2"
+final="$2"
+out=/tmp/j2k-deinterlace
 seconds="${3:-6}"
 root=/tmp/j2k-player
 mkdir -p "$root" "$out"
@@ -41,3 +45,11 @@ for mode in adaptive bob off; do
   grep -E "OpenGL|display path|GPU time|paced by|interlaced|deinterlac" "$out/$mode.log" | sed 's/^/  /'
   grep -E '"(shown|fields_shown|late|repeated|skipped|decoded|dropped_late|degraded)"' "$out/$mode.json" | tr -d ' \n'; echo
 done
+
+for mode in adaptive bob; do
+  [ -x "$bundle/field_check" ] && LD_LIBRARY_PATH="$root/lib" "$bundle/field_check" "$out/$mode.png" | tee "$out/field_check-$mode.txt"
+done
+mkdir -p "$final"
+tar -C "$out" -czf "$final/logs.tar.gz" --exclude='*.png' .
+tar -C "$out" -cf "$final/adaptive-field.tar" adaptive.png.field.png adaptive.png.frame.png adaptive.png.previous.png adaptive.png.field.json
+ls -la "$final"
