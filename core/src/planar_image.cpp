@@ -29,6 +29,15 @@ const char* to_string(ColourCoding coding) noexcept {
   return "?";
 }
 
+const char* to_string(TransferFunction transfer) noexcept {
+  switch (transfer) {
+    case TransferFunction::sdr: return "SDR";
+    case TransferFunction::pq: return "HDR PQ";
+    case TransferFunction::hlg: return "HDR HLG";
+  }
+  return "?";
+}
+
 std::string subsampling_name(const PlanarImage& image) {
   if (image.planes.size() != 3) return image.planes.size() == 1 ? "4:0:0" : "";
   const Plane& y = image.planes[0];

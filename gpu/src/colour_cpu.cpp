@@ -56,6 +56,8 @@ Result<ColourParams> make_colour_params(const PlanarImage& image, const ColourIn
              : image.colour == ColourCoding::unknown ? ColourCoding::ycbcr_bt709 : image.colour;
   const double max_in = range - 1.0;
   p.rgb_scale = static_cast<float>(out_max / max_in);
+  p.rgb_norm = static_cast<float>(1.0 / max_in);
+  p.transfer = colour.transfer == TransferFunction::pq ? 1 : colour.transfer == TransferFunction::hlg ? 2 : 0;
   if (coding == ColourCoding::rgb) {
     p.mode = ColourMode::rgb;
     return p;
@@ -77,6 +79,30 @@ Result<ColourParams> make_colour_params(const PlanarImage& image, const ColourIn
 }
 
 }  // namespace detail
+
+void hdr_to_sdr(TransferFunction transfer, float rgb[3]) noexcept {
+  using namespace detail::hdr;
+  if (transfer == TransferFunction::sdr) return;
+  float light[3];
+  for (int c = 0; c < 3; ++c) {
+    const float e = std::clamp(rgb[c], 0.0f, 1.0f);
+    float nits;
+    if (transfer == TransferFunction::pq) {
+      const float p = std::pow(e, 1.0f / kPqM2);
+      nits = 10000.0f * std::pow(std::max(p - kPqC1, 0.0f) / (kPqC2 - kPqC3 * p), 1.0f / kPqM1);
+    } else {
+      const float scene = e <= 0.5f ? e * e / 3.0f : (std::exp((e - kHlgC) / kHlgA) + kHlgB) / 12.0f;
+      nits = kHlgPeak * std::pow(scene, kHlgGamma);
+    }
+    light[c] = nits / kReferenceWhite;
+  }
+  for (int c = 0; c < 3; ++c) {
+    float l = kGamut[3 * c] * light[0] + kGamut[3 * c + 1] * light[1] + kGamut[3 * c + 2] * light[2];
+    l = std::max(l, 0.0f);
+    if (l > kKnee) l = kKnee + (1.0f - kKnee) * (1.0f - std::exp(-(l - kKnee) / (1.0f - kKnee)));
+    rgb[c] = l <= 0.0031308f ? 12.92f * l : 1.055f * std::pow(l, 1.0f / 2.4f) - 0.055f;
+  }
+}
 
 namespace {
 
@@ -126,6 +152,7 @@ Status convert(const PlanarImage& image, const ColourInterpretation& colour, flo
   if (!params) return params.error();
   const ColourParams& p = *params;
   const long max = std::lround(out_max);
+  const TransferFunction transfer = colour.transfer;
   const Plane& first = image.planes[0];
   const int width = first.width, height = first.height;
   if (p.mode == ColourMode::grey) {
@@ -141,10 +168,29 @@ Status convert(const PlanarImage& image, const ColourInterpretation& colour, flo
     chroma_row(image.planes[2], y, width, tmp_a, tmp_b, cr.data());
     const std::int32_t* yrow = &first.samples[static_cast<std::size_t>(y) * width];
     const std::size_t base = static_cast<std::size_t>(y) * width;
+    if (p.mode == ColourMode::rgb && p.transfer) {
+      for (int x = 0; x < width; ++x) {
+        float v[3] = {static_cast<float>(yrow[x]) * p.rgb_norm, cb[x] * p.rgb_norm, cr[x] * p.rgb_norm};
+        hdr_to_sdr(transfer, v);
+        store(base + x, to_code(v[0] * out_max, max), to_code(v[1] * out_max, max), to_code(v[2] * out_max, max));
+      }
+      continue;
+    }
     if (p.mode == ColourMode::rgb) {
       for (int x = 0; x < width; ++x)
         store(base + x, to_code(static_cast<float>(yrow[x]) * p.rgb_scale, max), to_code(cb[x] * p.rgb_scale, max),
               to_code(cr[x] * p.rgb_scale, max));
+      continue;
+    }
+    if (p.transfer) {
+      for (int x = 0; x < width; ++x) {
+        const float yy = (static_cast<float>(yrow[x]) - p.y_off) * p.y_gain;
+        const float u = (cb[x] - p.c_off) * p.c_gain;
+        const float v = (cr[x] - p.c_off) * p.c_gain;
+        float rgb[3] = {yy + p.r_cr * v, (yy + p.g_cb * u) + p.g_cr * v, yy + p.b_cb * u};
+        hdr_to_sdr(transfer, rgb);
+        store(base + x, to_code(rgb[0] * out_max, max), to_code(rgb[1] * out_max, max), to_code(rgb[2] * out_max, max));
+      }
       continue;
     }
     for (int x = 0; x < width; ++x) {

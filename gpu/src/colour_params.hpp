@@ -23,7 +23,23 @@ struct ColourParams {
   // ycbcr: Y' = (Y - y_off) * y_gain, C' = (C - c_off) * c_gain
   float y_off = 0, y_gain = 0, c_off = 0, c_gain = 0;
   float r_cr = 0, g_cb = 0, g_cr = 0, b_cb = 0;
+  /// 0 SDR (the values above are the display's); 1 PQ, 2 HLG: the matrix gives BT.2100 R'G'B'
+  /// in [0, 1], mapped by hdr_to_sdr (colour.hpp) before the output scale.
+  std::int32_t transfer = 0;
+  float rgb_norm = 0;  ///< rgb mode, HDR: code * rgb_norm is R'G'B' in [0, 1]
 };
+
+/// The numbers of hdr_to_sdr, shared by the CPU's and the kernel's evaluation.
+namespace hdr {
+inline constexpr float kPqM1 = 2610.0f / 16384.0f, kPqM2 = 2523.0f / 4096.0f * 128.0f;
+inline constexpr float kPqC1 = 3424.0f / 4096.0f, kPqC2 = 2413.0f / 4096.0f * 32.0f, kPqC3 = 2392.0f / 4096.0f * 32.0f;
+inline constexpr float kHlgA = 0.17883277f, kHlgB = 0.28466892f, kHlgC = 0.55991073f;
+inline constexpr float kReferenceWhite = 203.0f;  ///< cd/m², BT.2408
+inline constexpr float kHlgPeak = 1000.0f, kHlgGamma = 1.2f;
+inline constexpr float kKnee = 0.75f;
+/// BT.2020 → BT.709 primaries, on light (BT.2087).
+inline constexpr float kGamut[9] = {1.6605f, -0.5876f, -0.0728f, -0.1246f, 1.1329f, -0.0083f, -0.0182f, -0.1006f, 1.1187f};
+}  // namespace hdr
 
 /// Checks the geometry (first plane full size, chroma planes covering it) and derives
 /// the conversion. `out_max` is the largest output code (255 or 1023).

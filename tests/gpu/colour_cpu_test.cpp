@@ -1,6 +1,9 @@
 // The CPU colour stage: matrices, ranges, chroma upsampling, on real photograph content.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+
 #include "gpu/colour.hpp"
 #include "test_images.hpp"
 
@@ -91,4 +94,77 @@ TEST(ColourCpu, RejectsGeometryThatDoesNotCover) {
   img.planes[1].samples.resize(2);
   gpu::RgbaImage out;
   EXPECT_FALSE(gpu::to_rgba8(img, {}, out));
+}
+
+namespace {
+
+/// A 4:4:4 RGB window of flower.png (as loaded: 8-bit).
+PlanarImage photo_rgb(int w, int h, int x, int y) {
+  auto img = media::load_rgb(test::media_path("flower.png"));
+  if (!img.ok()) throw std::runtime_error(img.error().message);
+  return media::crop(*img, x, y, w, h);
+}
+
+double psnr(const gpu::RgbaImage& a, const gpu::RgbaImage& b) {
+  double se = 0;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < a.pixels.size(); ++i) {
+    if (i % 4 == 3) continue;
+    const double d = static_cast<double>(a.pixels[i]) - b.pixels[i];
+    se += d * d;
+    ++n;
+  }
+  return se == 0 ? 99.0 : 10 * std::log10(255.0 * 255.0 / (se / static_cast<double>(n)));
+}
+
+/// hdr_to_sdr of one grey signal value, as a display code 0-255.
+double grey_out(TransferFunction t, float signal) {
+  float v[3] = {signal, signal, signal};
+  gpu::hdr_to_sdr(t, v);
+  return v[0] * 255.0;
+}
+
+}  // namespace
+
+TEST(HdrDisplay, APhotographGradedIntoPqOrHlgComesBackAsItWasBelowTheKnee) {
+  // The SDR photograph as the player shows it, against the same photograph graded into HDR
+  // (white at 203 cd/m², highlights to 1000) and shown through the HDR → SDR mapping; and what
+  // the HDR picture looks like when its transfer is not known (shown as SDR).
+  const PlanarImage rgb = photo_rgb(480, 270, 900, 500);
+  gpu::RgbaImage sdr;
+  ASSERT_TRUE(gpu::to_rgba8(media::rgb_to_ycbcr709(rgb, 10, 2), {}, sdr));
+  for (const TransferFunction t : {TransferFunction::pq, TransferFunction::hlg}) {
+    const PlanarImage hdr = media::rgb_to_ycbcr_hdr(rgb, 10, 2, t);
+    EXPECT_EQ(hdr.colour, ColourCoding::ycbcr_bt2020);
+    gpu::RgbaImage mapped, unmapped;
+    ASSERT_TRUE(gpu::to_rgba8(hdr, {ColourCoding::ycbcr_bt2020, false, t}, mapped));
+    ASSERT_TRUE(gpu::to_rgba8(hdr, {ColourCoding::ycbcr_bt2020, false, TransferFunction::sdr}, unmapped));
+    const double p_mapped = psnr(mapped, sdr), p_unmapped = psnr(unmapped, sdr);
+    std::printf("[ measured ] %s: the SDR photograph against its HDR grade shown mapped %.2f dB, shown as SDR %.2f dB\n",
+                to_string(t), p_mapped, p_unmapped);
+    EXPECT_GT(p_mapped, 30.0);
+    EXPECT_LT(p_unmapped, p_mapped - 8.0);
+  }
+}
+
+TEST(HdrDisplay, ReferenceWhitePeaksAndBlackLandWhereTheyShould) {
+  // PQ: 0 → black; 203 cd/m² (signal 0.5806) → reference white, 0.908 in light (sRGB code 244);
+  // 1000 cd/m² (0.7518) → all but full white; the 10 000 cd/m² top → white.
+  EXPECT_NEAR(grey_out(TransferFunction::pq, 0.0f), 0.0, 0.01);
+  EXPECT_NEAR(grey_out(TransferFunction::pq, 0.5806f), 244.0, 1.0);
+  EXPECT_GT(grey_out(TransferFunction::pq, 0.7518f), 254.0);
+  EXPECT_NEAR(grey_out(TransferFunction::pq, 1.0f), 255.0, 0.01);
+  // HLG: 75 % is reference white on a 1000 cd/m² display; 0 is black.
+  EXPECT_NEAR(grey_out(TransferFunction::hlg, 0.75f), 244.0, 1.0);
+  EXPECT_NEAR(grey_out(TransferFunction::hlg, 0.0f), 0.0, 0.01);
+  // Both monotonic over the whole signal range; SDR untouched.
+  for (const TransferFunction t : {TransferFunction::pq, TransferFunction::hlg}) {
+    double last = -1;
+    for (int i = 0; i <= 1023; ++i) {
+      const double v = grey_out(t, static_cast<float>(i) / 1023.0f);
+      EXPECT_GE(v, last) << to_string(t) << " at " << i;
+      last = v;
+    }
+  }
+  EXPECT_FLOAT_EQ(static_cast<float>(grey_out(TransferFunction::sdr, 0.4f)), 0.4f * 255.0f);
 }

@@ -26,6 +26,7 @@
 #include "gpu/device_picture.hpp"
 #include "gpu_test_util.hpp"
 #include "synthetic_frame.hpp"
+#include "../common/test_images.hpp"
 
 using namespace j2k;
 using decoder::Wavelet;
@@ -367,6 +368,38 @@ TEST(CudaColour, MatricesRangesDepthsAndSubsamplingWithinOne) {
               }
             }
           }
+}
+
+TEST(CudaColour, HdrPqAndHlgMappedForTheSdrDisplayWithinOne) {
+  // hdr_to_sdr on the device (kernels.cu) against the CPU's: random codes (every signal level,
+  // colours far outside BT.709) and a photograph graded into HDR, at both output depths.
+  J2K_REQUIRE_CUDA();
+  test::DeviceImage out;
+  std::vector<PlanarImage> pictures;
+  for (int bits : {10, 12}) pictures.push_back(random_planes(257, 63, bits, 2, 1, static_cast<std::uint32_t>(bits)));
+  pictures.push_back(random_planes(64, 32, 10, 1, 1, 5));  // 4:4:4 too
+  auto rgb = media::load_rgb(test::media_path("flower.png"));
+  ASSERT_TRUE(rgb.ok());
+  for (const TransferFunction t : {TransferFunction::pq, TransferFunction::hlg})
+    pictures.push_back(media::rgb_to_ycbcr_hdr(media::crop(*rgb, 900, 500, 320, 180), 10, 2, t));
+  for (const TransferFunction t : {TransferFunction::pq, TransferFunction::hlg})
+    for (ColourCoding coding : {ColourCoding::ycbcr_bt2020, ColourCoding::rgb})
+      for (std::size_t i = 0; i < pictures.size(); ++i) {
+        const PlanarImage& img = pictures[i];
+        if (coding == ColourCoding::rgb && img.planes[1].dx != 1) continue;
+        const gpu::ColourInterpretation ci{coding, false, t};
+        const std::string label = std::string(to_string(t)) + " " + to_string(coding) + " picture " + std::to_string(i);
+        ASSERT_TRUE(out.allocate(img.width, img.height, gpu::OutputFormat::rgba8));
+        ASSERT_TRUE(gpu::upload_and_convert(img, ci, out.target, nullptr));
+        gpu::RgbaImage cpu8;
+        ASSERT_TRUE(gpu::to_rgba8(img, ci, cpu8));
+        EXPECT_LE(compare_rgba(out.download(), cpu8), 1) << label << " RGBA8";
+        ASSERT_TRUE(out.allocate(img.width, img.height, gpu::OutputFormat::rgb10a2));
+        ASSERT_TRUE(gpu::upload_and_convert(img, ci, out.target, nullptr));
+        gpu::Rgb10A2Image cpu10;
+        ASSERT_TRUE(gpu::to_rgb10a2(img, ci, cpu10));
+        EXPECT_LE(compare_rgb10(out.download(), cpu10), 1) << label << " RGB10_A2";
+      }
 }
 
 TEST(CudaColour, GreyPicture) {

@@ -63,9 +63,12 @@ PlanarImage crop(const PlanarImage& rgb, int x0, int y0, int width, int height) 
   return out;
 }
 
-PlanarImage rgb_to_ycbcr709(const PlanarImage& rgb, int bits, int chroma_dx) {
-  // BT.709: Y = 0.2126 R + 0.7152 G + 0.0722 B; narrow range Y 16..235, C 16..240 (scaled to `bits`).
-  const double kr = 0.2126, kb = 0.0722, kg = 1.0 - kr - kb;
+namespace {
+
+/// R'G'B' (any precision) → narrow-range YCbCr with the matrix (kr, kb) at `bits`; Y 16..235,
+/// C 16..240 (scaled to `bits`), chroma averaged over `chroma_dx` columns.
+PlanarImage rgb_to_ycbcr(const PlanarImage& rgb, int bits, int chroma_dx, double kr, double kb, ColourCoding coding) {
+  const double kg = 1.0 - kr - kb;
   const double in_max = std::ldexp(1.0, rgb.planes[0].precision) - 1.0;
   const double scale = std::ldexp(1.0, bits - 8);
   const int max_code = (1 << bits) - 1;
@@ -75,7 +78,7 @@ PlanarImage rgb_to_ycbcr709(const PlanarImage& rgb, int bits, int chroma_dx) {
   PlanarImage out;
   out.width = w;
   out.height = h;
-  out.colour = ColourCoding::ycbcr_bt709;
+  out.colour = coding;
   out.full_range = false;
   out.planes.resize(3);
   for (int c = 0; c < 3; ++c) {
@@ -111,6 +114,43 @@ PlanarImage rgb_to_ycbcr709(const PlanarImage& rgb, int bits, int chroma_dx) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+PlanarImage rgb_to_ycbcr709(const PlanarImage& rgb, int bits, int chroma_dx) {
+  return rgb_to_ycbcr(rgb, bits, chroma_dx, 0.2126, 0.0722, ColourCoding::ycbcr_bt709);  // BT.709
+}
+
+PlanarImage rgb_to_ycbcr_hdr(const PlanarImage& rgb, int bits, int chroma_dx, TransferFunction transfer) {
+  // sRGB → light (SDR white = 1) → cd/m² → BT.2020 primaries → PQ or HLG, as 16-bit R'G'B'.
+  static constexpr double k709to2020[9] = {0.6274, 0.3293, 0.0433, 0.0691, 0.9195, 0.0114, 0.0164, 0.0880, 0.8956};
+  const double in_max = std::ldexp(1.0, rgb.planes[0].precision) - 1.0;
+  PlanarImage hdr = rgb;
+  for (auto& p : hdr.planes) p.precision = 16;
+  const std::size_t n = static_cast<std::size_t>(rgb.width) * rgb.height;
+  for (std::size_t i = 0; i < n; ++i) {
+    double nits[3];
+    for (int c = 0; c < 3; ++c) {
+      const double v = rgb.planes[c].samples[i] / in_max;
+      const double lin = v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+      nits[c] = 203.0 * lin + (lin > 0.8 ? (lin - 0.8) / 0.2 * 800.0 : 0.0);
+    }
+    for (int c = 0; c < 3; ++c) {
+      const double l = std::max(0.0, k709to2020[3 * c] * nits[0] + k709to2020[3 * c + 1] * nits[1] +
+                                          k709to2020[3 * c + 2] * nits[2]);
+      double e;
+      if (transfer == TransferFunction::hlg) {
+        const double scene = std::pow(l / 1000.0, 1.0 / 1.2);
+        e = scene <= 1.0 / 12.0 ? std::sqrt(3.0 * scene) : 0.17883277 * std::log(12.0 * scene - 0.28466892) + 0.55991073;
+      } else {
+        const double y = std::pow(l / 10000.0, 2610.0 / 16384.0);
+        e = std::pow((3424.0 / 4096.0 + 2413.0 / 4096.0 * 32.0 * y) / (1.0 + 2392.0 / 4096.0 * 32.0 * y), 2523.0 / 4096.0 * 128.0);
+      }
+      hdr.planes[c].samples[i] = static_cast<std::int32_t>(std::lround(std::clamp(e, 0.0, 1.0) * 65535.0));
+    }
+  }
+  return rgb_to_ycbcr(hdr, bits, chroma_dx, 0.2627, 0.0593, ColourCoding::ycbcr_bt2020);  // BT.2020 non-constant luminance
 }
 
 Status write_png_rgba(const std::string& path, const std::uint8_t* rgba, int width, int height) {

@@ -11,6 +11,13 @@ enum class ColourCoding { unknown, rgb, ycbcr_bt601, ycbcr_bt709, ycbcr_bt2020, 
 
 const char* to_string(ColourCoding coding) noexcept;
 
+/// The transfer function of the coded samples: SDR (BT.709 / BT.1886 gamma), or high dynamic
+/// range per BT.2100: PQ (SMPTE ST 2084, absolute luminance up to 10 000 cd/m²) or HLG (hybrid
+/// log-gamma, relative to the display's peak).
+enum class TransferFunction { sdr, pq, hlg };
+
+const char* to_string(TransferFunction transfer) noexcept;
+
 struct Plane {
   int width = 0;
   int height = 0;

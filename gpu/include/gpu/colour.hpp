@@ -20,7 +20,23 @@ struct RgbaImage {
 struct ColourInterpretation {
   ColourCoding coding = ColourCoding::unknown;  ///< unknown: RGB if the image says so, else BT.709
   bool full_range = false;
+  /// PQ or HLG: the picture is high dynamic range (BT.2100, BT.2020 primaries) and is mapped
+  /// for an SDR display (hdr_to_sdr below).
+  TransferFunction transfer = TransferFunction::sdr;
 };
+
+/// The HDR → SDR display mapping, on non-linear BT.2100 R'G'B' in [0, 1] (after the YCbCr
+/// matrix), per channel, into display R'G'B' in [0, 1] (BT.709 primaries, sRGB's encoding, as a
+/// computer's display decodes what it is given; SDR pictures reach it unchanged):
+///  1. to light relative to HDR reference white, 203 cd/m² (BT.2408): PQ's EOTF / 203; HLG's
+///     inverse OETF, then its OOTF for a 1000 cd/m² display (system gamma 1.2, per channel), / 203;
+///  2. BT.2020 → BT.709 primaries (BT.2087's matrix, in light), negatives clipped;
+///  3. a tone curve: unchanged up to 0.75, above it highlights rolled off towards 1 (slope 1 at
+///     the knee, 1 - 0.25·e^(-(L-0.75)/0.25)): reference white lands at 0.908, 1000 cd/m² at 0.9999;
+///  4. sRGB's encoding (IEC 61966-2-1): a photograph graded into HDR with reference white at its
+///     white comes back as it was below the knee.
+/// The CUDA colour kernel evaluates the same steps (to 1 code); this is the CPU's, and the tests'.
+void hdr_to_sdr(TransferFunction transfer, float rgb[3]) noexcept;
 
 /// Converts a reconstructed image (grey, RGB, or YCbCr 4:4:4/4:2:2/4:2:0 at any depth
 /// up to 16 bits) into RGBA8. Chroma is upsampled linearly: co-sited horizontally and

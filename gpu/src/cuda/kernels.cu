@@ -468,6 +468,36 @@ __device__ __forceinline__ void chroma_pair(const ColourLaunch& L, int c, int x,
   v1 = __fadd_rn(a1, __fmul_rn(__fsub_rn(b1, a1), weight));
 }
 
+/// hdr_to_sdr (gpu/colour.hpp) on the device: the same steps and constants, no contraction.
+__device__ __forceinline__ void hdr_to_sdr_device(int transfer, float rgb[3]) {
+  using namespace detail::hdr;
+  float light[3];
+  for (int c = 0; c < 3; ++c) {
+    const float e = fminf(fmaxf(rgb[c], 0.0f), 1.0f);
+    float nits;
+    if (transfer == 1) {
+      const float p = powf(e, 1.0f / kPqM2);
+      nits = __fmul_rn(10000.0f, powf(__fdiv_rn(fmaxf(__fsub_rn(p, kPqC1), 0.0f), __fsub_rn(kPqC2, __fmul_rn(kPqC3, p))),
+                                      1.0f / kPqM1));
+    } else {
+      const float scene = e <= 0.5f ? __fdiv_rn(__fmul_rn(e, e), 3.0f)
+                                    : __fdiv_rn(__fadd_rn(expf(__fdiv_rn(__fsub_rn(e, kHlgC), kHlgA)), kHlgB), 12.0f);
+      nits = __fmul_rn(kHlgPeak, powf(scene, kHlgGamma));
+    }
+    light[c] = __fdiv_rn(nits, kReferenceWhite);
+  }
+  const float gamut[9] = {kGamut[0], kGamut[1], kGamut[2], kGamut[3], kGamut[4],
+                         kGamut[5], kGamut[6], kGamut[7], kGamut[8]};
+  for (int c = 0; c < 3; ++c) {
+    float l = __fadd_rn(__fadd_rn(__fmul_rn(gamut[3 * c], light[0]), __fmul_rn(gamut[3 * c + 1], light[1])),
+                        __fmul_rn(gamut[3 * c + 2], light[2]));
+    l = fmaxf(l, 0.0f);
+    if (l > kKnee)
+      l = __fadd_rn(kKnee, __fmul_rn(1.0f - kKnee, __fsub_rn(1.0f, expf(__fdiv_rn(-__fsub_rn(l, kKnee), 1.0f - kKnee)))));
+    rgb[c] = l <= 0.0031308f ? __fmul_rn(12.92f, l) : __fsub_rn(__fmul_rn(1.055f, powf(l, 1.0f / 2.4f)), 0.055f);
+  }
+}
+
 /// One output word from the luma and upsampled chroma values, as colour_cpu.cpp's convert.
 __device__ __forceinline__ std::uint32_t convert_pixel(const ColourLaunch& L, float yv, float cb, float cr) {
   const detail::ColourParams& p = L.params;
@@ -475,6 +505,25 @@ __device__ __forceinline__ std::uint32_t convert_pixel(const ColourLaunch& L, fl
   std::uint32_t r, g, b;
   if (p.mode == detail::ColourMode::grey) {
     r = g = b = to_code(__fmul_rn(__fadd_rn(yv, p.grey_offset), p.grey_scale), m);
+  } else if (p.transfer != 0) {
+    // High dynamic range: BT.2100 R'G'B' in [0, 1], mapped for the SDR display.
+    float rgb[3];
+    if (p.mode == detail::ColourMode::rgb) {
+      rgb[0] = __fmul_rn(yv, p.rgb_norm);
+      rgb[1] = __fmul_rn(cb, p.rgb_norm);
+      rgb[2] = __fmul_rn(cr, p.rgb_norm);
+    } else {
+      const float yy = __fmul_rn(__fsub_rn(yv, p.y_off), p.y_gain);
+      const float u = __fmul_rn(__fsub_rn(cb, p.c_off), p.c_gain);
+      const float v = __fmul_rn(__fsub_rn(cr, p.c_off), p.c_gain);
+      rgb[0] = __fadd_rn(yy, __fmul_rn(p.r_cr, v));
+      rgb[1] = __fadd_rn(__fadd_rn(yy, __fmul_rn(p.g_cb, u)), __fmul_rn(p.g_cr, v));
+      rgb[2] = __fadd_rn(yy, __fmul_rn(p.b_cb, u));
+    }
+    hdr_to_sdr_device(p.transfer, rgb);
+    r = to_code(__fmul_rn(rgb[0], m), m);
+    g = to_code(__fmul_rn(rgb[1], m), m);
+    b = to_code(__fmul_rn(rgb[2], m), m);
   } else if (p.mode == detail::ColourMode::rgb) {
     r = to_code(__fmul_rn(yv, p.rgb_scale), m);
     g = to_code(__fmul_rn(cb, p.rgb_scale), m);

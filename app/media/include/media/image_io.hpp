@@ -17,6 +17,13 @@ PlanarImage crop(const PlanarImage& rgb, int x, int y, int width, int height);
 /// chroma subsampled horizontally by `chroma_dx` (1 = 4:4:4, 2 = 4:2:2) by averaging pairs.
 PlanarImage rgb_to_ycbcr709(const PlanarImage& rgb, int bits, int chroma_dx);
 
+/// An sRGB picture graded into high dynamic range (BT.2100: BT.2020 primaries, PQ or HLG) as
+/// YCbCr BT.2020 narrow range at `bits`: its white at HDR reference white (203 cd/m², BT.2408)
+/// and its brightest fifth stretched into highlights up to 1000 cd/m²; HLG for a 1000 cd/m²
+/// display (system gamma 1.2, per channel). What a test sender needs to exercise an HDR link;
+/// the player's hdr_to_sdr (gpu/colour.hpp) brings it back to the photograph below the knee.
+PlanarImage rgb_to_ycbcr_hdr(const PlanarImage& rgb, int bits, int chroma_dx, TransferFunction transfer);
+
 /// Writes an 8-bit RGBA buffer (width*height*4 bytes) as PNG.
 Status write_png_rgba(const std::string& path, const std::uint8_t* rgba, int width, int height);
 
