@@ -179,6 +179,11 @@ int main(int argc, char** argv) {
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than drop frames")
       ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
+  std::string transfer_text = "auto";
+  app.add_option("--transfer", transfer_text,
+                 "the pictures' transfer function: auto (as the stream says: MXF's TransferCharacteristic, TR-01's "
+                 "colour specification), sdr, or BT.2100 HDR pq or hlg (shown tone-mapped for this SDR display)")
+      ->check(CLI::IsMember({"auto", "sdr", "pq", "hlg"}))->capture_default_str();
   std::string deinterlace_text = "auto";
   app.add_option("--deinterlace", deinterlace_text,
                  "interlaced streams: a picture per field at the field rate, the missing lines from motion-adaptive "
@@ -285,6 +290,9 @@ int main(int argc, char** argv) {
   config.decode_workers = workers;
   config.decode_threads = threads;
   config.degrade = degrade == "auto";
+  if (transfer_text == "sdr") config.transfer = TransferFunction::sdr;
+  if (transfer_text == "pq") config.transfer = TransferFunction::pq;
+  if (transfer_text == "hlg") config.transfer = TransferFunction::hlg;
   config.make_rgba = !headless;
   if (auto st = operator_options.open(config, url_text.empty() ? "demo" : url_text); !st) {
     log->error("{}", st.error().message);
@@ -589,7 +597,9 @@ int main(int argc, char** argv) {
       if (pictures.size() == 1) picture = std::move(pictures[0]);
       else if (pictures.size() == 2) picture = pipeline::weave_fields(pictures[0], pictures[1], last_shown.first_field_is_top);
       gpu::RgbaImage rgba;
-      if (picture && gpu::to_rgba8(*picture, pipeline::colour_of(last_shown.descriptor, *picture), rgba))
+      gpu::ColourInterpretation ci = picture ? pipeline::colour_of(last_shown.descriptor, *picture) : gpu::ColourInterpretation{};
+      if (config.transfer) ci.transfer = *config.transfer;
+      if (picture && gpu::to_rgba8(*picture, ci, rgba))
         (void)media::write_png_rgba(screenshot + ".cpu.png", rgba.pixels.data(), rgba.width, rgba.height);
       else
         log->warn("screenshot: no CPU picture of the last frame ({})", picture ? "conversion failed" : picture.error().message);

@@ -43,6 +43,11 @@ int main(int argc, char** argv) {
   app.add_option("--size", size, "picture size WxH")->capture_default_str();
   app.add_option("--fps", fps, "frame rate: 50, 25, 29.97, 30000/1001 …")->capture_default_str();
   app.add_option("--bits", bits, "bits per sample")->check(CLI::IsMember({8, 10, 12}))->capture_default_str();
+  std::string hdr = "off";
+  app.add_option("--hdr", hdr, "grade the pictures into BT.2100 HDR: pq or hlg (YCbCr BT.2020, the picture's white at "
+                               "203 cd/m2, highlights to 1000; MXF says it in TransferCharacteristic, TR-01 as colour "
+                               "specification 7 for PQ); off: SDR BT.709")
+      ->check(CLI::IsMember({"off", "pq", "hlg"}))->capture_default_str();
   app.add_option("--chroma", chroma, "chroma format")->check(CLI::IsMember({"422", "444"}))->capture_default_str();
   app.add_option("--bitrate", bitrate, "lossy bit rate of the codestreams (e.g. 40M, 150M)")->capture_default_str();
   app.add_flag("--lossless", lossless, "reversible 5/3 coding (bit-exact)");
@@ -141,7 +146,16 @@ int main(int argc, char** argv) {
     return setup.usage_error("--dual-codestream needs --format mxf (RFC 5371 carries one codestream per field)");
   if (!mxf_file.empty() && payload_format == "rfc5371") return setup.usage_error("--mxf streams MXF KLVs: use --format mxf");
 
+  if (hdr != "off" && !mxf_file.empty()) return setup.usage_error("--hdr grades our own pictures: not with --mxf");
+  if (hdr != "off" && bits == 8) return setup.usage_error("--hdr needs --bits 10 or 12 (BT.2100 has no 8-bit form)");
   sender::PictureFormat format{wh->first, wh->second, bits, chroma == "422" ? 2 : 1};
+  if (hdr == "pq") format.transfer = TransferFunction::pq;
+  if (hdr == "hlg") {
+    format.transfer = TransferFunction::hlg;
+    if (payload_format == "ts")
+      log->warn("--hdr hlg --format ts: TR-01's J2K descriptor says BT.2020 but has no code for HLG; receivers need "
+                "to be told (j2kplay --transfer hlg)");
+  }
   std::vector<sender::EncodedFrame> mxf_frames;
   std::vector<std::vector<std::uint8_t>> mxf_header;
   if (!mxf_file.empty()) {

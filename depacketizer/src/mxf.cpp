@@ -147,6 +147,7 @@ std::string PictureDescriptor::describe() const {
   if (coding != ColourCoding::unknown && !(rgba && coding == ColourCoding::rgb)) out += fmt::format(" {}", to_string(coding));
   else if (!rgba) out += horizontal_subsampling > 1 ? " YCbCr (coding equations not given)"
                                                    : " (colour coding not given: RGB or YCbCr)";
+  if (transfer != TransferFunction::sdr) out += fmt::format(" {}", to_string(transfer));
   out += frame_rate() > 0 ? fmt::format(" {:.3f} fps", frame_rate()) : std::string(" (rate not given)");
   return out;
 }
@@ -198,6 +199,17 @@ Result<PictureDescriptor> parse_picture_descriptor(Bytes value, bool rgba) {
                      : ul[13] == 0x02 ? ColourCoding::ycbcr_bt709
                      : ul[13] == 0x06 ? ColourCoding::ycbcr_bt2020
                                       : ColourCoding::unknown;
+        }
+        break;
+      case 0x3210:
+        if (len == 16) {
+          Bytes ul = item.bytes(16);
+          // TransferCharacteristic ULs (06 0E 2B 34 04 01 01 vv 04 01 01 01 01 xx 00 00): byte 13
+          // 0A SMPTE ST 2084 (PQ), 0B BT.2100 HLG; 01 BT.470, 02 BT.709 and the rest are SDR.
+          const bool node = ul[8] == 0x04 && ul[9] == 0x01 && ul[10] == 0x01 && ul[11] == 0x01 && ul[12] == 0x01;
+          d.transfer = node && ul[13] == 0x0A   ? TransferFunction::pq
+                       : node && ul[13] == 0x0B ? TransferFunction::hlg
+                                                : TransferFunction::sdr;
         }
         break;
       case 0x3004:

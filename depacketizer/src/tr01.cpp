@@ -206,6 +206,13 @@ PictureDescriptor picture_descriptor(const std::optional<J2kVideoDescriptor>& de
   // The descriptor's vertical_size is the frame's; MXF's StoredHeight is the field's.
   if (interlaced) p.stored_height /= 2;
   p.coding = colour_from_spec(spec);
+  if (spec == 7) p.transfer = TransferFunction::pq;  // SMPTE ST 2084
+  if (descriptor && descriptor->extended) {
+    // H.273 code points: transfer 16 PQ, 18 HLG; primaries / matrix 9 BT.2020.
+    if (descriptor->transfer_characteristics == 16) p.transfer = TransferFunction::pq;
+    if (descriptor->transfer_characteristics == 18) p.transfer = TransferFunction::hlg;
+    if (p.coding == ColourCoding::unknown && descriptor->matrix_coefficients == 9) p.coding = ColourCoding::ycbcr_bt2020;
+  }
   return p;
 }
 

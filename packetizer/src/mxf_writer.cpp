@@ -99,6 +99,12 @@ KlvBytes mxf_cdci_descriptor(const MxfPictureParams& p) {
   item_u32(w, 0x3305, p.full_range ? max_code : 235 * scale);
   item_u32(w, 0x3306, p.full_range ? max_code + 1 : 225 * scale + 1);
   item_ul(w, 0x321A, coding_equations(p.coding));
+  if (p.transfer != TransferFunction::sdr) {
+    // TransferCharacteristic: SMPTE ST 2084 (PQ) or BT.2100 HLG (written only for HDR).
+    Ul tc = {0x06, 0x0E, 0x2B, 0x34, 0x04, 0x01, 0x01, 0x0D, 0x04, 0x01, 0x01, 0x01, 0x01, 0x0A, 0x00, 0x00};
+    if (p.transfer == TransferFunction::hlg) tc[13] = 0x0B;
+    item_ul(w, 0x3210, tc);
+  }
   return klv(key, v);
 }
 

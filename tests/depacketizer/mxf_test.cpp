@@ -51,6 +51,31 @@ TEST(Klv, BerLengthsShortAndLongForm) {
   EXPECT_EQ(parse_klv_header(k).error().kind, ErrorKind::corrupt);
 }
 
+TEST(MxfDescriptor, TheTransferCharacteristicSaysPqOrHlg) {
+  for (const TransferFunction t : {TransferFunction::sdr, TransferFunction::pq, TransferFunction::hlg}) {
+    MxfPictureParams p;
+    p.depth = 10;
+    p.coding = ColourCoding::ycbcr_bt2020;
+    p.transfer = t;
+    auto klv = mxf_cdci_descriptor(p);
+    auto h = parse_klv_header(klv);
+    ASSERT_TRUE(h.ok());
+    auto d = parse_picture_descriptor(Bytes(klv).subspan(h->header_size), false);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->transfer, t);
+    EXPECT_EQ(d->describe().find("HDR") != std::string::npos, t != TransferFunction::sdr) << d->describe();
+  }
+  // The BT.709 transfer UL (byte 13 = 02), and a UL of another node with 0A in byte 13: SDR.
+  for (const std::uint8_t node12 : {0x01, 0x02}) {
+    const std::vector<std::uint8_t> set = {0x32, 0x10, 0x00, 0x10, 0x06, 0x0E, 0x2B, 0x34, 0x04, 0x01, 0x01, 0x0D,
+                                           0x04, 0x01, 0x01, 0x01, node12, static_cast<std::uint8_t>(node12 == 0x01 ? 0x02 : 0x0A),
+                                           0x00, 0x00};
+    auto d = parse_picture_descriptor(set, false);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->transfer, TransferFunction::sdr);
+  }
+}
+
 TEST(MxfDescriptor, WriterAndParserAgree) {
   MxfPictureParams p;
   p.width = 1920; p.height = 540; p.frame_layout = 1; p.field_dominance = 1; p.depth = 10;

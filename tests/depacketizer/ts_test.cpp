@@ -214,6 +214,26 @@ TEST(TsDemux, MuxedProgressiveFramesComeBackWithPtsPcrTimeCodeAndDescriptor) {
   EXPECT_EQ(p.coding, ColourCoding::ycbcr_bt709);
 }
 
+TEST(TsDemux, HdrIsReadFromTheColourSpecificationAndTheExtendedDescriptor) {
+  tsn::J2kVideoDescriptor d;
+  d.color_specification = 7;  // SMPTE ST 2084
+  auto p = tsn::picture_descriptor(d, std::nullopt);
+  EXPECT_EQ(p.coding, ColourCoding::ycbcr_bt2020);
+  EXPECT_EQ(p.transfer, TransferFunction::pq);
+  d.color_specification = 6;
+  EXPECT_EQ(tsn::picture_descriptor(d, std::nullopt).transfer, TransferFunction::sdr);
+  // The extended form: H.273 code points (transfer 18 HLG, 16 PQ; matrix 9 BT.2020).
+  tsn::J2kVideoDescriptor e;
+  e.extended = true;
+  e.transfer_characteristics = 18;
+  e.matrix_coefficients = 9;
+  p = tsn::picture_descriptor(e, std::nullopt);
+  EXPECT_EQ(p.transfer, TransferFunction::hlg);
+  EXPECT_EQ(p.coding, ColourCoding::ycbcr_bt2020);
+  e.transfer_characteristics = 16;
+  EXPECT_EQ(tsn::picture_descriptor(e, std::nullopt).transfer, TransferFunction::pq);
+}
+
 TEST(TsDemux, InterlacedFramesAreTwoCodestreamsInOneUnit) {
   Collect c;
   c.feed(mux(3, 3000, true));

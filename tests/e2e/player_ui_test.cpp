@@ -252,6 +252,58 @@ TEST(PlayerUi, AnInterlacedStreamIsShownAFieldAtATimeAsTheCpuReferenceCompletesI
   EXPECT_LE(shown + skipped, 2 * decoded);
 }
 
+namespace {
+
+/// Mean and standard deviation of the luma of an RGB888 image.
+std::pair<double, double> luma_stats(const QImage& img) {
+  double sum = 0, sum2 = 0;
+  const double n = static_cast<double>(img.width()) * img.height();
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      const double l = 0.2126 * qRed(p) + 0.7152 * qGreen(p) + 0.0722 * qBlue(p);
+      sum += l;
+      sum2 += l * l;
+    }
+  const double mean = sum / n;
+  return {mean, std::sqrt(std::max(0.0, sum2 / n - mean * mean))};
+}
+
+}  // namespace
+
+TEST(PlayerUi, AnHdrStreamIsShownToneMappedForThisDisplay) {
+  // A photograph graded into BT.2100 PQ (j2ksend --hdr pq, MXF's TransferCharacteristic says
+  // so): the window shows it mapped for an SDR display (the CPU path's picture of the same frame,
+  // FILE.cpu.png, through the same mapping), with the photograph's contrast; shown as SDR
+  // (--transfer sdr) the same stream is a flat grey wash.
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+  const std::string encode = " --image " + std::string(J2K_MEDIA_DIR) + "/flower.png --size 640x360 --fps 25 --bits 10 "
+                             "--hdr pq --bitrate 20M --loop-frames 4 --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+  const std::string player = "--quit-after 2 --window-size 640x360 --no-overlay --degrade off --audio off --json ";
+  auto mapped = play_while_sending(5198, encode, "", player + "--screenshot hdr.png", "hdr");
+  QImage shot;
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(mapped, "hdr.png", shot));
+  const auto summary = nlohmann::json::parse(mapped.out, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << mapped.out;
+  EXPECT_EQ(summary["stream"]["descriptor"].value("transfer", ""), "HDR PQ");
+  EXPECT_EQ(summary["stream"]["descriptor"].value("coding", ""), "YCbCr BT.2020");
+  const QImage cpu = QImage("hdr.png.cpu.png").convertToFormat(QImage::Format_RGB888);
+  ASSERT_EQ(cpu.size(), shot.size());
+  double diff = 0;
+  for (int y = 0; y < shot.height(); ++y)
+    for (int x = 0; x < shot.width() * 3; ++x) diff += std::abs(shot.constScanLine(y)[x] - cpu.constScanLine(y)[x]);
+  EXPECT_LT(diff / (shot.width() * shot.height() * 3.0), 2.0) << "the window shows the CPU path's mapped picture";
+
+  auto as_sdr = play_while_sending(5198, encode, "", player + "--transfer sdr --screenshot hdr-as-sdr.png", "hdr-sdr");
+  QImage flat;
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(as_sdr, "hdr-as-sdr.png", flat));
+  const auto [m_mean, m_sd] = luma_stats(shot);
+  const auto [f_mean, f_sd] = luma_stats(flat);
+  std::printf("[ measured ] PQ photograph: luma mean / standard deviation mapped %.1f / %.1f, shown as SDR %.1f / %.1f\n",
+              m_mean, m_sd, f_mean, f_sd);
+  EXPECT_GT(m_sd, 1.5 * f_sd) << "mapped, the photograph has its contrast back";
+}
+
 TEST(PlayerHeadless, PresentationIsPacedAndCountedInTheJson) {
   // Issue 12 item 3: frames go through the stream-clock presenter (headless: a virtual 60 Hz
   // display); the summary counts what was shown, late, repeated and skipped, and the time from

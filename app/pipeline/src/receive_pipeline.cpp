@@ -92,6 +92,7 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
   if (!descriptor) return ci;
   ci.coding = descriptor->coding;
   ci.full_range = descriptor->full_range();
+  ci.transfer = descriptor->transfer;
   // GStreamer's mxfmux writes an RGBA descriptor for YCbCr: subsampled chroma cannot be RGB.
   if (descriptor->rgba && subsampling_name(image) != "4:4:4") {
     ci.coding = ColourCoding::unknown;
@@ -770,7 +771,8 @@ void ReceivePipeline::decode_loop(Worker& worker) {
         decode_unit(worker, *job, f, shape);
         if (f.decoded && config_.make_rgba && !f.device_rgba) {
           auto rgba = std::make_shared<gpu::RgbaImage>();
-          const gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
+          gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
+          if (config_.transfer) ci.transfer = *config_.transfer;
           if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
           else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
         }
@@ -910,7 +912,8 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
     shape.height = t.height + b.height;
     for (std::size_t c = 0; c < shape.planes.size(); ++c) shape.planes[c].height += b.planes[c].height;
   }
-  const gpu::ColourInterpretation ci = colour_of(f.descriptor, shape);
+  gpu::ColourInterpretation ci = colour_of(f.descriptor, shape);
+  if (config_.transfer) ci.transfer = *config_.transfer;
   auto picture = pool_->acquire(shape.width, shape.height);
   if (!picture) {
     if (picture.error().kind == ErrorKind::limit) pool_exhausted_.fetch_add(1, std::memory_order_relaxed);

@@ -181,6 +181,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
                             {"vertical_subsampling", de.vertical_subsampling},
                             {"frame_rate", de.frame_rate()},
                             {"coding", to_string(de.coding)},
+                            {"transfer", to_string(de.transfer)},
                             {"full_range", de.full_range()}};
     if (d.width == 0) {
       stream["width"] = de.stored_width;

@@ -109,7 +109,11 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   tmc.descriptor.vertical_size = static_cast<std::uint32_t>(format_.height);
   tmc.descriptor.den_frame_rate = static_cast<std::uint16_t>(config_.fps_den);
   tmc.descriptor.num_frame_rate = static_cast<std::uint16_t>(config_.fps_num);
-  tmc.descriptor.color_specification = 3;  // BT.709, what the test sources are converted with
+  // BT.709, what the test sources are converted with; HDR: ST 2084 (PQ), or BT.2020 (the basic
+  // descriptor has no code for HLG).
+  tmc.descriptor.color_specification = format_.transfer == TransferFunction::pq    ? 7
+                                        : format_.transfer == TransferFunction::hlg ? 6
+                                                                                    : 3;
   tmc.descriptor.interlaced_video = config_.interlace != 0;
   if (config_.sound.any()) tmc.audio_pid = 0x0201;
   Packetizers pk{{ssrc, 96, first_sequence, config_.max_payload},
@@ -126,6 +130,10 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   mp.height = static_cast<std::uint32_t>(format_.height);
   mp.depth = static_cast<std::uint32_t>(format_.bits);
   mp.chroma_dx = static_cast<std::uint32_t>(format_.chroma_dx);
+  if (format_.transfer != TransferFunction::sdr) {
+    mp.coding = ColourCoding::ycbcr_bt2020;
+    mp.transfer = format_.transfer;
+  }
   if (config_.interlace) {
     mp.frame_layout = 1;  // separate fields
     mp.field_dominance = 1;

@@ -16,6 +16,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The source's RGB as the stream carries it: SDR BT.709, or graded into HDR (BT.2020).
+PlanarImage to_ycbcr(const PlanarImage& rgb, const PictureFormat& f) {
+  if (f.transfer == TransferFunction::sdr) return media::rgb_to_ycbcr709(rgb, f.bits, f.chroma_dx);
+  return media::rgb_to_ycbcr_hdr(rgb, f.bits, f.chroma_dx, f.transfer);
+}
+
 class ImageSource final : public FrameSource {
  public:
   ImageSource(std::vector<PlanarImage> images, std::string identity, const PictureFormat& format)
@@ -31,7 +37,7 @@ class ImageSource final : public FrameSource {
     const int span_y = std::min(img.height - format_.height, 3 * per_image);
     const int x = static_cast<int>(std::lround(tri * std::max(0, span_x)));
     const int y = static_cast<int>(std::lround(tri * std::max(0, span_y)));
-    return media::rgb_to_ycbcr709(media::crop(img, x, y, format_.width, format_.height), format_.bits, format_.chroma_dx);
+    return to_ycbcr(media::crop(img, x, y, format_.width, format_.height), format_);
   }
   std::string identity() const override { return identity_; }
 
@@ -109,7 +115,7 @@ class PatternSource final : public FrameSource {
       if (s & 0x40) fill(x, y + dh / 2 - t / 2, x + dw, y + dh / 2 + t / 2, 235, 235, 235);
       x += dw + 2 * t;
     }
-    return media::rgb_to_ycbcr709(rgb, format_.bits, format_.chroma_dx);
+    return to_ycbcr(rgb, format_);
   }
   std::string identity() const override { return "pattern-v1"; }
 

@@ -79,6 +79,8 @@ struct PictureDescriptor {
   std::uint32_t white_level = 0;
   std::uint32_t colour_range = 0;
   ColourCoding coding = ColourCoding::unknown;
+  /// TransferCharacteristic (0x3210): SMPTE ST 2084 (PQ) or HLG; anything else, or none, is SDR.
+  TransferFunction transfer = TransferFunction::sdr;
   int wrapping = 0;                    ///< essence container byte 14: 1 frame, 2 clip, 3 I1, 4 I2, 5 field, 6 progressive
   bool rgba = false;                   ///< came from an RGBA descriptor
 

@@ -24,6 +24,7 @@ struct MxfPictureParams {
   std::int32_t rate_num = 50;
   std::int32_t rate_den = 1;
   ColourCoding coding = ColourCoding::ycbcr_bt709;
+  TransferFunction transfer = TransferFunction::sdr;  ///< PQ or HLG: a TransferCharacteristic is written
   bool full_range = false;
 };
 

@@ -102,6 +102,9 @@ struct PipelineConfig {
   /// if decoding is much slower than the stream, packets then back up to the socket).
   bool drop_when_behind = true;
   IncompletePolicy incomplete = IncompletePolicy::drop;
+  /// The display pictures' transfer function, whatever the stream says (RFC 5371 carries none;
+  /// TR-01's basic descriptor cannot say HLG). Unset: as the descriptor says (SDR without one).
+  std::optional<TransferFunction> transfer;
   bool keep_codestreams = false;
   bool make_rgba = false;          ///< convert each decoded frame for display (on the decode worker)
   /// With make_rgba and a usable CUDA device (own backend, gpu on/auto): the display picture

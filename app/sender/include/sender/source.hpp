@@ -15,6 +15,9 @@ struct PictureFormat {
   int height = 720;
   int bits = 8;        ///< 8..16
   int chroma_dx = 2;   ///< 2 = 4:2:2, 1 = 4:4:4
+  /// SDR: YCbCr BT.709 as the source is; PQ or HLG: the source graded into BT.2100 HDR, YCbCr
+  /// BT.2020 (media::rgb_to_ycbcr_hdr).
+  TransferFunction transfer = TransferFunction::sdr;
 };
 
 class FrameSource {
