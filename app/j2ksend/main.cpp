@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
                                "203 cd/m2, highlights to 1000; MXF says it in TransferCharacteristic, TR-01 as colour "
                                "specification 7 for PQ); off: SDR BT.709")
       ->check(CLI::IsMember({"off", "pq", "hlg"}))->capture_default_str();
+  bool dci = false;
+  app.add_flag("--dci", dci, "digital cinema frames: the pictures as X'Y'Z' (SMPTE 428-1), 12-bit 4:4:4 with the "
+                             "component transform, Rsiz declaring the DCI 2K (or 4K, above 2048 wide) profile");
   app.add_option("--chroma", chroma, "chroma format")->check(CLI::IsMember({"422", "444"}))->capture_default_str();
   app.add_option("--bitrate", bitrate, "lossy bit rate of the codestreams (e.g. 40M, 150M)")->capture_default_str();
   app.add_flag("--lossless", lossless, "reversible 5/3 coding (bit-exact)");
@@ -147,9 +150,16 @@ int main(int argc, char** argv) {
   if (!mxf_file.empty() && payload_format == "rfc5371") return setup.usage_error("--mxf streams MXF KLVs: use --format mxf");
 
   if (hdr != "off" && !mxf_file.empty()) return setup.usage_error("--hdr grades our own pictures: not with --mxf");
+  if (dci && (hdr != "off" || !mxf_file.empty()))
+    return setup.usage_error("--dci makes X'Y'Z' pictures of our own: not with --hdr or --mxf");
+  if (dci) {
+    bits = 12;
+    chroma = "444";
+  }
   if (hdr != "off" && bits == 8) return setup.usage_error("--hdr needs --bits 10 or 12 (BT.2100 has no 8-bit form)");
   sender::PictureFormat format{wh->first, wh->second, bits, chroma == "422" ? 2 : 1};
   if (hdr == "pq") format.transfer = TransferFunction::pq;
+  format.dci = dci;
   if (hdr == "hlg") {
     format.transfer = TransferFunction::hlg;
     if (payload_format == "ts")
@@ -276,6 +286,7 @@ int main(int argc, char** argv) {
   spec.encode.resolutions = resolutions;
   spec.encode.codeblock = codeblock;
   spec.encode.tile_part_per_component = tile_parts;
+  if (dci) spec.encode.rsiz = wh->first > 2048 ? 4 : 3;  // DCI 4K or 2K
   spec.threads = threads;
   spec.cache_dir = no_cache ? "" : cache_dir;
   spec.interlaced = !interlaced.empty();

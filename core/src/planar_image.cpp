@@ -25,6 +25,7 @@ const char* to_string(ColourCoding coding) noexcept {
     case ColourCoding::ycbcr_bt709: return "YCbCr BT.709";
     case ColourCoding::ycbcr_bt2020: return "YCbCr BT.2020";
     case ColourCoding::grey: return "grey";
+    case ColourCoding::xyz: return "X'Y'Z' (digital cinema)";
   }
   return "?";
 }

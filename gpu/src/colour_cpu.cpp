@@ -58,6 +58,11 @@ Result<ColourParams> make_colour_params(const PlanarImage& image, const ColourIn
   p.rgb_scale = static_cast<float>(out_max / max_in);
   p.rgb_norm = static_cast<float>(1.0 / max_in);
   p.transfer = colour.transfer == TransferFunction::pq ? 1 : colour.transfer == TransferFunction::hlg ? 2 : 0;
+  if (coding == ColourCoding::xyz) {
+    p.mode = ColourMode::rgb;
+    p.transfer = 3;
+    return p;
+  }
   if (coding == ColourCoding::rgb) {
     p.mode = ColourMode::rgb;
     return p;
@@ -101,6 +106,17 @@ void hdr_to_sdr(TransferFunction transfer, float rgb[3]) noexcept {
     l = std::max(l, 0.0f);
     if (l > kKnee) l = kKnee + (1.0f - kKnee) * (1.0f - std::exp(-(l - kKnee) / (1.0f - kKnee)));
     rgb[c] = l <= 0.0031308f ? 12.92f * l : 1.055f * std::pow(l, 1.0f / 2.4f) - 0.055f;
+  }
+}
+
+void dci_xyz_to_display(float xyz[3]) noexcept {
+  using namespace detail::hdr;
+  float light[3];
+  for (int c = 0; c < 3; ++c) light[c] = std::pow(std::clamp(xyz[c], 0.0f, 1.0f), kDciGamma) * kDciScale;
+  for (int c = 0; c < 3; ++c) {
+    float l = kXyzToSrgb[3 * c] * light[0] + kXyzToSrgb[3 * c + 1] * light[1] + kXyzToSrgb[3 * c + 2] * light[2];
+    l = std::clamp(l, 0.0f, 1.0f);
+    xyz[c] = l <= 0.0031308f ? 12.92f * l : 1.055f * std::pow(l, 1.0f / 2.4f) - 0.055f;
   }
 }
 
@@ -171,7 +187,8 @@ Status convert(const PlanarImage& image, const ColourInterpretation& colour, flo
     if (p.mode == ColourMode::rgb && p.transfer) {
       for (int x = 0; x < width; ++x) {
         float v[3] = {static_cast<float>(yrow[x]) * p.rgb_norm, cb[x] * p.rgb_norm, cr[x] * p.rgb_norm};
-        hdr_to_sdr(transfer, v);
+        if (p.transfer == 3) dci_xyz_to_display(v);
+        else hdr_to_sdr(transfer, v);
         store(base + x, to_code(v[0] * out_max, max), to_code(v[1] * out_max, max), to_code(v[2] * out_max, max));
       }
       continue;

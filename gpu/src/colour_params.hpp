@@ -24,7 +24,8 @@ struct ColourParams {
   float y_off = 0, y_gain = 0, c_off = 0, c_gain = 0;
   float r_cr = 0, g_cb = 0, g_cr = 0, b_cb = 0;
   /// 0 SDR (the values above are the display's); 1 PQ, 2 HLG: the matrix gives BT.2100 R'G'B'
-  /// in [0, 1], mapped by hdr_to_sdr (colour.hpp) before the output scale.
+  /// in [0, 1], mapped by hdr_to_sdr (colour.hpp) before the output scale; 3: rgb mode holds
+  /// digital cinema X'Y'Z', mapped by dci_xyz_to_display.
   std::int32_t transfer = 0;
   float rgb_norm = 0;  ///< rgb mode, HDR: code * rgb_norm is R'G'B' in [0, 1]
 };
@@ -37,6 +38,10 @@ inline constexpr float kHlgA = 0.17883277f, kHlgB = 0.28466892f, kHlgC = 0.55991
 inline constexpr float kReferenceWhite = 203.0f;  ///< cd/m², BT.2408
 inline constexpr float kHlgPeak = 1000.0f, kHlgGamma = 1.2f;
 inline constexpr float kKnee = 0.75f;
+/// Digital cinema (SMPTE 428-1): X'Y'Z' gamma, and the code-range top over white.
+inline constexpr float kDciGamma = 2.6f, kDciScale = 52.37f / 48.0f;
+/// CIE XYZ → linear sRGB (IEC 61966-2-1).
+inline constexpr float kXyzToSrgb[9] = {3.2406f, -1.5372f, -0.4986f, -0.9689f, 1.8758f, 0.0415f, 0.0557f, -0.2040f, 1.0570f};
 /// BT.2020 → BT.709 primaries, on light (BT.2087).
 inline constexpr float kGamut[9] = {1.6605f, -0.5876f, -0.0728f, -0.1246f, 1.1329f, -0.0083f, -0.0182f, -0.1006f, 1.1187f};
 }  // namespace hdr

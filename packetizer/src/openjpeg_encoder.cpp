@@ -121,7 +121,9 @@ Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, cons
   params.cblockh_init = p.codeblock;
   params.prog_order = to_opj(p.progression);
   params.tcp_mct = 0;  // components are YCbCr (or grey) already; RGB would take MCT below
-  if (image.colour == ColourCoding::rgb && image.planes.size() >= 3 && subsampling_name(image) == "4:4:4")
+  // RGB and digital cinema's X'Y'Z' take the component transform (DCI codestreams do).
+  if ((image.colour == ColourCoding::rgb || image.colour == ColourCoding::xyz) && image.planes.size() >= 3 &&
+      subsampling_name(image) == "4:4:4")
     params.tcp_mct = 1;
   params.csty |= (p.sop ? 0x02 : 0) | (p.eph ? 0x04 : 0);
   if (p.tile_part_per_component) {
@@ -151,6 +153,11 @@ Result<std::vector<std::uint8_t>> encode_openjpeg(const PlanarImage& image, cons
       !opj_end_compress(codec.get(), stream.get()))
     return make_error(ErrorKind::io, fmt::format("OpenJPEG encode failed: {}", error_text));
   out.resize(sink.pos);
+  if (p.rsiz != 0 && out.size() >= 8 && out[2] == 0xFF && out[3] == 0x51) {
+    // Rsiz is SIZ's first parameter, after SOC, the SIZ marker and Lsiz (A.5.1).
+    out[6] = static_cast<std::uint8_t>(p.rsiz >> 8);
+    out[7] = static_cast<std::uint8_t>(p.rsiz);
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <QImage>
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cmath>
 #include <csignal>
@@ -302,6 +303,51 @@ TEST(PlayerUi, AnHdrStreamIsShownToneMappedForThisDisplay) {
   std::printf("[ measured ] PQ photograph: luma mean / standard deviation mapped %.1f / %.1f, shown as SDR %.1f / %.1f\n",
               m_mean, m_sd, f_mean, f_sd);
   EXPECT_GT(m_sd, 1.5 * f_sd) << "mapped, the photograph has its contrast back";
+}
+
+namespace {
+
+/// Mean R, G and B of an RGB888 image.
+std::array<double, 3> mean_rgb(const QImage& img) {
+  std::array<double, 3> m{};
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      m[0] += qRed(p);
+      m[1] += qGreen(p);
+      m[2] += qBlue(p);
+    }
+  for (double& v : m) v /= static_cast<double>(img.width()) * img.height();
+  return m;
+}
+
+}  // namespace
+
+TEST(PlayerUi, ADigitalCinemaStreamIsShownInItsColours) {
+  // j2ksend --dci: the photograph as X'Y'Z' 12-bit 4:4:4, Rsiz declaring DCI 2K. The window
+  // shows it through the X'Y'Z' mapping (the codestream's profile says so), like the same
+  // photograph sent as ordinary SDR video: same mean colour to a few codes.
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+  const std::string common = " --image " + std::string(J2K_MEDIA_DIR) + "/flower.png --size 640x360 --fps 24 "
+                             "--bitrate 30M --loop-frames 2 --cache-dir " + std::string(J2K_TEST_CACHE_DIR);
+  const std::string player = "--quit-after 2 --window-size 640x360 --no-overlay --degrade off --audio off ";
+  auto cinema = play_while_sending(5200, common + " --dci", "", player + "--screenshot dci.png", "dci");
+  QImage shot;
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(cinema, "dci.png", shot));
+  const QImage cpu = QImage("dci.png.cpu.png").convertToFormat(QImage::Format_RGB888);
+  ASSERT_EQ(cpu.size(), shot.size());
+  double diff = 0;
+  for (int y = 0; y < shot.height(); ++y)
+    for (int x = 0; x < shot.width() * 3; ++x) diff += std::abs(shot.constScanLine(y)[x] - cpu.constScanLine(y)[x]);
+  EXPECT_LT(diff / (shot.width() * shot.height() * 3.0), 2.0) << "the window shows the CPU path's mapped picture";
+
+  auto video = play_while_sending(5200, common + " --bits 10", "", player + "--screenshot dci-sdr.png", "dci-sdr");
+  QImage sdr;
+  ASSERT_NO_FATAL_FAILURE(screenshot_of(video, "dci-sdr.png", sdr));
+  const auto a = mean_rgb(shot), b = mean_rgb(sdr);
+  std::printf("[ measured ] mean R G B: digital cinema %.1f %.1f %.1f, SDR video %.1f %.1f %.1f\n", a[0], a[1], a[2], b[0],
+              b[1], b[2]);
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(a[c], b[c], 6.0) << "channel " << c;
 }
 
 TEST(PlayerHeadless, PresentationIsPacedAndCountedInTheJson) {

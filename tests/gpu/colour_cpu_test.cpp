@@ -168,3 +168,33 @@ TEST(HdrDisplay, ReferenceWhitePeaksAndBlackLandWhereTheyShould) {
   }
   EXPECT_FLOAT_EQ(static_cast<float>(grey_out(TransferFunction::sdr, 0.4f)), 0.4f * 255.0f);
 }
+
+TEST(DciDisplay, ADigitalCinemaFrameOfAPhotographShowsAsThePhotograph) {
+  // The photograph as X'Y'Z' 12-bit (SMPTE 428-1), shown as digital cinema: the photograph back
+  // (to the rounding of the two encodings); shown as if its components were RGB: a washed-out,
+  // green-tinted picture.
+  const PlanarImage rgb = photo_rgb(480, 270, 900, 500);
+  const PlanarImage xyz = media::rgb_to_dci_xyz(rgb, 12);
+  EXPECT_EQ(xyz.colour, ColourCoding::xyz);
+  gpu::RgbaImage original, shown, as_rgb;
+  PlanarImage rgb12 = rgb;  // the original, shown as the player shows RGB
+  ASSERT_TRUE(gpu::to_rgba8(rgb12, {ColourCoding::rgb, true}, original));
+  ASSERT_TRUE(gpu::to_rgba8(xyz, {ColourCoding::xyz, true}, shown));
+  ASSERT_TRUE(gpu::to_rgba8(xyz, {ColourCoding::rgb, true}, as_rgb));
+  const double p_shown = psnr(shown, original), p_as_rgb = psnr(as_rgb, original);
+  std::printf("[ measured ] X'Y'Z' photograph: shown as digital cinema %.2f dB from the photograph, as RGB %.2f dB\n",
+              p_shown, p_as_rgb);
+  EXPECT_GT(p_shown, 40.0);
+  EXPECT_LT(p_as_rgb, 25.0);
+}
+
+TEST(DciDisplay, WhiteAndBlackLandWhereTheyShould) {
+  // White: X'Y'Z' of D65 white at 48 cd/m² (code 3960, 4096 for Y; Y' = (48/52.37)^(1/2.6)).
+  const float y = std::pow(48.0f / 52.37f, 1.0f / 2.6f);
+  float white[3] = {std::pow(0.9505f * 48.0f / 52.37f, 1.0f / 2.6f), y, std::pow(1.089f * 48.0f / 52.37f, 1.0f / 2.6f)};
+  gpu::dci_xyz_to_display(white);
+  for (float v : white) EXPECT_NEAR(v, 1.0f, 0.01f);
+  float black[3] = {0, 0, 0};
+  gpu::dci_xyz_to_display(black);
+  for (float v : black) EXPECT_EQ(v, 0.0f);
+}

@@ -402,6 +402,29 @@ TEST(CudaColour, HdrPqAndHlgMappedForTheSdrDisplayWithinOne) {
       }
 }
 
+TEST(CudaColour, DigitalCinemaXyzWithinOne) {
+  // dci_xyz_to_display on the device against the CPU's: random 12-bit codes and a photograph.
+  J2K_REQUIRE_CUDA();
+  test::DeviceImage out;
+  auto rgb = media::load_rgb(test::media_path("flower.png"));
+  ASSERT_TRUE(rgb.ok());
+  const std::vector<PlanarImage> pictures = {random_planes(129, 65, 12, 1, 1, 17),
+                                             media::rgb_to_dci_xyz(media::crop(*rgb, 700, 400, 256, 144), 12)};
+  for (std::size_t i = 0; i < pictures.size(); ++i) {
+    const gpu::ColourInterpretation ci{ColourCoding::xyz, true};
+    ASSERT_TRUE(out.allocate(pictures[i].width, pictures[i].height, gpu::OutputFormat::rgba8));
+    ASSERT_TRUE(gpu::upload_and_convert(pictures[i], ci, out.target, nullptr));
+    gpu::RgbaImage cpu8;
+    ASSERT_TRUE(gpu::to_rgba8(pictures[i], ci, cpu8));
+    EXPECT_LE(compare_rgba(out.download(), cpu8), 1) << "picture " << i << " RGBA8";
+    ASSERT_TRUE(out.allocate(pictures[i].width, pictures[i].height, gpu::OutputFormat::rgb10a2));
+    ASSERT_TRUE(gpu::upload_and_convert(pictures[i], ci, out.target, nullptr));
+    gpu::Rgb10A2Image cpu10;
+    ASSERT_TRUE(gpu::to_rgb10a2(pictures[i], ci, cpu10));
+    EXPECT_LE(compare_rgb10(out.download(), cpu10), 1) << "picture " << i << " RGB10_A2";
+  }
+}
+
 TEST(CudaColour, GreyPicture) {
   J2K_REQUIRE_CUDA();
   PlanarImage img = random_planes(37, 29, 12, 1, 1, 77);

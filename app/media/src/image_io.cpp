@@ -153,6 +153,29 @@ PlanarImage rgb_to_ycbcr_hdr(const PlanarImage& rgb, int bits, int chroma_dx, Tr
   return rgb_to_ycbcr(hdr, bits, chroma_dx, 0.2627, 0.0593, ColourCoding::ycbcr_bt2020);  // BT.2020 non-constant luminance
 }
 
+PlanarImage rgb_to_dci_xyz(const PlanarImage& rgb, int bits) {
+  static constexpr double kSrgbToXyz[9] = {0.4124, 0.3576, 0.1805, 0.2126, 0.7152, 0.0722, 0.0193, 0.1192, 0.9505};
+  const double in_max = std::ldexp(1.0, rgb.planes[0].precision) - 1.0;
+  const double out_max = std::ldexp(1.0, bits) - 1.0;
+  PlanarImage out = rgb;
+  out.colour = ColourCoding::xyz;
+  for (auto& p : out.planes) p.precision = bits;
+  const std::size_t n = static_cast<std::size_t>(rgb.width) * rgb.height;
+  for (std::size_t i = 0; i < n; ++i) {
+    double lin[3];
+    for (int c = 0; c < 3; ++c) {
+      const double v = rgb.planes[c].samples[i] / in_max;
+      lin[c] = v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+    }
+    for (int c = 0; c < 3; ++c) {
+      const double xyz = kSrgbToXyz[3 * c] * lin[0] + kSrgbToXyz[3 * c + 1] * lin[1] + kSrgbToXyz[3 * c + 2] * lin[2];
+      const double e = std::pow(std::clamp(xyz * 48.0 / 52.37, 0.0, 1.0), 1.0 / 2.6);
+      out.planes[c].samples[i] = static_cast<std::int32_t>(std::lround(e * out_max));
+    }
+  }
+  return out;
+}
+
 Status write_png_rgba(const std::string& path, const std::uint8_t* rgba, int width, int height) {
   QImage img(rgba, width, height, width * 4, QImage::Format_RGBA8888);
   if (!img.save(QString::fromStdString(path), "PNG"))

@@ -14,6 +14,8 @@
 #include "net/pcap_replay.hpp"
 #include "net/udp_receiver.hpp"
 #include "syntax/locate.hpp"
+#include "syntax/parameters.hpp"
+#include "syntax/segments.hpp"
 #include "monitor/alarms.hpp"
 #include "pipeline/codestream_levels.hpp"
 
@@ -98,6 +100,22 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
     ci.coding = ColourCoding::unknown;
     ci.full_range = false;
   }
+  return ci;
+}
+
+bool declares_digital_cinema(const std::vector<std::uint8_t>& bytes) {
+  auto cs = syntax::locate_codestream(bytes);
+  if (!cs) return false;
+  auto header = syntax::read_main_header(*cs);
+  if (!header) return false;
+  auto siz = syntax::read_siz(header->siz.body);
+  return siz && syntax::is_digital_cinema(siz->rsiz) && siz->components.size() == 3;
+}
+
+gpu::ColourInterpretation ReceivePipeline::display_colour(const DecodedFrame& f, const PlanarImage& image) const {
+  gpu::ColourInterpretation ci = colour_of(f.descriptor, image);
+  if (f.digital_cinema) ci.coding = ColourCoding::xyz;  // what the codestream declares outweighs a descriptor
+  if (config_.transfer) ci.transfer = *config_.transfer;
   return ci;
 }
 
@@ -660,6 +678,7 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
   }
   f.interlaced = unit.codestreams.size() == 2;  // a field pair, woven into the frame
   f.first_field_is_top = unit.first_field_is_top;
+  f.digital_cinema = declares_digital_cinema(unit.codestreams[0]);
   if (auto why = check_against_descriptor(unit); !why.empty()) {
     oversize_.fetch_add(1, std::memory_order_relaxed);
     f.error = std::move(why);
@@ -771,9 +790,7 @@ void ReceivePipeline::decode_loop(Worker& worker) {
         decode_unit(worker, *job, f, shape);
         if (f.decoded && config_.make_rgba && !f.device_rgba) {
           auto rgba = std::make_shared<gpu::RgbaImage>();
-          gpu::ColourInterpretation ci = colour_of(f.descriptor, f.image);
-          if (config_.transfer) ci.transfer = *config_.transfer;
-          if (auto st = gpu::to_rgba8(f.image, ci, *rgba); st) f.rgba = std::move(rgba);
+          if (auto st = gpu::to_rgba8(f.image, display_colour(f, f.image), *rgba); st) f.rgba = std::move(rgba);
           else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
         }
       } catch (const std::bad_alloc&) {
@@ -912,8 +929,7 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
     shape.height = t.height + b.height;
     for (std::size_t c = 0; c < shape.planes.size(); ++c) shape.planes[c].height += b.planes[c].height;
   }
-  gpu::ColourInterpretation ci = colour_of(f.descriptor, shape);
-  if (config_.transfer) ci.transfer = *config_.transfer;
+  const gpu::ColourInterpretation ci = display_colour(f, shape);
   auto picture = pool_->acquire(shape.width, shape.height);
   if (!picture) {
     if (picture.error().kind == ErrorKind::limit) pool_exhausted_.fetch_add(1, std::memory_order_relaxed);

@@ -32,9 +32,9 @@ std::uint64_t fnv(const std::string& s) {
 
 std::string cache_key(const FrameSource& source, const PictureFormat& f, const LoopSpec& spec) {
   const auto& e = spec.encode;
-  return fmt::format("v{} {} {}x{} b{} dx{} t{} n{} lossless{} bytes{} res{} cb{} prog{} sop{} eph{} i{} d{} l{} p{} tp{}",
+  return fmt::format("v{} {} {}x{} b{} dx{} t{} x{} r{} n{} lossless{} bytes{} res{} cb{} prog{} sop{} eph{} i{} d{} l{} p{} tp{}",
                      kCacheVersion, source.identity(), f.width, f.height, f.bits, f.chroma_dx,
-                     static_cast<int>(f.transfer), spec.frames, e.lossless,
+                     static_cast<int>(f.transfer), f.dci, e.rsiz, spec.frames, e.lossless,
                      e.target_bytes, e.resolutions, e.codeblock, static_cast<int>(e.progression), e.sop, e.eph,
                      spec.interlaced, spec.dual, e.layers, e.precinct_log2, e.tile_part_per_component);
 }

@@ -18,6 +18,7 @@ namespace {
 
 /// The source's RGB as the stream carries it: SDR BT.709, or graded into HDR (BT.2020).
 PlanarImage to_ycbcr(const PlanarImage& rgb, const PictureFormat& f) {
+  if (f.dci) return media::rgb_to_dci_xyz(rgb, f.bits);
   if (f.transfer == TransferFunction::sdr) return media::rgb_to_ycbcr709(rgb, f.bits, f.chroma_dx);
   return media::rgb_to_ycbcr_hdr(rgb, f.bits, f.chroma_dx, f.transfer);
 }

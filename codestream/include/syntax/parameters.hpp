@@ -47,6 +47,9 @@ struct Siz {
 /// Reads the SIZ body. Besides A.5.1's ranges the grid is capped at 2^30 (ErrorKind::limit), so
 /// that every derived coordinate fits an int.
 Result<Siz> read_siz(Bytes body);
+/// Rsiz of a digital cinema profile (A.5.1 with its amendments: 2K, 4K, scalable 2K and 4K, long-
+/// term storage): such codestreams carry X'Y'Z' (SMPTE 428-1).
+constexpr bool is_digital_cinema(std::uint16_t rsiz) noexcept { return rsiz >= 3 && rsiz <= 7; }
 Status write_siz(Out& out, const Siz& siz);
 
 /// A consumer's caps on what a codestream may ask for (the decoders' defaults).

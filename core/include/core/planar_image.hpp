@@ -7,7 +7,9 @@
 namespace j2k {
 
 /// How three components relate to colour, so the display stage converts correctly.
-enum class ColourCoding { unknown, rgb, ycbcr_bt601, ycbcr_bt709, ycbcr_bt2020, grey };
+/// xyz: digital cinema's X'Y'Z' (SMPTE 428-1: CIE XYZ, gamma 2.6, white 48 cd/m² at 52.37 of
+/// the code range), what DCI codestreams (Rsiz cinema profiles) carry.
+enum class ColourCoding { unknown, rgb, ycbcr_bt601, ycbcr_bt709, ycbcr_bt2020, grey, xyz };
 
 const char* to_string(ColourCoding coding) noexcept;
 

@@ -38,6 +38,11 @@ struct ColourInterpretation {
 /// The CUDA colour kernel evaluates the same steps (to 1 code); this is the CPU's, and the tests'.
 void hdr_to_sdr(TransferFunction transfer, float rgb[3]) noexcept;
 
+/// Digital cinema's X'Y'Z' in [0, 1] (ColourCoding::xyz: a code over its maximum) into display
+/// R'G'B' in [0, 1]: XYZ = v^2.6 · 52.37 / 48 (SMPTE 428-1: 48 cd/m² is white), the sRGB matrix
+/// (IEC 61966-2-1, no white-point adaptation), clipped, sRGB's encoding. The CUDA kernel's twin.
+void dci_xyz_to_display(float xyz[3]) noexcept;
+
 /// Converts a reconstructed image (grey, RGB, or YCbCr 4:4:4/4:2:2/4:2:0 at any depth
 /// up to 16 bits) into RGBA8. Chroma is upsampled linearly: co-sited horizontally and
 /// centred vertically (MPEG-2/BT.709 siting). `out` is resized as needed and reused.

@@ -498,6 +498,21 @@ __device__ __forceinline__ void hdr_to_sdr_device(int transfer, float rgb[3]) {
   }
 }
 
+/// dci_xyz_to_display (gpu/colour.hpp) on the device.
+__device__ __forceinline__ void dci_xyz_to_display_device(float v[3]) {
+  using namespace detail::hdr;
+  const float m[9] = {kXyzToSrgb[0], kXyzToSrgb[1], kXyzToSrgb[2], kXyzToSrgb[3], kXyzToSrgb[4],
+                      kXyzToSrgb[5], kXyzToSrgb[6], kXyzToSrgb[7], kXyzToSrgb[8]};
+  float light[3];
+  for (int c = 0; c < 3; ++c) light[c] = __fmul_rn(powf(fminf(fmaxf(v[c], 0.0f), 1.0f), kDciGamma), kDciScale);
+  for (int c = 0; c < 3; ++c) {
+    float l = __fadd_rn(__fadd_rn(__fmul_rn(m[3 * c], light[0]), __fmul_rn(m[3 * c + 1], light[1])),
+                        __fmul_rn(m[3 * c + 2], light[2]));
+    l = fminf(fmaxf(l, 0.0f), 1.0f);
+    v[c] = l <= 0.0031308f ? __fmul_rn(12.92f, l) : __fsub_rn(__fmul_rn(1.055f, powf(l, 1.0f / 2.4f)), 0.055f);
+  }
+}
+
 /// One output word from the luma and upsampled chroma values, as colour_cpu.cpp's convert.
 __device__ __forceinline__ std::uint32_t convert_pixel(const ColourLaunch& L, float yv, float cb, float cr) {
   const detail::ColourParams& p = L.params;
@@ -520,7 +535,8 @@ __device__ __forceinline__ std::uint32_t convert_pixel(const ColourLaunch& L, fl
       rgb[1] = __fadd_rn(__fadd_rn(yy, __fmul_rn(p.g_cb, u)), __fmul_rn(p.g_cr, v));
       rgb[2] = __fadd_rn(yy, __fmul_rn(p.b_cb, u));
     }
-    hdr_to_sdr_device(p.transfer, rgb);
+    if (p.transfer == 3) dci_xyz_to_display_device(rgb);
+    else hdr_to_sdr_device(p.transfer, rgb);
     r = to_code(__fmul_rn(rgb[0], m), m);
     g = to_code(__fmul_rn(rgb[1], m), m);
     b = to_code(__fmul_rn(rgb[2], m), m);

@@ -26,6 +26,9 @@ struct EncodeParams {
   /// broadcast encoders write a component-first (CPRL) frame.
   bool tile_part_per_component = false;
   int threads = 1;
+  /// Rsiz to declare (0: OpenJPEG's); 3 or 4 say digital cinema 2K or 4K (the content must then
+  /// be X'Y'Z': ColourCoding::xyz, 12-bit 4:4:4; the profile's other limits are the caller's).
+  std::uint16_t rsiz = 0;
 };
 
 /// Encodes a planar image (any components/subsampling) into a raw J2K codestream.

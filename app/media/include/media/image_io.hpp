@@ -24,6 +24,11 @@ PlanarImage rgb_to_ycbcr709(const PlanarImage& rgb, int bits, int chroma_dx);
 /// the player's hdr_to_sdr (gpu/colour.hpp) brings it back to the photograph below the knee.
 PlanarImage rgb_to_ycbcr_hdr(const PlanarImage& rgb, int bits, int chroma_dx, TransferFunction transfer);
 
+/// An sRGB picture as digital cinema's X'Y'Z' (SMPTE 428-1) at `bits` (12 in DCI), 4:4:4: CIE XYZ
+/// from the sRGB matrix, the picture's white at 48 cd/m² (52.37 is the code range's top), gamma
+/// 1/2.6. ColourCoding::xyz.
+PlanarImage rgb_to_dci_xyz(const PlanarImage& rgb, int bits);
+
 /// Writes an 8-bit RGBA buffer (width*height*4 bytes) as PNG.
 Status write_png_rgba(const std::string& path, const std::uint8_t* rgba, int width, int height);
 

@@ -63,6 +63,8 @@ struct DecodedFrame {
   /// even lines when `first_field_is_top`, else the odd ones.
   bool interlaced = false;
   bool first_field_is_top = true;
+  /// The codestream declares a digital cinema profile (Rsiz 3-7): its components are X'Y'Z'.
+  bool digital_cinema = false;
   std::shared_ptr<const gpu::RgbaImage> rgba;  ///< display picture, when `make_rgba` (CPU path)
   /// Or the display picture in device memory (GPU path: `make_rgba` with a CUDA decoder);
   /// `image` is then empty. Dropping the last reference returns it to the pipeline's pool.
@@ -190,6 +192,8 @@ Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bo
 /// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks).
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
                                     const PlanarImage& image);
+/// Whether a codestream (or JP2) declares a digital cinema profile with three components (X'Y'Z').
+bool declares_digital_cinema(const std::vector<std::uint8_t>& bytes);
 
 class ReceivePipeline {
  public:
@@ -294,6 +298,8 @@ class ReceivePipeline {
   void decode_loop(Worker& worker);
   void deliver_loop();
   void decode_unit(Worker& worker, Job& job, DecodedFrame& f, PlanarImage& shape);
+  /// colour_of, then what the codestream declares (digital cinema) and --transfer.
+  gpu::ColourInterpretation display_colour(const DecodedFrame& f, const PlanarImage& image) const;
   std::string check_against_descriptor(const depacketizer::CodestreamUnit& unit) const;
   void hand_on(std::uint64_t seq, DecodedFrame&& frame);  // any producer thread
   std::chrono::steady_clock::duration budget() const;     // under sched_mutex_

@@ -18,6 +18,8 @@ struct PictureFormat {
   /// SDR: YCbCr BT.709 as the source is; PQ or HLG: the source graded into BT.2100 HDR, YCbCr
   /// BT.2020 (media::rgb_to_ycbcr_hdr).
   TransferFunction transfer = TransferFunction::sdr;
+  /// Digital cinema X'Y'Z' (media::rgb_to_dci_xyz) instead of YCbCr; 4:4:4.
+  bool dci = false;
 };
 
 class FrameSource {
