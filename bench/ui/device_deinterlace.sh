@@ -15,16 +15,9 @@ bundle="$1"
 final="$2"
 out=/tmp/j2k-deinterlace
 seconds="${3:-6}"
-root=/tmp/j2k-player
-mkdir -p "$root" "$out"
-[ -x "$root/bin/j2kplay" ] || tar -C "$root" -xJf "$bundle/player.tar.xz"
-export LD_LIBRARY_PATH="$root/lib"
-export QT_PLUGIN_PATH="$root/plugins" QT_QPA_PLATFORM=eglfs QT_QPA_EGLFS_INTEGRATION=j2k_egldevice
-export QT_QPA_EGLFS_DISABLE_INPUT=1 QT_QPA_EGLFS_HIDECURSOR=1 J2K_EGLDEVICE_SIZE=1920x1080
-export FONTCONFIG_FILE="$root/fonts/fonts.conf" XDG_CACHE_HOME=/tmp/j2k-cache
-for f in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/glvnd/egl_vendor.d/10_nvidia.json; do
-  [ -f "$f" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$f" && break
-done
+mkdir -p "$out"
+J2K_EGLDEVICE_SIZE=1920x1080
+. "$(dirname "$0")/eglfs_env.sh"
 nvidia-smi -L || true
 image="$(pwd)/app/media/data/flower.png"  # run from the repository root
 send=("$root/bin/j2ksend" --image "$image" --size 1920x1080 --fps 25 --bits 10 --interlaced I1 --bitrate 150M

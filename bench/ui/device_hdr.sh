@@ -10,10 +10,9 @@ set -uo pipefail
 bundle="$1"
 final="$2"
 out=/tmp/j2k-hdr
-root=/tmp/j2k-player
-mkdir -p "$root" "$out" "$final"
-[ -x "$root/bin/j2kplay" ] || tar -C "$root" -xJf "$bundle/player.tar.xz"
-export LD_LIBRARY_PATH="$root/lib"
+mkdir -p "$out" "$final"
+J2K_EGLDEVICE_SIZE=960x540
+. "$(dirname "$0")/eglfs_env.sh"
 # The tests find the photographs where they were built.
 media_dir="$(grep -aoE '/[A-Za-z0-9_./-]*/app/media/data' "$bundle/gpu_cuda_tests" | head -1)"
 if [ -n "$media_dir" ] && [ ! -e "$media_dir" ]; then mkdir -p "$(dirname "$media_dir")" && ln -s "$(pwd)/app/media/data" "$media_dir"; fi
@@ -22,12 +21,6 @@ nvidia-smi -L || true
 compute-sanitizer --tool memcheck "$bundle/gpu_cuda_tests" --gtest_filter='CudaColour.Hdr*' >"$out/memcheck.log" 2>&1
 echo "memcheck: exit $? — $(grep -E 'ERROR SUMMARY' "$out/memcheck.log")"
 
-export QT_PLUGIN_PATH="$root/plugins" QT_QPA_PLATFORM=eglfs QT_QPA_EGLFS_INTEGRATION=j2k_egldevice
-export QT_QPA_EGLFS_DISABLE_INPUT=1 QT_QPA_EGLFS_HIDECURSOR=1 J2K_EGLDEVICE_SIZE=960x540
-export FONTCONFIG_FILE="$root/fonts/fonts.conf" XDG_CACHE_HOME=/tmp/j2k-cache
-for f in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/glvnd/egl_vendor.d/10_nvidia.json; do
-  [ -f "$f" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$f" && break
-done
 port=5500
 for t in pq hlg; do
   port=$((port + 2))

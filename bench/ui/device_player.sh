@@ -8,17 +8,9 @@ set -uo pipefail
 bundle="$1"
 out="$2"
 seconds="${3:-3}"
-root=/tmp/j2k-player
-mkdir -p "$root" "$out"
-tar -C "$root" -xJf "$bundle/player.tar.xz"
-export LD_LIBRARY_PATH="$root/lib"
-export QT_PLUGIN_PATH="$root/plugins" QT_QPA_PLATFORM=eglfs QT_QPA_EGLFS_INTEGRATION=j2k_egldevice
-export QT_QPA_EGLFS_DISABLE_INPUT=1 QT_QPA_EGLFS_HIDECURSOR=1 J2K_EGLDEVICE_SIZE=1280x720
-export FONTCONFIG_FILE="$root/fonts/fonts.conf" XDG_CACHE_HOME=/tmp/j2k-cache
-# NVIDIA's EGL vendor library, as the driver installs it on these machines.
-for f in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/glvnd/egl_vendor.d/10_nvidia.json; do
-  [ -f "$f" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$f" && break
-done
+mkdir -p "$out"
+J2K_EGLDEVICE_SIZE=1280x720
+. "$(dirname "$0")/eglfs_env.sh"
 echo "EGL vendor: ${__EGL_VENDOR_LIBRARY_FILENAMES:-none found}"
 nvidia-smi -L || true
 

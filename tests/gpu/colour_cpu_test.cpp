@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gpu/colour.hpp"
+#include "rgba_psnr.hpp"
 #include "test_images.hpp"
 
 using namespace j2k;
@@ -105,17 +106,7 @@ PlanarImage photo_rgb(int w, int h, int x, int y) {
   return media::crop(*img, x, y, w, h);
 }
 
-double psnr(const gpu::RgbaImage& a, const gpu::RgbaImage& b) {
-  double se = 0;
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < a.pixels.size(); ++i) {
-    if (i % 4 == 3) continue;
-    const double d = static_cast<double>(a.pixels[i]) - b.pixels[i];
-    se += d * d;
-    ++n;
-  }
-  return se == 0 ? 99.0 : 10 * std::log10(255.0 * 255.0 / (se / static_cast<double>(n)));
-}
+using test::psnr_rgb;
 
 /// hdr_to_sdr of one grey signal value, as a display code 0-255.
 double grey_out(TransferFunction t, float signal) {
@@ -139,7 +130,7 @@ TEST(HdrDisplay, APhotographGradedIntoPqOrHlgComesBackAsItWasBelowTheKnee) {
     gpu::RgbaImage mapped, unmapped;
     ASSERT_TRUE(gpu::to_rgba8(hdr, {ColourCoding::ycbcr_bt2020, false, t}, mapped));
     ASSERT_TRUE(gpu::to_rgba8(hdr, {ColourCoding::ycbcr_bt2020, false, TransferFunction::sdr}, unmapped));
-    const double p_mapped = psnr(mapped, sdr), p_unmapped = psnr(unmapped, sdr);
+    const double p_mapped = psnr_rgb(mapped, sdr), p_unmapped = psnr_rgb(unmapped, sdr);
     std::printf("[ measured ] %s: the SDR photograph against its HDR grade shown mapped %.2f dB, shown as SDR %.2f dB\n",
                 to_string(t), p_mapped, p_unmapped);
     EXPECT_GT(p_mapped, 30.0);
@@ -181,7 +172,7 @@ TEST(DciDisplay, ADigitalCinemaFrameOfAPhotographShowsAsThePhotograph) {
   ASSERT_TRUE(gpu::to_rgba8(rgb12, {ColourCoding::rgb, true}, original));
   ASSERT_TRUE(gpu::to_rgba8(xyz, {ColourCoding::xyz, true}, shown));
   ASSERT_TRUE(gpu::to_rgba8(xyz, {ColourCoding::rgb, true}, as_rgb));
-  const double p_shown = psnr(shown, original), p_as_rgb = psnr(as_rgb, original);
+  const double p_shown = psnr_rgb(shown, original), p_as_rgb = psnr_rgb(as_rgb, original);
   std::printf("[ measured ] X'Y'Z' photograph: shown as digital cinema %.2f dB from the photograph, as RGB %.2f dB\n",
               p_shown, p_as_rgb);
   EXPECT_GT(p_shown, 40.0);

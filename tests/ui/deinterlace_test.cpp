@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rgba_psnr.hpp"
 #include "test_images.hpp"
 #include "ui/deinterlace.hpp"
 
@@ -46,17 +47,7 @@ gpu::RgbaImage weave(const gpu::RgbaImage& first, const gpu::RgbaImage& second, 
   return out;
 }
 
-double psnr(const gpu::RgbaImage& a, const gpu::RgbaImage& b) {
-  double se = 0;
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < a.pixels.size(); ++i) {
-    if (i % 4 == 3) continue;
-    const double d = static_cast<double>(a.pixels[i]) - b.pixels[i];
-    se += d * d;
-    ++n;
-  }
-  return se == 0 ? INFINITY : 10 * std::log10(255.0 * 255.0 / (se / static_cast<double>(n)));
-}
+using test::psnr_rgb;
 
 bool lines_equal(const gpu::RgbaImage& a, const gpu::RgbaImage& b, int parity) {
   const std::size_t row = static_cast<std::size_t>(a.width) * 4;
@@ -82,7 +73,7 @@ TEST(Deinterlace, APanningCameraComesBackCloserToEachFieldsInstantThanTheWeave) 
       // The field's own lines are kept as they came.
       EXPECT_TRUE(lines_equal(bob, truth, parity));
       EXPECT_TRUE(lines_equal(adaptive, truth, parity));
-      const double p_weave = psnr(f1, truth), p_bob = psnr(bob, truth), p_adaptive = psnr(adaptive, truth);
+      const double p_weave = psnr_rgb(f1, truth), p_bob = psnr_rgb(bob, truth), p_adaptive = psnr_rgb(adaptive, truth);
       std::printf("[ measured ] first field %s, field %d: PSNR against the camera: weave %.2f dB, bob %.2f dB, "
                   "adaptive %.2f dB\n",
                   first_parity == 0 ? "top" : "bottom", which, p_weave, p_bob, p_adaptive);
@@ -102,8 +93,8 @@ TEST(Deinterlace, AStillPictureComesBackWholeWhereBobLosesDetail) {
     deinterlace_field(still, &still, parity, Deinterlace::bob, bob);
     EXPECT_EQ(adaptive.pixels, still.pixels) << "a still picture keeps its full vertical resolution";
     std::printf("[ measured ] a still picture, field %d: PSNR against it: bob %.2f dB, adaptive %.2f dB\n", parity,
-                psnr(bob, still), psnr(adaptive, still));
-    EXPECT_LT(psnr(bob, still), 40.0) << "a photograph has detail that one field alone cannot give";
+                psnr_rgb(bob, still), psnr_rgb(adaptive, still));
+    EXPECT_LT(psnr_rgb(bob, still), 40.0) << "a photograph has detail that one field alone cannot give";
     EXPECT_TRUE(lines_equal(bob, still, parity));
   }
 }

@@ -52,6 +52,35 @@ GLuint compile(GLenum type, const char* source) {
   return s;
 }
 
+/// Compiles and links a program from two shader sources; 0 (and the log's line) if it fails.
+GLuint link_program(const char* vertex, const char* fragment) {
+  GLuint vs = compile(GL_VERTEX_SHADER, vertex);
+  GLuint fs = compile(GL_FRAGMENT_SHADER, fragment);
+  GLuint program = glCreateProgram();
+  glAttachShader(program, vs);
+  glAttachShader(program, fs);
+  glLinkProgram(program);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint linked = 0;
+  glGetProgramiv(program, GL_LINK_STATUS, &linked);
+  if (linked) return program;
+  char log[1024] = {};
+  glGetProgramInfoLog(program, sizeof log, nullptr, log);
+  logger("ui")->error("shader program failed to link: {}", log);
+  glDeleteProgram(program);
+  return 0;
+}
+
+/// The picture textures' sampling: linear, clamped at the edges.
+void set_linear_clamped(GLuint texture) {
+  glBindTexture(GL_TEXTURE_2D, texture);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+}
+
 }  // namespace
 
 /// GL objects: two frame textures (the frame on screen and the one before it), one pixel
@@ -324,33 +353,15 @@ void PlayerWidget::initializeGL() {
   }
   logger("ui")->info("OpenGL {} on {}", reinterpret_cast<const char*>(glGetString(GL_VERSION)),
                      reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
-  GLuint vs = compile(GL_VERTEX_SHADER, kVertexShader);
-  GLuint fs = compile(GL_FRAGMENT_SHADER, kFragmentShader);
-  gl_->program = glCreateProgram();
-  glAttachShader(gl_->program, vs);
-  glAttachShader(gl_->program, fs);
-  glLinkProgram(gl_->program);
-  glDeleteShader(vs);
-  glDeleteShader(fs);
-  GLint linked = 0;
-  glGetProgramiv(gl_->program, GL_LINK_STATUS, &linked);
-  if (!linked) {
-    logger("ui")->error("shader program failed to link");
-    return;
-  }
+  gl_->program = link_program(kVertexShader, kFragmentShader);
+  if (!gl_->program) return;
   gl_->pos_loc = glGetAttribLocation(gl_->program, "a_pos");
   gl_->uv_loc = glGetAttribLocation(gl_->program, "a_uv");
   gl_->tex_loc = glGetUniformLocation(gl_->program, "u_tex");
   glGenBuffers(1, &gl_->vbo);
   glGenBuffers(1, &gl_->pbo);
   glGenTextures(2, gl_->frames);
-  for (GLuint t : gl_->frames) {
-    glBindTexture(GL_TEXTURE_2D, t);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  }
+  for (GLuint t : gl_->frames) set_linear_clamped(t);
   gl_->timer_queries = GLEW_VERSION_3_3 || GLEW_ARB_timer_query;
   if (gl_->timer_queries) glGenQueries(Gl::kQueries, gl_->queries);
   gl_ok_ = true;
@@ -381,18 +392,9 @@ bool PlayerWidget::init_deinterlace() {
     logger("ui")->warn("this OpenGL has no framebuffer objects: interlaced pictures are shown woven");
     return false;
   }
-  GLuint vs = compile(GL_VERTEX_SHADER, kFieldVertexShader);
-  GLuint fs = compile(GL_FRAGMENT_SHADER, kDeinterlaceFragmentShader);
-  gl_->field_program = glCreateProgram();
-  glAttachShader(gl_->field_program, vs);
-  glAttachShader(gl_->field_program, fs);
-  glLinkProgram(gl_->field_program);
-  glDeleteShader(vs);
-  glDeleteShader(fs);
-  GLint linked = 0;
-  glGetProgramiv(gl_->field_program, GL_LINK_STATUS, &linked);
-  if (!linked) {
-    logger("ui")->warn("the deinterlacing shader failed to link: interlaced pictures are shown woven");
+  gl_->field_program = link_program(kFieldVertexShader, kDeinterlaceFragmentShader);
+  if (!gl_->field_program) {
+    logger("ui")->warn("no deinterlacing shader: interlaced pictures are shown woven");
     return false;
   }
   gl_->field_pos = glGetAttribLocation(gl_->field_program, "a_pos");
@@ -404,11 +406,7 @@ bool PlayerWidget::init_deinterlace() {
   gl_->u_has_prev = glGetUniformLocation(gl_->field_program, "u_has_prev");
   glGenFramebuffers(1, &gl_->fbo);
   glGenTextures(1, &gl_->field_texture);
-  glBindTexture(GL_TEXTURE_2D, gl_->field_texture);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  set_linear_clamped(gl_->field_texture);
   gl_->field_ok = true;
   return true;
 }
