@@ -608,8 +608,10 @@ void normalize_unit(CodestreamUnit& unit, bool interlaced_payload) {
     for (Bytes s : luma.empty() ? whole : luma) pictures.emplace_back(s.begin(), s.end());
     for (Bytes s : luma.empty() ? std::vector<Bytes>{} : whole) pictures.emplace_back(s.begin(), s.end());
   }
-  const bool separate_fields =
-      interlaced_payload || (unit.descriptor && (unit.descriptor->frame_layout == 1 || unit.descriptor->frame_layout == 3));
+  // Separate fields (1), mixed fields (3) and a segmented frame (4, PsF: a progressive frame
+  // carried as two field-like segments) all weave two codestreams into one frame.
+  const int layout = unit.descriptor ? unit.descriptor->frame_layout : -1;
+  const bool separate_fields = interlaced_payload || layout == 1 || layout == 3 || layout == 4;
   unit.fields = separate_fields && pictures.size() == 2 ? 2 : 1;
   unit.first_field_is_top = !(unit.descriptor && unit.descriptor->field_dominance == 2);
   unit.codestreams = std::move(pictures);

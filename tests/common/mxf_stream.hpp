@@ -18,6 +18,7 @@ struct MxfStream {
   std::uint32_t timestamp_step = 3600;   ///< per frame
   int header_every = 10;                 ///< header metadata on frames 0, n, 2n…
   packetizer::MxfPictureParams picture = {.width = 1280, .height = 720, .depth = 10};
+  int elements_per_frame = 1;            ///< 2: a picture element per field (I1 wrapping)
 };
 
 /// The packets of `frames` frames; `codestream(f)` gives frame f's picture.
@@ -35,7 +36,10 @@ std::vector<std::vector<std::uint8_t>> mxf_rtp_packets(const MxfStream& s, int f
       packetizer.packetize(desc, ts, out);
     }
     packetizer.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f)), ts, out);
-    packetizer.packetize(packetizer::mxf_picture_element(codestream(f)), ts, out);
+    if (s.elements_per_frame == 1) packetizer.packetize(packetizer::mxf_picture_element(codestream(f)), ts, out);
+    else  // element count and number in the key, as j2ksend writes I1 fields
+      for (int e = 0; e < s.elements_per_frame; ++e)
+        packetizer.packetize(packetizer::mxf_picture_element(codestream(f), s.elements_per_frame, e + 1), ts, out);
   }
   return out;
 }

@@ -617,6 +617,33 @@ TEST(ReceivePipeline, ADatagramCutAtTheBufferSizeIsLostNotTakenAsWhole) {
   EXPECT_EQ(h.pipe->receiver_counters().truncated, 1u);
 }
 
+TEST(ReceivePipeline, AFieldPairIsInterlacedForTheDisplayButASegmentedFrameIsNot) {
+  // Two picture elements a frame: separate fields (frame layout 1) are a field period apart and
+  // the player shows them a field at a time; a segmented frame (PsF, layout 4) is one instant
+  // cut in two, shown whole.
+  for (const int layout : {1, 4}) {
+    Harness h;
+    auto c = h.config();
+    c.url.format = "mxf";
+    c.drop_when_behind = false;
+    h.open(c);
+    ASSERT_TRUE(h.pipe->start().ok());
+    test::MxfStream s;
+    s.picture = {.width = 64, .height = 32, .frame_layout = layout, .field_dominance = 2, .depth = 8};
+    s.elements_per_frame = 2;
+    for (const auto& p : test::mxf_rtp_packets(s, 3, [](int) { return photo_codestream(); })) h.source->push(p, h.clock.now());
+    h.source->finish();
+    h.pipe->stop(true);
+    std::lock_guard l(h.m);
+    ASSERT_EQ(h.got.size(), 3u) << "layout " << layout;
+    for (const auto& f : h.got) {
+      EXPECT_TRUE(f.decoded) << f.error;
+      EXPECT_EQ(f.interlaced, layout == 1) << "layout " << layout;
+      EXPECT_EQ(f.first_field_is_top, layout != 1);  // dominance 2 is written for separate fields only
+    }
+  }
+}
+
 TEST(ReceivePipeline, ALoopedCapturesNewPassStartsAfreshEvenWhenItsFirstDatagramWasCut) {
   // A looped capture marks its next pass's first datagram `restart`. When that datagram was
   // cut (larger than a buffer) it was skipped before the mark was read: the session never

@@ -676,7 +676,9 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
     f.error = fmt::format("{} codestreams in one unit, not a frame or a field pair", unit.codestreams.size());
     return;
   }
-  f.interlaced = unit.codestreams.size() == 2;  // a field pair, woven into the frame
+  // A field pair, woven into the frame; a segmented frame (PsF: MXF frame layout 4) is two
+  // halves of one instant, shown whole.
+  f.interlaced = unit.codestreams.size() == 2 && !(unit.descriptor && unit.descriptor->frame_layout == 4);
   f.first_field_is_top = unit.first_field_is_top;
   f.digital_cinema = declares_digital_cinema(unit.codestreams[0]);
   if (auto why = check_against_descriptor(unit); !why.empty()) {

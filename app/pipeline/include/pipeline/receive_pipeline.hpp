@@ -59,8 +59,9 @@ struct DecodedFrame {
   bool decoded = false;
   std::string error;                  ///< why decoding failed or was skipped
   PlanarImage image;
-  /// Two fields woven into `image` (and the display pictures): the first in time holds the
-  /// even lines when `first_field_is_top`, else the odd ones.
+  /// Two fields woven into `image` (and the display pictures), a field period apart: the first
+  /// in time holds the even lines when `first_field_is_top`, else the odd ones. False for a
+  /// segmented frame (PsF, MXF frame layout 4): its halves are of one instant.
   bool interlaced = false;
   bool first_field_is_top = true;
   /// The codestream declares a digital cinema profile (Rsiz 3-7): its components are X'Y'Z'.
