@@ -514,14 +514,18 @@ __device__ __forceinline__ void dci_xyz_to_display_device(float v[3]) {
 }
 
 /// One output word from the luma and upsampled chroma values, as colour_cpu.cpp's convert.
+/// `Mapped`: the picture is HDR or X'Y'Z' (params.transfer != 0). A template parameter, so that
+/// the SDR kernel carries none of the mapping's code (its registers cost the SDR path 2-4 µs a
+/// frame when it was a branch).
+template <bool Mapped>
 __device__ __forceinline__ std::uint32_t convert_pixel(const ColourLaunch& L, float yv, float cb, float cr) {
   const detail::ColourParams& p = L.params;
   const float m = p.out_max;
   std::uint32_t r, g, b;
   if (p.mode == detail::ColourMode::grey) {
     r = g = b = to_code(__fmul_rn(__fadd_rn(yv, p.grey_offset), p.grey_scale), m);
-  } else if (p.transfer != 0) {
-    // High dynamic range: BT.2100 R'G'B' in [0, 1], mapped for the SDR display.
+  } else if (Mapped) {
+    // High dynamic range (BT.2100 R'G'B') or X'Y'Z' in [0, 1], mapped for the SDR display.
     float rgb[3];
     if (p.mode == detail::ColourMode::rgb) {
       rgb[0] = __fmul_rn(yv, p.rgb_norm);
@@ -558,6 +562,7 @@ __device__ __forceinline__ std::uint32_t convert_pixel(const ColourLaunch& L, fl
 /// Chroma upsampling + YCbCr -> RGB (or RGB / grey scaling) into RGBA8 or RGB10_A2,
 /// rows placed at row0 + y * row_step (field weave). Two horizontally adjacent pixels
 /// per thread (they share chroma samples), stored as one 8-byte word where aligned.
+template <bool Mapped>
 __global__ void colour(const ColourLaunch L) {
   const int x = 2 * (blockIdx.x * blockDim.x + threadIdx.x), y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= L.width || y >= L.height) return;
@@ -572,12 +577,12 @@ __global__ void colour(const ColourLaunch L) {
     chroma_pair(L, 2, x, y, cr0, cr1);
   }
   auto* row = reinterpret_cast<std::uint32_t*>(static_cast<char*>(L.out) + static_cast<std::int64_t>(oy) * L.pitch);
-  const std::uint32_t w0 = convert_pixel(L, y0, cb0, cr0);
+  const std::uint32_t w0 = convert_pixel<Mapped>(L, y0, cb0, cr0);
   if (!pair) {
     row[x] = w0;
     return;
   }
-  const std::uint32_t w1 = convert_pixel(L, y1, cb1, cr1);
+  const std::uint32_t w1 = convert_pixel<Mapped>(L, y1, cb1, cr1);
   if ((reinterpret_cast<std::uintptr_t>(row + x) & 7) == 0) *reinterpret_cast<uint2*>(row + x) = make_uint2(w0, w1);
   else {
     row[x] = w0;
@@ -632,7 +637,8 @@ cudaError_t launch_store(const StoreDesc* descs, int count, int max_w, int max_h
 cudaError_t launch_colour(const ColourLaunch& launch, cudaStream_t stream) {
   if (launch.width <= 0 || launch.height <= 0) return cudaSuccess;
   const dim3 block(32, 8), grid(blocks((launch.width + 1) / 2, 32), blocks(launch.height, 8));
-  colour<<<grid, block, 0, stream>>>(launch);
+  if (launch.params.transfer != 0) colour<true><<<grid, block, 0, stream>>>(launch);
+  else colour<false><<<grid, block, 0, stream>>>(launch);
   return cudaGetLastError();
 }
 
@@ -641,6 +647,6 @@ cudaError_t launch_colour(const ColourLaunch& launch, cudaStream_t stream) {
 namespace j2k::gpu::cuda {
 cudaError_t probe_kernels() {
   cudaFuncAttributes attr{};
-  return cudaFuncGetAttributes(&attr, colour);
+  return cudaFuncGetAttributes(&attr, colour<false>);
 }
 }  // namespace j2k::gpu::cuda
