@@ -120,7 +120,9 @@ class OperatorOptions {
     app.add_option("--metrics", metrics_, "serve Prometheus text at /metrics and the JSON summary at /stats on ADDR:PORT");
     app.add_option("--capture", capture_file_, "record every datagram received (all sockets) to FILE.pcapng");
     app.add_option("--capture-limit", capture_limit_, "with --capture: keep the last SIZE or TIME (1GB, 10min), a ring of two files");
-    app.add_option("--events-limit", events_limit_, "with --events FILE: keep the last SIZE (100MB), a ring of two files");
+    app.add_option("--events-limit", events_limit_,
+                   "with --events FILE: keep the last SIZE, a ring of two files (default 1GB; 'none': the file grows "
+                   "without a limit)");
   }
   /// Checks the values; the error is a usage error (status 2). `json_on_stdout`: the tool
   /// prints its --json summary there, which event lines must not break into.
@@ -132,7 +134,14 @@ class OperatorOptions {
       if (!thresholds) return make_error(ErrorKind::corrupt, "--alarm: " + thresholds.error().message);
       options_.alarms = *thresholds;
     }
-    if (!events_limit_.empty()) {
+    // A monitor runs for days: an event log file is bounded unless told otherwise (a link
+    // losing a packet in every frame writes ~0.5 GB a day, a sender hopping SSRCs more).
+    if (!events_.empty() && events_ != "-") options_.events_max_bytes = kDefaultEventsLimit;
+    if (events_limit_ == "none") {
+      if (events_.empty() || events_ == "-")
+        return make_error(ErrorKind::corrupt, "--events-limit limits an event log file: give --events FILE as well");
+      options_.events_max_bytes = 0;
+    } else if (!events_limit_.empty()) {
       if (events_.empty() || events_ == "-")
         return make_error(ErrorKind::corrupt, "--events-limit limits an event log file: give --events FILE as well");
       auto limit = net::parse_capture_limit(events_limit_);
@@ -189,6 +198,7 @@ class OperatorOptions {
   }
 
  private:
+  static constexpr std::uint64_t kDefaultEventsLimit = 1'000'000'000;  // 1GB, as --events-limit reads it
   std::string events_, alarm_, metrics_, capture_file_, capture_limit_, events_limit_;
   monitor::MonitorOptions options_;
   net::CaptureLimit limit_;

@@ -77,6 +77,7 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
       {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --timeout 0", "--timeout: 0 must be more than 0"},
       // Review 2026-11-25: event lines broke the JSON summary on stdout.
       {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --events - --json", "--events - and --json both write to stdout"},
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --events-limit none", "give --events FILE as well"},
       // Review 2026-11-25: these crashed the sender (std::length_error, SIGFPE).
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --bitrate nan", "--bitrate 'nan' is not a rate"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --fps 0.001", "--fps '0.001' is not a frame rate from 1 to 1000"},

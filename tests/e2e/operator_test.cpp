@@ -62,6 +62,10 @@ TEST_F(Operator, EventLogListsExactlyTheGapsTheSenderMade) {
   EXPECT_EQ(summary["packets"]["lost"].get<std::size_t>(), dropped.size());
   EXPECT_GE(summary["events"]["count"].get<int>(), static_cast<int>(gap_events));
   EXPECT_GE(summary["history"].size(), 1u);
+  // Review 2026-11-25 (fourth): without --events-limit the file grew without bound (~190 kB
+  // a minute under a sender hopping SSRCs, ~0.5 GB a day on a link losing a packet a frame):
+  // a monitor's event log file is a ring of 1 GB unless told otherwise.
+  EXPECT_EQ(summary["events"]["limit_bytes"].get<std::uint64_t>(), 1'000'000'000u) << summary["events"].dump();
 }
 
 TEST_F(Operator, MetricsAreScrapedDuringARunAndAlarmsSetTheExitStatus) {
@@ -93,10 +97,11 @@ TEST_F(Operator, MetricsAreScrapedDuringARunAndAlarmsSetTheExitStatus) {
 // Review 2026-11-25: with --alarm, every clean stream that ended made j2kprobe exit 4: the
 // --timeout wait after its last packet (3 s by default) raised no signal and freeze (2 s).
 TEST_F(Operator, AStreamThatEndsCleanlyIsNotAnAlarm) {
-  ASSERT_NO_FATAL_FAILURE(stream("239.10.41.6:5120", "--json --timeout 4 --alarm loss=50% --events end-events.jsonl",
+  ASSERT_NO_FATAL_FAILURE(stream("239.10.41.6:5120", "--json --timeout 4 --alarm loss=50% --events end-events.jsonl --events-limit none",
                                  kEncode + " --frames 50", "clean-end"));  // asserts exit status 0
   EXPECT_GE(summary["alarms"]["raised"].get<int>(), 1) << "the silence at the end still raised no signal";
   EXPECT_EQ(summary["alarms"]["raised_at_stream_end"], summary["alarms"]["raised"]);
+  EXPECT_EQ(summary["events"]["limit_bytes"].get<std::uint64_t>(), 0u) << "--events-limit none: no limit";
   bool signal_lost = false;
   for (const auto& e : json_lines("end-events.jsonl")) signal_lost = signal_lost || e["event"] == "signal_lost";
   EXPECT_TRUE(signal_lost) << "the event log still says when the signal went";

@@ -75,7 +75,7 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::string& path, std::s
                                                  std::uint64_t max_bytes) {
   std::unique_ptr<EventLog> log(new EventLog(recent_capacity));
   log->path_ = path;
-  log->max_bytes_ = path == "-" ? 0 : max_bytes;
+  log->max_bytes_.store(path == "-" ? 0 : max_bytes);
   if (path == "-") {
     log->to_stdout_ = true;
   } else if (!path.empty()) {
@@ -140,7 +140,8 @@ void EventLog::write_loop() {
     return;
   }
   while (auto line = lines_.pop()) {
-    if (max_bytes_ && file_.size() > 0 && file_.size() + line->size() + 1 > max_bytes_ / 2) {
+    const std::uint64_t max_bytes = max_bytes_.load(std::memory_order_relaxed);
+    if (max_bytes && file_.size() > 0 && file_.size() + line->size() + 1 > max_bytes / 2) {
       // Ring of two files, each up to half the limit: PATH.1 holds the previous one.
       settle();
       file_.close();
@@ -155,7 +156,7 @@ void EventLog::write_loop() {
         // Keep every event rather than truncate the only file: the limit is given up, said once.
         logger("monitor")->error("cannot keep the event log's previous part as '{}' ({}): the log grows on without a limit",
                                  previous.string(), ec.message());
-        max_bytes_ = 0;
+        max_bytes_.store(0, std::memory_order_relaxed);
       }
       auto file = RecordFile::open(path_, /*append=*/static_cast<bool>(ec));
       if (!file) {

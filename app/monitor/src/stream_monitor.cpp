@@ -163,7 +163,7 @@ void StreamMonitor::add_to_summary(nlohmann::json& summary, Clock::time_point no
                          {"path", options_.alarms.path >= 0 ? "on" : "off"}}}};
   if (st.since_last_error_s) summary["alarms"]["since_last_error_s"] = *st.since_last_error_s;
   summary["events"] = {{"count", events_->posted()}, {"write_dropped", events_->write_dropped()},
-                       {"rotations", events_->rotations()}};
+                       {"rotations", events_->rotations()}, {"limit_bytes", events_->max_bytes()}};
   summary["history"] = history_.to_json();
 }
 

@@ -97,6 +97,9 @@ class EventLog {
   std::uint64_t write_dropped() const noexcept { return write_dropped_.load(); }
   /// Times the file was started afresh at the size limit (the previous one kept as PATH.1).
   std::uint64_t rotations() const noexcept { return rotations_.load(); }
+  /// The size the file and its previous part keep together (0: no limit; also when the
+  /// previous part could not be kept and the log grows on).
+  std::uint64_t max_bytes() const noexcept { return max_bytes_.load(std::memory_order_relaxed); }
   /// Writes what is queued and stops the writer (also done by the destructor).
   void close();
 
@@ -112,7 +115,7 @@ class EventLog {
   bool to_stdout_ = false;       // "-": lines go to stdout through stdio, whole lines at a time
   bool writes_ = false;          // set by open(): post() queues lines for the writer
   std::string path_;
-  std::uint64_t max_bytes_ = 0;   // 0: no limit
+  std::atomic<std::uint64_t> max_bytes_{0};  // 0: no limit (written by open() and the writer thread)
   RateLimiter error_log_;         // writer thread
   std::thread writer_;
   mutable std::mutex recent_mutex_;  // guards recent_
