@@ -42,5 +42,5 @@ int main(int argc, char** argv) {
     auto& r = rs[k]; auto& b = batch.blocks[r.i];
     std::printf("#%d %dx%d band %d numbps %d passes %d bytes? tot %ld: sig %ld (fast %ld) mr %ld (fast %ld) cl %ld (fast %ld)\n", k, b.width, b.height, b.band, b.numbps, b.passes, r.tot, r.c[0], r.fast[0], r.c[1], r.fast[1], r.c[2], r.fast[2]);
   }
-  for (int pct : {50, 100, 150, 200, 300}) if (pct < (int)rs.size()) std::printf("rank %d: %ld symbols\n", pct, rs[pct].tot);
+  for (int pct : {50, 100, 150, 200, 300, 400, 500}) if (pct < (int)rs.size()) std::printf("rank %d: %ld symbols\n", pct, rs[pct].tot);
 }
