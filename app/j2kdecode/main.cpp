@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "common/cli_setup.hpp"
@@ -134,6 +136,20 @@ long peak_rss_kib() {
 
 }  // namespace
 
+namespace {
+/// What resilient decoding met in a damaged codestream, for people ("" when nothing).
+std::string describe_damage(const j2k::decoder::DecodeStats& st) {
+  std::vector<std::string> what;
+  if (st.truncated) what.push_back("the codestream ends early");
+  if (st.tiles_missing)
+    what.push_back(fmt::format("{} of {} tiles missing (mid-grey)", st.tiles_missing, st.tiles));
+  if (st.damaged_tile_parts) what.push_back(fmt::format("{} tile-parts unreadable", st.damaged_tile_parts));
+  if (st.damaged_packets) what.push_back(fmt::format("{} packets cut short or unreadable", st.damaged_packets));
+  if (st.damaged_codeblocks) what.push_back(fmt::format("{} code-blocks zeroed", st.damaged_codeblocks));
+  return fmt::format("{}", fmt::join(what, "; "));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace j2k;
   CLI::App app{"j2kdecode — decode a JPEG 2000 codestream (.j2k/.j2c) or JP2 file.\n"
@@ -219,9 +235,8 @@ int main(int argc, char** argv) {
   }
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto st = (*dec)->last_stats();
-  if (st.damaged_codeblocks || st.damaged_packets)
-    fmt::print(stderr, "j2kdecode: damaged input: {} packets, {} code-blocks zeroed\n", st.damaged_packets,
-               st.damaged_codeblocks);
+  if (const std::string damage = describe_damage(st); !damage.empty())
+    fmt::print(stderr, "j2kdecode: damaged input, decoded what could be read: {}\n", damage);
   if (bench > 0) {
     j2k::decoder::DecodeStats sum;
     t0 = std::chrono::steady_clock::now();

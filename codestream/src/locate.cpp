@@ -39,8 +39,11 @@ Result<Bytes> locate_codestream(Bytes data) {
     // LBox 0: the box runs to the end of the file; otherwise it counts its own header.
     const std::uint64_t contents = length == 0 ? r.remaining() : length - header;
     if (length != 0 && length < header) return corrupt("JP2 box shorter than its own header");
-    if (contents > r.remaining()) return corrupt("JP2 box length runs past the end of the file");
-    Bytes box = r.bytes(static_cast<std::size_t>(contents));
+    // A codestream box cut short (a file whose end was lost) is handed on as it is: the
+    // codestream's own parser says it is truncated (resilient decoding keeps what came,
+    // strict decoding refuses it), as for a raw codestream cut at the same place.
+    if (contents > r.remaining() && type != kCodestreamBox) return corrupt("JP2 box length runs past the end of the file");
+    Bytes box = r.bytes(static_cast<std::size_t>(std::min<std::uint64_t>(contents, r.remaining())));
     if (type == kCodestreamBox) {
       if (box.size() < 2 || box[0] != 0xFF || box[1] != 0x4F) return corrupt("JP2 codestream box does not start with SOC");
       return box;

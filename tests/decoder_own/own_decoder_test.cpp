@@ -403,6 +403,101 @@ TEST(OwnDecoder, DamagedTilePartsDecodeAsInOneSequence) {
   EXPECT_GT(parallel, 0);  // damage in code-block data leaves the packets' layout intact
 }
 
+/// The samples of tile `t` (a `tw` x `th` grid from the image's origin) of every plane.
+std::vector<std::int32_t> tile_samples(const PlanarImage& img, int t, int tw, int th) {
+  std::vector<std::int32_t> out;
+  const int across = (img.width + tw - 1) / tw;
+  const int x0 = (t % across) * tw, y0 = (t / across) * th;
+  for (const Plane& p : img.planes)
+    for (int y = y0; y < std::min(y0 + th, p.height); ++y)
+      for (int x = x0; x < std::min(x0 + tw, p.width); ++x) out.push_back(p.at(x, y));
+  return out;
+}
+
+// Review 2026-11-28: resilient decoding lost the whole frame to one damaged tile-part header
+// (a cut inside its marker segments: "marker FF58 runs past its tile-part"; a flipped bit in
+// its SOD: "expected a marker in a tile-part header, found EF93"); and it said nothing of the
+// tiles a cut stream lacked.
+TEST(OwnDecoder, ADamagedTilePartHeaderCostsItsTileNotTheFrame) {
+  auto c = make_case("tile_header_damage", Source::rgb8, 257, 193, "-t 64,64");  // lossless, 5 x 4 tiles
+  const Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  const auto parts = tile_parts(cs);
+  ASSERT_EQ(parts.size(), 20u);
+  auto own = make_decoder(Backend::own);
+  auto full = (*own)->decode(cs, {});
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  EXPECT_FALSE((*own)->last_stats().truncated);
+  EXPECT_EQ((*own)->last_stats().tiles_missing, 0u);
+  const int k = 7;  // the damaged tile-part (tile 7)
+  ASSERT_EQ(parts[k].tile, k);
+  DecodeOptions strict;
+  strict.strict = true;
+  // Decodes `bad` resiliently (tiles first..last missing, the others as in the full decode)
+  // and strictly (refused); the resilient decode's statistics.
+  auto expect_tiles = [&](const Stream& bad, const std::string& what, int first_missing, int last_missing) {
+    auto r = (*own)->decode(bad, {});
+    const DecodeStats st = (*own)->last_stats();
+    EXPECT_FALSE((*own)->decode(bad, strict).ok()) << what << ": strict decoding takes it";
+    EXPECT_TRUE(r.ok()) << what << ": " << r.error().message;
+    if (!r.ok()) return st;
+    EXPECT_EQ(st.tiles, 20u) << what;
+    EXPECT_EQ(st.tiles_missing, static_cast<std::uint64_t>(last_missing - first_missing + 1)) << what;
+    for (int t = 0; t < 20; ++t) {
+      const bool missing = t >= first_missing && t <= last_missing;
+      if (missing) continue;
+      EXPECT_EQ(tile_samples(*r, t, 64, 64), tile_samples(*full, t, 64, 64)) << what << ": tile " << t;
+    }
+    return st;
+  };
+
+  // A COM segment in tile-part 7's header, and the stream cut inside it.
+  Stream with_com(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(parts[k].start + 12));
+  const Stream com = {0xFF, 0x64, 0x00, 0x0C, 0x00, 0x01, 'd', 'a', 'm', 'a', 'g', 'e', 'd', '!'};
+  with_com.insert(with_com.end(), com.begin(), com.end());
+  with_com.insert(with_com.end(), cs.begin() + static_cast<std::ptrdiff_t>(parts[k].start + 12), cs.end());
+  const std::uint32_t psot = be32(cs, parts[k].start + 6) + static_cast<std::uint32_t>(com.size());
+  for (int i = 0; i < 4; ++i) with_com[parts[k].start + 6 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(psot >> (24 - 8 * i));
+  auto whole = (*own)->decode(with_com, strict);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(checksum(*whole), checksum(*full)) << "a COM segment changes nothing";
+  Stream cut(with_com.begin(), with_com.begin() + static_cast<std::ptrdiff_t>(parts[k].start + 12 + 8));
+  EXPECT_TRUE(expect_tiles(cut, "cut inside a tile-part header's COM", k, 19).truncated);
+
+  // Tile-part 7's SOD damaged (FF93 -> EF93): tile 7 is left out, the others are whole.
+  Stream sod = cs;
+  sod[sod_of(cs, parts[k])] = 0xEF;
+  const DecodeStats sod_stats = expect_tiles(sod, "SOD of tile-part 7 damaged", k, k);
+  EXPECT_EQ(sod_stats.damaged_tile_parts, 1u);
+  EXPECT_FALSE(sod_stats.truncated);
+
+  // Tile-part 7's tile index out of range: the same.
+  Stream index = cs;
+  index[parts[k].start + 4] = 0x27;
+  EXPECT_EQ(expect_tiles(index, "tile index of tile-part 7 out of range", k, k).damaged_tile_parts, 1u);
+
+  // A cut at the start of tile-part 12: nothing is damaged, tiles 12-19 are missing, said.
+  Stream at_sot(cs.begin(), cs.begin() + static_cast<std::ptrdiff_t>(parts[12].start));
+  const DecodeStats cut_stats = expect_tiles(at_sot, "cut at tile-part 12", 12, 19);
+  EXPECT_TRUE(cut_stats.truncated);
+  EXPECT_EQ(cut_stats.damaged_tile_parts, 0u);
+}
+
+// Review 2026-11-28: --reduce 1 of a 1 x 1 image at offset (1, 1) gave a 0 x 0 picture, which
+// j2kdecode then failed to write as PNG without saying why.
+TEST(OwnDecoder, AReductionThatLeavesNoSamplesIsRefusedWithAReason) {
+  auto c = make_case("one_pixel_offset", Source::rgb8, 1, 1, "-n 2 -d 1,1");
+  const Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+  ASSERT_FALSE(cs.empty());
+  auto own = make_decoder(Backend::own);
+  ASSERT_TRUE((*own)->decode(cs, {}).ok());
+  DecodeOptions reduced;
+  reduced.reduce = 1;
+  auto r = (*own)->decode(cs, reduced);
+  ASSERT_FALSE(r.ok()) << r->describe();
+  EXPECT_NE(r.error().message.find("reduce 1 leaves component 0 of this 1x1 image no samples"), std::string::npos)
+      << r.error().message;
+}
+
 /// What tier-1 makes of a batch (the CPU's reference over every row).
 std::vector<std::int32_t> tier1_of(const Tier1Batch& batch) {
   std::vector<std::int32_t> out(batch.coefficient_count, 0);

@@ -294,7 +294,11 @@ TEST(LocateCodestream, FindsJp2cBoxAndRejectsOthers) {
   ASSERT_TRUE(cs.ok());
   EXPECT_EQ(cs->size(), 4u);
   EXPECT_EQ((*cs)[1], 0x4F);
-  jp2[15] = 200;  // box longer than the file
+  jp2[15] = 200;  // a codestream box longer than the file (its end was lost): what is there
+  cs = syntax::locate_codestream(jp2);
+  ASSERT_TRUE(cs.ok());
+  EXPECT_EQ(cs->size(), 4u);
+  jp2[19] = 'x';  // any other box longer than the file hides the codestream
   EXPECT_FALSE(syntax::locate_codestream(jp2).ok());
   std::vector<std::uint8_t> junk = {1, 2, 3};
   EXPECT_FALSE(syntax::locate_codestream(junk).ok());
@@ -357,11 +361,24 @@ TEST(LocateCodestream, OpjCompressJp2FileWorksWhereverACodestreamDoes) {
   lie[box + 15] = 8;
   lie[box + 14] = lie[box + 13] = 0;
   EXPECT_FALSE(syntax::locate_codestream(lie).ok());
+  // A jp2c box longer than the file, or cut short (review 2026-11-28: refused at every cut,
+  // where the same cut of the raw codestream decodes): the codestream as far as it goes,
+  // which resilient decoding reads as a raw one cut at the same place and strict refuses.
   lie = jp2;
   put32(lie, box, static_cast<std::uint32_t>(jp2.size()));
-  EXPECT_FALSE(syntax::locate_codestream(lie).ok());
+  auto longer = syntax::locate_codestream(lie);
+  ASSERT_TRUE(longer.ok()) << longer.error().message;
+  EXPECT_TRUE(std::ranges::equal(*longer, j2k));
   lie = jp2;
-  lie.resize(box + 12);  // a jp2c box cut short
-  EXPECT_FALSE(syntax::locate_codestream(lie).ok());
+  lie.resize(box + 8 + j2k.size() * 7 / 10);  // a jp2c box cut short
+  auto cut = syntax::locate_codestream(lie);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  const Stream raw_cut(j2k.begin(), j2k.begin() + static_cast<std::ptrdiff_t>(j2k.size() * 7 / 10));
+  EXPECT_TRUE(std::ranges::equal(*cut, raw_cut));
+  EXPECT_EQ(checksum(decode(decoder::Backend::own, lie)), checksum(decode(decoder::Backend::own, raw_cut)));
+  auto own = decoder::make_decoder(decoder::Backend::own);
+  decoder::DecodeOptions strict;
+  strict.strict = true;
+  EXPECT_FALSE((*own)->decode(lie, strict).ok());
   EXPECT_FALSE(depacketizer::split_codestreams(lie).ok());
 }

@@ -53,6 +53,13 @@ struct DecodeStats {
   std::uint64_t codeblocks = 0;
   std::uint64_t damaged_codeblocks = 0;  ///< zeroed in resilient mode
   std::uint64_t damaged_packets = 0;     ///< packets cut short or unreadable
+  /// Resilient decoding of a damaged codestream (own backend): it ended early (no EOC, or a
+  /// tile-part cut short), tiles of which nothing could be read (shown at their DC level:
+  /// mid-grey), tile-parts left out (an unreadable header, a wrong tile index).
+  bool truncated = false;
+  std::uint64_t tiles = 0;
+  std::uint64_t tiles_missing = 0;
+  std::uint64_t damaged_tile_parts = 0;
   /// Bytes the decode accounted for against DecodeLimits::max_memory (own backend): frame
   /// buffers plus the tier-2 structures that the packets actually created.
   std::uint64_t memory_bytes = 0;

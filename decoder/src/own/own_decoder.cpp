@@ -258,6 +258,12 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
     ci.rect = {ceil_shift(ceil_div(siz.x0, c.dx), reduce), ceil_shift(ceil_div(siz.y0, c.dy), reduce),
                ceil_shift(ceil_div(siz.x1, c.dx), reduce), ceil_shift(ceil_div(siz.y1, c.dy), reduce)};
     frame.components.push_back(ci);
+    // A reduction can leave a small image (with an odd offset) no samples at all: said here,
+    // not as a picture nobody can write out.
+    if (reduce > 0 && (ci.rect.x1 <= ci.rect.x0 || ci.rect.y1 <= ci.rect.y0))
+      return make_error(ErrorKind::unsupported,
+                        fmt::format("reduce {} leaves component {} of this {}x{} image no samples: ask for less",
+                                    reduce, frame.components.size() - 1, siz.x1 - siz.x0, siz.y1 - siz.y0));
   }
 
   const std::size_t ntiles = cs.tiles.size();
@@ -415,6 +421,11 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       collect_tier1_jobs(tiles, frame, jobs, early_kept ? CollectPart::last_resolutions : CollectPart::all, &carry);
   stats.tier2_ms = ms_since(t0);
   stats.damaged_packets = counters.damaged_packets;
+  stats.truncated = cs.truncated;
+  stats.tiles = cs.tiles.size();
+  stats.tiles_missing = static_cast<std::uint64_t>(
+      std::count_if(cs.tiles.begin(), cs.tiles.end(), [](const TileHeader& th) { return th.parts.empty(); }));
+  stats.damaged_tile_parts = cs.damaged_tile_parts;
   stats.tier2_steps = static_cast<std::uint64_t>(steps.used());
   stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
   stats.codeblocks = work.coded_blocks;

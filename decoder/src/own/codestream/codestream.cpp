@@ -109,7 +109,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
   // Tile-parts (A.4.2), in codestream order; tiles may interleave.
   ByteReader r(data);
   r.seek(header->length);
-  std::vector<int> tile_of_part;  // for PPM: the tile of each tile-part in order
+  std::vector<int> tile_of_part;  // for PPM: the tile of each tile-part in order (-1: left out)
   bool saw_eoc = false;
   while (r.remaining() >= 2) {
     const std::uint16_t code = r.peek_u16();
@@ -131,41 +131,81 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       cs.truncated = true;
       break;
     }
-    const int isot = sot->tile;
-    if (isot >= static_cast<int>(cs.tiles.size())) return corrupt(fmt::format("SOT: tile index {} out of range", isot));
-    TileHeader& tile = cs.tiles[static_cast<std::size_t>(isot)];
-    if (!tile.seen) {
-      init_params(tile.params, ncomp);
-      tile.seen = true;
-    }
+    const auto isot = static_cast<std::size_t>(sot->tile);
+    if (isot >= cs.tiles.size() && strict) return corrupt(fmt::format("SOT: tile index {} out of range", isot));
     std::size_t end = sot->length == 0 ? data.size() : sot_start + sot->length;  // Psot = 0: up to EOC
     const bool cut = end > data.size();
     if (cut) {
       if (strict) return corrupt(fmt::format("tile-part of tile {} runs past the end of the data", isot));
       end = data.size();
-      tile.truncated = cs.truncated = true;
+      cs.truncated = true;
     }
+    // Resilient mode leaves out a tile-part it cannot read and goes on at the next one (its
+    // SOT's length is all that is needed): one damaged header costs a tile, not the frame.
+    // The tile's later parts are left out with it (their packets continue the lost ones').
+    auto leave_out = [&](TileHeader* tile) {
+      ++cs.damaged_tile_parts;
+      tile_of_part.push_back(-1);  // its PPM packet headers are still there to skip
+      if (tile) tile->closed = tile->truncated = true;
+      r.seek(end);
+    };
+    if (isot >= cs.tiles.size() || cs.tiles[isot].closed) {
+      leave_out(isot < cs.tiles.size() ? &cs.tiles[isot] : nullptr);
+      if (cut) break;
+      continue;
+    }
+    TileHeader& tile = cs.tiles[isot];
+    if (!tile.seen) {
+      init_params(tile.params, ncomp);
+      tile.seen = true;
+    }
+    if (cut) tile.truncated = true;
     // Tile-part header up to SOD.
     auto part_header = syntax::read_tile_part_header(data, r.position(), end);
     if (!part_header) {
-      if (part_header.error().kind != ErrorKind::need_more_data) return part_header.error();
-      if (strict) return corrupt(fmt::format("tile-part of tile {} has no SOD", isot));
-      tile.truncated = cs.truncated = true;
-      break;
+      if (strict) {
+        if (part_header.error().kind != ErrorKind::need_more_data) return part_header.error();
+        return corrupt(fmt::format("tile-part of tile {} has no SOD", isot));
+      }
+      if (cut || part_header.error().kind == ErrorKind::need_more_data) {
+        // Cut inside its header (a marker segment cut short reads as malformed): the data
+        // ends here.
+        tile.truncated = cs.truncated = true;
+        break;
+      }
+      leave_out(&tile);
+      continue;
     }
+    // The header's parameters count only once all of them read (a part left out leaves the
+    // tile's as they were).
+    HeaderParams params = tile.params;
+    std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;
+    Status header_read;
     for (const syntax::Segment& seg : part_header->segments) {
       if (seg.marker == marker::PPT) {
-        if (cs.has_ppm) return corrupt("PPT and PPM in the same codestream");
+        if (cs.has_ppm) {
+          header_read = corrupt("PPT and PPM in the same codestream");
+          break;
+        }
         ByteReader pr(seg.body);
         // Zppt numbers the PPT segments of this tile-part's header (A.7.5): the tile's
         // headers are its tile-parts' in order, each part's in Zppt order.
         const int z = static_cast<int>(tile.parts.size()) * 256 + pr.u8();
         const Bytes rest = pr.rest();
-        tile.ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
+        ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
         continue;
       }
-      if (Status st = read_param_marker(seg, tile.params, ncomp); !st) return st.error();
+      header_read = read_param_marker(seg, params, ncomp);
+      if (!header_read) break;
     }
+    if (!header_read) {
+      if (strict) return header_read.error();
+      leave_out(&tile);
+      if (cut) break;
+      continue;
+    }
+    tile.params = std::move(params);
+    for (auto& entry : ppt) tile.ppt.push_back(std::move(entry));
     const std::size_t body_start = part_header->body;
     std::size_t body_end = end;
     if (sot->length == 0 && body_end >= body_start + 2 && data[body_end - 2] == 0xFF && data[body_end - 1] == 0xD9) {
@@ -176,7 +216,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     part.body = data.subspan(body_start, body_end - body_start);
     part.index_in_tile = sot->index;
     tile.parts.push_back(part);
-    tile_of_part.push_back(isot);
+    tile_of_part.push_back(static_cast<int>(isot));
     r.seek(end);
     if (cut) break;
   }
@@ -213,10 +253,11 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       std::uint32_t n = pr.u32();
       if (pr.failed() || n > pr.remaining()) {
         if (strict) return corrupt("PPM: packet headers run out before the tile-parts do");
-        cs.tiles[static_cast<std::size_t>(t)].truncated = true;
+        if (t >= 0) cs.tiles[static_cast<std::size_t>(t)].truncated = true;
         break;
       }
       Bytes h = pr.bytes(n);
+      if (t < 0) continue;
       cs.tiles[static_cast<std::size_t>(t)].ppm_headers.insert(cs.tiles[static_cast<std::size_t>(t)].ppm_headers.end(), h.begin(), h.end());
     }
   }

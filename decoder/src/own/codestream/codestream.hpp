@@ -56,7 +56,10 @@ struct TileHeader {
   std::vector<TilePart> parts;
   std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;  ///< (tile-part, Zppt) as part * 256 + Zppt, data; in that order once read
   std::vector<std::uint8_t> ppm_headers;  ///< PPM packet headers for this tile, concatenated
-  bool truncated = false;                 ///< a tile-part ran past the end of the data
+  bool truncated = false;                 ///< a tile-part ran past the end of the data, or one was left out
+  /// Resilient mode: a tile-part of this tile could not be read (its header), so its later
+  /// parts are left out too (their packets continue the lost ones').
+  bool closed = false;
 };
 
 struct Codestream {
@@ -65,6 +68,9 @@ struct Codestream {
   bool has_ppm = false;
   std::vector<TileHeader> tiles;
   bool truncated = false;  ///< no EOC, or a tile-part cut short
+  /// Resilient mode: tile-parts left out (an unreadable header, a tile index out of range, or
+  /// a later part of a tile whose earlier one was left out).
+  std::uint32_t damaged_tile_parts = 0;
 };
 
 /// Parses all headers of a codestream (starting at SOC). Tile-part bodies stay views into
