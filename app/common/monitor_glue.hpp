@@ -64,7 +64,8 @@ inline monitor::FrameReport frame_report(const pipeline::DecodedFrame& f) {
   r.time_code = f.time_code;
   if (!f.decoded && !r.dropped_decoder_behind && f.error != "decode off") r.error = f.error;
   if (f.decoded) {
-    if (!f.image.empty()) r.format = f.image.describe();
+    // The stream's format: a picture decoded at reduced resolution (degraded) is not a change.
+    if (!f.image.empty() && f.reduce == 0) r.format = f.image.describe();
     monitor::FrameLook look;
     look.fingerprint = f.fingerprint;
     if (!f.image.empty()) look.black = monitor::is_black(f.image);

@@ -170,9 +170,14 @@ inline const std::vector<std::uint8_t>& photo_codestream() {
 /// small so that each frame spans several packets.
 class Rfc5371Stream {
  public:
+  /// The codestream every frame carries (null: photo_codestream()); a test may change it
+  /// between frames (the sender's format changing).
+  const std::vector<std::uint8_t>* codestream = nullptr;
+
   std::vector<std::vector<std::uint8_t>> frame(int i) {
     std::vector<std::vector<std::uint8_t>> out;
-    auto st = packetizer_.packetize(photo_codestream(), static_cast<std::uint32_t>(i) * 3600, 0, out);
+    auto st = packetizer_.packetize(codestream ? *codestream : photo_codestream(), static_cast<std::uint32_t>(i) * 3600,
+                                    0, out);
     EXPECT_TRUE(st.ok());
     return out;
   }

@@ -117,6 +117,28 @@ TEST(ReceivePipeline, SilencesAreTheFollowedStreamsNotTheOtherDatagramsBetween) 
   EXPECT_EQ(silences[0].length, 2600ms);
 }
 
+// Review 2026-11-28: a sender going from 4:2:2 8-bit to 4:4:4 10-bit at the same size kept
+// the old format on the statistics lines, in the JSON and on the overlay.
+TEST(ReceivePipeline, TheFormatFollowsASamplingOrDepthChangeAtOneSize) {
+  Harness h;
+  auto c = h.config();
+  c.drop_when_behind = false;
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  for (int i = 0; i < 3; ++i) h.send(i);
+  h.wait_for_frames(3);
+  EXPECT_EQ(h.pipe->decode().format, "64x32 4:2:2 8-bit");
+  packetizer::EncodeParams p;
+  p.resolutions = 3;
+  auto full_chroma = packetizer::encode_openjpeg(photo_ycbcr(64, 32, 10, 1), p);
+  ASSERT_TRUE(full_chroma.ok()) << full_chroma.error().message;
+  h.stream.codestream = &*full_chroma;
+  for (int i = 3; i < 6; ++i) h.send(i);
+  h.wait_for_frames(6);
+  h.pipe->stop(true);
+  EXPECT_EQ(h.pipe->decode().format, "64x32 4:4:4 10-bit");
+}
+
 TEST(ReceivePipeline, DeliversEveryFrameInOrderWhenWorkersFinishOutOfOrder) {
   Harness h;
   auto c = h.config();

@@ -891,10 +891,13 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       std::lock_guard lock(format_mutex_);
       latency_.add(f.latency_ms);
       // The stream's format is that of its full-resolution pictures, not of degraded ones.
-      if (f.reduce == 0 && (width_ != geometry.width || height_ != geometry.height)) {
+      // Its size, sampling and depth: a sender going from 4:2:2 8-bit to 4:4:4 10-bit at one
+      // size is a new format too.
+      if (std::string described = f.reduce == 0 ? geometry.describe() : std::string();
+          f.reduce == 0 && described != format_) {
         width_ = geometry.width;
         height_ = geometry.height;
-        format_ = geometry.describe();
+        format_ = std::move(described);
         log->info("decoding {} with the {} backend{}", format_, config_.decoder.describe(),
                   f.device_rgba ? ", display picture on the GPU" : "");
       }
