@@ -640,6 +640,9 @@ void RtpSession::on_unit(CodestreamUnit&& unit) {
       const auto whole = static_cast<std::uint64_t>(std::llround(static_cast<double>(step) / least));
       if (whole > 1) missing_.fetch_add(whole - 1, std::memory_order_relaxed);
     }
+    // The stream's own time (a unit at the same timestamp adds none).
+    if (step < 10 * 90000) timeline_ticks_.fetch_add(step, std::memory_order_relaxed);
+    else timelines_.fetch_add(1, std::memory_order_relaxed);
     if (step > 0 && step < 90000) {
       recent_steps_[recent_steps_next_++ % recent_steps_.size()] = step;
       // Frame rate from the steps between consecutive units (smoothed), a lost frame's aside.
@@ -648,6 +651,8 @@ void RtpSession::on_unit(CodestreamUnit&& unit) {
         frame_rate_.store(kTicksPerSecond / frame_interval_ticks_, std::memory_order_relaxed);
       }
     }
+  } else {
+    timelines_.fetch_add(1, std::memory_order_relaxed);  // a stream's first unit
   }
   last_unit_timestamp_ = unit.rtp_timestamp;
   if (unit.descriptor) {
@@ -683,6 +688,9 @@ StreamSnapshot RtpSession::snapshot() const {
   s.units_unusable = relaxed(unusable_);
   s.jitter_ms = relaxed(jitter_ticks_) / 90.0;
   s.frame_rate = relaxed(frame_rate_);
+  if (s.frame_rate > 0)
+    s.stream_seconds = static_cast<double>(relaxed(timeline_ticks_)) / kTicksPerSecond +
+                       static_cast<double>(relaxed(timelines_)) / s.frame_rate;
   s.packets_suspect = relaxed(suspect_);
   s.packets_wrong_format = relaxed(wrong_format_);
   s.units_capped = relaxed(capped_);

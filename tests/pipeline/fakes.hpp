@@ -174,10 +174,11 @@ class Rfc5371Stream {
   /// between frames (the sender's format changing).
   const std::vector<std::uint8_t>* codestream = nullptr;
 
-  std::vector<std::vector<std::uint8_t>> frame(int i) {
+  std::vector<std::vector<std::uint8_t>> frame(int i) { return frame_at(static_cast<std::uint32_t>(i) * 3600); }
+  /// A frame at RTP timestamp `timestamp` (90 kHz).
+  std::vector<std::vector<std::uint8_t>> frame_at(std::uint32_t timestamp) {
     std::vector<std::vector<std::uint8_t>> out;
-    auto st = packetizer_.packetize(codestream ? *codestream : photo_codestream(), static_cast<std::uint32_t>(i) * 3600,
-                                    0, out);
+    auto st = packetizer_.packetize(codestream ? *codestream : photo_codestream(), timestamp, 0, out);
     EXPECT_TRUE(st.ok());
     return out;
   }

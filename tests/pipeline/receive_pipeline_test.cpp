@@ -139,6 +139,29 @@ TEST(ReceivePipeline, TheFormatFollowsASamplingOrDepthChangeAtOneSize) {
   EXPECT_EQ(h.pipe->decode().format, "64x32 4:4:4 10-bit");
 }
 
+// Review 2026-11-28: the stream's duration (and so its bit rate in the JSON) was all its
+// frames over the frame rate of the moment: a second at 25 fps and a second at 50 read as
+// 1.5 s.
+TEST(ReceivePipeline, TheStreamsTimeCountsEachFrameRateItRanAt) {
+  Harness h;
+  auto c = h.config();
+  c.drop_when_behind = false;
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  std::uint32_t ts = 0;
+  for (int i = 0; i < 25; ++i, ts += 3600) {  // 25 frames/s for a second
+    for (const auto& d : h.stream.frame_at(ts)) h.source->push(d, h.clock.now());
+  }
+  for (int i = 0; i < 50; ++i, ts += 1800) {  // then 50 frames/s for a second
+    for (const auto& d : h.stream.frame_at(ts)) h.source->push(d, h.clock.now());
+  }
+  h.wait_for_frames(74);  // the last one waits for the end of its unit
+  h.pipe->stop(true);
+  const auto s = h.pipe->stream();
+  EXPECT_NEAR(s.frame_rate, 50, 1);
+  EXPECT_NEAR(s.stream_seconds, 2.0, 0.03);
+}
+
 TEST(ReceivePipeline, DeliversEveryFrameInOrderWhenWorkersFinishOutOfOrder) {
   Harness h;
   auto c = h.config();

@@ -69,7 +69,7 @@ std::string stream_format(const StatsSample& s, const std::string& payload_forma
 
 double stream_seconds(const StatsSample& s, double elapsed_s) {
   const auto units = s.stream.frames_complete + s.stream.frames_incomplete;
-  if (s.stream.frame_rate > 0 && units >= 2) return static_cast<double>(units) / s.stream.frame_rate;
+  if (s.stream.stream_seconds > 0 && units >= 2) return s.stream.stream_seconds;
   return elapsed_s;
 }
 

@@ -70,6 +70,11 @@ struct StreamSnapshot {
   double jitter_ms = 0;
   double reorder_window_ms = 0;         ///< the (adaptive) reorder delay in force
   double frame_rate = 0;                ///< from RTP timestamps
+  /// The streams' own time, from their RTP timestamps: the steps between their units (a lost
+  /// frame's included; a jump of 10 s or more, or a new stream, starts a new timeline) plus
+  /// one frame interval for each timeline's last unit. A fast replay or a silence after the
+  /// end does not lengthen it, and a frame rate that changed is counted at each rate.
+  double stream_seconds = 0;
   std::uint32_t ssrc = 0;
   std::string payload_format;           ///< "mxf", "rfc5371", or "" before a stream is followed
   bool format_detected = false;         ///< decided from the payload (no format= given)
@@ -259,6 +264,7 @@ class RtpSession {
   std::atomic<std::uint64_t> followed_datagrams_{0}, followed_bytes_{0};  // of the current followed SSRC
   RateLimiter unit_log_;
   std::atomic<double> jitter_ticks_{0}, frame_rate_{0}, reorder_delay_ms_{0};
+  std::atomic<std::uint64_t> timeline_ticks_{0}, timelines_{0};  // stream_seconds (depacketizer thread writes)
   std::atomic<std::uint32_t> ssrc_value_{0};
   mutable std::mutex descriptor_mutex_;  // guards the members below
   std::optional<PictureDescriptor> descriptor_copy_;
