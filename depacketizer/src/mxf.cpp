@@ -141,6 +141,7 @@ std::string PictureDescriptor::describe() const {
     default: break;
   }
   if (rgba) out += " RGB";
+  else if (horizontal_subsampling == 0) out += " (sampling not given)";  // TR-01's descriptor has none
   else out += horizontal_subsampling == 2 ? (vertical_subsampling == 2 ? " 4:2:0" : " 4:2:2")
               : horizontal_subsampling == 4 ? " 4:1:1" : " 4:4:4";
   out += component_depth ? fmt::format(" {}-bit", component_depth) : std::string(" (depth not given)");

@@ -536,6 +536,12 @@ void TsDemux::flush() {
   if (headless_) emit_headless();
   finish_pes();
   finish_audio_pes();
+  // What comes after a flush (a sender that started again, under a new SSRC) counts its
+  // continuity afresh: its counters begin anew, not where the old sender's stopped.
+  for (auto& [pid, st] : pid_state_) {
+    st.last_cc = -1;
+    st.duplicate_seen = false;
+  }
 }
 
 std::vector<PidInfo> TsDemux::pids() const {

@@ -693,6 +693,12 @@ TEST(MxfDescriptor, DescribeSaysWhatIsKnownNotZeroOrUnknown) {
   const std::string d = ff.describe();
   EXPECT_EQ(d, "1920x1088 (display 1920x1080) progressive 4:4:4 16-bit (colour coding not given: RGB or YCbCr) 25.000 fps");
   EXPECT_EQ(d.find("unknown"), std::string::npos);
+  // Review 2026-11-28: TR-01's J2K video descriptor gives no sampling; a 4:2:2 stream was
+  // described as 4:4:4.
+  PictureDescriptor tr01;
+  tr01.stored_width = 1280; tr01.stored_height = 720; tr01.frame_layout = 0;
+  tr01.sample_rate_num = 25; tr01.sample_rate_den = 1;
+  EXPECT_EQ(tr01.describe(), "1280x720 progressive (sampling not given) (depth not given) (colour coding not given: RGB or YCbCr) 25.000 fps");
 }
 
 TEST(MxfDescriptor, RgbaPixelLayoutGivesTheDepth) {

@@ -278,6 +278,20 @@ TEST(TsDemux, ContinuityJumpCountsAndCostsOnlyItsFrame) {
   EXPECT_EQ(video->stream_type, 0x21);
 }
 
+// Review 2026-11-28: a sender that restarted (a new SSRC: the session flushes the payload)
+// was counted a continuity error on its PAT, PMT and video PIDs (its counters begin afresh),
+// while not a packet was lost.
+TEST(TsDemux, ASenderThatStartsAgainAfterAFlushIsNoContinuityError) {
+  Collect c;
+  c.feed(mux(3, 4000));
+  c.demux.flush();
+  c.feed(mux(3, 4000));  // a fresh muxer: continuity counters from 0
+  c.demux.flush();
+  EXPECT_EQ(c.units.size(), 6u);
+  EXPECT_EQ(c.demux.counters().continuity_errors, 0u);
+  for (const auto& u : c.units) EXPECT_TRUE(u.complete) << u.problem;
+}
+
 // Review (2026-11-25): a frame whose first TS packet (its PES header) was lost vanished: its
 // other packets were dropped as "the middle of a PES whose start we missed" and it was
 // counted neither complete nor incomplete (58 of 60 frames; MXF counted all 60).

@@ -180,7 +180,8 @@ class TsDemux {
   void push(Bytes packets, bool loss_before = false);
   /// Feeds one packet (exactly 188 bytes; otherwise counted as a sync error).
   void push_packet(Bytes packet);
-  /// Emits a J2K unit still being assembled (end of input).
+  /// Emits a J2K unit still being assembled (end of input, or of a sender); continuity
+  /// counters are counted afresh after it.
   void flush();
 
   const TsCounters& counters() const noexcept { return counters_; }
