@@ -61,9 +61,13 @@ RtpSession::RtpSession(Sink sink, SessionConfig config)
 
 void RtpSession::make_payload() {
   interlaced_rfc5371_ = *format_ == PayloadFormat::rfc5371;
-  payload_ = make_depacketizer(*format_, [this](CodestreamUnit&& u) { on_unit(std::move(u)); });
-  ts_ = dynamic_cast<TsDepacketizer*>(payload_.get());
-  if (on_audio_) payload_->set_audio_sink(on_audio_);
+  auto& made = payloads_[static_cast<std::size_t>(*format_)];
+  if (!made) {
+    made = make_depacketizer(*format_, [this](CodestreamUnit&& u) { on_unit(std::move(u)); });
+    if (auto* ts = dynamic_cast<TsDepacketizer*>(made.get())) ts_ = ts;
+    if (on_audio_) made->set_audio_sink(on_audio_);
+  }
+  payload_ = made.get();
 }
 
 void RtpSession::note_ssrc(const RtpPacket& packet, std::size_t size, PayloadLook look) {
@@ -152,7 +156,10 @@ void RtpSession::on_candidate(const RtpPacket& packet, PayloadLook look, Bytes d
   }
   Candidate& c = candidates_[index];
   c.last_arrival = arrival;
-  const bool wanted = format_ ? look == look_of(*format_) : format_of(look).has_value();
+  // A detected format is detected again once the followed stream is quiet (a sender that
+  // started again with another payload format); a stated one holds.
+  const bool redetect = !format_stated_ && (!ssrc_ || arrival - followed_last_arrival_ >= kQuietBeforeSwitch);
+  const bool wanted = format_ && !redetect ? look == look_of(*format_) : format_of(look).has_value();
   if (look != PayloadLook::none && !wanted && !c.mismatch) {
     // Say once per stream what it looks like instead (issue: a wrong format= was silent).
     c.mismatch = true;
@@ -172,6 +179,7 @@ void RtpSession::on_candidate(const RtpPacket& packet, PayloadLook look, Bytes d
     c.evidence = true;
     c.evidence_sequence = packet.sequence;
     c.evidence_timestamp = packet.timestamp;
+    c.format = format_of(look);
   } else if (!c.confirmed) {
     const auto d = static_cast<std::uint16_t>(packet.sequence - c.evidence_sequence);
     if (d >= 1 && d <= kConfirmWithin && timestamps_close(packet.timestamp, c.evidence_timestamp)) {
@@ -186,6 +194,7 @@ void RtpSession::on_candidate(const RtpPacket& packet, PayloadLook look, Bytes d
       c.evidence = true;
       c.evidence_sequence = packet.sequence;
       c.evidence_timestamp = packet.timestamp;
+      c.format = format_of(look);
     }
   }
   // Keep its packets from the unit start on, so that the stream's first frame is not lost
@@ -295,9 +304,19 @@ void RtpSession::follow(std::size_t index) {
   const std::uint64_t complete = complete_.load(), incomplete = incomplete_.load();
   if (ssrc_) {
     close_followed();
+    std::string format_note;
+    if (!format_stated_ && c.format && *c.format != *format_) {
+      // The new stream carries another payload format (detected, not stated): its own
+      // depacketizer, after the old one has handed on what it held.
+      log->info("payload format now {} (detected from SSRC 0x{:08X}'s payload; it was {})", describe(look_of(*c.format)),
+                c.ssrc, describe(look_of(*format_)));
+      format_note = fmt::format(" (payload now {}, was {})", describe(look_of(*c.format)), describe(look_of(*format_)));
+      format_ = c.format;
+      make_payload();
+    }
     ssrc_changes_.fetch_add(1, std::memory_order_relaxed);
     post_event(SessionEvent{SessionEvent::Kind::ssrc_change, 0, 0, 0, std::nullopt,
-                      fmt::format("stream changed from SSRC 0x{:08X} to 0x{:08X}", *ssrc_, c.ssrc)});
+                      fmt::format("stream changed from SSRC 0x{:08X} to 0x{:08X}{}", *ssrc_, c.ssrc, format_note)});
     // At most one line a second: a sender hopping SSRCs must not flood the log (every change
     // is counted, and is an event).
     if (ssrc_change_log_.allow())
@@ -536,7 +555,16 @@ void RtpSession::publish_counters() {
   late_.store(prior_late_ + reorder_.counters().late, std::memory_order_relaxed);
   jitter_ticks_.store(jitter_.jitter_ticks(), std::memory_order_relaxed);
   if (!payload_) return;
-  const auto c = payload_->payload_counters();
+  PayloadCounters c;
+  for (const auto& made : payloads_) {
+    if (!made) continue;
+    const PayloadCounters one = made->payload_counters();
+    c.resync_skipped_packets += one.resync_skipped_packets;
+    c.malformed += one.malformed;
+    c.units_capped += one.units_capped;
+    c.offsets_rejected += one.offsets_rejected;
+    c.descriptors_rejected += one.descriptors_rejected;
+  }
   resync_skipped_.store(c.resync_skipped_packets, std::memory_order_relaxed);
   klv_malformed_.store(c.malformed, std::memory_order_relaxed);
   capped_.store(c.units_capped, std::memory_order_relaxed);

@@ -628,6 +628,40 @@ TEST(PayloadFormat, DetectedFromThePayloadWhenNotStated) {
   }
 }
 
+// Review 2026-11-28: with the format detected, a sender that started again with another
+// payload format (MXF, then RFC 5371, then TS) was never followed: 'payload does not look
+// like MXF', no signal, while thousands of valid packets came.
+TEST(PayloadFormat, ADetectedFormatIsDetectedAgainWhenTheSenderStartsAgainWithAnother) {
+  Collect out;
+  SessionConfig detect;
+  detect.format = std::nullopt;  // no format= given
+  RtpSession session(out.sink(), detect);
+  Clock::time_point t = kT0;
+  for (auto& p : mxf_stream(0xA, 8, 4000)) session.on_datagram(p, t += std::chrono::microseconds(300));
+  t += std::chrono::milliseconds(500);  // the first sender has stopped
+  for (auto& p : rfc5371_stream(0xB, 8, 4000)) session.on_datagram(p, t += std::chrono::microseconds(300));
+  session.flush();
+  const auto s = session.snapshot();
+  EXPECT_EQ(s.payload_format, "rfc5371");
+  EXPECT_EQ(out.complete(), 16u);
+  EXPECT_EQ(s.ssrc_changes, 1u);
+  EXPECT_EQ(s.packets_wrong_format, 0u);
+
+  // A stated format holds: the other sender's packets are counted, not followed.
+  Collect stated_out;
+  SessionConfig config;
+  config.format = PayloadFormat::mxf;
+  RtpSession stated(stated_out.sink(), config);
+  t = kT0;
+  for (auto& p : mxf_stream(0xA, 8, 4000)) stated.on_datagram(p, t += std::chrono::microseconds(300));
+  t += std::chrono::milliseconds(500);
+  for (auto& p : rfc5371_stream(0xB, 8, 4000)) stated.on_datagram(p, t += std::chrono::microseconds(300));
+  stated.flush();
+  EXPECT_EQ(stated.snapshot().payload_format, "mxf");
+  EXPECT_EQ(stated_out.complete(), 8u);
+  EXPECT_GT(stated.snapshot().packets_wrong_format, 0u);
+}
+
 TEST(PayloadFormat, StatedFormatThatDoesNotFitIsSaidInOneLineAndCounted) {
   for (bool send_rfc : {false, true}) {
     LogCapture log("depacketizer");

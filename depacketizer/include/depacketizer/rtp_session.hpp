@@ -168,6 +168,7 @@ class RtpSession {
     bool mismatch = false;              // looks like another format than the stated one
     std::uint16_t evidence_sequence = 0;
     std::uint32_t evidence_timestamp = 0;
+    std::optional<PayloadFormat> format;  // what its unit start looked like (the evidence)
     std::deque<Held> held;
     std::size_t held_bytes = 0;
     std::chrono::steady_clock::time_point last_arrival{};
@@ -226,8 +227,12 @@ class RtpSession {
   std::optional<PayloadFormat> format_;  // stated, or decided by the first followed stream
   bool format_stated_ = false;
   bool interlaced_rfc5371_ = false;  // RFC 5371 units of two codestreams are field pairs (tp 1, 2)
-  std::unique_ptr<PayloadDepacketizer> payload_;
-  TsDepacketizer* ts_ = nullptr;  // payload_ when it is TS (plain UDP TS bypasses RTP)
+  // One depacketizer per payload format met (a detected format changes when a sender starts
+  // again with another): each is made once and kept, so that what other threads read of
+  // them (ts_snapshot) never goes away, and their counts add up.
+  std::array<std::unique_ptr<PayloadDepacketizer>, 3> payloads_;
+  PayloadDepacketizer* payload_ = nullptr;  // the current format's
+  TsDepacketizer* ts_ = nullptr;  // the TS one once made (plain UDP TS bypasses RTP)
   RtpSequenceTracker sequence_;
   JitterEstimator jitter_;
   RtpReorderBuffer reorder_;
