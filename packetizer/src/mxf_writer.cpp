@@ -108,7 +108,8 @@ KlvBytes mxf_cdci_descriptor(const MxfPictureParams& p) {
   return klv(key, v);
 }
 
-KlvBytes mxf_system_item(std::uint16_t continuity, const std::optional<depacketizer::TimeCode>& time_code) {
+KlvBytes mxf_system_item(std::uint16_t continuity, const std::optional<depacketizer::TimeCode>& time_code,
+                         double frame_rate) {
   const Ul key = {0x06, 0x0E, 0x2B, 0x34, 0x02, 0x05, 0x01, 0x01, 0x0D, 0x01, 0x03, 0x01, 0x04, 0x01, 0x01, 0x00};
   KlvBytes v;
   Writer w(v);
@@ -122,12 +123,8 @@ KlvBytes mxf_system_item(std::uint16_t continuity, const std::optional<depacketi
   for (int i = 0; i < 16; ++i) w.u8(0);  // SMPTE universal label (none)
   if (time_code) {
     for (int i = 0; i < 17; ++i) w.u8(0);  // creation date/time stamp (not valid)
-    auto bcd = [](int n) { return static_cast<std::uint8_t>((n / 10) << 4 | (n % 10)); };
     w.u8(0x81);  // user date/time stamp: SMPTE 12M time code
-    w.u8(static_cast<std::uint8_t>(bcd(time_code->frames) | (time_code->drop_frame ? 0x40 : 0)));
-    w.u8(bcd(time_code->seconds));
-    w.u8(bcd(time_code->minutes));
-    w.u8(bcd(time_code->hours));
+    for (std::uint8_t b : depacketizer::smpte12m_bytes(*time_code, frame_rate)) w.u8(b);
     for (int i = 0; i < 12; ++i) w.u8(0);  // binary groups and padding
   }
   return klv(key, v);

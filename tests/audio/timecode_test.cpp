@@ -1,7 +1,11 @@
 // Time code from an MXF system item, as FFmpeg 5.1 writes it (-timecode 10:20:30:12).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "depacketizer/mxf.hpp"
 #include "depacketizer/timecode.hpp"
+#include "packetizer/mxf_writer.hpp"
 #include "hex.hpp"
 
 namespace j2k::depacketizer {
@@ -26,6 +30,41 @@ TEST(TimeCode, DropFrameAndBadDigits) {
   EXPECT_FALSE(parse_smpte12m(hex("1A302010")));  // frames digit A
   EXPECT_FALSE(parse_smpte12m(hex("12603010")));  // 60 seconds
   EXPECT_FALSE(parse_smpte12m(hex("123020")));    // cut short
+}
+
+// Review 2026-11-28: j2ksend wrote frame numbers of 40 and over in BCD, the tens digit
+// spilling into the drop-frame flag: at 50 frames/s frame 45 read back as "00:00:00;05".
+// Above 30 frames/s ST 12-1 counts frame pairs and flags the second frame of a pair.
+TEST(TimeCode, AboveThirtyFramesASecondTheCountIsInFramePairs) {
+  for (double rate : {50.0, 60.0, 60000.0 / 1001, 25.0, 30.0, 24.0}) {
+    const int frames = static_cast<int>(std::lround(rate));
+    for (int f = 0; f < frames; ++f) {
+      TimeCode tc;
+      tc.hours = 23;
+      tc.minutes = 59;
+      tc.seconds = 58;
+      tc.frames = f;
+      const auto bytes = smpte12m_bytes(tc, rate);
+      EXPECT_LE(bytes[0] & 0x3F, 0x39) << "the frames field fits its two tens bits";
+      EXPECT_EQ(bytes[0] & 0x40, 0) << "not drop-frame: " << rate << " " << f;
+      const auto back = parse_smpte12m(Bytes(bytes.data(), bytes.size()), rate);
+      ASSERT_TRUE(back) << rate << " " << f;
+      EXPECT_EQ(*back, tc) << rate << " " << f;
+    }
+  }
+  // The flag's place: the hours byte at 50, the seconds byte at 60.
+  TimeCode odd;
+  odd.frames = 45;
+  const auto at50 = smpte12m_bytes(odd, 50), at60 = smpte12m_bytes(odd, 60);
+  EXPECT_EQ(hex("22000080"), std::vector<std::uint8_t>(at50.begin(), at50.end()));
+  EXPECT_EQ(hex("22800000"), std::vector<std::uint8_t>(at60.begin(), at60.end()));
+  // Through a system item as j2ksend writes it and the depacketizer reads it.
+  const auto item = packetizer::mxf_system_item(7, odd, 50);
+  auto h = parse_klv_header(item);
+  ASSERT_TRUE(h.ok());
+  auto read = system_item_timecode(Bytes(item).subspan(h->header_size), 50);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->to_string(), "00:00:00:45");
 }
 
 TEST(TimeCode, SystemItemsWithoutOrWithCutStamps) {

@@ -203,7 +203,9 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
         tc.seconds = static_cast<int>(n / fps % 60);
         tc.minutes = static_cast<int>(n / fps / 60 % 60);
         tc.hours = static_cast<int>(n / fps / 3600 % 24);
-        to.klv.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f), tc), ts, out);
+        to.klv.packetize(packetizer::mxf_system_item(static_cast<std::uint16_t>(f), tc,
+                                                     static_cast<double>(config_.fps_num) / config_.fps_den),
+                         ts, out);
       }
       if (frame.parts.empty()) {
         to.klv.packetize(packetizer::mxf_picture_element(frame.codestream), ts, out);

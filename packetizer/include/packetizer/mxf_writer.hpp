@@ -38,7 +38,9 @@ KlvBytes mxf_cdci_descriptor(const MxfPictureParams& params);
 /// A minimal SMPTE 385 system metadata pack with a continuity count (frame number).
 /// The content package's system item; with `time_code`, its user date/time stamp carries it
 /// (SMPTE ST 12-1, type 0x81), as FFmpeg writes it.
-KlvBytes mxf_system_item(std::uint16_t continuity, const std::optional<depacketizer::TimeCode>& time_code = std::nullopt);
+/// `frame_rate`: the stream's (above 30 frames/s the time code counts frame pairs, ST 12-1).
+KlvBytes mxf_system_item(std::uint16_t continuity, const std::optional<depacketizer::TimeCode>& time_code = std::nullopt,
+                         double frame_rate = 0);
 /// Frame-wrapped JPEG 2000 picture element `number` of `count` in the content package.
 KlvBytes mxf_picture_element(Bytes codestream, int count = 1, int number = 1);
 /// A WAVE audio descriptor (ST 382) for frame-wrapped PCM of `format`, in a container whose
