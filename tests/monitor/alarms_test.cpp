@@ -182,6 +182,24 @@ TEST(Alarms, BlackLossAndJitter) {
   EXPECT_TRUE(has(e, EventKind::alarm_cleared, "jitter"));
 }
 
+// Review 2026-11-28: at the stream's end the jitter alarm cleared saying "jitter cleared: 39.4
+// (threshold 5)", a figure still over its threshold.
+TEST(Alarms, JitterClearedForWantOfPacketsSaysSo) {
+  const auto t0 = Clock::time_point{} + seconds(10);
+  AlarmThresholds th;
+  th.jitter_ms = 5;
+  AlarmMonitor m(th, t0);
+  auto e = m.on_second({.packets_received = 900, .jitter_ms = 39.4}, t0 + seconds(1));
+  ASSERT_TRUE(has(e, EventKind::alarm_raised, "jitter"));
+  e = m.on_second({.packets_received = 0, .jitter_ms = 39.4}, t0 + seconds(2));
+  ASSERT_TRUE(has(e, EventKind::alarm_cleared, "jitter"));
+  for (const auto& ev : e) {
+    if (ev.kind == EventKind::alarm_cleared && ev.detail.value("alarm", "") == "jitter") {
+      EXPECT_EQ(ev.message, "jitter cleared: no packets to measure it (last 39.4 ms, threshold 5)");
+    }
+  }
+}
+
 TEST(Alarms, BlackDetectionOnPictures) {
   PlanarImage img;
   img.width = 64;

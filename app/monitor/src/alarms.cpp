@@ -201,7 +201,16 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   const double expected = static_cast<double>(s.packets_received + s.packets_lost);
   const double loss = expected > 0 ? 100.0 * static_cast<double>(s.packets_lost) / expected : 0.0;
   evaluate(Alarm::loss, thresholds_.loss_percent, loss, s.packets_lost > 0 && loss > thresholds_.loss_percent);
-  evaluate(Alarm::jitter, thresholds_.jitter_ms, s.jitter_ms, s.packets_received > 0 && s.jitter_ms > thresholds_.jitter_ms);
+  if (s.packets_received == 0 && active_[index_of(Alarm::jitter)]) {
+    // No packets to measure it on (the stream stopped: no signal speaks for that): cleared,
+    // said as such rather than with the last figure, which is still over the threshold.
+    Event e = transition(Alarm::jitter, false, s.jitter_ms, thresholds_.jitter_ms, now);
+    e.message = fmt::format("jitter cleared: no packets to measure it (last {:.3g} ms, threshold {:.3g})", s.jitter_ms,
+                            thresholds_.jitter_ms);
+    events.push_back(std::move(e));
+  } else {
+    evaluate(Alarm::jitter, thresholds_.jitter_ms, s.jitter_ms, s.packets_received > 0 && s.jitter_ms > thresholds_.jitter_ms);
+  }
   // Sound: a dead channel is as serious as a frozen picture; the meters time the silence.
   const auto& a = s.audio;
   // Without packets it is no signal, not silence.
