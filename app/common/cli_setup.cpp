@@ -6,6 +6,8 @@
 #include <QtGlobal>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "core/log.hpp"
 #include "gpu/cuda.hpp"
@@ -103,6 +105,15 @@ Result<app::DecoderChoice> DecoderOptions::resolve() const {
   auto choice = app::parse_decoder_choice(backend_, gpu_, tier1_);
   if (choice) choice->tier1_host_blocks = tier1_host_;
   return choice;
+}
+
+std::string unreadable_capture(const std::string& file, bool is_capture) {
+  if (!is_capture) return "";
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return fmt::format("capture '{}' does not exist", file);
+  if (std::filesystem::is_directory(file, ec)) return fmt::format("capture '{}' is a directory, not a capture file", file);
+  if (!std::ifstream(file, std::ios::binary)) return fmt::format("capture '{}' cannot be read (permissions?)", file);
+  return "";
 }
 
 }  // namespace j2k::cli

@@ -45,6 +45,10 @@ class ToolSetup {
 
 /// Lower bounds for number options, said plainly ("-1 is less than 0", where CLI11's own
 /// range check prints its upper bound of 1.8e308).
+/// A capture URL's file (pcap:FILE?…) that cannot be read: the reason, for a usage error
+/// (status 2, like a missing SDP file), said before anything starts; "" when it can be.
+std::string unreadable_capture(const std::string& file, bool is_capture);
+
 CLI::Validator at_least(double min);   ///< value >= min
 CLI::Validator more_than(double min);  ///< value > min
 

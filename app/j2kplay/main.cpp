@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   using namespace j2k;
   CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live.\n"
                "Keys: F or double-click fullscreen, I statistics overlay (and sound meters), M mute,\n"
-               "D deinterlacing (interlaced streams: adaptive, off, bob), Esc/Q quit.\n"
+               "G history graphs, E last events, D deinterlacing (interlaced streams: adaptive, off, bob),\n"
+               "Esc/Q quit.\n"
                "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints per-second\n"
                "statistics on stderr. It waits for the first packet until interrupted; a capture (pcap:)\n"
                "plays at its own pace (add &timing=fast for as fast as possible) and ends at its end."};
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
   app.add_flag("--fullscreen", fullscreen, "start in fullscreen");
   app.add_flag("--headless", headless, "no window: print statistics (automatic without a display)");
   app.add_flag("--json", json, "print a JSON summary on stdout at the end (as j2kprobe's, with display and receive->display latency)");
-  app.add_option("--window-size", window_size, "initial window size WxH (default: the picture's)");
+  app.add_option("--window-size", window_size, "initial window size WxH (default 1280x720; the picture keeps its aspect ratio)");
   app.add_flag("--no-overlay", no_overlay, "start with the statistics overlay hidden");
   app.add_option("--screenshot", screenshot, "with --quit-after: save the window as PNG when quitting, and the picture shown as FILE.frame.png");
   app.add_option("--quit-after", quit_after, "quit S seconds after the first picture appears (headless: after start; with --screenshot, once the statistics of a second with pictures are on screen too)")
@@ -208,6 +209,8 @@ int main(int argc, char** argv) {
     if (!parsed) return setup.usage_error(parsed.error().message);
     url = *parsed;
     if (url.scheme == StreamUrl::Scheme::demo) demo = true;
+    if (auto why = cli::unreadable_capture(url.host, url.scheme == StreamUrl::Scheme::pcap); !why.empty())
+      return setup.usage_error(why);
   }
   const bool implicit_demo = url_text.empty() && !demo;
   if (implicit_demo) demo = true;
@@ -264,6 +267,10 @@ int main(int argc, char** argv) {
     auto parsed = parse_stream_url(url_text);
     if (!parsed) {
       log->error("{}", parsed.error().message);
+      return cli::exit_usage;
+    }
+    if (auto why = cli::unreadable_capture(parsed->host, parsed->scheme == StreamUrl::Scheme::pcap); !why.empty()) {
+      log->error("{}", why);
       return cli::exit_usage;
     }
     ui::remember_stream(QString::fromStdString(url_text));
@@ -606,7 +613,7 @@ int main(int argc, char** argv) {
         log->warn("screenshot: no CPU picture of the last frame ({})", picture ? "conversion failed" : picture.error().message);
     }
     log->info("screenshot saved to {} ({} frames shown); display path: {}", screenshot, player.frames_shown(),
-              player.display_path().toStdString());
+              player.display_path().replace(QLatin1Char('\n'), QStringLiteral("; ")).toStdString());  // one log line
   };
   QObject::connect(&quit_timer, &QTimer::timeout, [&] {
     const auto now = std::chrono::steady_clock::now();

@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
   auto url = parse_stream_url(url_text);
   if (!url) return setup.usage_error(url.error().message);
   if (url->scheme == StreamUrl::Scheme::demo) return setup.usage_error("demo:// is played by j2kplay --demo");
+  if (auto why = cli::unreadable_capture(url->host, url->scheme == StreamUrl::Scheme::pcap); !why.empty())
+    return setup.usage_error(why);
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
   if (auto st = operator_options.check(json); !st) return setup.usage_error(st.error().message);

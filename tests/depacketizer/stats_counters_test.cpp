@@ -56,3 +56,21 @@ TEST(StatsCounters, JsonSummaryHasPayloadCountersAndEverySsrc) {
   EXPECT_EQ(j["ssrcs"][1]["datagrams"], 17);
   EXPECT_FALSE(j["ssrcs"][1].contains("packets_received"));
 }
+
+namespace j2k {
+namespace {
+// Review 2026-11-28: the README says the stream's format line says HDR PQ; it did not (only
+// the log and descriptor.transfer did).
+TEST(StatsFormat, TheFormatLineSaysHdr) {
+  pipeline::StatsSample s;
+  s.decode.format = "640x360 4:2:2 10-bit";
+  depacketizer::PictureDescriptor d;
+  d.frame_layout = 0;
+  d.transfer = TransferFunction::pq;
+  s.stream.descriptor = d;
+  EXPECT_EQ(pipeline::stream_format(s, "mxf"), "640x360 4:2:2 10-bit, progressive, HDR PQ, MXF (RFC 6597)");
+  s.stream.descriptor->transfer = TransferFunction::sdr;
+  EXPECT_EQ(pipeline::stream_format(s, "mxf"), "640x360 4:2:2 10-bit, progressive, MXF (RFC 6597)");
+}
+}  // namespace
+}  // namespace j2k

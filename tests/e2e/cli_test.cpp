@@ -78,6 +78,8 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
       // Review 2026-11-25: event lines broke the JSON summary on stdout.
       {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --events - --json", "--events - and --json both write to stdout"},
       {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --events-limit none", "give --events FILE as well"},
+      // Review 2026-11-28: a missing capture file was status 1, a missing SDP file status 2.
+      {bin("j2kprobe") + " 'pcap:/nonexistent/cap.pcapng?port=5004'", "capture '/nonexistent/cap.pcapng' does not exist"},
       // Review 2026-11-25: these crashed the sender (std::length_error, SIGFPE).
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --bitrate nan", "--bitrate 'nan' is not a rate"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --fps 0.001", "--fps '0.001' is not a frame rate from 1 to 1000"},
@@ -94,6 +96,8 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
   if (J2K_HAVE_PLAYER) {
     cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --quit-after -1", "--quit-after: -1 must be at least 0"});
     cases.push_back({kNoDisplay + bin("j2kplay") + " --demo rtp://239.1.1.1:5004", "give either --demo or a URL"});
+    cases.push_back({kNoDisplay + bin("j2kplay") + " --headless 'pcap:/nonexistent/cap.pcapng?port=5004'",
+                     "capture '/nonexistent/cap.pcapng' does not exist"});
     cases.push_back({kNoDisplay + bin("j2kplay") + " --demo --headless --screenshot shot.png --quit-after 1",
                      "--screenshot saves the window: it cannot be combined with --headless"});
   }

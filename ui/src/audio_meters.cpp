@@ -15,7 +15,9 @@ double fraction(double db) { return std::clamp((db - kFloorDb) / -kFloorDb, 0.0,
 
 QRect audio_meters_area(const QRect& widget, std::size_t channels) {
   const int w = 44 + static_cast<int>(std::max<std::size_t>(channels, 1)) * 30;
-  const int h = std::clamp(widget.height() / 3, 160, 320);
+  // A third of the area's height within 160-320 px, and never taller than the area itself
+  // (the corner the graphs leave free).
+  const int h = std::min(std::clamp(widget.height() / 3, 160, 320), std::max(48, widget.height() - 16));
   return QRect(widget.right() - w - 8, widget.bottom() - h - 8, w, h);
 }
 

@@ -97,19 +97,22 @@ void draw_graphs(QPainter& painter, const QRect& area, const MonitorView& view) 
 }
 
 void draw_events(QPainter& painter, const QRect& area, const MonitorView& view) {
-  if (view.events.isEmpty() || area.height() < 20) return;
+  if (area.height() < 20) return;
   const QFontMetrics fm = painter.fontMetrics();
   const int line = fm.height();
+  // Shown with nothing in it too, so that the operator sees the panel is on and quiet.
+  const QStringList quiet{QStringLiteral("events: none so far")};
+  const QStringList& events = view.events.isEmpty() ? quiet : view.events;
   const int fit = std::max(1, (area.height() - 8) / line);
-  const int first = std::max(0, static_cast<int>(view.events.size()) - fit);
-  const int shown = static_cast<int>(view.events.size()) - first;
+  const int first = std::max(0, static_cast<int>(events.size()) - fit);
+  const int shown = static_cast<int>(events.size()) - first;
   const QRect box(area.left(), area.bottom() - shown * line - 8, area.width(), shown * line + 8);
   painter.fillRect(box, QColor(0, 0, 0, 170));
-  painter.setPen(QColor(255, 210, 120));
+  painter.setPen(view.events.isEmpty() ? QColor(180, 180, 180) : QColor(255, 210, 120));
   for (int i = 0; i < shown; ++i)
     painter.drawText(QRect(box.left() + 8, box.top() + 4 + i * line, box.width() - 16, line),
                      Qt::AlignLeft | Qt::AlignVCenter,
-                     fm.elidedText(view.events[first + i], Qt::ElideRight, box.width() - 16));
+                     fm.elidedText(events[first + i], Qt::ElideRight, box.width() - 16));
 }
 
 }  // namespace j2k::ui

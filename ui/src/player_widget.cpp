@@ -687,6 +687,10 @@ void PlayerWidget::paintGL() {
   }
 
   const bool banner = overlay_visible_ && monitor;
+  // Layout: the banner across the top; the graphs in the right third below it, leaving the
+  // bottom of that column to what the paint hook draws (the sound meters); the statistics
+  // top left, in a font made small enough to stay left of the graphs; the events below them.
+  QRect hook_area = rect();
   if ((overlay_visible_ && !overlay.isEmpty()) || banner || (monitor && (graphs_visible_ || events_visible_))) {
     QPainter painter(this);
     QFont font("monospace");
@@ -695,26 +699,46 @@ void PlayerWidget::paintGL() {
     painter.setFont(font);
     int top = 0;
     if (banner) top = draw_alarm_banner(painter, rect(), *monitor);
+    const int graphs_width = monitor && graphs_visible_ ? std::max(320, width() / 3) : 0;
+    const int column = graphs_width ? graphs_width + 16 : 0;  // the right column, margins included
+    int overlay_bottom = top;
     if (overlay_visible_ && !overlay.isEmpty()) {
-      const QRect text = painter.fontMetrics().boundingRect(QRect(0, top, width(), height() - top),
-                                                            Qt::AlignLeft | Qt::AlignTop, overlay);
+      const int room = std::max(120, width() - column - 24);
+      QRect text = painter.fontMetrics().boundingRect(QRect(0, top, width(), height() - top), Qt::AlignLeft | Qt::AlignTop, overlay);
+      if (text.width() > room) {
+        QFont smaller = font;
+        smaller.setPointSizeF(std::max(6.0, font.pointSizeF() * room / text.width()));
+        painter.setFont(smaller);
+        text = painter.fontMetrics().boundingRect(QRect(0, top, width(), height() - top), Qt::AlignLeft | Qt::AlignTop, overlay);
+      }
+      text.setWidth(std::min(text.width(), room));
       painter.fillRect(text.adjusted(4, 4, 16, 12), QColor(0, 0, 0, 160));
       painter.setPen(Qt::white);
+      painter.save();
+      painter.setClipRect(text.adjusted(4, 4, 16, 12));
       painter.drawText(text.adjusted(10, 8, 10, 8), Qt::AlignLeft | Qt::AlignTop, overlay);
+      painter.restore();
+      painter.setFont(font);
+      overlay_bottom = text.bottom() + 12;
     }
-    // The graphs take the right third of the window below the banner; the events the bottom
-    // half of what is left of it.
-    const int graphs_width = monitor && graphs_visible_ ? std::max(320, width() / 3) : 0;
-    if (graphs_width)
-      draw_graphs(painter, QRect(width() - graphs_width - 8, top + 8, graphs_width, std::min(height() - top - 16, 420)),
-                  *monitor);
-    if (monitor && events_visible_)
-      draw_events(painter, QRect(8, height() / 2, width() - 16 - (graphs_width ? graphs_width + 8 : 0), height() / 2 - 8),
-                  *monitor);
+    if (graphs_width) {
+      const int free_height = height() - top - 16;
+      const int graphs_height = std::min(paint_hook_ ? free_height * 3 / 5 : free_height, 420);
+      const QRect graphs(width() - graphs_width - 8, top + 8, graphs_width, graphs_height);
+      draw_graphs(painter, graphs, *monitor);
+      hook_area = QRect(graphs.left() - 8, graphs.bottom() + 8, width() - graphs.left() + 8, height() - graphs.bottom() - 8);
+    }
+    if (monitor && events_visible_) {
+      const int line = painter.fontMetrics().height();
+      const int bottom = height() - 8;
+      int events_top = std::max(height() / 2, overlay_bottom + 8);
+      if (bottom - events_top < 3 * line + 8) events_top = bottom - (3 * line + 8);  // at least three lines
+      draw_events(painter, QRect(8, events_top, width() - 16 - column, bottom - events_top), *monitor);
+    }
   }
   if (paint_hook_) {
     QPainter painter(this);
-    paint_hook_(painter, rect());
+    paint_hook_(painter, hook_area);
   }
 }
 

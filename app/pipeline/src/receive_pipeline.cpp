@@ -204,9 +204,11 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     rc.receive_buffer = config.receive_buffer;
     auto rx = net::UdpReceiver::open(rc, p->packets_);
     if (!rx) return rx.error();
+    // RTCP on the next port (RFC 3550 11); without it the stream still plays. Port 0 (the
+    // demo: any free port) means the one after the port the data socket was given.
+    const std::uint16_t data_port = (*rx)->bound_port();
     p->receiver_ = std::move(rx).value();
-    // RTCP on the next port (RFC 3550 11); without it the stream still plays.
-    rc.port = static_cast<std::uint16_t>(rc.port + 1);
+    rc.port = data_port == 0 || data_port == 65535 ? 0 : static_cast<std::uint16_t>(data_port + 1);
     rc.pool_packets = 64;
     rc.packet_size = 2048;
     rc.receive_buffer = 256 << 10;

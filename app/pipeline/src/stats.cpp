@@ -60,6 +60,7 @@ std::string stream_format(const StatsSample& s, const std::string& payload_forma
   std::string text = s.decode.format;
   if (s.stream.descriptor) {
     if (auto layout = frame_layout_name(s.stream.descriptor->frame_layout); !layout.empty()) text += ", " + layout;
+    if (s.stream.descriptor->transfer != TransferFunction::sdr) text += fmt::format(", {}", to_string(s.stream.descriptor->transfer));
   }
   if (payload_format == "mxf") text += ", MXF (RFC 6597)";
   else if (payload_format == "rfc5371") text += ", RFC 5371";

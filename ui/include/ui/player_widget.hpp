@@ -103,6 +103,8 @@ class PlayerWidget : public QOpenGLWidget {
   /// Thread-safe.
   DisplayStats display_stats() const;
   /// GUI thread, set before showing: drawn over everything else at each paint (the sound's meters).
+  /// Drawn last, over everything, in the area the panels leave free at the bottom right
+  /// (below the graphs when they are shown; the whole widget otherwise).
   void set_paint_hook(std::function<void(QPainter&, const QRect&)> hook) { paint_hook_ = std::move(hook); }
   /// GUI thread, set before showing: called at the swap that puts a picture on screen, with
   /// the picture's identity (the pointer given to present / present_device) — the picture
