@@ -392,12 +392,14 @@ TEST(PcapReplayPlayer, ALoopedCapturePlaysOnUntilStopped) {
 }
 
 TEST(PcapReplayProbe, MissingOrBogusFileIsAClearError) {
+  // A capture that is not there is a missing input file: status 2, as a missing SDP file.
   auto r = test::run(test::bin("j2kprobe") + " 'pcap:/nonexistent.pcap?port=5004'", "nopcap");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("cannot open capture"), std::string::npos) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("capture '/nonexistent.pcap' does not exist"), std::string::npos) << r.err;
   std::ofstream("bogus.pcap") << "this is not a capture";
   auto r2 = test::run(test::bin("j2kprobe") + " 'pcap:bogus.pcap?port=5004'", "bogus");
-  EXPECT_EQ(r2.exit_code, 1);
+  EXPECT_EQ(r2.exit_code, 1) << r2.err;
+  EXPECT_NE(r2.err.find("cannot open capture"), std::string::npos) << r2.err;
 }
 
 // Issue 10 item 9: a port the capture does not hold gave 0 packets and status 0.
