@@ -818,6 +818,8 @@ void ReceivePipeline::decode_loop(Worker& worker) {
       decoded_.fetch_add(1, std::memory_order_relaxed);
       if (f.reduce > 0) degraded_.fetch_add(1, std::memory_order_relaxed);
       decode_us_total_.fetch_add(us, std::memory_order_relaxed);
+      for (auto longest = decode_us_max_.load(std::memory_order_relaxed);
+           us > longest && !decode_us_max_.compare_exchange_weak(longest, us, std::memory_order_relaxed);) {}
       work_us_total_.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(work).count(),
                                std::memory_order_relaxed);
       cpu_us_total_.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(cpu).count(), std::memory_order_relaxed);
@@ -974,6 +976,8 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.workers = default_workers(config_);
   s.threads = shares_scheduler(config_) ? decode_threads(config_) : s.workers;
   s.decode_ms_total = static_cast<double>(decode_us_total_.load(std::memory_order_relaxed)) / 1000.0;
+  s.decode_ms_max = static_cast<double>(decode_us_max_.load(std::memory_order_relaxed)) / 1000.0;
+  s.queue_frames = units_.capacity();
   s.decode_work_ms_total = static_cast<double>(work_us_total_.load(std::memory_order_relaxed)) / 1000.0;
   s.decode_cpu_ms_total = static_cast<double>(cpu_us_total_.load(std::memory_order_relaxed)) / 1000.0;
   s.display_on_device = on_device_.load(std::memory_order_relaxed);

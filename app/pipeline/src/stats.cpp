@@ -255,6 +255,8 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         // Times a decoder's GPU reconstruction failed (--gpu auto): on the CPU until its pause ends.
         {"gpu_fallbacks", d.gpu_fallbacks},
         {"decode_ms_mean", d.decoded ? d.decode_ms_total / static_cast<double>(d.decoded) : 0.0},
+        // The longest one frame took: a decoder stalled (a machine busy with other work) shows here.
+        {"decode_ms_max", d.decode_ms_max},
         // Thread time a frame cost, all threads that worked on it together.
         {"decode_work_ms_mean", d.decoded ? d.decode_work_ms_total / static_cast<double>(d.decoded) : 0.0},
         // The same in CPU time (0 without the shared scheduler, e.g. OpenJPEG).
@@ -263,6 +265,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       {"latency", {{"receive_to_decoded_ms", latency_json(d.receive_to_decoded)}}},
       // Capacity: frames/s the decoding threads can do at the cost measured (at the levels used).
       {"decoders", {{"workers", d.workers}, {"threads", d.threads}, {"degrade_level", d.degrade_level},
+                    {"queue_frames", d.queue_frames},
                     {"capacity_fps", d.decoded && d.decode_work_ms_total > 0
                                          ? std::max(d.threads, d.workers) * 1000.0 * static_cast<double>(d.decoded) /
                                                d.decode_work_ms_total

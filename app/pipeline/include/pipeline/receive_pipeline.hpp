@@ -173,6 +173,8 @@ struct DecodeSnapshot {
   double decode_cpu_ms_total = 0;         ///< CPU time of it (not inflated by other programs), ms
   LatencyHistogram receive_to_decoded;    ///< last packet received → decoded, ms
   double decode_ms_total = 0;
+  double decode_ms_max = 0;               ///< the longest one frame took (wall time): a stall shows here
+  std::size_t queue_frames = 0;           ///< frames the queue to the decoders holds (the memory bound)
   std::uint64_t display_on_device = 0;    ///< frames whose display picture stayed on the GPU
   std::uint64_t display_fallbacks = 0;    ///< GPU path failed for a frame: it took the CPU path
   std::uint64_t device_pool_exhausted = 0;///< of those: every device picture was held
@@ -364,7 +366,7 @@ class ReceivePipeline {
   // Decode totals (workers write, anyone reads).
   std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0}, dropped_late_{0};
   std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0};
-  std::atomic<std::int64_t> decode_us_total_{0}, work_us_total_{0}, cpu_us_total_{0};
+  std::atomic<std::int64_t> decode_us_total_{0}, decode_us_max_{0}, work_us_total_{0}, cpu_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
   std::atomic<std::uint64_t> tier1_gpu_{0};
   std::atomic<std::uint64_t> tier1_fallbacks_{0};
