@@ -72,5 +72,24 @@ TEST(StatsFormat, TheFormatLineSaysHdr) {
   s.stream.descriptor->transfer = TransferFunction::sdr;
   EXPECT_EQ(pipeline::stream_format(s, "mxf"), "640x360 4:2:2 10-bit, progressive, MXF (RFC 6597)");
 }
+
+// Review 2026-11-28: a stream whose payload format was detected (no format= in the URL) was
+// named by the URL's default: an RFC 5371 or TS stream said "MXF (RFC 6597)" in the format
+// line and payload_format "mxf" in the JSON. What the session follows is what is named.
+TEST(StatsFormat, TheDetectedPayloadFormatIsNamedNotTheUrlsDefault) {
+  pipeline::StatsSample s;
+  s.decode.format = "640x360 4:2:2 8-bit";
+  s.stream.payload_format = "rfc5371";
+  s.stream.format_detected = true;
+  EXPECT_EQ(pipeline::stream_format(s, "mxf"), "640x360 4:2:2 8-bit, RFC 5371");
+  auto j = pipeline::summary_json(s, 1.0, "mxf");
+  EXPECT_EQ(j["stream"]["payload_format"], "rfc5371");
+  EXPECT_EQ(j["stream"]["format"], "640x360 4:2:2 8-bit, RFC 5371");
+  s.stream.payload_format = "ts";
+  EXPECT_EQ(pipeline::stream_format(s, "mxf"), "640x360 4:2:2 8-bit, MPEG-2 TS (VSF TR-01)");
+  // Before any stream is followed the URL's (stated) format is all there is.
+  s.stream.payload_format.clear();
+  EXPECT_EQ(pipeline::stream_format(s, "rfc5371"), "640x360 4:2:2 8-bit, RFC 5371");
+}
 }  // namespace
 }  // namespace j2k

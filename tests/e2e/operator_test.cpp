@@ -197,6 +197,9 @@ TEST_F(Operator, AnSdpWrittenByTheSenderIsReceivedByTheProbe) {
       "sdp", streamed));
   EXPECT_EQ(summary["frames"]["decoded"], 20);
   EXPECT_EQ(summary["stream"]["transport"], "rfc5371");
+  EXPECT_EQ(summary["stream"]["payload_format"], "rfc5371");
+  const std::string format = summary["stream"]["format"];
+  EXPECT_TRUE(format.ends_with(", RFC 5371")) << format;
 }
 
 // Issue 14 item 8: the MXF system item's time code reaches the summary and the per-frame list.

@@ -55,8 +55,14 @@ std::string frame_layout_name(int layout) {
   }
 }
 
-std::string stream_format(const StatsSample& s, const std::string& payload_format) {
+/// The payload format the session follows (detected or stated); the URL's before any stream.
+static std::string followed_format(const StatsSample& s, const std::string& url_format) {
+  return s.stream.payload_format.empty() ? url_format : s.stream.payload_format;
+}
+
+std::string stream_format(const StatsSample& s, const std::string& url_format) {
   if (s.decode.format.empty()) return "";
+  const std::string payload_format = followed_format(s, url_format);
   std::string text = s.decode.format;
   if (s.stream.descriptor) {
     if (auto layout = frame_layout_name(s.stream.descriptor->frame_layout); !layout.empty()) text += ", " + layout;
@@ -64,6 +70,7 @@ std::string stream_format(const StatsSample& s, const std::string& payload_forma
   }
   if (payload_format == "mxf") text += ", MXF (RFC 6597)";
   else if (payload_format == "rfc5371") text += ", RFC 5371";
+  else if (payload_format == "ts") text += ", MPEG-2 TS (VSF TR-01)";
   else if (!payload_format.empty()) text += ", " + payload_format;
   return text;
 }
@@ -159,7 +166,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
       {"height", d.height},
       {"format", stream_format(s, payload_format)},
       {"picture", d.format},
-      {"payload_format", payload_format},
+      {"payload_format", followed_format(s, payload_format)},
       {"fps", fps},
       {"fps_from_timestamps", st.frame_rate},
       // Over the stream's own time (RTP timestamps), not the wall clock of the reception:

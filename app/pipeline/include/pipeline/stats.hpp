@@ -46,7 +46,8 @@ Rates rates_between(const StatsSample& now, const StatsSample& before);
 std::string frame_layout_name(int layout);
 
 /// "1280x720 4:2:2 10-bit, separate fields, MXF (RFC 6597)": the decoded picture, the
-/// descriptor's frame layout (when there is one) and the payload format; "" before any frame.
+/// descriptor's frame layout (when there is one) and the payload format the session follows
+/// (the URL's, `payload_format`, before it follows one); "" before any frame.
 std::string stream_format(const StatsSample& s, const std::string& payload_format);
 
 /// Seconds of stream the counters cover, on the stream's own clock: units over the frame rate
@@ -69,7 +70,8 @@ void add_display_json(nlohmann::json& summary, const FramePresenter::Figures& di
 std::string display_line(const FramePresenter::Figures& now, const FramePresenter::Figures& before, double seconds);
 
 /// The final summary (j2kprobe --json). `elapsed_s` is the receive duration (first to last
-/// packet); `payload_format` the URL's (mxf, rfc5371).
+/// packet); `payload_format` the URL's (mxf, rfc5371, ts), named until the session follows a
+/// stream (then the format it follows, detected or stated, is named).
 nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::string& payload_format = "");
 
 }  // namespace j2k::pipeline
