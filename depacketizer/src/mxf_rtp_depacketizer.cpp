@@ -210,7 +210,9 @@ void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
       break;
     case KlvKind::system_item: {
       // The content package's time code (SMPTE ST 12-1 in the system metadata pack); it
-      // belongs to the picture elements that follow with the same timestamp.
+      // belongs to the picture elements that follow with the same timestamp. Only the pack
+      // (item 01) holds it; the package metadata set (02) and other system items do not.
+      if (header.key[14] != 0x01) break;
       if (auto tc = system_item_timecode(value, descriptor_ ? descriptor_->frame_rate() : 0.0)) {
         time_code_ = tc->to_string();
         time_code_timestamp_ = current_timestamp_;

@@ -74,8 +74,10 @@ Result<MxfFileContents> read_mxf(Bytes file) {
         }
         break;
       case KlvKind::system_item:
+        // A system item begins a package, unless this package has no picture yet: FFmpeg
+        // follows the system metadata pack with a package metadata set, both system items.
         essence_started = true;
-        close_package();
+        if (package_pictures > 0) close_package();
         package.emplace_back(klv.begin(), klv.end());
         break;
       case KlvKind::picture_element: {

@@ -4,8 +4,12 @@
 #include <cmath>
 
 #include "depacketizer/mxf.hpp"
+#include "depacketizer/mxf_rtp_depacketizer.hpp"
+#include "depacketizer/rtp.hpp"
 #include "depacketizer/timecode.hpp"
 #include "packetizer/mxf_writer.hpp"
+#include "packetizer/rtp_packetizer.hpp"
+#include "sound_fixtures.hpp"
 #include "hex.hpp"
 
 namespace j2k::depacketizer {
@@ -71,6 +75,38 @@ TEST(TimeCode, SystemItemsWithoutOrWithCutStamps) {
   EXPECT_FALSE(system_item_timecode(hex("48040000000000")));  // no user stamp flag
   EXPECT_FALSE(system_item_timecode(hex("58040000000000060e2b34")));  // cut inside the label
   EXPECT_FALSE(system_item_timecode({}));
+}
+
+// Review 2026-11-28: every system item was read for a time code; FFmpeg follows the system
+// metadata pack with a package metadata set (a local set, item 02), and a set whose bytes
+// happen to read as a stamp would replace the pack's time code. Only the pack holds it.
+TEST(TimeCode, OnlyTheSystemMetadataPackGivesTheTimeCode) {
+  std::vector<CodestreamUnit> units;
+  MxfRtpDepacketizer depack{[&](CodestreamUnit&& u) { units.push_back(std::move(u)); }};
+  packetizer::RtpPacketizer rtp{0x1234, 96, 100, 1400};
+  TimeCode right;
+  right.hours = 1;
+  right.minutes = 2;
+  right.seconds = 3;
+  right.frames = 4;
+  // A package metadata set key (06 0E 2B 34 02 43 ... 04 01 02 01) around bytes that read as
+  // a pack with time code 00:00:00:00.
+  auto set = packetizer::mxf_system_item(0, TimeCode{}, 25);
+  set[5] = 0x43;
+  set[14] = 0x02;
+  set[15] = 0x01;
+  std::vector<std::vector<std::uint8_t>> datagrams;
+  for (const auto& klv : {packetizer::mxf_system_item(0, right, 25), set,
+                          packetizer::mxf_picture_element(test::stand_in_codestream(500))})
+    rtp.packetize(klv, 3600, datagrams);
+  for (const auto& d : datagrams) {
+    auto p = parse_rtp(d);
+    ASSERT_TRUE(p);
+    depack.push(*p, false, std::chrono::steady_clock::now());
+  }
+  depack.flush();
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_EQ(units[0].time_code, "01:02:03:04");
 }
 
 }  // namespace

@@ -88,6 +88,12 @@ TEST_P(MxfFileInterop, StreamedFileDecodesLikeThePeer) {
   ASSERT_TRUE(summary["stream"].contains("descriptor")) << "the MXF picture descriptor is reported";
   EXPECT_EQ(summary["stream"]["descriptor"]["stored_width"], 720);
   EXPECT_EQ(summary["stream"]["descriptor"]["frame_rate"], 25.0);
+  if (c.name == "ffmpeg") {
+    // FFmpeg's content packages open with a system metadata pack (time code from 00:00:00:00)
+    // and a package metadata set; the file reader took the set for the next package's start
+    // and dropped the pack, and with it the time code (review 2026-11-28).
+    EXPECT_EQ(summary["stream"].value("time_code", ""), "00:00:00:24") << probe.err;
+  }
   const auto a = j2k::test::slurp(ours), b = j2k::test::slurp(ref);
   EXPECT_GT(b.size(), 0u);
   EXPECT_EQ(a.size(), b.size());
