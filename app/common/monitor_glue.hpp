@@ -92,10 +92,17 @@ inline monitor::StreamEvent stream_event(const depacketizer::SessionEvent& e) {
           .message = e.message};
 }
 
-/// Where a captured datagram was received: the URL's address and port, the second path's,
-/// or the FEC ports (port + 2, port + 4) by the socket's channel.
-inline std::pair<std::uint32_t, std::uint16_t> capture_destination(const pipeline::PipelineConfig& config, int channel) {
+/// Where a captured datagram was received: the address and port of its socket (or of the
+/// capture it was replayed from); for a packet that does not say (a test's source), the URL's
+/// address and port, the second path's, or the FEC ports (port + 2, port + 4) by its channel.
+inline std::pair<std::uint32_t, std::uint16_t> capture_destination(const pipeline::PipelineConfig& config, const net::Packet& p) {
+  const int channel = p.channel;
   const StreamUrl& u = channel == 1 && config.url2 ? *config.url2 : config.url;
+  if (p.destination_port != 0) {
+    in_addr a{};
+    const std::uint32_t url_address = inet_pton(AF_INET, u.host.c_str(), &a) == 1 ? ntohl(a.s_addr) : 0;
+    return {p.destination_address ? p.destination_address : url_address, p.destination_port};
+  }
   in_addr a{};
   const std::uint32_t address = inet_pton(AF_INET, u.host.c_str(), &a) == 1 ? ntohl(a.s_addr) : 0;
   const int port = channel == 2 ? u.port + 2 : channel == 3 ? u.port + 4 : u.port;
@@ -177,7 +184,7 @@ class OperatorOptions {
       if (!opened) return opened.error();
       capture_ = std::move(opened).value();
       config.on_datagram = [this, &config](const net::Packet& p) {
-        const auto [address, port] = capture_destination(config, p.channel);
+        const auto [address, port] = capture_destination(config, p);
         capture_->record(p.bytes(), wall_time(p.received), p.source_address, p.source_port, address, port);
       };
     }

@@ -55,7 +55,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::vector<std::string> known_keys(StreamUrl::Scheme scheme) {
   switch (scheme) {
     case StreamUrl::Scheme::rtp: return {"iface", "source", "format", "ttl", "bind", "fec", "fec_column", "fec_row"};
-    case StreamUrl::Scheme::pcap: return {"port", "dst", "timing", "format", "loop"};
+    case StreamUrl::Scheme::pcap: return {"port", "dst", "timing", "format", "loop", "fec", "fec_column", "fec_row"};
     case StreamUrl::Scheme::demo: return {};
   }
   return {};

@@ -233,8 +233,12 @@ void PcapReplay::run() {
       capture_.ipv6.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    const bool wanted = (!config_.port || udp.destination_port == config_.port) &&
-                        (!want_destination || udp.destination == want_destination);
+    // The stream's own port, or one of its side ports (RTCP, FEC) with their channel.
+    int channel = -1;
+    if (!config_.port || udp.destination_port == config_.port) channel = 0;
+    for (const auto& [side_port, side_channel] : config_.side_ports)
+      if (channel < 0 && udp.destination_port == side_port) channel = side_channel;
+    const bool wanted = channel >= 0 && (!want_destination || udp.destination == want_destination);
     if (verdict == FrameVerdict::truncated) {
       // Headers cut short; a frame captured shorter than on the wire is counted above already.
       if (header->caplen >= header->len) capture_.truncated.fetch_add(1, std::memory_order_relaxed);
@@ -300,13 +304,18 @@ void PcapReplay::run() {
     if (p->truncated) counters_.truncated.fetch_add(1, std::memory_order_relaxed);
     // Arrival times follow the capture, so jitter and rates describe the link, not the replay.
     p->received = due;
-    p->restart = std::exchange(restart, false);
+    p->restart = channel == 0 && std::exchange(restart, false);  // marked on the stream's own datagrams
     if (pass_datagrams++ > 0) last_gap = due - last_due;
     last_due = due;
     p->source_address = udp.source;
     p->source_port = udp.source_port;
-    counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
-    counters_.bytes.fetch_add(n, std::memory_order_relaxed);
+    p->destination_address = udp.destination;
+    p->destination_port = udp.destination_port;
+    p->channel = channel;
+    if (channel == 0) {
+      counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
+      counters_.bytes.fetch_add(n, std::memory_order_relaxed);
+    }
     if (!out_.push_wait(std::move(p))) break;
   }
   if (counters_.datagrams.load(std::memory_order_relaxed) == 0 && running_.load()) {

@@ -81,6 +81,7 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
                                                  address->to_string(), config.port, ec.message()));
 
   rx->bound_port_ = sock.local_endpoint(ec).port();
+  rx->bound_address_ = address->to_uint();
   if (multicast) {
     asio::ip::address_v4 iface = asio::ip::address_v4::any();
     if (!config.iface.empty()) {
@@ -185,6 +186,8 @@ void UdpReceiver::start() {
           p->source_address = ntohl(from[i].sin_addr.s_addr);
           p->source_port = ntohs(from[i].sin_port);
           p->channel = config_.channel;
+          p->destination_address = bound_address_;
+          p->destination_port = bound_port_;
           counters_.datagrams.fetch_add(1, std::memory_order_relaxed);
           counters_.bytes.fetch_add(p->size, std::memory_order_relaxed);
           if (p->truncated) counters_.truncated.fetch_add(1, std::memory_order_relaxed);

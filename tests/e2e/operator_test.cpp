@@ -134,6 +134,30 @@ TEST_F(Operator, ACaptureWrittenByTheProbeReplaysToTheSameCounters) {
   EXPECT_EQ(json::parse(reread.out)["packets"]["received"], cut["capture"]["datagrams"]);
 }
 
+// Review 2026-11-28: --capture ("every datagram received, all sockets") left out the
+// sender's RTCP reports (read from their own socket) and wrote nothing once --frames was
+// reached, though the probe went on reading until it stopped.
+TEST_F(Operator, ACaptureHoldsTheSendersReportsOnTheirOwnPort) {
+  ASSERT_NO_FATAL_FAILURE(stream("239.10.41.8:5128", "--json --timeout 5 --frames 40 --capture op-rtcp.pcapng",
+                                 kEncode + " --frames 60", "capture-rtcp"));
+  const auto& live = summary;
+  const int reports = live["rtcp"]["sender_reports"].get<int>();
+  EXPECT_GE(reports, 2) << "one after the first frame, one a second";
+  EXPECT_GE(live["capture"]["datagrams"].get<int>(), live["packets"]["received"].get<int>() + reports);
+  // The replay of a port the capture lacks lists those it holds: the data's and the reports'.
+  auto ports = j2k::test::run(bin("j2kprobe") + " 'pcap:op-rtcp.pcapng?port=9' --json", "capture-rtcp.ports");
+  EXPECT_EQ(ports.exit_code, 3) << ports.err;
+  EXPECT_NE(ports.err.find("UDP destination ports in the capture: 5128 ("), std::string::npos) << ports.err;
+  EXPECT_NE(ports.err.find(", 5129 ("), std::string::npos) << "the RTCP port\n" << ports.err;
+  // The replay reads the reports in their place among the data (they were not replayed).
+  auto replay = j2k::test::run(bin("j2kprobe") + " 'pcap:op-rtcp.pcapng?port=5128' --json --frames 40", "capture-rtcp.replay");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const auto again = json::parse(replay.out);
+  EXPECT_EQ(again["frames"]["decoded"], 40);
+  EXPECT_EQ(again["rtcp"]["sender_reports"], reports);
+  EXPECT_EQ(again["packets"]["received"], live["packets"]["received"]);
+}
+
 // Review 2026-11-25: --dump-raw, --checksums and --dump-audio on a full disk: the probe said
 // nothing (or logged one line) and exited 0, the JSON claiming the sound was written.
 TEST_F(Operator, OutputsThatCannotBeWrittenMakeTheStatusOne) {

@@ -212,7 +212,8 @@ TEST(Tr01Fec, TenByTenFecWithOnePercentLossDeliversEveryFrame) {
   const std::string p = std::to_string(port);
   j2k::test::StreamRun stream;
   ASSERT_NO_FATAL_FAILURE(receive_stream(
-      bin("j2kprobe") + " 'rtp://127.0.0.1:" + p + "?format=ts&fec=1' --frames 100 --timeout 10 --json --no-drop -q",
+      bin("j2kprobe") + " 'rtp://127.0.0.1:" + p + "?format=ts&fec=1' --frames 100 --timeout 10 --json --no-drop -q --capture " +
+          tag + ".pcapng",
       {port, port + 2, port + 4},
       bin("j2ksend") + " --to rtp://127.0.0.1:" + p + " --format ts --fec 10x10 --loss 0.01 --seed 7 --size 320x240 --fps 50 "
                        "--frames 100 --bitrate 20M --pattern --no-cache",
@@ -228,6 +229,20 @@ TEST(Tr01Fec, TenByTenFecWithOnePercentLossDeliversEveryFrame) {
   EXPECT_EQ(s["frames"]["decoded"], 100);
   EXPECT_EQ(s["fec"]["columns"], 10);
   EXPECT_EQ(s["fec"]["rows"], 10);
+  // Review 2026-11-28: a capture of the link replays with its FEC (fec=1 on the pcap: URL; it
+  // was refused, and the capture's FEC datagrams never read), and without it shows the loss.
+  auto with_fec = j2k::test::run(bin("j2kprobe") + " 'pcap:" + tag + ".pcapng?port=" + p + "&format=ts&fec=1' --json -q",
+                                 tag + ".replay");
+  ASSERT_EQ(with_fec.exit_code, 0) << with_fec.err;
+  const auto r = json::parse(with_fec.out);
+  EXPECT_EQ(r["packets"]["lost"], 0);
+  EXPECT_EQ(r["packets"]["recovered_by_fec"].get<std::uint64_t>(), dropped);
+  EXPECT_EQ(r["frames"]["decoded"], 100);
+  EXPECT_EQ(r["packets"]["received"], s["packets"]["received"]);
+  auto without = j2k::test::run(bin("j2kprobe") + " 'pcap:" + tag + ".pcapng?port=" + p + "&format=ts' --json -q",
+                                tag + ".replay-nofec");
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_EQ(json::parse(without.out)["packets"]["lost"].get<std::uint64_t>(), dropped);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <tuple>
 #include <cstdlib>
 
 #include "core/cpus.hpp"
@@ -191,6 +192,21 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     pc.capture_timing = config.capture_timing ||
                         (config.url.query.count("timing") && config.url.query.at("timing") == "capture");
     pc.loop = config.url.query.count("loop") && config.url.query.at("loop") == "1";
+    // The stream's RTCP (the next port) and, with fec=1, its FEC ports, in the capture's order.
+    if (pc.port != 0 && pc.port != 65535) pc.side_ports.emplace_back(pc.port + 1, depacketizer::kControl);
+    if (auto it = config.url.query.find("fec"); it != config.url.query.end() && it->second == "1") {
+      p->protection_.fec = true;
+      auto port_param = [&](const char* key, int fallback) {
+        auto at = config.url.query.find(key);
+        return at == config.url.query.end() ? fallback : std::atoi(at->second.c_str());
+      };
+      for (auto [key, offset, channel] : {std::tuple{"fec_column", 2, depacketizer::kFecColumn},
+                                          std::tuple{"fec_row", 4, depacketizer::kFecRow}}) {
+        const int port = port_param(key, pc.port + offset);
+        if (port <= 0 || port > 65535) return make_error(ErrorKind::corrupt, fmt::format("{} port {} out of range", key, port));
+        pc.side_ports.emplace_back(static_cast<std::uint16_t>(port), channel);
+      }
+    }
     auto replay = net::PcapReplay::open(pc, p->packets_);
     if (!replay) return replay.error();
     p->replay_ = replay->get();
@@ -211,6 +227,7 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
     rc.port = data_port == 0 || data_port == 65535 ? 0 : static_cast<std::uint16_t>(data_port + 1);
     rc.pool_packets = 64;
     rc.packet_size = 2048;
+    rc.channel = depacketizer::kControl;
     rc.receive_buffer = 256 << 10;
     if (rc.port != 0) {
       if (auto control = net::UdpReceiver::open(rc, p->control_packets_)) p->control_receiver_ = std::move(control).value();
@@ -535,13 +552,17 @@ void ReceivePipeline::hand_on(std::uint64_t seq, DecodedFrame&& frame) {
 void ReceivePipeline::depacketize_loop() {
   // RTCP is read in arrival order with the data (kernel timestamps of both sockets), so that a
   // sender report's counts relate to exactly the packets that arrived before it. Bounded by
-  // the control socket's pool (64 buffers).
+  // the control socket's pool (64 buffers). Each goes to the capture too; past the frame limit
+  // only there.
   std::deque<net::PacketPtr> reports;
   auto read_reports = [&](std::optional<Clock::time_point> before) {
     while (control_packets_.size() > 0)  // (size() first: a try_pop on an empty queue costs a system call)
       if (auto r = control_packets_.try_pop()) reports.push_back(std::move(*r));
-    for (; !reports.empty() && (!before || reports.front()->received <= *before); reports.pop_front())
-      session_->on_rtcp(reports.front()->bytes(), reports.front()->received);
+    for (; !reports.empty() && (!before || reports.front()->received <= *before); reports.pop_front()) {
+      if (config_.on_datagram) config_.on_datagram(*reports.front());
+      if (!limit_reached_.load(std::memory_order_relaxed))
+        session_->on_rtcp(reports.front()->bytes(), reports.front()->received);
+    }
   };
   for (;;) {
     auto packet = packets_.pop_for(std::chrono::milliseconds(2));
@@ -553,13 +574,19 @@ void ReceivePipeline::depacketize_loop() {
       if (sound_tail_ && (receiver_->finished() || now() - last_packet_ > kSoundTailWait)) end_sound_tail();
       continue;
     }
+    if ((*packet)->channel == depacketizer::kControl) {  // a capture's RTCP, in the data's order
+      const auto at = (*packet)->received;
+      reports.push_back(std::move(*packet));
+      read_reports(at);
+      continue;
+    }
     if (first_packet_ns_.load(std::memory_order_relaxed) == 0)
       first_packet_ns_.store((*packet)->received.time_since_epoch().count());
     last_packet_ = (*packet)->received;
+    read_reports((*packet)->received);
+    if (config_.on_datagram) config_.on_datagram(**packet);  // the capture keeps every datagram
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
-    read_reports((*packet)->received);
-    if (config_.on_datagram) config_.on_datagram(**packet);
     if ((*packet)->restart) {  // a looped capture's new pass, cut or not
       protection_stream_->restart();
       source_guard_.reset();
@@ -584,8 +611,8 @@ void ReceivePipeline::depacketize_loop() {
   }
   if (sound_tail_) end_sound_tail();
   protection_stream_->finish_paths();  // each 2022-7 path's loss, to the last number seen
-  if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
   read_reports(std::nullopt);
+  if (limit_reached_.load()) return;  // what is pending belongs to frames after the limit
   // End of a capture, or a stream that had gone silent: what is pending is the stream's last
   // frame, incomplete if it is. A stop while packets were flowing (Ctrl-C, --duration, a
   // window closed) cuts the frame in flight short: that frame is not counted incomplete.

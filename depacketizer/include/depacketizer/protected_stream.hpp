@@ -17,7 +17,8 @@
 namespace j2k::depacketizer {
 
 /// Where a datagram came from (net::Packet::channel).
-enum Channel : int { kMediaPath1 = 0, kMediaPath2 = 1, kFecColumn = 2, kFecRow = 3 };
+/// kControl: the sender's RTCP (its own socket live; from a capture, in the data's order).
+enum Channel : int { kMediaPath1 = 0, kMediaPath2 = 1, kFecColumn = 2, kFecRow = 3, kControl = 4 };
 
 struct ProtectionConfig {
   bool two_paths = false;  ///< ST 2022-7

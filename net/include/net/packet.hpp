@@ -16,6 +16,8 @@ struct Packet {
   std::chrono::steady_clock::time_point received{};
   std::uint32_t source_address = 0;   ///< IPv4, host order (0 for other families)
   std::uint16_t source_port = 0;
+  std::uint32_t destination_address = 0;  ///< IPv4, host order: the group (or local address) bound, or the capture's; 0: any
+  std::uint16_t destination_port = 0;     ///< the port it arrived on (the socket's, or the capture's)
   bool truncated = false;             ///< datagram was larger than the buffer
   int channel = 0;                    ///< which socket of a stream (ReceiverConfig::channel)
   bool restart = false;               ///< the source started again (a looped capture's first datagram):

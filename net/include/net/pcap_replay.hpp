@@ -8,6 +8,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "net/ipv4_reassembly.hpp"
 #include "net/packet_source.hpp"
@@ -17,6 +19,9 @@ namespace j2k::net {
 struct PcapConfig {
   std::string file;
   std::uint16_t port = 0;        ///< UDP destination port to keep (0 = every UDP datagram)
+  /// Other ports of the stream (its RTCP, its ST 2022-1 FEC) whose datagrams are handed on
+  /// too, stamped with the channel given; they are not counted as the stream's datagrams.
+  std::vector<std::pair<std::uint16_t, int>> side_ports;
   std::string destination;       ///< destination IPv4 address to keep ("" = any)
   bool capture_timing = false;   ///< sleep to reproduce the capture's inter-packet times
   bool loop = false;             ///< start again at the end (the first datagram of each pass is marked `restart`)

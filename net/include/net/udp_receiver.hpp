@@ -53,6 +53,7 @@ class UdpReceiver final : public PacketSource {
   ReceiverCounters counters_;
   int granted_buffer_ = 0;
   std::uint16_t bound_port_ = 0;
+  std::uint32_t bound_address_ = 0;  ///< the group or local address bound (0: any)
   bool kernel_timestamps_ = false;
   std::unique_ptr<Impl> impl_;
   std::thread thread_;

@@ -144,7 +144,8 @@ struct PipelineConfig {
   DecoderFactory decoder_factory;     ///< empty: `backend` / `gpu`
   NowFunction now;                    ///< empty: steady_clock::now
   /// Operator hooks, both called on the depacketizer thread and required not to block:
-  /// every datagram as it is taken from the sockets (the capture writer copies it), and
+  /// every datagram as it is taken from the sockets, RTCP included and past the frame limit
+  /// (the capture writer copies it), and
   /// every stream event (gaps, SSRC and descriptor changes; the event log).
   std::function<void(const net::Packet&)> on_datagram;
   std::function<void(const depacketizer::SessionEvent&)> on_stream_event;
