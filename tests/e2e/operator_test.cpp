@@ -103,7 +103,14 @@ TEST_F(Operator, AStreamThatEndsCleanlyIsNotAnAlarm) {
   EXPECT_EQ(summary["alarms"]["raised_at_stream_end"], summary["alarms"]["raised"]);
   EXPECT_EQ(summary["events"]["limit_bytes"].get<std::uint64_t>(), 0u) << "--events-limit none: no limit";
   bool signal_lost = false;
-  for (const auto& e : json_lines("end-events.jsonl")) signal_lost = signal_lost || e["event"] == "signal_lost";
+  for (const auto& e : json_lines("end-events.jsonl")) {
+    if (e["event"] != "signal_lost") continue;
+    signal_lost = true;
+    // Dated when the packets stopped, before the look that saw it (review 2026-11-28).
+    ASSERT_TRUE(e.contains("began")) << e.dump();
+    EXPECT_LT(e["began"].get<std::string>(), e["time"].get<std::string>()) << e.dump();
+    EXPECT_NE(e["message"].get<std::string>().find("no packets since"), std::string::npos) << e.dump();
+  }
   EXPECT_TRUE(signal_lost) << "the event log still says when the signal went";
 }
 

@@ -1,6 +1,8 @@
 // Alarms on a fake clock: each alarm raises at its threshold and clears when the cause goes.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "monitor/alarms.hpp"
 
 namespace j2k::monitor {
@@ -129,6 +131,44 @@ TEST(Alarms, RaisesBySilenceAreDatedWhenRaisedAndEpisodesWhenTheyBegan) {
   EXPECT_EQ(m.raised(), 3u);
   EXPECT_EQ(m.raised_by_silence_after(t0 + milliseconds(6500)), 2u) << "a stream that ended at 6.5 s raised them";
   EXPECT_EQ(m.raised_by_silence_after(t0 + milliseconds(7500)), 0u);
+}
+
+// Review 2026-11-28: an alarm's event was dated only by the look that raised it, up to a
+// second after the threshold was passed and the threshold's length after the cause: the
+// log said "no signal at 12:00:03" for packets that stopped at 12:00:01. A raise says when
+// its condition began.
+TEST(Alarms, ARaiseSaysWhenItsConditionBegan) {
+  const auto t0 = Clock::time_point{} + seconds(100);
+  AlarmMonitor m(AlarmThresholds{}, t0);
+  std::vector<std::pair<Event, Clock::time_point>> raised;  // each raise and the look that raised it
+  auto look = [&](const SecondSample& s, Clock::time_point at) {
+    for (auto& ev : m.on_second(s, at))
+      if (ev.kind == EventKind::alarm_raised) raised.emplace_back(std::move(ev), at);
+  };
+  look({.packets_received = 100}, t0 + seconds(1));
+  // Black pictures from 1.1 s, new ones to 1.2 s, then the same one.
+  m.on_frame(FrameLook{1, true}, t0 + milliseconds(1100));
+  m.on_frame(FrameLook{2, true}, t0 + milliseconds(1200));
+  for (int ms = 1240; ms < 4000; ms += 40) m.on_frame(FrameLook{2, true}, t0 + milliseconds(ms));
+  for (int i = 2; i <= 4; ++i) look({.packets_received = 100}, t0 + seconds(i));
+  look({}, t0 + seconds(5));
+  look({}, t0 + seconds(6));
+  auto began = [&](const char* alarm) -> std::optional<Clock::time_point> {
+    for (const auto& [ev, at] : raised)
+      if (ev.detail.value("alarm", "") == alarm && ev.detail.contains("began_s_ago"))
+        return at - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(ev.detail["began_s_ago"].get<double>()));
+    return std::nullopt;
+  };
+  auto near = [](std::optional<Clock::time_point> t, Clock::time_point want) {
+    return t && std::chrono::abs(*t - want) < milliseconds(1);
+  };
+  EXPECT_TRUE(near(began("no_signal"), t0 + seconds(4))) << "no packets since the look at 4 s";
+  EXPECT_TRUE(near(began("freeze"), t0 + milliseconds(1200))) << "the last new picture at 1.2 s";
+  EXPECT_TRUE(near(began("black"), t0 + milliseconds(1100))) << "black since 1.1 s";
+  for (const auto& [ev, at] : raised) {
+    ASSERT_TRUE(ev.detail.contains("began")) << ev.message;
+    EXPECT_LT(ev.detail["began"].get<std::string>(), iso8601_ms(ev.wall)) << ev.message;
+  }
 }
 
 TEST(Alarms, FreezeOnRepeatedPicturesNotOnNewOnes) {

@@ -174,9 +174,19 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   if (s.packets_received > 0) last_packet_ = now;
   if (s.packets_lost > 0 || s.frame_errors > 0) last_error_ = now;
 
-  auto evaluate = [&](Alarm a, double threshold, double value, bool condition) {
+  // A raise says when its condition began (the look that raised it comes up to a second
+  // after the threshold was passed, and the threshold after the cause): "began" in the event.
+  auto date = [&](Event& e, Clock::time_point began) {
+    const auto ago = std::chrono::duration_cast<std::chrono::system_clock::duration>(now - began);
+    e.detail["began"] = iso8601_ms(e.wall - ago);
+    e.detail["began_s_ago"] = std::chrono::duration<double>(now - began).count();
+  };
+  auto evaluate = [&](Alarm a, double threshold, double value, bool condition,
+                      std::optional<Clock::time_point> began = std::nullopt) {
     const bool want = threshold >= 0 && condition;
-    if (want != active_[index_of(a)]) events.push_back(transition(a, want, value, threshold, now));
+    if (want == active_[index_of(a)]) return;
+    events.push_back(transition(a, want, value, threshold, now));
+    if (want && began) date(events.back(), *began);
   };
   // An episode that began and ended between two evaluations: raised and cleared at once, so
   // that the log and the count hold it (a 2.6 s outage between two looks a second apart was
@@ -186,18 +196,22 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
     // It began before the packets (or pictures) that ended it, at least `length` ago.
     const auto began = now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(length));
     events.push_back(transition(a, true, length, threshold, now, began));
+    date(events.back(), began);
     events.push_back(transition(a, false, length, threshold, now));
   };
   const bool no_signal_was = active_[index_of(Alarm::no_signal)], freeze_was = active_[index_of(Alarm::freeze)];
   const double silent = s.packets_received > 0 ? 0.0 : seconds_since(last_packet_, start_);
-  evaluate(Alarm::no_signal, thresholds_.signal_s, silent, silent >= thresholds_.signal_s);
+  // The silence began after the last look that saw packets (or the start), within its second.
+  evaluate(Alarm::no_signal, thresholds_.signal_s, silent, silent >= thresholds_.signal_s, last_packet_.value_or(start_));
   episode(Alarm::no_signal, thresholds_.signal_s, s.longest_silence_s, no_signal_was);
   // Freeze only once a stream was seen (no signal already covers silence from the start).
   const double frozen = last_packet_ ? seconds_since(last_new_picture_, *last_packet_) : 0.0;
-  evaluate(Alarm::freeze, thresholds_.freeze_s, frozen, last_packet_ && frozen >= thresholds_.freeze_s);
+  evaluate(Alarm::freeze, thresholds_.freeze_s, frozen, last_packet_ && frozen >= thresholds_.freeze_s,
+           last_new_picture_.value_or(last_packet_.value_or(now)));
   episode(Alarm::freeze, thresholds_.freeze_s, std::exchange(longest_freeze_s_, 0.0), freeze_was);
   const double black_for = black_since_ ? std::chrono::duration<double>(now - *black_since_).count() : 0.0;
-  evaluate(Alarm::black, thresholds_.black_s, black_for, black_since_ && black_for >= thresholds_.black_s);
+  evaluate(Alarm::black, thresholds_.black_s, black_for, black_since_ && black_for >= thresholds_.black_s,
+           black_since_.value_or(now));
   const double expected = static_cast<double>(s.packets_received + s.packets_lost);
   const double loss = expected > 0 ? 100.0 * static_cast<double>(s.packets_lost) / expected : 0.0;
   evaluate(Alarm::loss, thresholds_.loss_percent, loss, s.packets_lost > 0 && loss > thresholds_.loss_percent);

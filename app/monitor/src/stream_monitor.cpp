@@ -79,6 +79,12 @@ void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, cons
         signal_lost_ = raised;
         Event s2 = Event::now(raised ? EventKind::signal_lost : EventKind::signal_back,
                               raised ? "signal lost: no packets" : "signal back");
+        if (raised && e.detail.contains("began")) {
+          // Said when seen (the once-a-second look), dated when the packets stopped.
+          s2.detail["began"] = e.detail["began"];
+          s2.message = fmt::format("signal lost: no packets since {} ({:.1f} s)", e.detail["began"].get<std::string>(),
+                                   e.detail["began_s_ago"].get<double>());
+        }
         events_->post(std::move(s2));
       }
     }
