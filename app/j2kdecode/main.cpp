@@ -16,6 +16,7 @@
 
 #include "common/cli_setup.hpp"
 #include "decoder/decoder.hpp"
+#include "gpu/colour.hpp"
 #include "media/image_io.hpp"
 
 namespace {
@@ -94,20 +95,16 @@ Status write_raw(const std::string& out, const PlanarImage& img) {
   return {};
 }
 
-/// 8-bit PNG for a quick look: grey, or RGB from three equal components.
+/// 8-bit PNG for a quick look, as the player shows the picture: chroma upsampled and YCbCr
+/// turned into RGB (the colour a JP2 file states; RGB after a component transform; otherwise
+/// BT.709 video range, as broadcast codestreams are), grey for one component.
 Status write_png(const std::string& out, const PlanarImage& img) {
-  const Plane& p0 = img.planes[0];
-  bool rgb = img.planes.size() >= 3 && same_geometry(img, 3);
-  std::vector<std::uint8_t> rgba(static_cast<std::size_t>(p0.width) * p0.height * 4, 255);
-  for (std::size_t i = 0; i < p0.samples.size(); ++i)
-    for (int c = 0; c < 3; ++c) {
-      const Plane& p = img.planes[rgb ? c : 0];
-      std::int32_t v = p.samples[i];
-      if (p.is_signed) v += 1 << (p.precision - 1);
-      v = p.precision > 8 ? v >> (p.precision - 8) : v << (8 - p.precision);
-      rgba[i * 4 + c] = static_cast<std::uint8_t>(std::clamp(v, 0, 255));
-    }
-  return media::write_png_rgba(out, rgba.data(), p0.width, p0.height);
+  gpu::RgbaImage rgba;
+  gpu::ColourInterpretation colour;
+  colour.full_range = img.full_range;  // sYCC (JP2) is full range
+  if (Status st = gpu::to_rgba8(img, colour, rgba); !st)
+    return make_error(st.error().kind, fmt::format("cannot show the picture as RGB: {} (write .pgx or .raw)", st.error().message));
+  return media::write_png_rgba(out, rgba.pixels.data(), rgba.width, rgba.height);
 }
 
 /// "1920x1080, 3 components 10-bit unsigned (4:2:2)": what the decoded picture holds.

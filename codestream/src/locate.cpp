@@ -11,6 +11,8 @@ namespace {
 
 constexpr std::uint8_t kSignature[12] = {0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A};
 constexpr std::uint32_t kCodestreamBox = 0x6A703263;  // 'jp2c'
+constexpr std::uint32_t kHeaderBox = 0x6A703268;      // 'jp2h'
+constexpr std::uint32_t kColourBox = 0x636F6C72;      // 'colr'
 
 Error corrupt(std::string what) { return make_error(ErrorKind::corrupt, std::move(what)); }
 
@@ -50,6 +52,46 @@ Result<Bytes> locate_codestream(Bytes data) {
     }
   }
   return corrupt("JP2 file has no contiguous codestream box (jp2c)");
+}
+
+std::optional<Jp2Colour> jp2_colour(Bytes data) noexcept {
+  if (!is_jp2(data)) return std::nullopt;
+  // Walks the boxes of `r` until `want`; its contents, or nothing (not there, or damaged).
+  auto find_box = [](ByteReader& r, std::uint32_t want) -> std::optional<Bytes> {
+    while (r.remaining() >= 8) {
+      std::uint64_t length = r.u32();
+      const std::uint32_t type = r.u32();
+      std::uint64_t header = 8;
+      if (length == 1) {
+        length = r.u64();
+        header = 16;
+      }
+      if (r.failed() || (length != 0 && length < header)) return std::nullopt;
+      const std::uint64_t contents = length == 0 ? r.remaining() : length - header;
+      if (contents > r.remaining()) return std::nullopt;
+      Bytes box = r.bytes(static_cast<std::size_t>(contents));
+      if (type == want) return box;
+      if (type == kCodestreamBox) return std::nullopt;  // the header comes before the codestream
+    }
+    return std::nullopt;
+  };
+  ByteReader file(data);
+  auto header = find_box(file, kHeaderBox);
+  if (!header) return std::nullopt;
+  ByteReader boxes(*header);
+  auto colr = find_box(boxes, kColourBox);
+  if (!colr) return std::nullopt;
+  ByteReader c(*colr);
+  const std::uint8_t method = c.u8();
+  c.skip(2);  // precedence, approximation
+  const std::uint32_t enumcs = c.u32();
+  if (c.failed() || method != 1) return std::nullopt;
+  switch (enumcs) {
+    case 16: return Jp2Colour{ColourCoding::rgb, true};
+    case 17: return Jp2Colour{ColourCoding::grey, true};
+    case 18: return Jp2Colour{ColourCoding::ycbcr_bt601, true};
+    default: return std::nullopt;
+  }
 }
 
 Result<PlanarImage> read_geometry(Bytes data, const PictureLimits& limits) {

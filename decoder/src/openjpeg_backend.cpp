@@ -145,7 +145,10 @@ class OpenJpegDecoder final : public Decoder {
     out.height = ceil_shift(image.y1, reduce) - ceil_shift(image.y0, reduce);
     if (image.color_space == OPJ_CLRSPC_SRGB) out.colour = ColourCoding::rgb;
     else if (image.color_space == OPJ_CLRSPC_GRAY) out.colour = ColourCoding::grey;
-    else if (image.color_space == OPJ_CLRSPC_SYCC) out.colour = ColourCoding::ycbcr_bt601;
+    else if (image.color_space == OPJ_CLRSPC_SYCC) {
+      out.colour = ColourCoding::ycbcr_bt601;  // sYCC: full range (IEC 61966-2-1 Amd 1)
+      out.full_range = true;
+    }
     out.planes.reserve(image.numcomps);
     for (OPJ_UINT32 c = 0; c < image.numcomps; ++c) {
       const opj_image_comp_t& comp = image.comps[c];

@@ -68,3 +68,65 @@ TEST(FfmpegJp2Mxf, StreamedFileDecodesEveryFrame) {
   EXPECT_EQ(summary["stream"]["width"], 720);
   EXPECT_EQ(summary["stream"]["height"], 576);
 }
+
+namespace {
+
+/// The picture of a PNG as 8-bit RGB, read by FFmpeg.
+std::string png_rgb(const std::string& png, const std::string& tag) {
+  const std::string raw = tag + ".rgb";
+  auto r = run("ffmpeg -y -loglevel error -i " + png + " -f rawvideo -pix_fmt rgb24 " + raw, tag + ".torgb");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return j2k::test::slurp(raw);
+}
+
+struct Difference {
+  double mean = 0;
+  int max = 0;
+};
+Difference compare(const std::string& a, const std::string& b) {
+  Difference d;
+  if (a.size() != b.size() || a.empty()) return {1e9, 255};
+  double sum = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const int e = std::abs(static_cast<unsigned char>(a[i]) - static_cast<unsigned char>(b[i]));
+    sum += e;
+    d.max = std::max(d.max, e);
+  }
+  d.mean = sum / static_cast<double>(a.size());
+  return d;
+}
+
+}  // namespace
+
+// Review 2026-11-28: `j2kdecode frame.jp2 -o frame.png` of a YCbCr JP2 (FFmpeg's JPEG 2000
+// frames say sYCC in their colour box) wrote the Y, Cb and Cr components as R, G and B (4:4:4:
+// mean error 36 against opj_decompress), or the luma alone, grey (4:2:2). The preview is the
+// picture as shown: the JP2's colour honoured, chroma upsampled, turned into RGB.
+TEST(Jp2Colour, APngOfAnSyccJp2IsItsColourPicture) {
+  if (!have("ffmpeg") || !have("opj_decompress")) GTEST_SKIP() << "ffmpeg and opj_decompress needed";
+  const std::string photo = std::string(J2K_MEDIA_DIR) + "/flower.png";
+  for (const std::string sampling : {"yuv444p", "yuv422p"}) {
+    const std::string tag = "sycc_" + sampling, jp2 = tag + ".jp2";
+    auto made = run("ffmpeg -y -loglevel error -i " + photo + " -vf scale=320:240 -frames 1 -pix_fmt " + sampling +
+                        " -c:v jpeg2000 -pred 1 " + jp2,
+                    tag + ".make");
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    auto ref = run("opj_decompress -i " + jp2 + " -o " + tag + ".ref.png", tag + ".ref");
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    const std::string want = png_rgb(tag + ".ref.png", tag + ".ref");
+    for (const std::string backend : {"own", "openjpeg"}) {
+      auto ours = run(bin("j2kdecode") + " " + jp2 + " --backend " + backend + " -o " + tag + "." + backend + ".png",
+                      tag + "." + backend);
+      ASSERT_EQ(ours.exit_code, 0) << ours.err;
+      const Difference d = compare(png_rgb(tag + "." + backend + ".png", tag + "." + backend), want);
+      if (sampling == "yuv444p") {
+        // The same conversion (full-range BT.601), rounding apart.
+        EXPECT_LE(d.max, 1) << backend << " mean " << d.mean;
+      } else {
+        // opj_decompress repeats each chroma sample; we interpolate (as the player does):
+        // edges differ, the picture does not.
+        EXPECT_LT(d.mean, 3.0) << backend << " max " << d.max;
+      }
+    }
+  }
+}

@@ -304,6 +304,34 @@ TEST(LocateCodestream, FindsJp2cBoxAndRejectsOthers) {
   EXPECT_FALSE(syntax::locate_codestream(junk).ok());
 }
 
+// Review 2026-11-28: the JP2 header's colour was not read (a sYCC file was shown as if its
+// Y, Cb and Cr were R, G and B). The enumerated colour of the first colr box in jp2h.
+TEST(Jp2Colour, TheHeadersEnumeratedColourIsRead) {
+  auto file = [](std::uint32_t enumcs, std::uint8_t method, std::uint32_t colr_length) {
+    std::vector<std::uint8_t> f = {0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A,
+                                   0, 0, 0, 8 + 15, 'j', 'p', '2', 'h',
+                                   0, 0, 0, static_cast<std::uint8_t>(colr_length), 'c', 'o', 'l', 'r', method, 0, 0,
+                                   static_cast<std::uint8_t>(enumcs >> 24), static_cast<std::uint8_t>(enumcs >> 16),
+                                   static_cast<std::uint8_t>(enumcs >> 8), static_cast<std::uint8_t>(enumcs),
+                                   0, 0, 0, 12, 'j', 'p', '2', 'c', 0xFF, 0x4F, 0xFF, 0xD9};
+    return f;
+  };
+  auto sycc = syntax::jp2_colour(file(18, 1, 15));
+  ASSERT_TRUE(sycc);
+  EXPECT_EQ(sycc->coding, ColourCoding::ycbcr_bt601);
+  EXPECT_TRUE(sycc->full_range);
+  EXPECT_EQ(syntax::jp2_colour(file(16, 1, 15))->coding, ColourCoding::rgb);
+  EXPECT_EQ(syntax::jp2_colour(file(17, 1, 15))->coding, ColourCoding::grey);
+  EXPECT_FALSE(syntax::jp2_colour(file(12, 1, 15))) << "CMYK: not ours to show";
+  EXPECT_FALSE(syntax::jp2_colour(file(18, 2, 15))) << "an ICC profile";
+  EXPECT_FALSE(syntax::jp2_colour(file(18, 1, 200))) << "a colr box longer than its header box";
+  EXPECT_FALSE(syntax::jp2_colour(file(18, 1, 9))) << "a colr box too short for EnumCS";
+  const std::vector<std::uint8_t> raw = {0xFF, 0x4F, 0xFF, 0x51};
+  EXPECT_FALSE(syntax::jp2_colour(raw));
+  auto cut = file(18, 1, 15);
+  for (std::size_t n = 0; n < cut.size(); ++n) (void)syntax::jp2_colour(std::span(cut.data(), n));  // never reads past
+}
+
 /// A JP2 file written by opj_compress: its codestream box is found (with LBox, with XLBox, and
 /// with LBox 0 = to the end), decodes like the same image's raw codestream, and the depacketizer
 /// and packetizer take the file where they take a codestream.

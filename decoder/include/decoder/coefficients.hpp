@@ -103,6 +103,10 @@ struct CoefficientFrame {
   std::vector<ComponentInfo> components;
   std::vector<TileCoefficients> tiles;
   std::uint64_t damaged_codeblocks = 0;  ///< zeroed by resilient decoding
+  /// The colour a JP2 file's header states (unknown for a raw codestream): the picture's
+  /// colour when the codestream has no multiple component transform (which makes it RGB).
+  ColourCoding stated_colour = ColourCoding::unknown;
+  bool stated_full_range = false;
 };
 
 /// Wall time of the reconstruction stages, for --bench.

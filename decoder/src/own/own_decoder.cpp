@@ -237,6 +237,10 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   if (options.strict && cs.truncated) return make_error(ErrorKind::corrupt, "codestream is truncated");
 
   CoefficientFrame frame;
+  if (const auto stated = syntax::jp2_colour(input)) {
+    frame.stated_colour = stated->coding;
+    frame.stated_full_range = stated->full_range;
+  }
   const Siz& siz = cs.siz;
   const int reduce = std::max(0, options.reduce);
   // 15444-1 allows 32 decomposition levels; more to discard is past every component's

@@ -214,8 +214,8 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
   // The picture: planes reused when their size matches.
   img.width = ceil_shift(frame.image.x1, frame.reduce) - ceil_shift(frame.image.x0, frame.reduce);
   img.height = ceil_shift(frame.image.y1, frame.reduce) - ceil_shift(frame.image.y0, frame.reduce);
-  img.colour = ncomp == 1 ? ColourCoding::grey : ColourCoding::unknown;
-  img.full_range = false;
+  img.colour = ncomp == 1 ? ColourCoding::grey : frame.stated_colour;
+  img.full_range = frame.stated_full_range;
   img.planes.resize(ncomp);
   std::vector<long long> covered(ncomp, 0);
   for (std::size_t c = 0; c < ncomp; ++c) {

@@ -456,7 +456,8 @@ PlanarImage frame_geometry(const CoefficientFrame& frame) {
     p.is_signed = ci.is_signed;
     img.planes.push_back(std::move(p));
   }
-  img.colour = frame.components.size() == 1 ? ColourCoding::grey : ColourCoding::unknown;
+  img.colour = frame.components.size() == 1 ? ColourCoding::grey : frame.stated_colour;
+  img.full_range = frame.stated_full_range;
   return img;
 }
 
