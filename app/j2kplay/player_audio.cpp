@@ -160,13 +160,22 @@ std::string PlayerAudio::overlay_line() {
 
 void PlayerAudio::finish() {
   picture_delay_ms_.store(0);
+  const bool audible = output_ && output_->audible();
+  const std::string device = output_ ? output_->describe() : std::string();
   output_.reset();
-  if (playout_) {
+  if (playout_ && has_sound()) {
+    // What became of the stream's sound: heard on a device, or only metered (no sound card,
+    // --audio-device null): "played" only for sound that was.
     const auto p = playout_->stats();
-    logger("j2kplay")->info("sound: played {} frames, {} of silence, skipped {} late, dropped {}, {} corrections, {} frames "
-                            "slewed, {} underruns",
-                            p.frames_played, p.frames_silence, p.frames_skipped, p.frames_dropped, p.corrections,
-                            p.frames_slewed, p.underruns);
+    const std::string timing = fmt::format("{} of silence, skipped {} late, dropped {}, {} corrections, {} frames slewed, {} underruns",
+                                           p.frames_silence, p.frames_skipped, p.frames_dropped, p.corrections,
+                                           p.frames_slewed, p.underruns);
+    if (audible)
+      logger("j2kplay")->info("sound: played {} frames on {}, {}", p.frames_played, device, timing);
+    else
+      logger("j2kplay")->info("sound: not heard ({}); {} frames metered and discarded at their pace, {}",
+                              output_error_.empty() ? (device.empty() ? "no output" : device) : "no sound output: " + output_error_,
+                              p.frames_played, timing);
   }
   if (options_.sync_probe) {
     const auto r = probe_.report();

@@ -349,4 +349,7 @@ TEST(SoundE2e, MetersAreDrawnOverThePicture) {
     }
   EXPECT_GT(green, 500) << "green meter bars in the corner";
   EXPECT_NE(r.err.find("sound: 48000 Hz to null"), std::string::npos) << r.err;
+  // Review 2026-11-28: the end said "sound: played N frames" of sound the null output discarded.
+  EXPECT_EQ(r.err.find("sound: played"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sound: not heard (null (sound discarded at its real pace)); "), std::string::npos) << r.err;
 }

@@ -35,6 +35,7 @@ class NullOutput final : public AudioOutput {
     thread_.join();
   }
   std::string describe() const override { return "null (sound discarded at its real pace)"; }
+  bool audible() const override { return false; }
   int sample_rate() const override { return rate_; }
   double lead_ms() const override { return kAheadS * 1000; }
   double latency_ms() const override { return kAheadS * 1000; }

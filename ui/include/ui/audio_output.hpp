@@ -26,6 +26,8 @@ class AudioOutput {
   virtual ~AudioOutput() = default;
   /// "null (sound discarded at its real pace)" or the device's description.
   virtual std::string describe() const = 0;
+  /// False for the null output: the sound is taken at its pace and discarded, never heard.
+  virtual bool audible() const { return true; }
   virtual int sample_rate() const = 0;
   /// How far ahead of being heard the output asks for sound at most (its buffer): the sound
   /// must be there that long before it is due.
