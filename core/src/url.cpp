@@ -94,6 +94,15 @@ std::string StreamUrl::describe() const {
 
 namespace {
 
+/// What is wrong with a session description is about the file, not the URL's syntax: no
+/// rtp:// example, but how to get a description that works.
+Error bad_sdp(const std::string& file, const std::string& why) {
+  return make_error(ErrorKind::corrupt,
+                    fmt::format("session description '{}': {} (j2kplay and j2kprobe read RFC 5371, RFC 6597 or MP2T media, "
+                                "as j2ksend --sdp FILE writes them)",
+                                file, why));
+}
+
 /// sdp:FILE[?iface=ADDR]: the stream a session description names (RFC 8866).
 Result<StreamUrl> stream_url_from_sdp(const std::string& text) {
   std::string rest = text.substr(4);
@@ -107,12 +116,12 @@ Result<StreamUrl> stream_url_from_sdp(const std::string& text) {
     iface = query.substr(6);
   }
   std::ifstream in(rest);
-  if (!in) return bad(text, fmt::format("cannot read the session description '{}'", rest));
+  if (!in) return bad_sdp(rest, "cannot be read (does the file exist?)");
   std::stringstream body;
   body << in.rdbuf();
-  if (body.str().size() > (1u << 20)) return bad(text, "the session description is larger than 1 MiB");
+  if (body.str().size() > (1u << 20)) return bad_sdp(rest, "larger than 1 MiB");
   auto sdp = parse_sdp(body.str());
-  if (!sdp) return bad(text, sdp.error().message);
+  if (!sdp) return bad_sdp(rest, sdp.error().message);
   return to_stream_url(*sdp, iface);
 }
 

@@ -1,7 +1,10 @@
 // SDP: what GStreamer and our own sender write is read back into a stream URL.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "core/sdp.hpp"
+#include "core/url.hpp"
 
 namespace j2k {
 namespace {
@@ -61,6 +64,25 @@ TEST(Sdp, ErrorsNameTheProblem) {
             std::string::npos);
   EXPECT_FALSE(parse_sdp("v=0\nm=video 99999 RTP/AVP 96\n"));
   EXPECT_FALSE(parse_sdp("garbage"));
+}
+
+// Review 2026-11-28: what is wrong inside a description ended with "expected e.g.
+// rtp://239.1.1.1:5004?iface=127.0.0.1", an example of a URL the user did not get wrong.
+TEST(Sdp, AnErrorInTheFileNamesTheFileNotAUrlExample) {
+  {
+    std::ofstream("h264.sdp") << "v=0\nm=video 5004 RTP/AVP 96\nc=IN IP4 239.1.1.1\na=rtpmap:96 H264/90000\n";
+  }
+  auto url = parse_stream_url("sdp:h264.sdp");
+  ASSERT_FALSE(url);
+  const std::string& m = url.error().message;
+  EXPECT_EQ(m.rfind("session description 'h264.sdp': ", 0), 0u) << m;
+  EXPECT_NE(m.find("H264"), std::string::npos) << m;
+  EXPECT_NE(m.find("j2ksend --sdp"), std::string::npos) << m;
+  EXPECT_EQ(m.find("rtp://239.1.1.1:5004"), std::string::npos) << m;
+  // A mistake in the URL itself still shows the URL's form.
+  auto query = parse_stream_url("sdp:h264.sdp?format=ts");
+  ASSERT_FALSE(query);
+  EXPECT_NE(query.error().message.find("only ?iface=ADDR"), std::string::npos);
 }
 
 }  // namespace
