@@ -109,6 +109,9 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
     }
   } else if (!config.source.empty()) {
     return make_error(ErrorKind::corrupt, "source= applies only to multicast groups");
+  } else if (!config.iface.empty()) {
+    // Unicast: the interface joins nothing, so nothing else would say that it is wrong.
+    if (auto found = local_interface_address(config.iface); !found) return found.error();
   }
   // Kernel receive timestamps: arrival times unaffected by when this thread got to run.
   const int on = 1;

@@ -94,6 +94,30 @@ TEST(UdpReceiver, BadAddressesGiveErrorsThatSayWhat) {
   EXPECT_FALSE(not_multicast.ok());
 }
 
+// Review 2026-11-28: on a unicast URL ?iface= was never looked at: rtp://0.0.0.0:5004?iface=eth9
+// (a typo, no such interface) listened as if all were well, and the operator waited for nothing.
+TEST(UdpReceiver, AnInterfaceThatIsNotHereIsRefusedOnUnicastToo) {
+  net::PacketQueue queue(4);
+  for (const std::string iface : {"nosuch0", "10.99.99.99"}) {
+    net::ReceiverConfig rc;
+    rc.address = "127.0.0.1";
+    rc.port = 0;
+    rc.iface = iface;
+    auto rx = net::UdpReceiver::open(rc, queue);
+    ASSERT_FALSE(rx.ok()) << iface;
+    EXPECT_NE(rx.error().message.find(iface), std::string::npos) << rx.error().message;
+    EXPECT_NE(rx.error().message.find("lo 127.0.0.1"), std::string::npos) << "the interfaces there are\n" << rx.error().message;
+  }
+  for (const std::string iface : {"lo", "127.0.0.1"}) {
+    net::ReceiverConfig rc;
+    rc.address = "127.0.0.1";
+    rc.port = 0;
+    rc.iface = iface;
+    auto rx = net::UdpReceiver::open(rc, queue);
+    EXPECT_TRUE(rx.ok()) << iface << ": " << rx.error().message;
+  }
+}
+
 TEST(UdpReceiver, ASecondReceiverOnTheSameUnicastPortIsRefused) {
   // SO_REUSEADDR on a unicast socket let a second program bind the port and take every
   // datagram from the first (Linux hands unicast to the last socket bound): a monitor went

@@ -9,7 +9,12 @@
 
 namespace j2k::net {
 
-/// The interface's IPv4 address; an error names the interfaces that have one.
+/// The interface's IPv4 address; an error names the interfaces that have one. An address is
+/// taken as given (joining a group on it says whether it is local).
 Result<boost::asio::ip::address_v4> interface_address(const std::string& iface);
+
+/// The same, for an address too: it must be one of this machine's (for a unicast receiver,
+/// where nothing else would notice a wrong one).
+Result<boost::asio::ip::address_v4> local_interface_address(const std::string& iface);
 
 }  // namespace j2k::net
