@@ -24,29 +24,46 @@ bool is_jp2(Bytes data) noexcept {
   return data.size() >= sizeof kSignature && std::equal(std::begin(kSignature), std::end(kSignature), data.begin());
 }
 
+namespace {
+
+/// One box's header (I.4): LBox (4), TBox (4), [XLBox (8)]; `contents` is what LBox says
+/// follows (LBox 0: to the end), which may run past what `r` holds.
+struct BoxHeader {
+  std::uint32_t type = 0;
+  std::uint64_t contents = 0;
+};
+
+Result<BoxHeader> read_box_header(ByteReader& r) {
+  std::uint64_t length = r.u32();
+  BoxHeader box;
+  box.type = r.u32();
+  std::uint64_t header = 8;
+  if (length == 1) {
+    length = r.u64();
+    header = 16;
+  }
+  if (r.failed()) return corrupt("JP2 box header is truncated");
+  if (length != 0 && length < header) return corrupt("JP2 box shorter than its own header");
+  box.contents = length == 0 ? r.remaining() : length - header;
+  return box;
+}
+
+}  // namespace
+
 Result<Bytes> locate_codestream(Bytes data) {
   if (data.size() >= 2 && data[0] == 0xFF && data[1] == 0x4F) return data;
   if (!is_jp2(data)) return corrupt("neither a JPEG 2000 codestream (no SOC marker FF4F) nor a JP2 file");
-  // JP2 is a sequence of boxes (I.4): LBox (4), TBox (4), [XLBox (8)], contents.
   ByteReader r(data);
   while (r.remaining() >= 8) {
-    std::uint64_t length = r.u32();
-    const std::uint32_t type = r.u32();
-    std::uint64_t header = 8;
-    if (length == 1) {
-      length = r.u64();
-      header = 16;
-      if (r.failed()) return corrupt("JP2 box header is truncated");
-    }
-    // LBox 0: the box runs to the end of the file; otherwise it counts its own header.
-    const std::uint64_t contents = length == 0 ? r.remaining() : length - header;
-    if (length != 0 && length < header) return corrupt("JP2 box shorter than its own header");
+    auto header = read_box_header(r);
+    if (!header) return header.error();
     // A codestream box cut short (a file whose end was lost) is handed on as it is: the
     // codestream's own parser says it is truncated (resilient decoding keeps what came,
     // strict decoding refuses it), as for a raw codestream cut at the same place.
-    if (contents > r.remaining() && type != kCodestreamBox) return corrupt("JP2 box length runs past the end of the file");
-    Bytes box = r.bytes(static_cast<std::size_t>(std::min<std::uint64_t>(contents, r.remaining())));
-    if (type == kCodestreamBox) {
+    const bool codestream = header->type == kCodestreamBox;
+    if (header->contents > r.remaining() && !codestream) return corrupt("JP2 box length runs past the end of the file");
+    Bytes box = r.bytes(static_cast<std::size_t>(std::min<std::uint64_t>(header->contents, r.remaining())));
+    if (codestream) {
       if (box.size() < 2 || box[0] != 0xFF || box[1] != 0x4F) return corrupt("JP2 codestream box does not start with SOC");
       return box;
     }
@@ -54,24 +71,16 @@ Result<Bytes> locate_codestream(Bytes data) {
   return corrupt("JP2 file has no contiguous codestream box (jp2c)");
 }
 
-std::optional<Jp2Colour> jp2_colour(Bytes data) noexcept {
+std::optional<Jp2Colour> jp2_colour(Bytes data) {
   if (!is_jp2(data)) return std::nullopt;
   // Walks the boxes of `r` until `want`; its contents, or nothing (not there, or damaged).
   auto find_box = [](ByteReader& r, std::uint32_t want) -> std::optional<Bytes> {
     while (r.remaining() >= 8) {
-      std::uint64_t length = r.u32();
-      const std::uint32_t type = r.u32();
-      std::uint64_t header = 8;
-      if (length == 1) {
-        length = r.u64();
-        header = 16;
-      }
-      if (r.failed() || (length != 0 && length < header)) return std::nullopt;
-      const std::uint64_t contents = length == 0 ? r.remaining() : length - header;
-      if (contents > r.remaining()) return std::nullopt;
-      Bytes box = r.bytes(static_cast<std::size_t>(contents));
-      if (type == want) return box;
-      if (type == kCodestreamBox) return std::nullopt;  // the header comes before the codestream
+      auto header = read_box_header(r);
+      if (!header || header->contents > r.remaining()) return std::nullopt;
+      Bytes box = r.bytes(static_cast<std::size_t>(header->contents));
+      if (header->type == want) return box;
+      if (header->type == kCodestreamBox) return std::nullopt;  // the header comes before the codestream
     }
     return std::nullopt;
   };

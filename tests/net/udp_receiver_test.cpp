@@ -98,22 +98,21 @@ TEST(UdpReceiver, BadAddressesGiveErrorsThatSayWhat) {
 // (a typo, no such interface) listened as if all were well, and the operator waited for nothing.
 TEST(UdpReceiver, AnInterfaceThatIsNotHereIsRefusedOnUnicastToo) {
   net::PacketQueue queue(4);
-  for (const std::string iface : {"nosuch0", "10.99.99.99"}) {
+  auto open_on = [&](const std::string& iface) {
     net::ReceiverConfig rc;
     rc.address = "127.0.0.1";
     rc.port = 0;
     rc.iface = iface;
-    auto rx = net::UdpReceiver::open(rc, queue);
+    return net::UdpReceiver::open(rc, queue);
+  };
+  for (const std::string iface : {"nosuch0", "10.99.99.99"}) {
+    auto rx = open_on(iface);
     ASSERT_FALSE(rx.ok()) << iface;
     EXPECT_NE(rx.error().message.find(iface), std::string::npos) << rx.error().message;
     EXPECT_NE(rx.error().message.find("lo 127.0.0.1"), std::string::npos) << "the interfaces there are\n" << rx.error().message;
   }
   for (const std::string iface : {"lo", "127.0.0.1"}) {
-    net::ReceiverConfig rc;
-    rc.address = "127.0.0.1";
-    rc.port = 0;
-    rc.iface = iface;
-    auto rx = net::UdpReceiver::open(rc, queue);
+    auto rx = open_on(iface);
     EXPECT_TRUE(rx.ok()) << iface << ": " << rx.error().message;
   }
 }

@@ -27,7 +27,7 @@ struct Jp2Colour {
   ColourCoding coding = ColourCoding::unknown;
   bool full_range = false;
 };
-std::optional<Jp2Colour> jp2_colour(Bytes data) noexcept;
+std::optional<Jp2Colour> jp2_colour(Bytes data);
 
 /// The picture a codestream (or JP2 file) decodes to, from its SOC and SIZ markers only: size,
 /// components, precision, signedness and subsampling, planes sized with no samples. For callers
