@@ -235,7 +235,13 @@ TEST(PlayerUi, AnInterlacedStreamIsShownAFieldAtATimeAsTheCpuReferenceCompletesI
     differ += d != 0;
   }
   EXPECT_EQ(largest, 0) << differ << " bytes differ";
-  EXPECT_NE(field.pixels, frame.pixels) << "the field is not the woven frame";
+  // Where the picture moved since the frame before, the field is not the woven frame. (On a
+  // loaded machine the frame before can be the same picture, as when the stream's looped
+  // frames come round again while paints are skipped: then there is no motion, and the
+  // motion-adaptive field rightly is the woven frame.)
+  if (previous.pixels != frame.pixels) {
+    EXPECT_NE(field.pixels, frame.pixels) << "the field is not the woven frame";
+  }
 
   // Pictures at the field rate: two per frame decoded (the first frame brings one), each shown
   // or, where the loaded machine's paints fall behind, skipped (and counted); up to the
