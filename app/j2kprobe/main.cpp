@@ -221,7 +221,13 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const auto now = Clock::now();
     const auto rc = pipe.receiver_counters().datagrams;  // both ST 2022-7 paths
-    if (rc != last_datagrams) { last_datagrams = rc; last_packet = now; }
+    if (rc != last_datagrams) {
+      // The wait for the first datagram is --wait's, not an outage: the alarms count from it
+      // (the first look can come before the stream's own counts include it).
+      if (!last_packet) mon.first_datagram(now);
+      last_datagrams = rc;
+      last_packet = now;
+    }
     if (pipe.input_finished()) {
       if (rc == 0) {  // the replay said which UDP ports the capture holds
         log->error("no packets: {} holds no UDP datagrams that match", url->describe());

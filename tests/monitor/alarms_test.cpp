@@ -54,6 +54,23 @@ TEST(Alarms, NoSignalRaisesAfterSilenceAndClearsWithPackets) {
 
 // Review (2026-11-25): an ST 2022-7 path dead for seconds raised nothing: the picture was whole
 // (the other path carried it), so no alarm looked at the protection that was gone.
+// Review 2026-11-28: j2kprobe waited 4.9 s for a sender; its first look came as the first
+// datagram arrived, before the stream's counts held it, and measured the silence from the
+// probe's start: no signal raised (exit status 4 with --alarm) on a healthy stream. The
+// silence counts from the first datagram.
+TEST(Alarms, TheWaitForTheFirstDatagramIsNoOutage) {
+  const auto t0 = Clock::time_point{} + seconds(100);
+  AlarmMonitor m(AlarmThresholds{}, t0);
+  m.first_datagram(t0 + milliseconds(4900));
+  EXPECT_TRUE(m.on_second({}, t0 + milliseconds(4950)).empty()) << "the first look, the stream's counts not yet there";
+  EXPECT_TRUE(m.on_second({.packets_received = 100}, t0 + milliseconds(5950)).empty());
+  EXPECT_EQ(m.raised(), 0u);
+  // A stream that then stops is an outage as ever, and a later first_datagram changes nothing.
+  m.first_datagram(t0 + seconds(7));
+  m.on_second({}, t0 + milliseconds(6950));
+  EXPECT_TRUE(has(m.on_second({}, t0 + milliseconds(7950)), EventKind::alarm_raised, "no_signal"));
+}
+
 TEST(Alarms, APathDownIsAWarningUntilItIsBack) {
   const auto t0 = Clock::time_point{} + seconds(100);
   AlarmMonitor m(AlarmThresholds{}, t0);

@@ -237,6 +237,11 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   return events;
 }
 
+void AlarmMonitor::first_datagram(Clock::time_point t) {
+  std::lock_guard lock(mutex_);
+  if (!last_packet_) start_ = std::max(start_, t);
+}
+
 void AlarmMonitor::on_frame(const std::optional<FrameLook>& look, Clock::time_point now) {
   std::lock_guard lock(mutex_);
   if (!look) {

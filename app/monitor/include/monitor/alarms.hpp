@@ -93,6 +93,9 @@ class AlarmMonitor {
 
   /// Once a second. Returns the raise/clear events of this evaluation.
   std::vector<Event> on_second(const SecondSample& sample, Clock::time_point now);
+  /// The first datagram arrived at `t`: a silence before it is the wait for the sender (j2kprobe's
+  /// --wait), not an outage, so no signal counts from here. No effect once packets were seen.
+  void first_datagram(Clock::time_point t);
   /// Each frame delivered (decoded or not: `look` empty for frames without a picture).
   void on_frame(const std::optional<FrameLook>& look, Clock::time_point now);
 

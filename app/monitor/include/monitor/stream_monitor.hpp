@@ -83,6 +83,8 @@ class StreamMonitor {
   /// `summary`: the live JSON summary when serves_metrics(), else ignored (may be empty).
   void on_second(const SecondReport& second, Clock::time_point now, const nlohmann::json& summary);
   void on_frame(const FrameReport& frame, Clock::time_point now);
+  /// The first datagram's arrival: the alarms' silence counts from it (AlarmMonitor's).
+  void first_datagram(Clock::time_point t) { alarms_.first_datagram(t); }
   void on_stream_event(const StreamEvent& event);
   /// Any thread: an event of the tool's own (the sound's silence and clipping episodes).
   void post(Event e);
