@@ -360,6 +360,10 @@ int main(int argc, char** argv) {
                            {"damaged", f.damaged}, {"first_sequence", f.first_sequence}, {"packets", f.packets},
                            {"dropped", f.dropped}, {"corrupted", f.corrupted}, {"duplicated", f.duplicated},
                            {"reordered", f.reordered}});
+      if (sc.to2) {
+        per_frame.back()["dropped_path2"] = f.dropped_path2;
+        per_frame.back()["dropped_both"] = f.dropped_both;  // what a receiver merging the paths loses
+      }
     }
     // Sequence numbers of the impaired packets in sending order, for checking a receiver's event log.
     const auto& log_of = s.impairment_log();
@@ -374,6 +378,7 @@ int main(int argc, char** argv) {
                              {"duplicated", sequences(log_of.duplicated)},
                              {"reordered", sequences(log_of.reordered)},
                              {"corrupted", corrupted},
+                             {"dropped_path2", sequences(log_of.dropped_path2)},
                              {"truncated", log_of.truncated}};
     std::ofstream out(manifest);
     out << j.dump(1) << '\n';
@@ -392,8 +397,10 @@ int main(int argc, char** argv) {
     fmt::print("sound: {} sample frames of {} channels, {}-bit, {} Hz ({})\n", totals->sound_samples, sc.sound.format.channels,
                sc.sound.format.bits, sc.sound.format.sample_rate,
                sc.sound.kind == sender::SoundKind::file ? "the file's" : sc.sound.kind == sender::SoundKind::tone ? "line-up tone" : "clicks");
-  if (sc.to2 || sc.fec_columns)
+  if (sc.to2)
     fmt::print("path 2: dropped {} packets (on both paths {}); FEC packets {}\n", totals->dropped2, totals->dropped_both,
                totals->fec_packets);
+  else if (sc.fec_columns)
+    fmt::print("FEC packets {}\n", totals->fec_packets);
   return totals->send_errors ? cli::exit_error : cli::exit_ok;
 }

@@ -335,6 +335,40 @@ TEST(Tr01Seamless, TheSecondPathsFecIsJoinedWhenItsUrlAsksForIt) {
   EXPECT_EQ(s["frames"]["complete"], 100);
 }
 
+// Review 2026-11-28: --loss2 alone (a failing second path, the case 2022-7 is for) was
+// ignored: the sender impaired path 2 only when path 1 was impaired too. And the manifest
+// did not list path 2's drops nor say what a merging receiver loses.
+TEST(Tr01Seamless, LossOnTheSecondPathAloneIsSentCountedAndListed) {
+  const int port = 5260, port2 = 5270;
+  auto [probe, tx] = receive_and_send(
+      bin("j2kprobe") + " 'rtp://127.0.0.1:" + std::to_string(port) + "?format=ts' rtp://127.0.0.1:" + std::to_string(port2) +
+          " --frames 60 --timeout 4 --json --no-drop -q",
+      {port, port2},
+      bin("j2ksend") + " --to rtp://127.0.0.1:" + std::to_string(port) + " --to2 rtp://127.0.0.1:" + std::to_string(port2) +
+          " --format ts --loss2 0.05 --seed 5 --size 320x240 --fps 50 --frames 60 --bitrate 20M --pattern --no-cache"
+          " --manifest tr01_path2_loss.json",
+      "tr01_path2_loss");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const std::uint64_t dropped2 = number_after(tx.out, "path 2: dropped");
+  ASSERT_GT(dropped2, 0u) << tx.out;
+  EXPECT_EQ(number_after(tx.out, "on both paths"), 0u);
+  const auto s = json::parse(probe.out);
+  EXPECT_EQ(s["packets"]["lost"], 0);
+  EXPECT_EQ(s["frames"]["complete"], 60);
+  ASSERT_EQ(s["paths"].size(), 2u);
+  EXPECT_EQ(s["paths"][1]["packets"]["lost"].get<std::uint64_t>(), dropped2);
+  const auto manifest = json::parse(j2k::test::slurp("tr01_path2_loss.json"));
+  EXPECT_EQ(manifest["impaired_packets"]["dropped_path2"].size(), dropped2);
+  std::uint64_t per_frame = 0, both = 0;
+  for (const auto& f : manifest["sent"]) {
+    per_frame += f["dropped_path2"].get<std::uint64_t>();
+    both += f["dropped_both"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(per_frame, dropped2);
+  EXPECT_EQ(both, 0u);
+}
+
 TEST(Tr01Seamless, AStreamThatArrivesOnlyOnPathTwoIsReceived) {
   // j2kprobe waited for its first packet, and for silence, on path 1's socket alone: with
   // path 1 dead it said "no packets" and exited 3 while path 2 delivered every frame.

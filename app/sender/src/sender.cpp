@@ -337,7 +337,9 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     if (Clock::now() > frame_start + period) ++totals.late_frames;
     // Random impairments spare the first and last frame (so counters compare exactly) and the
     // frames of the end burst (so that no packet is both reordered and dropped).
-    const bool impair = imp.any() && f > 0 && (config_.frames < 0 || f + 1 < config_.frames) && f < end_loss.frame;
+    const bool spared = f == 0 || (config_.frames >= 0 && f + 1 >= config_.frames) || f >= end_loss.frame;
+    const bool impair = imp.any() && !spared;
+    const bool impair2 = config_.loss2 > 0 && !spared;  // path 2's loss alone (a path failing) is an impairment too
     schedule.clear();
     for (std::size_t i = 0; i < packets.size(); ++i)
       schedule.push_back({frame_start + static_cast<long long>(i) * slot, static_cast<std::uint32_t>(i), false});
@@ -350,10 +352,11 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     std::vector<Due> path2;
     if (socket2) {
       for (std::size_t i = 0; i < packets.size(); ++i) {
-        if (impair && (burst2_left > 0 || (config_.loss2 > 0 && uniform(rng2) < config_.loss2))) {
+        if (impair2 && (burst2_left > 0 || uniform(rng2) < config_.loss2)) {
           if (burst2_left == 0) burst2_left = std::max(1, config_.burst2);
           --burst2_left;
           ++totals.dropped2;
+          record(events_.dropped_path2, packets[i], 0);
           continue;
         }
         path2.push_back({schedule[i].at, static_cast<std::uint32_t>(i), false, 1});
@@ -380,7 +383,12 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       std::vector<bool> sent1(packets.size(), false), sent2(packets.size(), false);
       for (const Due& d : schedule) sent1[d.packet] = true;
       for (const Due& d : path2) sent2[d.packet] = true;
-      for (std::size_t i = 0; i < packets.size(); ++i) totals.dropped_both += !sent1[i] && !sent2[i];
+      for (std::size_t i = 0; i < packets.size(); ++i) {
+        const bool lost = !sent1[i] && !sent2[i];
+        totals.dropped_both += lost;
+        sent.dropped_both += lost;
+        sent.dropped_path2 += !sent2[i];
+      }
     }
     schedule.insert(schedule.end(), path2.begin(), path2.end());
     // Send in due order; ties keep their order (a duplicate follows its original).

@@ -97,6 +97,8 @@ struct SentFrame {
   std::uint32_t corrupted = 0;      ///< of those, sent with one byte changed
   std::uint32_t duplicated = 0;
   std::uint32_t reordered = 0;
+  std::uint32_t dropped_path2 = 0;  ///< not sent on path 2 (2022-7)
+  std::uint32_t dropped_both = 0;   ///< sent on neither path: what a merging receiver loses
 };
 
 /// One impaired packet: its RTP sequence number, and for a corrupted one the datagram offset
@@ -110,6 +112,7 @@ struct PacketEvent {
 struct ImpairmentLog {
   static constexpr std::size_t kMaxPerList = 1u << 20;  // bounded; `truncated` says when hit
   std::vector<PacketEvent> dropped, duplicated, reordered, corrupted;
+  std::vector<PacketEvent> dropped_path2;  ///< 2022-7: not sent on path 2
   bool truncated = false;
 };
 
