@@ -63,6 +63,32 @@ TEST(Prometheus, CountersAndGaugesWithTheUrlLabel) {
   EXPECT_EQ(m.count("j2k_frames_decoded_total"), 0u);  // absent from the summary: left out
 }
 
+// Review 2026-11-28: /metrics had nothing of a protected link's health (a 2022-7 path down,
+// FEC that could not rebuild, TS continuity errors, a changed sender): an alert on "path 2
+// down" could not be written. Each path is a series labelled path="1"/"2".
+TEST(Prometheus, AProtectedLinksPathsFecTsAndSenderChanges) {
+  nlohmann::json s = {{"packets", {{"received", 100}}},
+                      {"fec", {{"unrecoverable", 3}}},
+                      {"ts", {{"continuity_errors", 2}}},
+                      {"ssrc_changes", 1},
+                      {"paths", nlohmann::json::array({
+                                    {{"packets", {{"received", 90}, {"lost", 10}}}, {"down", false}, {"outages", 0}},
+                                    {{"packets", {{"received", 0}, {"lost", 100}}}, {"down", true}, {"outages", 1}},
+                                })}};
+  const std::string text = prometheus_text(s, "u");
+  const auto m = parse_prometheus(text);
+  EXPECT_DOUBLE_EQ(m.at("j2k_fec_unrecoverable_total"), 3);
+  EXPECT_DOUBLE_EQ(m.at("j2k_ts_continuity_errors_total"), 2);
+  EXPECT_DOUBLE_EQ(m.at("j2k_ssrc_changes_total"), 1);
+  EXPECT_NE(text.find("j2k_path_down{url=\"u\",path=\"2\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_path_down{url=\"u\",path=\"1\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_path_packets_lost_total{url=\"u\",path=\"1\"} 10\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("# TYPE j2k_path_down gauge"), text.rfind("# TYPE j2k_path_down gauge")) << "one family header";
+  // One path (no 2022-7): no per-path series.
+  s["paths"] = nlohmann::json::array({{{"packets", {{"received", 90}, {"lost", 10}}}}});
+  EXPECT_EQ(prometheus_text(s, "u").find("j2k_path_"), std::string::npos);
+}
+
 TEST(MetricsServer, ServesPublishedBodiesWhileASilentClientWaits) {
   auto server = MetricsServer::start("127.0.0.1:0");
   ASSERT_TRUE(server) << server.error().message;

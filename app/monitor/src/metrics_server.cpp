@@ -27,6 +27,9 @@ constexpr MetricSpec kMetrics[] = {
     {"/packets/late", "j2k_packets_late_total", "counter", "packets that arrived after their gap was given up"},
     {"/packets/recovered_by_reorder", "j2k_packets_reordered_total", "counter", "packets put back in order"},
     {"/packets/recovered_by_fec", "j2k_packets_recovered_by_fec_total", "counter", "packets rebuilt by FEC"},
+    {"/fec/unrecoverable", "j2k_fec_unrecoverable_total", "counter", "packets FEC could not rebuild (ST 2022-1)"},
+    {"/ts/continuity_errors", "j2k_ts_continuity_errors_total", "counter", "MPEG-2 TS continuity counter errors (TR-01)"},
+    {"/ssrc_changes", "j2k_ssrc_changes_total", "counter", "times the followed sender (SSRC) changed"},
     {"/packets/malformed", "j2k_packets_malformed_total", "counter", "datagrams that are not valid RTP"},
     {"/packets/dropped_in_receiver", "j2k_packets_dropped_in_receiver_total", "counter", "datagrams dropped inside the receiver"},
     {"/frames/complete", "j2k_frames_complete_total", "counter", "frames received complete"},
@@ -72,6 +75,35 @@ std::string prometheus_text(const nlohmann::json& summary, const std::string& ur
     if (!v.is_number() && !v.is_boolean()) continue;
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}{} {}\n", m.name, m.help, m.name, m.type, m.name, label,
                        v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
+  }
+  // ST 2022-7: each path's own counts, labelled path="1" and "2", so that an alert can say
+  // that one path is down while the picture is still whole.
+  const auto paths = summary.find("paths");
+  if (paths != summary.end() && paths->is_array() && paths->size() > 1) {
+    struct PathMetric {
+      const char* pointer;
+      const char* name;
+      const char* type;
+      const char* help;
+    };
+    constexpr PathMetric kPath[] = {
+        {"/packets/received", "j2k_path_packets_received_total", "counter", "RTP packets received on the path (ST 2022-7)"},
+        {"/packets/lost", "j2k_path_packets_lost_total", "counter", "RTP packets the path lost (ST 2022-7)"},
+        {"/down", "j2k_path_down", "gauge", "1 while the path brings nothing (ST 2022-7)"},
+        {"/outages", "j2k_path_outages_total", "counter", "times the path went down (ST 2022-7)"},
+    };
+    for (const auto& m : kPath) {
+      std::string lines;
+      for (std::size_t i = 0; i < paths->size(); ++i) {
+        const nlohmann::json::json_pointer ptr(m.pointer);
+        if (!(*paths)[i].contains(ptr)) continue;
+        const auto& v = (*paths)[i].at(ptr);
+        if (!v.is_number() && !v.is_boolean()) continue;
+        lines += fmt::format("{}{{url=\"{}\",path=\"{}\"}} {}\n", m.name, escape_label(url_label), i + 1,
+                             v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
+      }
+      if (!lines.empty()) out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", m.name, m.help, m.name, m.type, lines);
+    }
   }
   return out;
 }
