@@ -1,6 +1,7 @@
 // Alarms on a fake clock: each alarm raises at its threshold and clears when the cause goes.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 
 #include "monitor/alarms.hpp"
@@ -186,6 +187,29 @@ TEST(Alarms, ARaiseSaysWhenItsConditionBegan) {
     ASSERT_TRUE(ev.detail.contains("began")) << ev.message;
     EXPECT_LT(ev.detail["began"].get<std::string>(), iso8601_ms(ev.wall)) << ev.message;
   }
+}
+
+// Review 2026-11-28: every alarm said "NAME raised: VALUE (threshold T)" with no unit, the
+// value and threshold of different kinds ("audio_silence raised: 2 (threshold 1)": channels
+// against seconds; "path_down raised: 1 (threshold 0)"), and the silence alarm cleared at the
+// stream's end saying all six channels were silent.
+TEST(Alarms, MessagesSayWhatTheFiguresAreInTheirUnits) {
+  const auto t0 = Clock::time_point{} + seconds(100);
+  auto spec = parse_alarm_spec("loss=0.1%,silence=1s,path=on");
+  ASSERT_TRUE(spec);
+  AlarmMonitor m(*spec, t0);
+  SecondSample sick{.packets_received = 958, .packets_lost = 42, .paths_down = 1};
+  sick.audio = AudioSecond{.channels = 6, .silent_channels = 2};
+  std::map<std::string, std::string> said;
+  for (const auto& e : m.on_second(sick, t0 + seconds(1))) said[e.detail["alarm"]] = e.message;
+  EXPECT_EQ(said["loss"], "loss raised: 4.2 % of the last second's packets lost (threshold 0.1 %)");
+  EXPECT_EQ(said["audio_silence"], "audio_silence raised: 2 channels silent or stalled (threshold 1 s)");
+  EXPECT_EQ(said["path_down"], "path_down raised: 1 path bringing nothing");
+  said.clear();
+  for (const auto& e : m.on_second({}, t0 + seconds(2))) said[e.detail["alarm"]] = e.message;
+  EXPECT_EQ(said["audio_silence"], "audio_silence cleared: no packets (no signal speaks for the sound)");
+  for (int i = 3; i <= 4; ++i) m.on_second({}, t0 + seconds(i));
+  EXPECT_EQ(m.status(t0 + seconds(4)).headline().rfind("NO SIGNAL", 0), 0u);
 }
 
 TEST(Alarms, FreezeOnRepeatedPicturesNotOnNewOnes) {

@@ -147,6 +147,31 @@ bool is_black(const PlanarImage& picture) {
 AlarmMonitor::AlarmMonitor(AlarmThresholds thresholds, Clock::time_point start)
     : thresholds_(thresholds), start_(start) {}
 
+namespace {
+
+/// What an alarm's value and threshold mean, with their units: "3.8 % of the last second's
+/// packets lost (threshold 0.1 %)", "2 channels silent (threshold 2 s)".
+std::string describe_value(Alarm alarm, double value, double threshold) {
+  const auto count = [](double n, const char* one, const char* many) {
+    return fmt::format("{:.0f} {}", n, std::lround(n) == 1 ? one : many);
+  };
+  switch (alarm) {
+    case Alarm::no_signal: return fmt::format("no packets for {:.1f} s (threshold {:.3g} s)", value, threshold);
+    case Alarm::freeze: return fmt::format("the same picture for {:.1f} s (threshold {:.3g} s)", value, threshold);
+    case Alarm::black: return fmt::format("black for {:.1f} s (threshold {:.3g} s)", value, threshold);
+    case Alarm::loss:
+      return fmt::format("{:.3g} % of the last second's packets lost (threshold {:.3g} %)", value, threshold);
+    case Alarm::jitter: return fmt::format("{:.3g} ms (threshold {:.3g} ms)", value, threshold);
+    case Alarm::audio_silence:
+      return fmt::format("{} silent or stalled (threshold {:.3g} s)", count(value, "channel", "channels"), threshold);
+    case Alarm::audio_clipping: return fmt::format("{} at full scale", count(value, "channel", "channels"));
+    case Alarm::path_down: return fmt::format("{} bringing nothing", count(value, "path", "paths"));
+  }
+  return fmt::format("{:.3g} (threshold {:.3g})", value, threshold);
+}
+
+}  // namespace
+
 Event AlarmMonitor::transition(Alarm alarm, bool active, double value, double threshold, Clock::time_point now,
                                std::optional<Clock::time_point> since) {
   active_[index_of(alarm)] = active;
@@ -156,8 +181,8 @@ Event AlarmMonitor::transition(Alarm alarm, bool active, double value, double th
     silence_raises_.push_back(since.value_or(now));
   }
   Event e = Event::now(active ? EventKind::alarm_raised : EventKind::alarm_cleared,
-                       fmt::format("{} {}: {:.3g} (threshold {:.3g})", to_string(alarm), active ? "raised" : "cleared",
-                                   value, threshold));
+                       fmt::format("{} {}: {}", to_string(alarm), active ? "raised" : "cleared",
+                                   describe_value(alarm, value, threshold)));
   e.detail = {{"alarm", to_string(alarm)}, {"value", value}, {"threshold", threshold}};
   return e;
 }
@@ -229,8 +254,17 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   const auto& a = s.audio;
   // Without packets it is no signal, not silence.
   const bool sound = a && s.packets_received > 0;
-  evaluate(Alarm::audio_silence, thresholds_.silence_s, a ? a->silent_channels + (a->stalled ? a->channels : 0) : 0,
-           sound && (a->silent_channels > 0 || a->stalled));
+  for (const Alarm sound_alarm : {Alarm::audio_silence, Alarm::audio_clipping}) {
+    if (s.packets_received > 0 || !active_[index_of(sound_alarm)]) continue;
+    // The stream stopped: cleared, said as such (not with the count of the channels that were
+    // silent, which reads as a contradiction).
+    Event e = transition(sound_alarm, false, 0, sound_alarm == Alarm::audio_silence ? thresholds_.silence_s : thresholds_.clipping, now);
+    e.message = fmt::format("{} cleared: no packets (no signal speaks for the sound)", to_string(sound_alarm));
+    events.push_back(std::move(e));
+  }
+  // A stalled sound (none arriving) counts all its channels once.
+  const double silent_channels = a ? (a->stalled ? a->channels : a->silent_channels) : 0;
+  evaluate(Alarm::audio_silence, thresholds_.silence_s, silent_channels, sound && (a->silent_channels > 0 || a->stalled));
   evaluate(Alarm::audio_clipping, thresholds_.clipping, a ? a->clipping_channels : 0, sound && a->clipping_channels > 0);
   // One path of two lost: the picture is still whole, but the link has no protection left.
   evaluate(Alarm::path_down, thresholds_.path, s.paths_down, s.paths_down > 0);
