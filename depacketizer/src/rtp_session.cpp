@@ -278,6 +278,11 @@ void RtpSession::close_followed() {
 void RtpSession::restart() {
   if (!ssrc_) return;  // nothing followed yet: the next packets are judged as usual
   close_followed();
+  // The sender's reports spoke for the run that ended: its final report and BYE say nothing
+  // of the new run's end (read against its numbers they were packets "lost at the end").
+  tail_.reset();
+  tail_ssrc_.reset();
+  publish_rtcp();
   {
     std::lock_guard lock(descriptor_mutex_);
     prior_received_seen_ = prior_received_;

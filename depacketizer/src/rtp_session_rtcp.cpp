@@ -115,7 +115,10 @@ void RtpSession::note_for_rtcp(std::uint32_t timestamp, bool newest, std::chrono
 
 void RtpSession::publish_rtcp() {
   RtcpSnapshot r = rtcp_;
-  if (tail_ssrc_ && tail_ssrc_ == ssrc_) {
+  // The reports speak for the run of sequence numbers they came in: after a restart (a looped
+  // capture's next pass, a sender numbering afresh) the last run's final report says nothing
+  // of this one's end (its BYE and counts would read as packets lost after the new numbers).
+  if (tail_ssrc_ && tail_ssrc_ == ssrc_ && tail_restarts_ == sequence_.restarts()) {
     r.sender_reports = tail_.reports();
     r.sender_packets = tail_.packet_count();
     r.sender_octets = tail_.octet_count();

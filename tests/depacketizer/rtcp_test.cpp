@@ -185,6 +185,34 @@ TEST(RtpSessionRtcp, LossAtTheVeryEndIsCountedFromTheSendersReports) {
   EXPECT_EQ(s.frames_complete, 8u);
 }
 
+// Review 2026-11-28: a capture replayed with loop=1 (its RTCP replayed too) and stopped just
+// after a new pass began showed the previous pass's final report against the new pass's
+// sequence numbers: 496 packets "lost at the end" of a clean capture, a loss alarm and exit
+// status 4. A report speaks for the run of sequence numbers it came in, not the next.
+TEST(RtpSessionRtcp, TheLastPassesFinalReportIsNotCountedAgainstTheNextPass) {
+  spdlog::set_level(spdlog::level::off);
+  std::vector<Bytes8> packets;
+  std::vector<std::size_t> frame_end;
+  ASSERT_NO_FATAL_FAILURE(ten_frames(100, 0x44, packets, frame_end));
+  std::vector<CodestreamUnit> units;
+  SessionConfig config;
+  config.format = PayloadFormat::rfc5371;
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, config);
+  auto t = std::chrono::steady_clock::now();
+  for (const auto& p : packets) session.on_datagram(p, t += std::chrono::microseconds(100));
+  session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(packets.size()), 1000 + 3600 * 10 + 50), "t", true));
+  EXPECT_EQ(session.snapshot().rtcp.packets_lost_at_end, 0u);
+  // The second pass: the same packets again, the first two frames of it so far.
+  session.restart();
+  for (std::size_t i = 0; i < frame_end[1]; ++i) session.on_datagram(packets[i], t += std::chrono::microseconds(100));
+  session.flush();
+  const auto s = session.snapshot();
+  EXPECT_EQ(s.rtcp.packets_lost_at_end, 0u);
+  EXPECT_EQ(s.rtcp.frames_missing_at_end, 0u);
+  EXPECT_FALSE(s.rtcp.bye) << "the BYE ended the first pass";
+  EXPECT_EQ(s.packets_lost, 0u);
+}
+
 // Review 2026-11-25: packets.lost added the latest report's "sent after the last packet
 // received" while the stream ran. Reports then made the counter go down and up (/metrics'
 // j2k_packets_lost_total read 0, 1403, 0, 96, 0…) and the per-second loss and the loss alarm

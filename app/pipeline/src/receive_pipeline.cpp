@@ -333,6 +333,10 @@ ReceivePipeline::ReceiverTotals ReceivePipeline::receiver_counters() const noexc
     t.capture_ipv6 = c.ipv6.load(std::memory_order_relaxed);
     t.capture_read_errors = c.read_errors.load(std::memory_order_relaxed);
   }
+  if (limit_reached_.load()) {
+    t.datagrams = datagrams_at_limit_.load();
+    t.bytes = bytes_at_limit_.load();
+  }
   return t;
 }
 
@@ -460,7 +464,7 @@ void ReceivePipeline::on_unit(depacketizer::CodestreamUnit&& unit) {
   if (config_.max_frames > 0 && ++handed_on_ >= config_.max_frames) {
     // The frame's sound follows its picture in the content package: read on until it came.
     if (config_.on_audio) sound_tail_ = unit.rtp_timestamp;
-    else limit_reached_.store(true);
+    else reach_limit();
   }
   Job job;
   job.seq = seq;
@@ -540,6 +544,14 @@ bool ReceivePipeline::admit_source(const net::Packet& packet) {
 
 void ReceivePipeline::end_sound_tail() {
   sound_tail_.reset();
+  reach_limit();
+}
+
+void ReceivePipeline::reach_limit() {
+  // The datagrams the depacketizer had taken when the limit frame came (those still queued,
+  // read ahead by the receiver or a fast replay, are after it).
+  datagrams_at_limit_.store(taken_datagrams_);
+  bytes_at_limit_.store(taken_bytes_);
   limit_reached_.store(true);
 }
 
@@ -585,6 +597,10 @@ void ReceivePipeline::depacketize_loop() {
     last_packet_ = (*packet)->received;
     read_reports((*packet)->received);
     if (config_.on_datagram) config_.on_datagram(**packet);  // the capture keeps every datagram
+    if ((*packet)->channel == depacketizer::kMediaPath1 || (*packet)->channel == depacketizer::kMediaPath2) {
+      ++taken_datagrams_;
+      taken_bytes_ += (*packet)->size;
+    }
     // After the frame limit the rest of the input is read and ignored (not counted).
     if (limit_reached_.load(std::memory_order_relaxed)) continue;
     if ((*packet)->restart) {  // a looped capture's new pass, cut or not

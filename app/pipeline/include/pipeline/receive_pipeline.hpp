@@ -360,6 +360,11 @@ class ReceivePipeline {
   std::optional<std::chrono::steady_clock::time_point> last_stream_packet_;  // the followed stream's (silences)
   StreamClock stream_clock_;
   std::atomic<bool> limit_reached_{false};
+  // The stream's datagrams and bytes when the frame limit was reached: what is read after it
+  // (a fast replay reads on, a looped one pass after pass, until the stop) is not the stream's.
+  std::atomic<std::uint64_t> datagrams_at_limit_{0}, bytes_at_limit_{0};
+  std::uint64_t taken_datagrams_ = 0, taken_bytes_ = 0;  // depacketizer thread: media datagrams taken from the queue
+  void reach_limit();  // depacketizer thread
   // Units the session counted that are not frames of the stream as received: cut short by
   // the stop, or after the frame limit. Subtracted from the session's counts.
   std::atomic<std::uint64_t> uncounted_complete_{0}, uncounted_incomplete_{0};
