@@ -93,6 +93,10 @@ int main(int argc, char** argv) {
   auto choice = decoder_options.resolve();
   if (!choice) return setup.usage_error(choice.error().message);
   if (auto st = operator_options.check(json); !st) return setup.usage_error(st.error().message);
+  // Outputs of decoded frames with nothing decoded would be empty files and a status 0.
+  if (no_decode && (!raw_file.empty() || !checksums_file.empty()))
+    return setup.usage_error(fmt::format("{} writes decoded frames: it cannot be combined with --no-decode",
+                                         !raw_file.empty() ? "--dump-raw" : "--checksums"));
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);

@@ -91,5 +91,24 @@ TEST(StatsFormat, TheDetectedPayloadFormatIsNamedNotTheUrlsDefault) {
   s.stream.payload_format.clear();
   EXPECT_EQ(pipeline::stream_format(s, "rfc5371"), "640x360 4:2:2 8-bit, RFC 5371");
 }
+
+// Review 2026-11-28 (second): with --no-decode the format line was empty though the MXF
+// descriptor gave size, sampling and depth (and the log said them).
+TEST(StatsFormat, WithoutDecodingTheDescriptorGivesThePicture) {
+  pipeline::StatsSample s;
+  s.stream.payload_format = "mxf";
+  EXPECT_EQ(pipeline::stream_format(s, "mxf"), "") << "nothing known yet";
+  depacketizer::PictureDescriptor d;
+  d.stored_width = 1920;
+  d.stored_height = 540;
+  d.frame_layout = 1;
+  d.component_depth = 10;
+  d.horizontal_subsampling = 2;
+  d.vertical_subsampling = 1;
+  s.stream.descriptor = d;
+  EXPECT_EQ(pipeline::stream_format(s, "mxf"), "1920x1080 4:2:2 10-bit, separate fields, MXF (RFC 6597)");
+  s.stream.descriptor->horizontal_subsampling = 0;  // TR-01's descriptor gives no sampling: no guess
+  EXPECT_EQ(pipeline::stream_format(s, "mxf"), "");
+}
 }  // namespace
 }  // namespace j2k

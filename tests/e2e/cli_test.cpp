@@ -80,6 +80,9 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
       {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --events-limit none", "give --events FILE as well"},
       // Review 2026-11-28: a missing capture file was status 1, a missing SDP file status 2.
       {bin("j2kprobe") + " 'pcap:/nonexistent/cap.pcapng?port=5004'", "capture '/nonexistent/cap.pcapng' does not exist"},
+      // Review 2026-11-28 (second): empty files and status 0.
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --no-decode --checksums c.json", "--checksums writes decoded frames"},
+      {bin("j2kprobe") + " 'rtp://239.1.1.1:5004' --no-decode --dump-raw r.yuv", "--dump-raw writes decoded frames"},
       // Review 2026-11-25: these crashed the sender (std::length_error, SIGFPE).
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --bitrate nan", "--bitrate 'nan' is not a rate"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --fps 0.001", "--fps '0.001' is not a frame rate from 1 to 1000"},

@@ -60,10 +60,23 @@ static std::string followed_format(const StatsSample& s, const std::string& url_
   return s.stream.payload_format.empty() ? url_format : s.stream.payload_format;
 }
 
+/// Without a decoded picture (--no-decode), the MXF descriptor's: "1920x1080 4:2:2 10-bit" (the
+/// frame's height when the fields are separate); "" when it does not give size, sampling and depth.
+static std::string descriptor_picture(const StatsSample& s) {
+  if (!s.stream.descriptor) return "";
+  const auto& d = *s.stream.descriptor;
+  if (!d.stored_width || !d.stored_height || !d.component_depth || (!d.rgba && !d.horizontal_subsampling)) return "";
+  const std::uint32_t height = d.frame_layout == 1 ? 2 * d.stored_height : d.stored_height;
+  const char* sampling = d.rgba ? "RGB" : d.horizontal_subsampling == 2 ? (d.vertical_subsampling == 2 ? "4:2:0" : "4:2:2")
+                                        : d.horizontal_subsampling == 4 ? "4:1:1" : "4:4:4";
+  return fmt::format("{}x{} {} {}-bit", d.stored_width, height, sampling, d.component_depth);
+}
+
 std::string stream_format(const StatsSample& s, const std::string& url_format) {
-  if (s.decode.format.empty()) return "";
+  const std::string picture = s.decode.format.empty() ? descriptor_picture(s) : s.decode.format;
+  if (picture.empty()) return "";
   const std::string payload_format = followed_format(s, url_format);
-  std::string text = s.decode.format;
+  std::string text = picture;
   if (s.stream.descriptor) {
     if (auto layout = frame_layout_name(s.stream.descriptor->frame_layout); !layout.empty()) text += ", " + layout;
     if (s.stream.descriptor->transfer != TransferFunction::sdr) text += fmt::format(", {}", to_string(s.stream.descriptor->transfer));
