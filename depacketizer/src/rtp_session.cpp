@@ -164,16 +164,20 @@ void RtpSession::on_candidate(const RtpPacket& packet, PayloadLook look, Bytes d
     // Say once per stream what it looks like instead (issue: a wrong format= was silent).
     c.mismatch = true;
     if (candidate_log_.allow()) {
-      if (format_)
-        logger("depacketizer")->warn("SSRC 0x{:08X}: payload does not look like {} ({}: format={}); it looks like {}",
-                                     packet.ssrc, describe(look_of(*format_)), format_stated_ ? "stated" : "detected",
-                                     to_string(*format_), describe(look));
+      if (format_ && format_stated_)
+        logger("depacketizer")->warn("SSRC 0x{:08X}: payload does not look like {} (stated: format={}); it looks like {}",
+                                     packet.ssrc, describe(look_of(*format_)), to_string(*format_), describe(look));
+      else if (format_)  // detected from the stream followed: this one is another stream
+        logger("depacketizer")->warn("SSRC 0x{:08X}: a stream of {} besides the stream followed ({}): not followed "
+                                     "(counted under its SSRC)",
+                                     packet.ssrc, describe(look), describe(look_of(*format_)));
       else
         logger("depacketizer")->warn("SSRC 0x{:08X}: payload looks like {}: ignored", packet.ssrc, describe(look));
     }
   }
   if (wanted) c.mismatch = false;
-  if (c.mismatch) wrong_format_.fetch_add(1, std::memory_order_relaxed);
+  // Wrong format is a stated format's: with a detected one this is another stream (its SSRC's counts).
+  if (c.mismatch && format_stated_) wrong_format_.fetch_add(1, std::memory_order_relaxed);
   if (!c.evidence) {
     if (!wanted) return;  // junk, a continuation, or another format: nothing is kept
     c.evidence = true;

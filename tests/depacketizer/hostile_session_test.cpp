@@ -662,6 +662,31 @@ TEST(PayloadFormat, ADetectedFormatIsDetectedAgainWhenTheSenderStartsAgainWithAn
   EXPECT_GT(stated.snapshot().packets_wrong_format, 0u);
 }
 
+// Review 2026-11-28 (second): with the format detected from the followed stream, a second
+// stream of another format on the same port (another SSRC) was "wrong format" (counted in
+// payload.wrong_format_packets, logged as not looking like the 'detected: format=mxf'). It is
+// another stream, counted under its SSRC; wrong format is for a stated format that does not fit.
+TEST(PayloadFormat, AnotherStreamOfAnotherFormatBesideTheFollowedOneIsNotAWrongFormat) {
+  LogCapture log("depacketizer");
+  Collect out;
+  SessionConfig detect;
+  detect.format = std::nullopt;
+  RtpSession session(out.sink(), detect);
+  Clock::time_point t = kT0;
+  auto mxf = mxf_stream(0xA, 8, 4000), rfc = rfc5371_stream(0xB, 8, 4000);
+  for (std::size_t i = 0; i < std::max(mxf.size(), rfc.size()); ++i) {  // interleaved, both alive
+    if (i < mxf.size()) session.on_datagram(mxf[i], t += std::chrono::microseconds(150));
+    if (i < rfc.size()) session.on_datagram(rfc[i], t += std::chrono::microseconds(150));
+  }
+  session.flush();
+  const auto s = session.snapshot();
+  EXPECT_EQ(s.payload_format, "mxf");
+  EXPECT_EQ(out.complete(), 8u);
+  EXPECT_EQ(s.packets_wrong_format, 0u);
+  EXPECT_EQ(log.count("does not look like"), 0u) << log.text();
+  EXPECT_EQ(log.count("besides the stream followed"), 1u) << log.text();
+}
+
 TEST(PayloadFormat, StatedFormatThatDoesNotFitIsSaidInOneLineAndCounted) {
   for (bool send_rfc : {false, true}) {
     LogCapture log("depacketizer");
