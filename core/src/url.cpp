@@ -198,6 +198,11 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
   if (url.scheme == StreamUrl::Scheme::demo) return url;
   if (url.scheme == StreamUrl::Scheme::pcap) {
     if (authority.empty()) return bad(text, "missing capture file name");
+    // Every UDP datagram of the capture as one stream would mix in its RTCP, FEC and other
+    // streams (the sender's reports then go uncounted): the stream's port is named.
+    if (url.port == 0)
+      return bad(text, "a capture needs ?port=N, the stream's UDP destination port (a port the capture lacks makes "
+                       "j2kprobe list those it holds)");
     url.host = authority;
     return url;
   }

@@ -82,6 +82,11 @@ TEST(StreamUrl, UnknownParameterIsRefusedWithASuggestion) {
   // Keys of another scheme are refused too: a port in an rtp:// query is not the port.
   auto wrong_scheme = parse_stream_url("rtp://239.1.1.1:5004?port=5006");
   ASSERT_FALSE(wrong_scheme.ok());
+  // Review 2026-11-28 (second): without ?port= every UDP datagram was the stream (its RTCP
+  // too, so the sender's reports went uncounted).
+  auto no_port = parse_stream_url("pcap:c.pcap");
+  ASSERT_FALSE(no_port.ok());
+  EXPECT_NE(no_port.error().message.find("a capture needs ?port=N"), std::string::npos) << no_port.error().message;
   auto pcap_typo = parse_stream_url("pcap:c.pcap?prot=5004");
   ASSERT_FALSE(pcap_typo.ok());
   EXPECT_NE(pcap_typo.error().message.find("did you mean 'port'?"), std::string::npos) << pcap_typo.error().message;
