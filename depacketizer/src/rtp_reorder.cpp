@@ -34,7 +34,7 @@ void RtpReorderBuffer::grow(std::size_t n) {
   slots_ = std::move(bigger);
 }
 
-void RtpReorderBuffer::push(Bytes packet, std::uint64_t seq, std::chrono::steady_clock::time_point arrival) {
+void RtpReorderBuffer::push(Bytes packet, std::uint64_t seq, std::chrono::steady_clock::time_point arrival, bool from_network) {
   if (!started_) {
     started_ = true;
     next_ = seq;
@@ -73,11 +73,12 @@ void RtpReorderBuffer::push(Bytes packet, std::uint64_t seq, std::chrono::steady
     release_ready();
   }
   // A packet behind one that is already waiting arrived out of order: it fills a gap in time.
-  for (const auto& s : slots_)
-    if (s.used && static_cast<std::int64_t>(s.sequence - seq) > 0) {
-      ++counters_.recovered;
-      break;
-    }
+  if (from_network)
+    for (const auto& s : slots_)
+      if (s.used && static_cast<std::int64_t>(s.sequence - seq) > 0) {
+        ++counters_.recovered;
+        break;
+      }
   Slot& s = slot(seq);
   s.used = true;
   s.sequence = seq;

@@ -505,7 +505,7 @@ void RtpSession::process(const RtpPacket& packet, Bytes datagram, std::chrono::s
     const double arrival_ticks = std::chrono::duration<double>(arrival - epoch_).count() * kTicksPerSecond;
     if (timing_sample_) jitter_.update(packet.timestamp, arrival_ticks);
     adapt_reorder_delay();
-    reorder_.push(datagram, sequence_.last_extended(), arrival);
+    reorder_.push(datagram, sequence_.last_extended(), arrival, /*from_network=*/timing_sample_);
     if (reorder_.waiting()) reorder_.tick(arrival);
   }
   publish_counters();

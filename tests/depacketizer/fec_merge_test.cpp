@@ -1010,6 +1010,9 @@ TEST(ProtectedStream, APacketFecRebuiltIsNotHandedOnAgainWhenTheLaggingPathBring
   ASSERT_GE(dropped, 3u);
   const auto snap = session.snapshot();
   EXPECT_EQ(stream.snapshot().fec_counters.recovered, dropped);
+  // Review 2026-11-28 (second): each rebuilt packet was also counted "recovered by reorder"
+  // (it fills its gap behind later packets): the JSON said both for the same packets.
+  EXPECT_EQ(snap.packets_recovered, 0u) << "rebuilt by FEC, not put back in order";
   EXPECT_EQ(snap.packets_duplicate, 0u);
   EXPECT_EQ(snap.packets_lost, 0u);
   EXPECT_EQ(snap.packets_received, s.packets.size());

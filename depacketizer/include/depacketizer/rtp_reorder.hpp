@@ -46,7 +46,10 @@ class RtpReorderBuffer {
 
   /// Offers a packet with its extended sequence number (from RtpSequenceTracker; the tracker
   /// has already dropped duplicates and strays).
-  void push(Bytes packet, std::uint64_t extended_sequence, std::chrono::steady_clock::time_point arrival);
+  /// `from_network` false: a packet rebuilt here (FEC), which fills its gap but was not
+  /// reordered by the network (not counted `recovered`).
+  void push(Bytes packet, std::uint64_t extended_sequence, std::chrono::steady_clock::time_point arrival,
+            bool from_network = true);
   /// Releases what has waited longer than max_delay (call when idle, e.g. every few ms).
   void tick(std::chrono::steady_clock::time_point now);
   /// Releases everything (end of input), declaring the gaps lost.
