@@ -67,6 +67,7 @@ void RtpSession::on_sender_report(const SenderReport& report, std::optional<std:
     }
   }
   tail_ = trial;
+  ++rtcp_.sender_reports;  // the run's total: a restart starts the tail afresh, not this count
   logger("depacketizer")->debug("sender report: {} packets sent, highest sequence received {}", report.packet_count,
                                 highest ? static_cast<std::int64_t>(*highest) : -1);
 }
@@ -119,7 +120,6 @@ void RtpSession::publish_rtcp() {
   // capture's next pass, a sender numbering afresh) the last run's final report says nothing
   // of this one's end (its BYE and counts would read as packets lost after the new numbers).
   if (tail_ssrc_ && tail_ssrc_ == ssrc_ && tail_restarts_ == sequence_.restarts()) {
-    r.sender_reports = tail_.reports();
     r.sender_packets = tail_.packet_count();
     r.sender_octets = tail_.octet_count();
     r.bye = tail_.bye();

@@ -41,7 +41,7 @@ struct RtcpSnapshot {
   /// Sender reports of the followed stream whose packet count would put more packets after
   /// the last one received than the stream's own rate allows (forged or broken): not used.
   std::uint64_t implausible = 0;
-  std::uint64_t sender_reports = 0;    ///< SRs of the followed stream
+  std::uint64_t sender_reports = 0;    ///< SRs of the followed stream, all of the run (every pass of a loop)
   std::uint64_t sender_packets = 0;    ///< packet count of its latest SR (extended past 2^32)
   std::uint64_t sender_octets = 0;     ///< octet count of its latest SR (extended past 2^32)
   bool bye = false;                    ///< the followed stream's sender said BYE
