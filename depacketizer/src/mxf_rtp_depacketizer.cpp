@@ -216,6 +216,9 @@ void MxfRtpDepacketizer::handle_klv(const KlvHeader& header, Bytes value) {
       if (auto tc = system_item_timecode(value, descriptor_ ? descriptor_->frame_rate() : 0.0)) {
         time_code_ = tc->to_string();
         time_code_timestamp_ = current_timestamp_;
+        // A unit of this timestamp may be open already (opened at a loss before its system
+        // item was read): the time code is its own all the same.
+        if (pending_ && pending_->rtp_timestamp == current_timestamp_) pending_->time_code = time_code_;
       }
       break;
     }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "depacketizer/mxf.hpp"
 #include "depacketizer/mxf_rtp_depacketizer.hpp"
@@ -107,6 +108,40 @@ TEST(TimeCode, OnlyTheSystemMetadataPackGivesTheTimeCode) {
   depack.flush();
   ASSERT_EQ(units.size(), 1u);
   EXPECT_EQ(units[0].time_code, "01:02:03:04");
+}
+
+// Review 2026-11-29 (found by the time code's continuity check end to end): after a loss at
+// the end of a frame, the next frame's unit was opened before its system item was read, and
+// its time code, which arrived, was left out (the operator was told it was missing).
+TEST(TimeCode, AFrameAfterALossKeepsTheTimeCodeItBrought) {
+  std::vector<CodestreamUnit> units;
+  MxfRtpDepacketizer depack{[&](CodestreamUnit&& u) { units.push_back(std::move(u)); }};
+  packetizer::RtpPacketizer rtp{0x1234, 96, 100, 400};
+  std::vector<std::vector<std::uint8_t>> frames[2];
+  for (int f = 0; f < 2; ++f) {
+    TimeCode tc;
+    tc.seconds = 1;
+    tc.frames = f;
+    for (const auto& klv : {packetizer::mxf_system_item(static_cast<std::uint16_t>(f), tc, 25),
+                            packetizer::mxf_picture_element(test::stand_in_codestream(1500))})
+      rtp.packetize(klv, static_cast<std::uint32_t>(3600 * f), frames[f]);
+  }
+  ASSERT_GT(frames[0].size(), 2u);
+  frames[0].pop_back();  // frame 0's last packet is lost
+  bool loss = false;
+  for (int f = 0; f < 2; ++f)
+    for (const auto& d : frames[f]) {
+      auto p = parse_rtp(d);
+      ASSERT_TRUE(p);
+      depack.push(*p, std::exchange(loss, false), std::chrono::steady_clock::now());
+      loss = f == 0 && &d == &frames[0].back();
+    }
+  depack.flush();
+  ASSERT_EQ(units.size(), 2u);
+  EXPECT_FALSE(units[0].complete);
+  EXPECT_EQ(units[0].time_code, "00:00:01:00");
+  EXPECT_TRUE(units[1].complete);
+  EXPECT_EQ(units[1].time_code, "00:00:01:01") << "its system item arrived after the loss";
 }
 
 }  // namespace
