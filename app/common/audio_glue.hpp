@@ -49,11 +49,13 @@ class AudioGlue {
     for (const auto& l : s.levels) {
       a.silent_channels += l.silent;
       a.clipping_channels += l.clipping;
+      a.levels.push_back({.peak_dbfs = l.peak_dbfs, .rms_dbfs = l.rms_dbfs, .momentary_lufs = l.momentary_db,
+                          .silent = l.silent != 0, .clipping = l.clipping != 0});
     }
-    // Episodes that began and ended within the second count too (a 750 ms gap is silence
-    // to a 600 ms threshold even if the second ends after it).
-    a.silent_channels = std::max<int>(a.silent_channels, static_cast<int>(s.silence_events - silence_events_));
-    a.clipping_channels = std::max<int>(a.clipping_channels, static_cast<int>(s.clipping_events - clipping_events_));
+    // Episodes that began within the second (some already over): the alarms raise and clear
+    // those at once rather than hold an alarm for a second while the sound is back.
+    a.silence_began = static_cast<int>(s.silence_events - silence_events_);
+    a.clipping_began = static_cast<int>(s.clipping_events - clipping_events_);
     silence_events_ = s.silence_events;
     clipping_events_ = s.clipping_events;
     a.stalled = last_is_stall(s);  // the monitor times it: no sound for the silence time

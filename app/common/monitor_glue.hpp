@@ -62,6 +62,7 @@ inline monitor::FrameReport frame_report(const pipeline::DecodedFrame& f) {
   r.dropped_decoder_behind = !f.decoded && f.error.rfind("dropped", 0) == 0;
   r.degraded = f.decoded && f.reduce > 0;
   r.time_code = f.time_code;
+  if (f.descriptor) r.frame_rate = f.descriptor->frame_rate();
   if (!f.decoded && !r.dropped_decoder_behind && f.error != "decode off") r.error = f.error;
   if (f.decoded) {
     // The stream's format: a picture decoded at reduced resolution (degraded) is not a change.

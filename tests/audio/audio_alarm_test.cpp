@@ -58,5 +58,41 @@ TEST(SoundAlarms, ADeadChannelIsCriticalClippingAWarningAndNoPacketsIsNotSilence
   EXPECT_EQ(m.raised(), 3u);
 }
 
+// Review 2026-11-29: a silence that began and ended between two looks was counted as a
+// channel silent "now": the alarm was raised a second after the sound came back and stood
+// for that second (the player's banner said AUDIO SILENCE over sound). Such an episode is
+// raised and cleared at once; one still going is raised and stays.
+TEST(SoundAlarms, AnEpisodeAlreadyOverIsRaisedAndClearedAtOnce) {
+  const auto t0 = AlarmMonitor::Clock::now();
+  AlarmMonitor m(AlarmThresholds{}, t0);
+  SecondSample s{.packets_received = 100};
+  s.audio = AudioSecond{.channels = 2};
+  EXPECT_TRUE(m.on_second(s, t0 + seconds(1)).empty());
+  s.audio->silence_began = 1;  // fell silent and came back within the second
+  auto e = m.on_second(s, t0 + seconds(2));
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].kind, EventKind::alarm_raised);
+  EXPECT_EQ(e[0].detail["alarm"], "audio_silence");
+  EXPECT_NE(e[0].message.find("over now"), std::string::npos) << e[0].message;
+  EXPECT_EQ(e[1].kind, EventKind::alarm_cleared);
+  EXPECT_TRUE(m.status(t0 + seconds(2)).active.empty()) << "no alarm up while the sound is there";
+  EXPECT_EQ(m.raised(), 1u);
+  // Still silent at the look: raised, and it stays until the channel has sound.
+  s.audio->silent_channels = 1;
+  e = m.on_second(s, t0 + seconds(3));
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].kind, EventKind::alarm_raised);
+  s.audio->silence_began = 0;
+  EXPECT_TRUE(m.on_second(s, t0 + seconds(4)).empty());
+  EXPECT_EQ(m.status(t0 + seconds(4)).headline(), "AUDIO SILENCE");
+  // A clip that is over by the look: the same.
+  s.audio->silent_channels = 0;
+  s.audio->clipping_began = 2;
+  e = m.on_second(s, t0 + seconds(5));
+  ASSERT_EQ(e.size(), 3u);  // silence cleared, clipping raised and cleared
+  EXPECT_EQ(e[1].detail["alarm"], "audio_clipping");
+  EXPECT_TRUE(m.status(t0 + seconds(5)).active.empty());
+}
+
 }  // namespace
 }  // namespace j2k::monitor

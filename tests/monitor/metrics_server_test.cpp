@@ -2,6 +2,8 @@
 // that connects and says nothing does not hold up others.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <boost/asio.hpp>
 #include <map>
 #include <sstream>
@@ -150,6 +152,42 @@ TEST(StreamMonitor, MetricsGaugesAreTheLastSeconds) {
   EXPECT_NE(text.find("j2k_latency_receive_to_decoded_p50_ms{url=\"rtp://239.1.1.1:5004\"} 12\n"), std::string::npos) << text;
   EXPECT_NE(text.find("j2k_latency_receive_to_decoded_p99_ms{url=\"rtp://239.1.1.1:5004\"} 30\n"), std::string::npos) << text;
   EXPECT_NE(text.find("j2k_payload_bytes_total{url=\"rtp://239.1.1.1:5004\"} 9175000\n"), std::string::npos) << text;
+  mon.close();
+}
+
+// Review 2026-11-29: the sound's levels were in the player's overlay and the JSON summary's
+// end, never at /metrics: a monitoring system could not graph or alert on a channel's level.
+TEST(StreamMonitor, MetricsCarryEachSoundChannelsLevelsNow) {
+  MonitorOptions o;
+  o.metrics_address = "127.0.0.1:0";
+  o.url_label = "u";
+  const auto t0 = StreamMonitor::Clock::time_point{} + std::chrono::seconds(1000);
+  auto m = StreamMonitor::create(o, t0);
+  ASSERT_TRUE(m) << m.error().message;
+  auto& mon = **m;
+  SecondReport s;
+  s.packets_received = 200;
+  AudioSecond a;
+  a.channels = 2;
+  a.silent_channels = 1;
+  a.levels = {{.peak_dbfs = -20.5, .rms_dbfs = -23.5, .momentary_lufs = -23.0},
+              {.peak_dbfs = -std::numeric_limits<double>::infinity(),
+               .rms_dbfs = -std::numeric_limits<double>::infinity(),
+               .momentary_lufs = -std::numeric_limits<double>::infinity(),
+               .silent = true}};
+  s.audio = a;
+  mon.on_second(s, t0 + std::chrono::seconds(2), nlohmann::json::object());
+  const std::string text = http_get(mon.metrics_port(), "/metrics");
+  EXPECT_NE(text.find("j2k_audio_channels{url=\"u\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_audio_silent_channels{url=\"u\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_audio_peak_dbfs{url=\"u\",channel=\"1\"} -20.5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_audio_peak_dbfs{url=\"u\",channel=\"2\"} -Inf\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_audio_momentary_lufs{url=\"u\",channel=\"1\"} -23\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("j2k_audio_silent{url=\"u\",channel=\"2\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE j2k_audio_rms_dbfs gauge"), std::string::npos) << text;
+  // Without sound, no sound metrics (not zeros that read as a level).
+  mon.on_second(SecondReport{.packets_received = 5}, t0 + std::chrono::seconds(3), nlohmann::json::object());
+  EXPECT_EQ(http_get(mon.metrics_port(), "/metrics").find("j2k_audio"), std::string::npos);
   mon.close();
 }
 

@@ -263,9 +263,23 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
     events.push_back(std::move(e));
   }
   // A stalled sound (none arriving) counts all its channels once.
+  const bool silence_was = active_[index_of(Alarm::audio_silence)], clipping_was = active_[index_of(Alarm::audio_clipping)];
   const double silent_channels = a ? (a->stalled ? a->channels : a->silent_channels) : 0;
   evaluate(Alarm::audio_silence, thresholds_.silence_s, silent_channels, sound && (a->silent_channels > 0 || a->stalled));
   evaluate(Alarm::audio_clipping, thresholds_.clipping, a ? a->clipping_channels : 0, sound && a->clipping_channels > 0);
+  // Episodes over before this look: raised and cleared at once, so the log and the count
+  // hold them without an alarm that stays up a second while the sound is fine.
+  auto sound_episode = [&](Alarm alarm, double threshold, int began, bool was_active) {
+    if (!sound || threshold < 0 || began <= 0 || was_active || active_[index_of(alarm)]) return;
+    events.push_back(transition(alarm, true, began, threshold, now));
+    events.back().message = fmt::format("{} raised: {}, within the last second and over now", to_string(alarm),
+                                        describe_value(alarm, began, threshold));
+    events.back().detail["over"] = true;
+    events.push_back(transition(alarm, false, 0, threshold, now));
+    events.back().message = fmt::format("{} cleared: over within the second it was seen", to_string(alarm));
+  };
+  sound_episode(Alarm::audio_silence, thresholds_.silence_s, a ? a->silence_began : 0, silence_was);
+  sound_episode(Alarm::audio_clipping, thresholds_.clipping, a ? a->clipping_began : 0, clipping_was);
   // One path of two lost: the picture is still whole, but the link has no protection left.
   evaluate(Alarm::path_down, thresholds_.path, s.paths_down, s.paths_down > 0);
   return events;

@@ -34,6 +34,7 @@ const char* to_string(EventKind kind) noexcept {
     case EventKind::audio_silence: return "audio_silence";
     case EventKind::audio_back: return "audio_back";
     case EventKind::audio_clipping: return "audio_clipping";
+    case EventKind::time_code: return "time_code";
     case EventKind::alarm_raised: return "alarm_raised";
     case EventKind::alarm_cleared: return "alarm_cleared";
   }

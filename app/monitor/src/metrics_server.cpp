@@ -1,5 +1,6 @@
 #include "monitor/metrics_server.hpp"
 
+#include <cmath>
 #include <mutex>
 #include <thread>
 
@@ -48,10 +49,25 @@ constexpr MetricSpec kMetrics[] = {
     {"/stream/height", "j2k_stream_height", "gauge", "picture height"},
     {"/now/latency_p50_ms", "j2k_latency_receive_to_decoded_p50_ms", "gauge", "receive to decoded over the last second, median, ms"},
     {"/now/latency_p99_ms", "j2k_latency_receive_to_decoded_p99_ms", "gauge", "receive to decoded over the last second, 99th percentile, ms"},
+    {"/time_code/frames_out_of_sequence", "j2k_time_code_out_of_sequence_total", "counter", "frames whose time code was not the previous one's plus one frame"},
+    {"/time_code/frames_without", "j2k_time_code_missing_total", "counter", "frames without a time code in a stream that has one"},
+    {"/now/audio/channels", "j2k_audio_channels", "gauge", "sound channels arriving (absent before any sound)"},
+    {"/now/audio/silent_channels", "j2k_audio_silent_channels", "gauge", "sound channels silent now"},
+    {"/now/audio/clipping_channels", "j2k_audio_clipping_channels", "gauge", "sound channels reaching full scale now"},
+    {"/now/audio/stalled", "j2k_audio_stalled", "gauge", "1 while sound that was there has stopped arriving"},
     {"/alarms/active_count", "j2k_alarms_active", "gauge", "alarms active now"},
     {"/alarms/raised", "j2k_alarms_raised_total", "counter", "alarms raised since the start"},
     {"/duration_s", "j2k_receive_seconds", "gauge", "seconds since the first packet"},
 };
+
+/// A sample value as the exposition format writes it (+Inf, -Inf, NaN: digital silence is
+/// -Inf dBFS).
+std::string sample_value(const nlohmann::json& v) {
+  const double x = v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", x);
+}
 
 std::string escape_label(const std::string& v) {
   std::string out;
@@ -74,7 +90,7 @@ std::string prometheus_text(const nlohmann::json& summary, const std::string& ur
     const auto& v = summary.at(ptr);
     if (!v.is_number() && !v.is_boolean()) continue;
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}{} {}\n", m.name, m.help, m.name, m.type, m.name, label,
-                       v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
+                       sample_value(v));
   }
   // ST 2022-7: each path's own counts, labelled path="1" and "2", so that an alert can say
   // that one path is down while the picture is still whole.
@@ -100,9 +116,36 @@ std::string prometheus_text(const nlohmann::json& summary, const std::string& ur
         const auto& v = (*paths)[i].at(ptr);
         if (!v.is_number() && !v.is_boolean()) continue;
         lines += fmt::format("{}{{url=\"{}\",path=\"{}\"}} {}\n", m.name, escape_label(url_label), i + 1,
-                             v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
+                             sample_value(v));
       }
       if (!lines.empty()) out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", m.name, m.help, m.name, m.type, lines);
+    }
+  }
+  // The sound's levels, one sample per channel (channel="1"...), as the meter has them now.
+  const nlohmann::json::json_pointer audio_ptr("/now/audio/per_channel");
+  if (summary.contains(audio_ptr) && summary.at(audio_ptr).is_array()) {
+    const auto& channels = summary.at(audio_ptr);
+    struct ChannelMetric {
+      const char* key;
+      const char* name;
+      const char* help;
+    };
+    constexpr ChannelMetric kChannel[] = {
+        {"peak_dbfs", "j2k_audio_peak_dbfs", "sample peak over the last 400 ms, dBFS (-Inf: digital silence)"},
+        {"rms_dbfs", "j2k_audio_rms_dbfs", "RMS level over the last 400 ms, dBFS"},
+        {"momentary_lufs", "j2k_audio_momentary_lufs", "EBU R 128 momentary loudness, LUFS"},
+        {"silent", "j2k_audio_silent", "1 while the channel is silent for the silence time"},
+        {"clipping", "j2k_audio_clipping", "1 while the channel reaches full scale"},
+    };
+    for (const auto& m : kChannel) {
+      std::string lines;
+      for (std::size_t i = 0; i < channels.size(); ++i) {
+        const auto it = channels[i].find(m.key);
+        if (it == channels[i].end() || (!it->is_number() && !it->is_boolean())) continue;
+        lines += fmt::format("{}{{url=\"{}\",channel=\"{}\"}} {}\n", m.name, escape_label(url_label), i + 1,
+                             sample_value(*it));
+      }
+      if (!lines.empty()) out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", m.name, m.help, m.name, lines);
     }
   }
   return out;

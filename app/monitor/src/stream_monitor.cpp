@@ -98,12 +98,36 @@ void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, cons
     full["now"] = {{"bitrate_mbps", s.seconds > 0 ? static_cast<double>(s.payload_bytes) * 8e-6 / s.seconds : 0.0},
                    {"latency_p50_ms", s.latency_ms},
                    {"latency_p99_ms", s.latency_p99_ms}};
+    if (s.audio) {
+      // The sound as a monitoring system graphs it: each channel's levels now.
+      nlohmann::json channels = nlohmann::json::array();
+      for (const auto& l : s.audio->levels)
+        channels.push_back({{"peak_dbfs", l.peak_dbfs}, {"rms_dbfs", l.rms_dbfs}, {"momentary_lufs", l.momentary_lufs},
+                            {"silent", l.silent}, {"clipping", l.clipping}});
+      full["now"]["audio"] = {{"channels", s.audio->channels},
+                              {"silent_channels", s.audio->silent_channels},
+                              {"clipping_channels", s.audio->clipping_channels},
+                              {"stalled", s.audio->stalled},
+                              {"per_channel", std::move(channels)}};
+    }
     full.erase("history");  // the scrape stays small; /stats has the live numbers
     metrics_->publish(prometheus_text(full, options_.url_label), full.dump());
   }
 }
 
 void StreamMonitor::on_frame(const FrameReport& f, Clock::time_point now) {
+  {
+    // Every frame the depacketizer delivered, decoded or not, carries its time code.
+    std::unique_lock lock(mutex_);
+    if (auto tc = time_code_.on_frame(f.index, f.time_code, f.frame_rate)) {
+      lock.unlock();
+      Event e = Event::now(EventKind::time_code, std::move(tc->message));
+      e.frame = f.index;
+      e.rtp_timestamp = f.rtp_timestamp;
+      e.detail = std::move(tc->detail);
+      post(std::move(e));
+    }
+  }
   if (f.dropped_decoder_behind) {
     alarms_.on_frame(std::nullopt, now);
     return;  // counted per second (decoder_behind), not one event per frame
@@ -168,6 +192,11 @@ void StreamMonitor::add_to_summary(nlohmann::json& summary, Clock::time_point no
                          {"clipping", options_.alarms.clipping >= 0 ? "on" : "off"},
                          {"path", options_.alarms.path >= 0 ? "on" : "off"}}}};
   if (st.since_last_error_s) summary["alarms"]["since_last_error_s"] = *st.since_last_error_s;
+  {
+    std::lock_guard lock(mutex_);
+    summary["time_code"] = {{"frames_out_of_sequence", time_code_.out_of_sequence()},
+                            {"frames_without", time_code_.missing()}};
+  }
   summary["events"] = {{"count", events_->posted()}, {"write_dropped", events_->write_dropped()},
                        {"rotations", events_->rotations()}, {"limit_bytes", events_->max_bytes()}};
   summary["history"] = history_.to_json();

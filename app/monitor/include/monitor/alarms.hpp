@@ -53,11 +53,25 @@ struct AlarmStatus {
 };
 
 /// The sound's state at the end of a second (only for streams that carry sound).
+/// One sound channel's levels over the meter's last window (400 ms), for the metrics.
+struct AudioChannelLevel {
+  double peak_dbfs = 0;       ///< -inf for digital silence
+  double rms_dbfs = 0;
+  double momentary_lufs = 0;  ///< EBU R 128 momentary loudness
+  bool silent = false;
+  bool clipping = false;
+};
+
 struct AudioSecond {
   int channels = 0;
-  int silent_channels = 0;    ///< below the silence level for the silence time
-  int clipping_channels = 0;  ///< at full scale in the last 400 ms
+  int silent_channels = 0;    ///< below the silence level for the silence time, now
+  int clipping_channels = 0;  ///< at full scale in the last 400 ms, now
   bool stalled = false;       ///< sound was there and has stopped arriving
+  /// Episodes that began within the second, also those already over at its end (a 1.3 s
+  /// gap in a channel is silence to a 1 s threshold even when the second ends after it).
+  int silence_began = 0;
+  int clipping_began = 0;
+  std::vector<AudioChannelLevel> levels{};  ///< per channel, the levels at the end of the second
 };
 
 /// What one second of the stream looked like.

@@ -53,6 +53,7 @@ enum class EventKind {
   audio_silence,        ///< a sound channel fell silent (or all sound stopped arriving)
   audio_back,           ///< a silent sound channel has sound again
   audio_clipping,       ///< a sound channel reached full scale
+  time_code,            ///< the time code stopped running on (a jump, standing still, going back, missing)
   alarm_raised,
   alarm_cleared,
 };

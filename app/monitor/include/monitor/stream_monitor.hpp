@@ -22,6 +22,7 @@
 #include "monitor/event_log.hpp"
 #include "monitor/history.hpp"
 #include "monitor/metrics_server.hpp"
+#include "monitor/time_code_watch.hpp"
 
 namespace j2k::monitor {
 
@@ -45,6 +46,7 @@ struct FrameReport {
   std::string error;                ///< why it was not decoded
   std::string format;               ///< "1920x1080 4:2:2 10-bit" when decoded
   std::string time_code;            ///< the frame's time code ("" if the stream has none)
+  double frame_rate = 0;            ///< the stream's, as its descriptor says (0 unknown)
   std::optional<FrameLook> look;    ///< for freeze/black (decoded frames)
 };
 
@@ -112,11 +114,12 @@ class StreamMonitor {
   History history_;
   AlarmMonitor alarms_;
   std::unique_ptr<MetricsServer> metrics_;
-  std::mutex mutex_;  // guards the fields below
+  mutable std::mutex mutex_;  // guards the fields below
   std::string last_format_;
   bool signal_lost_ = false;
   bool seen_packets_ = false;
   std::uint64_t damaged_in_a_row_ = 0;
+  TimeCodeWatch time_code_;  // the delivery thread's (on_frame); its counts read under mutex_
 };
 
 }  // namespace j2k::monitor
