@@ -582,8 +582,10 @@ int main(int argc, char** argv) {
       };
       save(".field.png", *field->field);
       if (field->previous) save(".previous.png", *field->previous);
-      const nlohmann::json about = {{"parity", field->parity}, {"mode", ui::deinterlace_name(field->mode)},
-                                    {"previous", field->previous != nullptr}};
+      nlohmann::json about = {{"parity", field->parity}, {"mode", ui::deinterlace_name(field->mode)},
+                              {"previous", field->previous != nullptr}};
+      if (field->frame_number) about["frame"] = *field->frame_number;
+      if (field->previous_frame_number) about["previous_frame"] = *field->previous_frame_number;
       if (std::FILE* out = std::fopen((screenshot + ".field.json").c_str(), "w")) {
         std::fputs(about.dump().c_str(), out);
         std::fclose(out);

@@ -92,6 +92,7 @@ struct PlayerWidget::Gl {
   GLuint frames[2] = {};
   int frame_w[2] = {}, frame_h[2] = {};
   std::uint64_t serial[2] = {};  // the upload that filled each frame texture (0: none yet)
+  std::optional<std::uint64_t> frame_no[2];  // the stream's frame number in each, where known
   int cur = 0;                   // the frame texture on screen
   GLuint texture() const { return frames[cur]; }
   GLuint field_program = 0, fbo = 0, field_texture = 0;
@@ -183,6 +184,8 @@ std::optional<PlayerWidget::ShownField> PlayerWidget::shown_field() {
   f.frame = read_texture(gl_->texture(), gl_->frame_w[gl_->cur], gl_->frame_h[gl_->cur]);
   const int other = 1 - gl_->cur;
   if (gl_->field_had_prev) f.previous = read_texture(gl_->frames[other], gl_->frame_w[other], gl_->frame_h[other]);
+  f.frame_number = gl_->frame_no[gl_->cur];
+  f.previous_frame_number = gl_->frame_no[other];
   return f;
 }
 
@@ -380,9 +383,10 @@ void PlayerWidget::set_texture_size(int w, int h) {
   }
 }
 
-void PlayerWidget::next_texture() {
+void PlayerWidget::next_texture(std::optional<std::uint64_t> frame) {
   gl_->cur = 1 - gl_->cur;
   gl_->serial[gl_->cur] = ++uploads_;
+  gl_->frame_no[gl_->cur] = frame;
 }
 
 bool PlayerWidget::init_deinterlace() {
@@ -431,9 +435,14 @@ bool PlayerWidget::render_field() {
       return false;
     }
   }
-  // The previous frame takes part only if it is the frame before this one, of the same size.
-  const bool has_prev = gl_->serial[other] != 0 && gl_->serial[other] + 1 == gl_->serial[i] &&
-                        gl_->frame_w[other] == w && gl_->frame_h[other] == h;
+  // The previous frame takes part only if it is the frame before this one, of the same size:
+  // the stream's frame before where the frames are numbered (a paced picture after skipped
+  // ones follows an older frame, which says nothing of this one's motion), else the upload
+  // before.
+  const bool numbered = gl_->frame_no[i] && gl_->frame_no[other];
+  const bool adjacent = numbered ? *gl_->frame_no[other] + 1 == *gl_->frame_no[i]
+                                 : gl_->serial[other] != 0 && gl_->serial[other] + 1 == gl_->serial[i];
+  const bool has_prev = adjacent && gl_->frame_w[other] == w && gl_->frame_h[other] == h;
   glViewport(0, 0, w, h);
   glUseProgram(gl_->field_program);
   // Exact texels: nearest sampling while the pass reads them (the frames are drawn scaled with
@@ -622,7 +631,7 @@ void PlayerWidget::paintGL() {
   }
   if (next_device && next_device->width() > 0 && next_device->height() > 0) {
     const int before = gl_->cur;
-    next_texture();
+    next_texture(frame);
     if (upload_device(next_device)) {
       shown_w_ = next_device->width();
       shown_h_ = next_device->height();
@@ -634,7 +643,7 @@ void PlayerWidget::paintGL() {
   next_device.reset();  // on screen (the presenter holds it until GL has read it) or given up
   if (gl_->presenter) gl_->presenter->poll();
   if (next && next->width > 0 && next->height > 0) {
-    next_texture();
+    next_texture(frame);
     upload_host(*next);
     shown_w_ = next->width;
     shown_h_ = next->height;

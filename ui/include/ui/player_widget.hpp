@@ -88,6 +88,9 @@ class PlayerWidget : public QOpenGLWidget {
   /// deinterlace_field). Null where no field is on screen (or no previous frame).
   struct ShownField {
     std::shared_ptr<const gpu::RgbaImage> field, frame, previous;
+    /// The stream's numbers of the frame and of the frame in the other texture, where known:
+    /// `previous` is set only where they are adjacent (or, unnumbered, the uploads are).
+    std::optional<std::uint64_t> frame_number, previous_frame_number;
     int parity = 0;
     Deinterlace mode = Deinterlace::adaptive;
   };
@@ -145,8 +148,9 @@ class PlayerWidget : public QOpenGLWidget {
   void collect_gpu_times();
   bool upload_device(const std::shared_ptr<const gpu::DevicePicture>& picture);
   void set_texture_size(int w, int h);
-  /// A new frame goes into the other of the two frame textures (the one on screen becomes the previous).
-  void next_texture();
+  /// A new frame goes into the other of the two frame textures (the one on screen becomes the
+  /// previous); `frame`: its number in the stream, where known.
+  void next_texture(std::optional<std::uint64_t> frame);
   bool init_deinterlace();
   /// Completes the field on screen into the field texture (once per frame and field); false
   /// where GL cannot (no framebuffer objects): the woven frame is drawn instead.
