@@ -69,18 +69,19 @@ TEST(Sdp, ErrorsNameTheProblem) {
 // Review 2026-11-28: what is wrong inside a description ended with "expected e.g.
 // rtp://239.1.1.1:5004?iface=127.0.0.1", an example of a URL the user did not get wrong.
 TEST(Sdp, AnErrorInTheFileNamesTheFileNotAUrlExample) {
+  const std::string path = ::testing::TempDir() + "h264.sdp";  // not the working directory
   {
-    std::ofstream("h264.sdp") << "v=0\nm=video 5004 RTP/AVP 96\nc=IN IP4 239.1.1.1\na=rtpmap:96 H264/90000\n";
+    std::ofstream(path) << "v=0\nm=video 5004 RTP/AVP 96\nc=IN IP4 239.1.1.1\na=rtpmap:96 H264/90000\n";
   }
-  auto url = parse_stream_url("sdp:h264.sdp");
+  auto url = parse_stream_url("sdp:" + path);
   ASSERT_FALSE(url);
   const std::string& m = url.error().message;
-  EXPECT_EQ(m.rfind("session description 'h264.sdp': ", 0), 0u) << m;
+  EXPECT_EQ(m.rfind("session description '" + path + "': ", 0), 0u) << m;
   EXPECT_NE(m.find("H264"), std::string::npos) << m;
   EXPECT_NE(m.find("j2ksend --sdp"), std::string::npos) << m;
   EXPECT_EQ(m.find("rtp://239.1.1.1:5004"), std::string::npos) << m;
   // A mistake in the URL itself still shows the URL's form.
-  auto query = parse_stream_url("sdp:h264.sdp?format=ts");
+  auto query = parse_stream_url("sdp:" + path + "?format=ts");
   ASSERT_FALSE(query);
   EXPECT_NE(query.error().message.find("only ?iface=ADDR"), std::string::npos);
 }
