@@ -2,6 +2,8 @@
 // a PID the PMT marks with a "BSSD" registration descriptor) of the video's program. Its PES
 // packets are reassembled within a bound and handed on with their PTS; the 302M payload is
 // read by the TS depacketizer (ts_depacketizer.cpp).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/log.hpp"
@@ -59,7 +61,9 @@ void TsDemux::finish_audio_pes() {
         if (out.problem.empty())
           out.problem = fmt::format("PES cut short: {} of {} bytes", pes.bytes.size(), 6u + view->declared_length);
       } else {
-        data = data.first(data.size() - (pes.bytes.size() - 6u - view->declared_length));  // stuffing after it
+        // Stuffing after it (parse_pes refused a length shorter than the header).
+        const std::size_t after = pes.bytes.size() - 6u - view->declared_length;
+        data = data.first(data.size() - std::min(after, data.size()));
       }
     }
     out.data.assign(data.begin(), data.end());

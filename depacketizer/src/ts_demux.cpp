@@ -416,6 +416,11 @@ Result<PesView> parse_pes(Bytes pes) {
   if (flags1 & 0x30) return make_error(ErrorKind::unsupported, "scrambled PES");
   const std::uint8_t flags2 = r.u8();
   const std::uint8_t header_length = r.u8();
+  // The length counts from after itself: the two flag bytes, the header length and its data
+  // come first. A shorter one is a lie to refuse here, before anyone trims by it.
+  if (v.declared_length != 0 && v.declared_length < 3u + header_length)
+    return make_error(ErrorKind::corrupt, fmt::format("PES_packet_length {} is shorter than its own header ({} bytes)",
+                                                      v.declared_length, 3u + header_length));
   if (!r.has(header_length)) return make_error(ErrorKind::need_more_data, "PES header data cut short");
   Bytes optional = r.bytes(header_length);
   if (flags2 & 0x80) {

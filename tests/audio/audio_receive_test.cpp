@@ -291,5 +291,40 @@ TEST(Tr01SoundReceive, HostilePesAreCountedAndDropped) {
   for (const auto& b : rig.blocks) EXPECT_EQ(b.frames(), 1921u);
 }
 
+// Review 2026-11-29: a 302M PES whose PES_packet_length is shorter than its own header
+// (length 7 with a 5-byte PTS) was trimmed by a negative count: a read past the buffer (or
+// an uncaught std::length_error), one packet from any sender ending the receiver. It is a
+// malformed PES, counted, and the stream goes on.
+TEST(Tr01SoundReceive, APesLengthShorterThanItsOwnHeaderIsMalformedNotACrash) {
+  spdlog::set_level(spdlog::level::off);
+  const AudioFormat f{2, 48000, 24};
+  packetizer::TsMuxer mux(ts_config());
+  TsRig rig;
+  for (int n = 0; n < 4; ++n) {
+    std::vector<std::uint8_t> ts;
+    mux.mux_frame({codestream(400)}, 3600ull * static_cast<std::uint64_t>(n), {}, ts);
+    mux.mux_audio(ramp(f, 1920, n), 3600ull * static_cast<std::uint64_t>(n), ts);
+    if (n == 1 || n == 2) {
+      // One lying packet on the sound's PID: PES length 7 (n == 1) or 1 without a PTS (n == 2).
+      std::vector<std::uint8_t> p(188, 0xFF);
+      p[0] = 0x47;
+      p[1] = 0x40 | 0x02;
+      p[2] = 0x01;
+      p[3] = static_cast<std::uint8_t>(0x10 | (n == 1 ? 0x0E : 0x0D));
+      const std::vector<std::uint8_t> short_pts = {0, 0, 1, 0xBD, 0, 7, 0x80, 0x80, 5, 0x21, 0, 1, 0, 1};
+      const std::vector<std::uint8_t> short_bare = {0, 0, 1, 0xBD, 0, 1, 0x80, 0x00, 0};
+      const auto& start = n == 1 ? short_pts : short_bare;
+      std::copy(start.begin(), start.end(), p.begin() + 4);
+      ts.insert(ts.end(), p.begin(), p.end());
+    }
+    rig.feed_ts(ts, static_cast<std::uint32_t>(n));
+  }
+  rig.depack.flush();
+  const auto c = rig.depack.audio_counters();
+  EXPECT_GE(c.blocks, 2u) << "the well-formed sound still comes through";
+  EXPECT_GE(c.damaged + c.malformed, 2u);
+  EXPECT_EQ(rig.units.size(), 4u);
+}
+
 }  // namespace
 }  // namespace j2k::depacketizer
