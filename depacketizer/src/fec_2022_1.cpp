@@ -2,6 +2,7 @@
 #include "depacketizer/fec_2022_1.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -118,13 +119,16 @@ void FecDecoder::finish() {
   pending_.clear();
 }
 
-void FecDecoder::start_over(std::uint16_t sequence) {
+void FecDecoder::start_over(std::uint16_t sequence, bool told) {
   if (started_) {
     ++counters_.restarts;
     clear_window();
   }
   started_ = true;
   highest_ = sequence;
+  // Told to follow a stream already running, its packets before this one went to the session
+  // unseen here; the very first packets of a stream may come reordered and stay welcome.
+  first_ = told ? highest_ : std::numeric_limits<std::int64_t>::min();
   slot(highest_).seq = highest_;
 }
 
@@ -153,7 +157,7 @@ void FecDecoder::on_media(Bytes datagram, std::optional<std::chrono::steady_cloc
       start_over(packet->sequence);  // the first packet, or a new SSRC: new numbers
       break;
     case SsrcFollower::Verdict::followed:
-      if (start_at_next_) start_over(packet->sequence);
+      if (start_at_next_) start_over(packet->sequence, /*told=*/true);
       break;
   }
   start_at_next_ = false;
@@ -266,7 +270,10 @@ void FecDecoder::on_fec(Bytes datagram) {
   const std::int64_t history = static_cast<std::int64_t>(slots_.size());
   // A base before the stream's first packet (negative extended number; fuzz case
   // crash-5390df2f: its write-off indexed the history with a negative number) is rejected.
-  if (g.base < 0 || g.last() <= highest_ - history / 2 || g.base > highest_ + history / 2) {
+  // So is one from before the window started on being told to follow a stream: its packets
+  // before the start were never seen here, though the session has them (FEC following the
+  // stream from its second packet would rebuild the first, a duplicate the network never sent).
+  if (g.base < 0 || g.base < first_ || g.last() <= highest_ - history / 2 || g.base > highest_ + history / 2) {
     ++counters_.fec_rejected;  // far behind or far ahead of the media: stale or stray
     return;
   }

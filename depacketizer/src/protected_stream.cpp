@@ -29,9 +29,12 @@ ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) :
 
 void ProtectedStream::to_session(Bytes datagram, std::chrono::steady_clock::time_point arrival, bool timing) {
   if (fec_) {
-    // Behind the merge, the FEC decoder follows the SSRC the merge follows (at once, rather
-    // than after a run of packets of its own).
+    // The FEC decoder follows the stream the session chose (behind the merge, the SSRC the
+    // merge follows), at once rather than after a run of packets of its own: a busy other
+    // sender on the group whose packet came first must not hold it.
     if (merger_ && merger_->ssrc()) fec_->follow(*merger_->ssrc());
+    else if (!merger_)
+      if (const auto s = session_.followed_ssrc()) fec_->follow(*s);
     if (merger_ && merger_->restarts() != merge_restarts_seen_) {
       merge_restarts_seen_ = merger_->restarts();
       fec_->restart_at_next();

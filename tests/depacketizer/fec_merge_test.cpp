@@ -726,6 +726,46 @@ TEST(ProtectedStream, AnotherSenderOnTheGroupThatStartsFirstDoesNotHideTheStream
   EXPECT_EQ(session.snapshot().ssrc, 0x1111u);
 }
 
+TEST(ProtectedStream, OnOnePathTheFecFollowsTheSessionsStreamToo) {
+  // Review 2026-11-29: the fix above held the merge only; on a single path with FEC, the FEC
+  // decoder kept the first SSRC it saw. A busy second sender whose packet came first held it:
+  // the real stream's packets were "foreign" to FEC, never kept, and nothing was rebuilt.
+  spdlog::set_level(spdlog::level::off);
+  std::vector<Packet> media_packets, column, row;
+  for (auto& frame : ts_frames(0x1111, 100, 10, 25, [](int f) { return 5000 + 97 * static_cast<std::size_t>(f); }))
+    media_packets.insert(media_packets.end(), frame.begin(), frame.end());
+  packetizer::FecEncoder enc(5, 4);
+  for (const auto& p : media_packets) enc.add(p, column, row);
+  std::vector<CodestreamUnit> units;
+  SessionConfig sc;
+  sc.format = PayloadFormat::ts;
+  sc.reorder = reorder_for_fec(sc.reorder);
+  RtpSession session([&](CodestreamUnit&& u) { units.push_back(std::move(u)); }, sc);
+  ProtectionConfig pc;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t r = 0, c = 0, dropped = 0;
+  for (std::size_t i = 0; i < media_packets.size(); ++i) {
+    const auto t = t0 + std::chrono::microseconds(200 * static_cast<int>(i));
+    stream.on_datagram(kMediaPath1, media_of(0x9999, static_cast<std::uint16_t>(5000 + i), 300), t);  // always first
+    const bool lose = i + 1 < media_packets.size() && i % 20 == 7;  // one a matrix: a column rebuilds it
+    if (lose) ++dropped;
+    else stream.on_datagram(kMediaPath1, media_packets[i], t + std::chrono::microseconds(20));
+    for (; r < row.size() && r < (i + 1) / 5; ++r) stream.on_datagram(kFecRow, row[r], t);
+    for (; c < column.size() && c < (i + 1) / 20 * 5; ++c) stream.on_datagram(kFecColumn, column[c], t);
+  }
+  stream.flush();
+  ASSERT_GE(dropped, 3u);
+  EXPECT_EQ(session.snapshot().ssrc, 0x1111u);
+  EXPECT_EQ(stream.snapshot().fec_counters.recovered, dropped) << "FEC rebuilt the followed stream's packets";
+  // Not the first packets, which came before FEC followed the stream: the session had them.
+  EXPECT_EQ(session.snapshot().packets_duplicate, 0u);
+  EXPECT_EQ(session.snapshot().packets_lost, 0u);
+  const auto complete = std::count_if(units.begin(), units.end(), [](const CodestreamUnit& u) { return u.complete; });
+  EXPECT_GE(complete, 9);
+}
+
 TEST(ProtectedStream, TheMergeKeepsTheSessionsStreamThroughItsPauses) {
   // Review finding: with the session's stream A quiet for over 100 ms between frames (a low
   // frame rate), a busier sender B on the group took the merge over after 8 packets; the

@@ -170,7 +170,8 @@ class FecDecoder {
   void advance_to(std::int64_t seq);
   void store(std::int64_t seq, Bytes datagram);
   /// Starts afresh at `sequence` (the first packet, or a sender that started again).
-  void start_over(std::uint16_t sequence);
+  /// `told`: on being told to follow a stream already running (follow()).
+  void start_over(std::uint16_t sequence, bool told = false);
   void clear_window();
   /// Counts and finds the packets `g` misses (looks at each of its packets).
   void count_missing(Group& g);
@@ -197,6 +198,7 @@ class FecDecoder {
   std::vector<Slot> slots_;
   bool started_ = false;
   std::int64_t highest_ = 0;     // highest extended media sequence seen
+  std::int64_t first_ = 0;       // where the window started when told to follow (groups before it: rejected)
   SsrcFollower follower_;        // the media SSRC followed
   bool start_at_next_ = false;   // follow() changed the SSRC: the next packet starts the window
   SequenceRun stray_;            // consecutive media packets that do not fit the window
