@@ -63,6 +63,7 @@ inline monitor::FrameReport frame_report(const pipeline::DecodedFrame& f) {
   r.degraded = f.decoded && f.reduce > 0;
   r.time_code = f.time_code;
   if (f.descriptor) r.frame_rate = f.descriptor->frame_rate();
+  r.new_timeline = f.new_timeline;
   if (!f.decoded && !r.dropped_decoder_behind && f.error != "decode off") r.error = f.error;
   if (f.decoded) {
     // The stream's format: a picture decoded at reduced resolution (degraded) is not a change.

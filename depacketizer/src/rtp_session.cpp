@@ -295,6 +295,7 @@ void RtpSession::restart() {
     stream_start_incomplete_seen_ = stream_start_incomplete_;
   }
   publish_counters();
+  new_timeline_ = true;  // after close_followed(): the old run's last units are not marked
   post_event(SessionEvent{SessionEvent::Kind::restart, 0, 0, 0, std::nullopt,
                           fmt::format("the source started again (SSRC 0x{:08X}): sequence numbers begin afresh", *ssrc_)});
 }
@@ -324,6 +325,7 @@ void RtpSession::follow(std::size_t index) {
       make_payload();
     }
     ssrc_changes_.fetch_add(1, std::memory_order_relaxed);
+    new_timeline_ = true;
     post_event(SessionEvent{SessionEvent::Kind::ssrc_change, 0, 0, 0, std::nullopt,
                       fmt::format("stream changed from SSRC 0x{:08X} to 0x{:08X}{}", *ssrc_, c.ssrc, format_note)});
     // At most one line a second: a sender hopping SSRCs must not flood the log (every change
@@ -702,6 +704,7 @@ void RtpSession::on_unit(CodestreamUnit&& unit) {
       last_descriptor_ = d;
     }
   }
+  unit.new_timeline = std::exchange(new_timeline_, false);
   sink_(std::move(unit));
 }
 

@@ -215,6 +215,9 @@ TEST(RtpSessionRtcp, TheLastPassesFinalReportIsNotCountedAgainstTheNextPass) {
   // 0 reports after a loop of a capture that holds them); it adds up over the run.
   EXPECT_EQ(s.rtcp.sender_reports, 1u);
   session.on_rtcp(packetizer::rtcp_sender_report(report(static_cast<std::uint32_t>(frame_end[1]), 1000 + 3600 * 2), "t", false));
+  // The second pass's first frame begins a new timeline (the monitor's time code starts afresh).
+  ASSERT_GE(units.size(), 11u);
+  for (std::size_t i = 0; i < units.size(); ++i) EXPECT_EQ(units[i].new_timeline, i == 10) << i;
   const auto after = session.snapshot().rtcp;
   EXPECT_EQ(after.sender_reports, 2u);
   EXPECT_EQ(after.implausible + after.foreign, 0u) << "a report of the second pass, taken";

@@ -199,6 +199,9 @@ TEST_F(Operator, ALoopedCaptureOfACleanStreamIsClean) {
     EXPECT_EQ(j["rtcp"]["packets_lost_at_end"], 0) << frames;
     EXPECT_EQ(j["frames"]["complete"], frames);
     EXPECT_EQ(j["packets"]["datagrams"], j["packets"]["received"]) << frames << ": no loss, no duplicates: one each";
+    // Review 2026-11-29: each new pass read as the time code "going back 20 frames".
+    EXPECT_EQ(j["time_code"]["frames_out_of_sequence"], 0) << frames;
+    EXPECT_EQ(j["time_code"]["frames_without"], 0) << frames;
   }
 }
 

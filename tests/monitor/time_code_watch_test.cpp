@@ -95,6 +95,16 @@ TEST(TimeCodeWatch, JumpsStandingStillAndGoingBackAreSaidWithTheFramesOff) {
   EXPECT_TRUE(rate.on_frame(1, tc(1, 0, 0, 25), 25.0));
 }
 
+TEST(TimeCodeWatch, ANewTimelineIsNoBreak) {
+  TimeCodeWatch w;
+  EXPECT_FALSE(w.on_frame(0, tc(0, 0, 0, 18), 25.0));
+  EXPECT_FALSE(w.on_frame(1, tc(0, 0, 0, 19), 25.0));
+  w.restart();  // a looped capture's next pass
+  EXPECT_FALSE(w.on_frame(2, tc(0, 0, 0, 0), 25.0));
+  EXPECT_FALSE(w.on_frame(3, tc(0, 0, 0, 1), 25.0));
+  EXPECT_EQ(w.out_of_sequence(), 0u);
+}
+
 TEST(StreamMonitor, TheTimeCodesBreaksAreEventsAndCounts) {
   MonitorOptions o;
   const auto t0 = StreamMonitor::Clock::time_point{} + std::chrono::seconds(10);
@@ -118,6 +128,16 @@ TEST(StreamMonitor, TheTimeCodesBreaksAreEventsAndCounts) {
     if (e.kind == EventKind::time_code) kinds.push_back(e.detail.value("kind", ""));
   EXPECT_EQ(kinds, (std::vector<std::string>{"missing", "jump"}));
   EXPECT_NE(prometheus_text(summary, "u").find("j2k_time_code_missing_total{url=\"u\"} 1"), std::string::npos);
+  // A frame that begins a new timeline (the source started again) starts the time code afresh.
+  FrameReport again;
+  again.index = 30;
+  again.frame_rate = 25;
+  again.time_code = tc(0, 0, 0, 0);
+  again.new_timeline = true;
+  (*m)->on_frame(again, t0);
+  nlohmann::json after = nlohmann::json::object();
+  (*m)->add_to_summary(after, t0);
+  EXPECT_EQ(after["time_code"]["frames_out_of_sequence"], 1);
 }
 
 }  // namespace

@@ -119,6 +119,9 @@ void StreamMonitor::on_frame(const FrameReport& f, Clock::time_point now) {
   {
     // Every frame the depacketizer delivered, decoded or not, carries its time code.
     std::unique_lock lock(mutex_);
+    // A looped capture's next pass or another sender: its time code starts afresh, said by
+    // the source_restart / ssrc_change event, not a break.
+    if (f.new_timeline) time_code_.restart();
     if (auto tc = time_code_.on_frame(f.index, f.time_code, f.frame_rate)) {
       lock.unlock();
       Event e = Event::now(EventKind::time_code, std::move(tc->message));

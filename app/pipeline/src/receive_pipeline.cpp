@@ -36,6 +36,7 @@ static DecodedFrame frame_of(const depacketizer::CodestreamUnit& unit) {
   f.descriptor = unit.descriptor;
   f.received = unit.last_arrival;
   f.time_code = unit.time_code;
+  f.new_timeline = unit.new_timeline;
   return f;
 }
 

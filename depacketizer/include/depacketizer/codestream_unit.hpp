@@ -39,6 +39,9 @@ struct CodestreamUnit {
   std::optional<std::uint64_t> pts_90khz;
   std::optional<std::uint64_t> pcr_27mhz;
   std::string time_code;
+  /// The first unit after the source started again (a looped capture's next pass) or the
+  /// followed stream changed (another SSRC): its timing and time code begin afresh.
+  bool new_timeline = false;
   std::chrono::steady_clock::time_point first_arrival{};
   std::chrono::steady_clock::time_point last_arrival{};
 

@@ -251,6 +251,7 @@ class RtpSession {
   std::uint64_t late_seen_ = 0;
   std::chrono::steady_clock::time_point epoch_{};
   std::optional<std::uint32_t> last_unit_timestamp_;
+  bool new_timeline_ = false;  // the next unit begins a new run or stream (CodestreamUnit::new_timeline)
   double frame_interval_ticks_ = 0;
   std::array<std::uint32_t, 8> recent_steps_{};  // the last timestamp steps between units (0: none yet)
   std::size_t recent_steps_next_ = 0;

@@ -47,6 +47,7 @@ struct FrameReport {
   std::string format;               ///< "1920x1080 4:2:2 10-bit" when decoded
   std::string time_code;            ///< the frame's time code ("" if the stream has none)
   double frame_rate = 0;            ///< the stream's, as its descriptor says (0 unknown)
+  bool new_timeline = false;        ///< the first frame after a source restart or stream change
   std::optional<FrameLook> look;    ///< for freeze/black (decoded frames)
 };
 

@@ -40,6 +40,14 @@ class TimeCodeWatch {
   /// on again (a source that stamps one time code on every frame makes one event).
   std::optional<TimeCodeBreak> on_frame(std::uint64_t frame, const std::string& time_code, double frame_rate);
 
+  /// A new timeline (the source started again, another stream): the next time code is
+  /// compared with nothing. The counts stay.
+  void restart() noexcept {
+    last_.reset();
+    since_last_ = 0;
+    in_break_ = in_gap_ = false;
+  }
+
   /// Frames whose time code was not the previous one's plus one frame.
   std::uint64_t out_of_sequence() const noexcept { return out_of_sequence_; }
   /// Frames without a time code in a stream that had one.

@@ -75,6 +75,7 @@ struct DecodedFrame {
   /// frames, so a frozen source shows as repeated fingerprints (the freeze alarm).
   std::uint64_t fingerprint = 0;
   std::string time_code;              ///< "10:20:30:12" from the MXF system item or TR-01 tcod ("" if none)
+  bool new_timeline = false;          ///< the first frame after a source restart or stream change
   int reduce = 0;                     ///< resolution levels skipped (degraded when > 0)
   /// Arrival of the unit's last packet, and from there to decoded (0 when not decoded).
   std::chrono::steady_clock::time_point received{};
