@@ -44,6 +44,7 @@ inline monitor::SecondReport second_report(const pipeline::StatsSample& now, con
   const auto latency = pipeline::LatencyFigures::of(now.decode.receive_to_decoded.since(before.decode.receive_to_decoded));
   r.latency_ms = latency.p50;
   r.latency_p99_ms = latency.p99;
+  r.latency_samples = latency.count;
   if (now.protection.two_paths)
     for (const auto& p : now.protection.paths) r.paths_down += p.down ? 1 : 0;
   for (const auto& silence : now.silences)

@@ -143,6 +143,7 @@ TEST(StreamMonitor, MetricsGaugesAreTheLastSeconds) {
   s.payload_bytes = 250'000;  // 2 Mbit/s
   s.latency_ms = 12;
   s.latency_p99_ms = 30;
+  s.latency_samples = 50;
   // The run's summary says 7.34 Mbit/s and 40 ms: the gauges must not.
   const nlohmann::json run = {{"stream", {{"bitrate_mbps", 7.34}, {"payload_bytes", 9'175'000}}},
                               {"latency", {{"receive_to_decoded_ms", {{"p50", 40.0}, {"p99", 90.0}}}}}};
@@ -152,6 +153,14 @@ TEST(StreamMonitor, MetricsGaugesAreTheLastSeconds) {
   EXPECT_NE(text.find("j2k_latency_receive_to_decoded_p50_ms{url=\"rtp://239.1.1.1:5004\"} 12\n"), std::string::npos) << text;
   EXPECT_NE(text.find("j2k_latency_receive_to_decoded_p99_ms{url=\"rtp://239.1.1.1:5004\"} 30\n"), std::string::npos) << text;
   EXPECT_NE(text.find("j2k_payload_bytes_total{url=\"rtp://239.1.1.1:5004\"} 9175000\n"), std::string::npos) << text;
+  // Review 2026-11-29: a second in which nothing was decoded (a stalled decoder, no signal)
+  // read 0 ms, clearing any latency alert when things were worst. No figure: no gauge.
+  SecondReport stalled;
+  stalled.packets_received = 200;
+  mon.on_second(stalled, t0 + std::chrono::seconds(11), run);
+  const std::string none = http_get(mon.metrics_port(), "/metrics");
+  EXPECT_EQ(none.find("j2k_latency_receive_to_decoded_p50_ms"), std::string::npos) << none;
+  EXPECT_EQ(none.find("j2k_latency_receive_to_decoded_p99_ms"), std::string::npos) << none;
   mon.close();
 }
 

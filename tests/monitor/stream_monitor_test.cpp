@@ -78,5 +78,26 @@ TEST(StreamMonitor, EventsHistoryAndAlarmsFromOneRun) {
   std::filesystem::remove(path);
 }
 
+// Review 2026-11-29: with --no-decode every frame went to the alarms as a frame without a
+// picture, i.e. an error: "since_last_error_s" read 0.03 s on a clean stream.
+TEST(StreamMonitor, FramesNotDecodedBecauseDecodingIsOffAreNoErrors) {
+  const auto t0 = Clock::time_point{} + seconds(1000);
+  auto m = StreamMonitor::create(MonitorOptions{}, t0);
+  ASSERT_TRUE(m) << m.error().message;
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    FrameReport f;
+    f.index = i;
+    f.decoded = false;  // decoding off: complete, no error
+    (*m)->on_frame(f, t0 + std::chrono::milliseconds(40 * i));
+  }
+  (*m)->on_second(SecondReport{.t = 1, .packets_received = 500, .frames_received = 25}, t0 + seconds(2), nlohmann::json::object());
+  EXPECT_FALSE((*m)->alarm_status(t0 + seconds(2)).since_last_error_s) << "no error happened";
+  FrameReport damaged;
+  damaged.index = 50;
+  damaged.complete = false;
+  (*m)->on_frame(damaged, t0 + seconds(2));
+  EXPECT_TRUE((*m)->alarm_status(t0 + seconds(3)).since_last_error_s) << "an incomplete frame is one";
+}
+
 }  // namespace
 }  // namespace j2k::monitor

@@ -95,9 +95,13 @@ void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, cons
     add_to_summary(full, now);
     // The gauges a monitoring system alerts on say what the link does now: the summary's
     // bit rate and latencies are over the whole run, which after days barely moves.
-    full["now"] = {{"bitrate_mbps", s.seconds > 0 ? static_cast<double>(s.payload_bytes) * 8e-6 / s.seconds : 0.0},
-                   {"latency_p50_ms", s.latency_ms},
-                   {"latency_p99_ms", s.latency_p99_ms}};
+    full["now"] = {{"bitrate_mbps", s.seconds > 0 ? static_cast<double>(s.payload_bytes) * 8e-6 / s.seconds : 0.0}};
+    // A second in which nothing was decoded has no latency (not 0 ms: an alert on latency
+    // would clear just when the decoder stalls): the gauges are left out then.
+    if (s.latency_samples > 0) {
+      full["now"]["latency_p50_ms"] = s.latency_ms;
+      full["now"]["latency_p99_ms"] = s.latency_p99_ms;
+    }
     if (s.audio) {
       // The sound as a monitoring system graphs it: each channel's levels now.
       nlohmann::json channels = nlohmann::json::array();
@@ -145,7 +149,10 @@ void StreamMonitor::on_frame(const FrameReport& f, Clock::time_point now) {
     if (!f.time_code.empty()) e.detail["time_code"] = f.time_code;
     post(std::move(e));
   }
-  alarms_.on_frame(f.decoded ? f.look : std::nullopt, now);
+  // A frame that was not decoded only because decoding is off (--no-decode) is no error: it
+  // gives the alarms nothing (no picture, no last error).
+  const bool not_asked = !f.decoded && f.complete && f.error.empty();
+  if (!not_asked) alarms_.on_frame(f.decoded ? f.look : std::nullopt, now);
   if (f.decoded && !f.format.empty()) {
     std::lock_guard lock(mutex_);
     if (f.format != last_format_) {

@@ -64,6 +64,7 @@ struct SecondReport {
   double decode_ms = 0;             ///< mean over the second
   double latency_ms = 0;            ///< median over the second
   double latency_p99_ms = 0;        ///< 99th percentile over the second
+  std::uint64_t latency_samples = 0; ///< frames decoded in the second that the latency is of
   std::optional<AudioSecond> audio{};  ///< the sound's state (absent while none arrived)
   double longest_silence_s = 0;     ///< the longest time without packets that ended in this second
   int paths_down = 0;               ///< ST 2022-7 paths down at the end of the second
