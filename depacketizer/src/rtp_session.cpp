@@ -254,13 +254,13 @@ void RtpSession::close_followed() {
         e.datagrams += followed_datagrams_.exchange(0);
         e.bytes += followed_bytes_.exchange(0);
         e.packets_received += sequence_.received();
-        e.packets_lost += sequence_.lost();
+        e.packets_lost += sequence_.lost() + reorder_.counters().late;
         e.frames_complete += complete_now - stream_start_complete_;
         e.frames_incomplete += incomplete_now - stream_start_incomplete_;
       }
   }
   prior_received_ += sequence_.received();
-  prior_lost_ += sequence_.lost();
+  prior_lost_ += sequence_.lost() + reorder_.counters().late;  // a late packet stays lost
   prior_duplicates_ += sequence_.duplicates();
   prior_out_of_window_ += sequence_.strays();
   prior_recovered_ += reorder_.counters().recovered;
@@ -558,8 +558,11 @@ void RtpSession::on_ordered(Bytes datagram, std::uint64_t extended_sequence, boo
 void RtpSession::publish_counters() {
   received_.store(prior_received_ + sequence_.received(), std::memory_order_relaxed);
   // Gaps that the reorder buffer still waits on are not lost yet (they may arrive reordered).
+  // A packet that came after its gap was given up (late) counts received with the sequence
+  // tracker (RFC 3550 A.3), yet its frame went on without it: it stays lost here, so that
+  // the count never goes down (a counter to the metrics) and agrees with the gap events.
   const std::uint64_t lost = sequence_.lost(), undecided = reorder_.undecided();
-  lost_.store(prior_lost_ + (lost > undecided ? lost - undecided : 0), std::memory_order_relaxed);
+  lost_.store(prior_lost_ + (lost > undecided ? lost - undecided : 0) + reorder_.counters().late, std::memory_order_relaxed);
   duplicates_.store(prior_duplicates_ + sequence_.duplicates(), std::memory_order_relaxed);
   out_of_window_.store(prior_out_of_window_ + sequence_.strays(), std::memory_order_relaxed);
   recovered_.store(prior_recovered_ + reorder_.counters().recovered, std::memory_order_relaxed);

@@ -792,7 +792,10 @@ TEST(ReorderAdaptive, WindowFollowsJitterSoReorderedFramesStayComplete) {
   }
   session.flush();
   auto s = session.snapshot();
-  EXPECT_EQ(s.packets_lost, 0u);
+  // Every packet came; those that came after their gap was given up (while the window
+  // learns) are the only ones lost to the frames.
+  EXPECT_EQ(s.packets_lost, s.packets_late);
+  EXPECT_LE(s.packets_late, 15u);
   EXPECT_EQ(out.units.size(), 300u);
   EXPECT_LE(s.frames_incomplete, 15u) << "only while the window learns the jitter (was most of them)";
   EXPECT_GT(s.reorder_window_ms, 40.0);

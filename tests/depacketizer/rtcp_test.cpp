@@ -348,3 +348,31 @@ TEST(RtpSessionRtcp, MalformedAndForeignReportsAreCountedAndChangeNothing) {
   EXPECT_FALSE(s.rtcp.bye);
   EXPECT_EQ(s.packets_lost, 0u);
 }
+
+// Review 2026-11-29: a packet that came after its gap was given up (late) was counted
+// received, so packets.lost went down by one: j2k_packets_lost_total, a Prometheus counter,
+// went N -> N-1 (read as a counter reset), while the event log kept its "1 packet lost".
+// A late packet stays lost (and is counted late).
+TEST(RtpSessionCounters, APacketThatComesAfterItsGapWasGivenUpStaysLost) {
+  spdlog::set_level(spdlog::level::off);
+  std::vector<Bytes8> packets;
+  std::vector<std::size_t> frame_end;
+  ASSERT_NO_FATAL_FAILURE(ten_frames(100, 0x55, packets, frame_end));
+  RtpSession session([](CodestreamUnit&&) {}, rfc5371_config());
+  auto t = std::chrono::steady_clock::now();
+  const std::size_t held = 5;
+  std::uint64_t previous = 0;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    if (i == held) continue;
+    session.on_datagram(packets[i], t += std::chrono::milliseconds(2));
+    if (i == held + 40) session.on_datagram(packets[held], t += std::chrono::milliseconds(2));  // long after its gap
+    const auto now = session.snapshot().packets_lost;
+    EXPECT_GE(now, previous) << "lost never goes down (packet " << i << ")";
+    previous = now;
+  }
+  session.flush();
+  const auto s = session.snapshot();
+  EXPECT_EQ(s.packets_late, 1u);
+  EXPECT_EQ(s.packets_lost, 1u);
+  EXPECT_EQ(s.packets_received + s.packets_lost, packets.size() + 1) << "the late one is both";
+}
