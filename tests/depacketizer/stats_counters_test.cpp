@@ -107,6 +107,14 @@ TEST(StatsFormat, WithoutDecodingTheDescriptorGivesThePicture) {
   d.vertical_subsampling = 1;
   s.stream.descriptor = d;
   EXPECT_EQ(pipeline::stream_format(s, "mxf"), "1920x1080 4:2:2 10-bit, separate fields, MXF (RFC 6597)");
+  // Review 2026-11-29: the JSON's height was the field's (540) beside "1920x1080" in the format,
+  // and j2k_stream_height jumped 540 -> 1080 once decoding started.
+  EXPECT_EQ(pipeline::summary_json(s, 1.0, "mxf")["stream"]["height"], 1080);
+  s.stream.descriptor->frame_layout = 4;  // a segmented frame (PsF): two halves of one frame too
+  EXPECT_EQ(pipeline::summary_json(s, 1.0, "mxf")["stream"]["height"], 1080);
+  s.stream.descriptor->frame_layout = 0;
+  EXPECT_EQ(pipeline::summary_json(s, 1.0, "mxf")["stream"]["height"], 540);
+  s.stream.descriptor->frame_layout = 1;
   s.stream.descriptor->horizontal_subsampling = 0;  // TR-01's descriptor gives no sampling: no guess
   EXPECT_EQ(pipeline::stream_format(s, "mxf"), "");
 }

@@ -60,13 +60,19 @@ static std::string followed_format(const StatsSample& s, const std::string& url_
   return s.stream.payload_format.empty() ? url_format : s.stream.payload_format;
 }
 
+/// The frame's height as the descriptor gives it: with separate fields (layout 1) and a
+/// segmented frame (4) the stored height is a field's (ST 377-1), and the frame is two.
+static std::uint32_t descriptor_frame_height(const depacketizer::PictureDescriptor& d) {
+  return d.frame_layout == 1 || d.frame_layout == 4 ? 2 * d.stored_height : d.stored_height;
+}
+
 /// Without a decoded picture (--no-decode), the MXF descriptor's: "1920x1080 4:2:2 10-bit" (the
 /// frame's height when the fields are separate); "" when it does not give size, sampling and depth.
 static std::string descriptor_picture(const StatsSample& s) {
   if (!s.stream.descriptor) return "";
   const auto& d = *s.stream.descriptor;
   if (!d.stored_width || !d.stored_height || !d.component_depth || (!d.rgba && !d.horizontal_subsampling)) return "";
-  const std::uint32_t height = d.frame_layout == 1 ? 2 * d.stored_height : d.stored_height;
+  const std::uint32_t height = descriptor_frame_height(d);
   const char* sampling = d.rgba ? "RGB" : d.horizontal_subsampling == 2 ? (d.vertical_subsampling == 2 ? "4:2:0" : "4:2:2")
                                         : d.horizontal_subsampling == 4 ? "4:1:1" : "4:4:4";
   return fmt::format("{}x{} {} {}-bit", d.stored_width, height, sampling, d.component_depth);
@@ -206,7 +212,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
                             {"full_range", de.full_range()}};
     if (d.width == 0) {
       stream["width"] = de.stored_width;
-      stream["height"] = de.stored_height;
+      stream["height"] = descriptor_frame_height(de);  // as the format says, and as decoding will
     }
   }
   json ssrcs = json::array();
