@@ -255,10 +255,12 @@ void FecDecoder::on_fec(Bytes datagram) {
   g.row = header->row;
   g.header = *header;
   g.marker = packet->marker;
-  // The whole row/column must fit in half the remembered history, so that a group is solved
-  // or expired while its packets are still known.
+  // The matrices ST 2022-1 allows (L, D ≤ 20, L·D ≤ 100; a row is L long), and the whole
+  // row/column must fit in half the remembered history, so that a group is solved or
+  // expired while its packets are still known.
+  const bool standard = g.row ? g.count <= 20 : g.offset <= 20 && g.count <= 20 && g.offset * g.count <= 100;
   const std::int64_t span = static_cast<std::int64_t>(g.offset) * (g.count - 1) + 1;
-  if (span > static_cast<std::int64_t>(slots_.size()) / 2) {
+  if (!standard || span > static_cast<std::int64_t>(slots_.size()) / 2) {
     ++counters_.fec_rejected;
     return;
   }

@@ -30,7 +30,8 @@ void PathMerger::restart(std::uint16_t sequence) {
 }
 
 bool PathMerger::foreign_seen(std::uint32_t ssrc, std::uint16_t sequence) {
-  const std::uint64_t key = static_cast<std::uint64_t>(ssrc) << 16 | sequence;
+  // Bit 48 marks a key in use: an empty entry (0) is never SSRC 0's packet 0.
+  const std::uint64_t key = std::uint64_t{1} << 48 | static_cast<std::uint64_t>(ssrc) << 16 | sequence;
   if (std::find(foreign_recent_.begin(), foreign_recent_.end(), key) != foreign_recent_.end()) return true;
   foreign_recent_[foreign_next_++ % foreign_recent_.size()] = key;
   return false;
