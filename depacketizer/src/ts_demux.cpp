@@ -72,31 +72,39 @@ void TsDemux::push(Bytes packets, bool loss_before) {
   if (pos != packets.size()) ++counters_.sync_errors;  // a cut tail: not a whole packet
 }
 
-bool TsDemux::check_continuity(std::uint16_t pid, PidState& st, int cc, bool has_payload, bool discontinuity) {
+bool TsDemux::check_continuity(std::uint16_t pid, PidState& st, int cc, bool has_payload, bool discontinuity,
+                               Bytes packet) {
   // 2.4.3.3: continuity_counter increments with each packet with payload of a PID; it
-  // does not when there is no payload. One duplicate (same CC, same content) may follow.
-  // discontinuity_indicator (2.4.3.5) permits a jump.
-  if (pid == kNullPid || !has_payload) return true;
-  if (st.last_cc < 0 || discontinuity) {
-    st.last_cc = cc;
-    st.duplicate_seen = false;
+  // does not when there is no payload. A duplicate (same CC, same content) may follow.
+  // discontinuity_indicator (2.4.3.5) permits a jump, also when it comes in a packet
+  // without payload (an adaptation field only, e.g. with the PCR): at the next with one.
+  if (pid == kNullPid) return true;
+  if (!has_payload) {
+    st.discontinuity_pending |= discontinuity;
     return true;
   }
-  if (cc == st.last_cc) {
-    if (!st.duplicate_seen) {
-      st.duplicate_seen = true;
-      ++counters_.duplicates;
-      return false;  // discard the repeat
-    }
-  } else if (cc == ((st.last_cc + 1) & 0x0F)) {
+  auto keep = [&] { std::copy(packet.begin(), packet.end(), st.last.begin()); };
+  if (st.last_cc < 0 || discontinuity || st.discontinuity_pending) {
     st.last_cc = cc;
-    st.duplicate_seen = false;
+    st.discontinuity_pending = false;
+    keep();
     return true;
   }
+  if (cc == st.last_cc && std::equal(packet.begin(), packet.end(), st.last.begin())) {
+    ++counters_.duplicates;
+    return false;  // discard the repeat (and any further identical copy)
+  }
+  if (cc == ((st.last_cc + 1) & 0x0F)) {
+    st.last_cc = cc;
+    keep();
+    return true;
+  }
+  // A jump, or the same counter on other content (16 packets lost, or corruption): packets
+  // are missing before this one.
   ++st.continuity_errors;
   ++counters_.continuity_errors;
   st.last_cc = cc;
-  st.duplicate_seen = false;
+  keep();
   if (video_pid_ && pid == *video_pid_) video_gap_ = true;
   if (video_pid_ && pid == *video_pid_ && pes_.active) {
     pes_.damaged = true;
@@ -157,7 +165,7 @@ void TsDemux::push_packet(Bytes packet) {
     }
   }
   const bool has_payload = afc & 1;
-  if (!check_continuity(pid, st, cc, has_payload, discontinuity)) return;
+  if (!check_continuity(pid, st, cc, has_payload, discontinuity, packet)) return;
   if (!has_payload || pid == kNullPid) return;
   Bytes payload = r.rest();
   if (pid == kPatPid || pmt_pids_.count(pid)) {
@@ -545,7 +553,7 @@ void TsDemux::flush() {
   // continuity afresh: its counters begin anew, not where the old sender's stopped.
   for (auto& [pid, st] : pid_state_) {
     st.last_cc = -1;
-    st.duplicate_seen = false;
+    st.discontinuity_pending = false;
   }
 }
 

@@ -278,6 +278,62 @@ TEST(TsDemux, ContinuityJumpCountsAndCostsOnlyItsFrame) {
   EXPECT_EQ(video->stream_type, 0x21);
 }
 
+// Review 2026-11-29: a third copy of a packet (same CC) was taken as new data (with the unit
+// start flag, its frame ended as a one-packet damaged unit and began again from the same
+// bytes); a packet with the same CC but other content (16 packets lost, or corruption) was
+// dropped as a "duplicate" with no continuity error; and a discontinuity signalled in a
+// packet without payload (PCR only) was ignored, the next packet a false error.
+TEST(TsDemux, DuplicatesAreIdenticalCopiesAndADiscontinuityWithoutPayloadCounts) {
+  auto packets = mux(3, 4000);
+  // Frame 1's first video packet three times.
+  std::size_t frame_starts = 0, first_of_1 = 0;
+  for (std::size_t i = 0; i < packets.size(); ++i)
+    if (pid_of(packets[i]) == 0x200 && (packets[i][1] & 0x40) && ++frame_starts == 2) first_of_1 = i;
+  ASSERT_NE(first_of_1, 0u);
+  const Packet copy = packets[first_of_1];
+  packets.insert(packets.begin() + static_cast<std::ptrdiff_t>(first_of_1) + 1, {copy, copy});
+  Collect c;
+  c.feed(packets);
+  ASSERT_EQ(c.units.size(), 3u);
+  for (const auto& u : c.units) EXPECT_TRUE(u.complete) << u.problem;
+  EXPECT_EQ(c.demux.counters().duplicates, 2u);
+  EXPECT_EQ(c.demux.counters().continuity_errors, 0u);
+
+  // The same CC on other content: packets are missing (here the next 16 with that counter).
+  auto other = mux(3, 4000);
+  std::size_t video = 0, at = 0;
+  for (std::size_t i = 0; i < other.size(); ++i)
+    if (pid_of(other[i]) == 0x200 && ++video == 20) at = i;
+  ASSERT_NE(at, 0u);
+  Packet same_cc = other[at];
+  same_cc[100] ^= 0x5A;
+  other.insert(other.begin() + static_cast<std::ptrdiff_t>(at) + 1, same_cc);
+  Collect d;
+  d.feed(other);
+  EXPECT_EQ(d.demux.counters().duplicates, 0u);
+  EXPECT_EQ(d.demux.counters().continuity_errors, 1u);
+
+  // A discontinuity in an adaptation-only packet, then a jump: allowed.
+  Collect e;
+  auto third = mux(3, 4000);
+  std::size_t seen = 0, jump = 0;
+  for (std::size_t i = 0; i < third.size(); ++i)
+    if (pid_of(third[i]) == 0x200 && ++seen == 10) jump = i;
+  ASSERT_NE(jump, 0u);
+  for (std::size_t i = jump; i < third.size(); ++i)
+    if (pid_of(third[i]) == 0x200) third[i][3] = static_cast<std::uint8_t>((third[i][3] & 0xF0) | ((third[i][3] + 7) & 0x0F));
+  Packet pcr_only(188, 0xFF);
+  pcr_only[0] = 0x47;
+  pcr_only[1] = 0x02;
+  pcr_only[2] = 0x00;  // PID 0x200
+  pcr_only[3] = static_cast<std::uint8_t>(0x20 | (third[jump - 1][3] & 0x0F));  // adaptation only: CC not counted
+  pcr_only[4] = 183;
+  pcr_only[5] = 0x80;  // discontinuity_indicator
+  third.insert(third.begin() + static_cast<std::ptrdiff_t>(jump), pcr_only);
+  e.feed(third);
+  EXPECT_EQ(e.demux.counters().continuity_errors, 0u);
+}
+
 // Review 2026-11-28: a sender that restarted (a new SSRC: the session flushes the payload)
 // was counted a continuity error on its PAT, PMT and video PIDs (its counters begin afresh),
 // while not a packet was lost.

@@ -111,8 +111,8 @@ struct TsCounters {
   std::uint64_t packets = 0;               ///< 188-byte packets seen
   std::uint64_t sync_errors = 0;           ///< packets not starting with 0x47, or a cut tail
   std::uint64_t transport_errors = 0;      ///< TEI set: the link says the packet is damaged
-  std::uint64_t continuity_errors = 0;     ///< CC jumps (2.4.3.3), duplicates beyond one excluded
-  std::uint64_t duplicates = 0;            ///< a packet repeated with the same CC (discarded)
+  std::uint64_t continuity_errors = 0;     ///< CC jumps (2.4.3.3), or the same CC on other content
+  std::uint64_t duplicates = 0;            ///< a packet repeated, same CC and content (discarded)
   std::uint64_t adaptation_malformed = 0;  ///< adaptation_field_length past the packet
   std::uint64_t section_crc_errors = 0;
   std::uint64_t section_malformed = 0;     ///< bad lengths, PMT pointing at reserved PIDs, …
@@ -197,7 +197,8 @@ class TsDemux {
     std::uint64_t packets = 0;
     std::uint64_t continuity_errors = 0;
     int last_cc = -1;        // -1: none yet
-    bool duplicate_seen = false;
+    bool discontinuity_pending = false;  // signalled in a packet without payload
+    std::array<std::uint8_t, 188> last{};  // the last packet with payload (a duplicate is identical)
   };
   struct SectionBuffer {
     std::vector<std::uint8_t> bytes;
@@ -210,7 +211,7 @@ class TsDemux {
     std::string problem;
   };
 
-  bool check_continuity(std::uint16_t pid, PidState& st, int cc, bool has_payload, bool discontinuity);
+  bool check_continuity(std::uint16_t pid, PidState& st, int cc, bool has_payload, bool discontinuity, Bytes packet);
   void handle_section_payload(std::uint16_t pid, bool unit_start, Bytes payload);
   void handle_section(std::uint16_t pid, Bytes section);
   void handle_pat(Bytes section);
