@@ -40,6 +40,7 @@ Ipv4Reassembler::Slot& Ipv4Reassembler::slot_for(const Ipv4Fragment& f, std::chr
   s.first = time;
   s.length = 0;
   s.covered = 0;
+  s.max_end = 0;
   s.have.assign((kUnits + 63) / 64, 0);
   if (s.bytes.size() != kMaxDatagram) s.bytes.resize(kMaxDatagram);
   return s;
@@ -64,19 +65,35 @@ std::optional<std::span<const std::uint8_t>> Ipv4Reassembler::add(const Ipv4Frag
     }
     s.length = static_cast<std::uint32_t>(end);
   }
-  if (s.length != 0 && end > s.length) {  // past the end its last fragment gave
+  // Past the end its last fragment gave, now or before it came (a fragment beyond the end
+  // would have counted toward a datagram with a hole in it).
+  s.max_end = std::max<std::uint32_t>(s.max_end, static_cast<std::uint32_t>(end));
+  if (s.length != 0 && s.max_end > s.length) {
+    s.used = false;
+    ++counters_.malformed;
+    return std::nullopt;
+  }
+  // Overlaps (RFC 5722's rule, which Linux applies to IPv4 too): a fragment received twice
+  // with the same bytes is a duplicate, dropped; one over bytes already held with other bytes
+  // makes the datagram ambiguous, dropped whole.
+  const std::size_t first_unit = f.offset / 8, end_unit = (end + 7) / 8;
+  auto held = [&](std::size_t u) { return (s.have[u / 64] >> (u % 64)) & 1; };
+  std::size_t already = 0;
+  for (std::size_t u = first_unit; u < end_unit; ++u) already += held(u);
+  if (already == end_unit - first_unit &&
+      std::equal(f.data.begin(), f.data.end(), s.bytes.begin() + f.offset)) {
+    ++counters_.duplicates;
+    return std::nullopt;
+  }
+  if (already > 0) {
     s.used = false;
     ++counters_.malformed;
     return std::nullopt;
   }
   std::copy(f.data.begin(), f.data.end(), s.bytes.begin() + f.offset);
-  for (std::size_t u = f.offset / 8; u < (end + 7) / 8; ++u) {
-    std::uint64_t& word = s.have[u / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (u % 64);
-    if (!(word & bit)) {
-      word |= bit;
-      ++s.covered;
-    }
+  for (std::size_t u = first_unit; u < end_unit; ++u) {
+    s.have[u / 64] |= std::uint64_t{1} << (u % 64);
+    ++s.covered;
   }
   if (s.length == 0 || s.covered != (s.length + 7) / 8) return std::nullopt;
   s.used = false;

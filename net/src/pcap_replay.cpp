@@ -204,7 +204,9 @@ void PcapReplay::run() {
       // Looping: the next pass follows the last datagram after the capture's own last gap,
       // and its first datagram tells the depacketizer that the stream starts afresh.
       capture_.passes.fetch_add(1, std::memory_order_relaxed);
-      replay_start = last_due + last_gap;
+      // At least 10 ms: a pass of one datagram, or of datagrams that share one timestamp, has
+      // no gap of its own, and the file would be reopened as fast as the CPU allows.
+      replay_start = last_due + std::max<Clock::duration>(last_gap, std::chrono::milliseconds(10));
       have_first = false;
       pass_datagrams = 0;
       restart = true;

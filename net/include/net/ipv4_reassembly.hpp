@@ -31,7 +31,8 @@ struct ReassemblyCounters {
   std::uint64_t fragments = 0;    ///< fragments taken in
   std::uint64_t datagrams = 0;    ///< datagrams put back together
   std::uint64_t given_up = 0;     ///< datagrams whose missing fragments never came (evicted or too old)
-  std::uint64_t malformed = 0;    ///< fragments that cannot be part of a datagram (beyond 64 KiB, misaligned, conflicting ends)
+  std::uint64_t malformed = 0;    ///< fragments that cannot be part of a datagram (beyond 64 KiB, misaligned, conflicting ends, past the end, overlapping others)
+  std::uint64_t duplicates = 0;   ///< fragments received twice, the same bytes (dropped)
 };
 
 class Ipv4Reassembler {
@@ -57,6 +58,7 @@ class Ipv4Reassembler {
     std::chrono::nanoseconds first{};
     std::uint32_t length = 0;  ///< the datagram's payload length once its last fragment came (0: not yet)
     std::uint32_t covered = 0;  ///< 8-byte units received
+    std::uint32_t max_end = 0;  ///< the furthest end of any fragment taken
     std::vector<std::uint64_t> have;  ///< one bit per 8-byte unit
     std::vector<std::uint8_t> bytes;  ///< kMaxDatagram, made on first use and kept
   };
