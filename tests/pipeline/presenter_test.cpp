@@ -128,6 +128,28 @@ TEST(FramePresenter, WhileSoundPlaysPicturesWaitAtLeastTheSoundsDelay) {
   for (std::size_t i = 1; i < shown.size(); ++i) EXPECT_LE(shown[i].visible - shown[i - 1].visible, 3 * k60Hz);
 }
 
+// Review 2026-11-29: the buffer held 8 frames whatever the rate; at 60 fps that is 133 ms,
+// and a playout delay above it (the sound's 200 ms floor, or the delay after a stall) pushed
+// every on-time frame out as the oldest before it was due: a frozen picture, all "skipped".
+TEST(FramePresenter, AtSixtyFramesTheBufferHoldsTheWholeDelay) {
+  FramePresenter p;
+  p.set_min_delay(200ms);
+  const auto frames = stream(600, 1500, [](int) { return 10ms; });  // 60 fps, 10 s
+  const auto shown = play(p, frames, k60Hz);
+  expect_in_order(shown);
+  const auto f = p.figures();
+  EXPECT_EQ(f.skipped, 0u);
+  EXPECT_EQ(f.shown, 600u);
+  EXPECT_GE(f.delay_ms, 200.0);
+  // After a 300 ms stall the delay may reach its ceiling: frames still come through.
+  FramePresenter q;
+  const auto stalled = stream(600, 1500, [](int i) { return i >= 200 && i < 220 ? 310ms - (i - 200) * 15ms : 10ms; });
+  const auto after = play(q, stalled, k60Hz);
+  expect_in_order(after);
+  EXPECT_LE(q.figures().skipped, 25u) << "the stall's own frames at most";
+  EXPECT_GE(q.figures().shown, 575u);
+}
+
 TEST(FramePresenter, ADecodeStallRepeatsThenSkipsToCatchUp) {
   FramePresenter p;
   // 25 fps; frames 100..104 are stuck 200 ms behind a stalled decode, then come at once.

@@ -34,6 +34,13 @@ void FramePresenter::adapt(Clock::duration lateness) {
   // half a refresh before the refresh nearest its due time.
   auto target = sorted[k] + refresh_ + refresh_ / 2;
   target = std::max(std::min(target, config_.max_delay), min_delay_);
+  // Never a delay longer than the buffer can hold frames for: on-time frames would be pushed
+  // out as the oldest before they are due (at 60 fps, 8 frames held 133 ms).
+  if (interval > Clock::duration{}) {
+    const auto held = static_cast<std::int64_t>(frames_held()) - 2;
+    const auto most = held * interval - 2 * refresh_;
+    if (most > Clock::duration{}) target = std::min(target, most);
+  }
   // Later frames: at once. Earlier: a sixteenth of the excess a frame (at least 0.5 ms), so that
   // the schedule moves by a fraction of a refresh at a time.
   if (target > delay_) delay_ = target;
@@ -80,8 +87,18 @@ void FramePresenter::push(Frame frame, Clock::time_point ready) {
   enqueue({std::move(second), due + interval / 2, media + half_ticks});
 }
 
+std::size_t FramePresenter::frames_held() const {
+  // In time, not only in frames: the longest delay (the ceiling, or the sound's floor) and
+  // two refreshes of frames, at least `capacity`, at most kMostFrames (memory: a picture each).
+  const auto interval = clock_.frame_interval();
+  if (interval <= Clock::duration{}) return config_.capacity;
+  const auto span = std::max(config_.max_delay, min_delay_) + 2 * refresh_;
+  const auto need = static_cast<std::size_t>(span / interval) + 3;
+  return std::clamp(need, config_.capacity, std::max(config_.capacity, kMostFrames));
+}
+
 void FramePresenter::enqueue(Waiting w) {
-  const std::size_t capacity = config_.capacity * (config_.split_fields ? 2 : 1);
+  const std::size_t capacity = frames_held() * (config_.split_fields ? 2 : 1);
   if (waiting_.size() >= capacity) {
     waiting_.pop_front();
     ++figures_.skipped;

@@ -46,7 +46,7 @@ namespace j2k::pipeline {
 class FramePresenter {
  public:
   struct Config {
-    std::size_t capacity = 8;  ///< frames waiting at most; beyond, the oldest is skipped
+    std::size_t capacity = 8;  ///< frames waiting at least (more at high rates, for the delay); beyond, the oldest is skipped
     /// Interlaced frames become a picture per field (see above); progressive ones are unchanged.
     bool split_fields = false;
     Clock::duration max_delay = std::chrono::milliseconds(300);  ///< the playout delay's ceiling
@@ -97,6 +97,10 @@ class FramePresenter {
   };
   void adapt(Clock::duration lateness);  // under mutex_
   void enqueue(Waiting w);                // under mutex_: appends, skipping the oldest beyond capacity
+  /// Under mutex_: frames the buffer holds (per stream, before fields are split): enough for
+  /// the longest delay at the stream's rate, at least Config::capacity, at most kMostFrames.
+  std::size_t frames_held() const;
+  static constexpr std::size_t kMostFrames = 32;
 
   Config config_;
   mutable std::mutex mutex_;  // guards everything below
