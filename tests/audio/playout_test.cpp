@@ -121,6 +121,31 @@ TEST(Playout, WithoutPicturesTheSoundPlaysOnItsOwnClock) {
   EXPECT_EQ(p.stats().frames_played, 20u * 1920);
 }
 
+// Review 2026-11-29: without pictures the sound's own clock was anchored once and never
+// again: after the stream's time jumped back (a looped capture, a sender started again) or
+// after an underrun, every block was "late" against the old anchor and skipped, or "early"
+// and held in silence for good. A jump or an empty buffer anchors it afresh.
+TEST(Playout, WithoutPicturesTheSoundRecoversAfterAJumpAndAGap) {
+  const AudioFormat f{2, 48000, 16};
+  AudioPlayout p;
+  std::vector<std::int16_t> out(960 * 2);
+  Clock::time_point device = Clock::now();
+  auto play = [&](std::uint32_t first_ts, int blocks, int pulls) {
+    for (int k = 0; k < blocks; ++k) p.push(frame_sound(f, first_ts + 3600u * static_cast<std::uint32_t>(k), false, 500));
+    for (int i = 0; i < pulls; ++i) {
+      p.pull(out.data(), 960, device);
+      device += ms(20);
+    }
+  };
+  play(90000u * 100, 25, 60);  // a second of sound, played out, then 200 ms of nothing
+  const auto first = p.stats().frames_played;
+  EXPECT_EQ(first, 25u * 1920);
+  play(90000u * 40, 25, 60);  // the stream's time 60 s back (a loop): a second more
+  EXPECT_EQ(p.stats().frames_played, 2 * first) << "skipped " << p.stats().frames_skipped;
+  play(90000u * 300, 25, 60);  // and 260 s ahead, after a pause
+  EXPECT_EQ(p.stats().frames_played, 3 * first) << "silence " << p.stats().frames_silence;
+}
+
 TEST(Playout, ChannelsMuteAndTheBufferBound) {
   const AudioFormat f{4, 48000, 24};
   PlayoutOptions o;

@@ -84,6 +84,7 @@ void AudioPlayout::push(const depacketizer::AudioBlock& block) {
     } else {
       fifo_.clear();  // a jump: start afresh at this block
       head_ticks_ = t;
+      free_anchor_.reset();  // the sound's own clock too (without pictures)
     }
   }
   for (std::size_t f = skip; f < frames; ++f)
@@ -192,6 +193,9 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
     if (done + n < frames) {
       stats_.frames_silence += frames - done - n;
       if (playing_ && n < frames - done) ++stats_.underruns;
+      // Ran dry on its own clock: the next sound starts it afresh (a gap in the stream, or a
+      // sender whose clock runs slow against ours), not measured against the old anchor.
+      if (!stats_.on_picture_clock && fifo_.empty()) free_anchor_.reset();
     }
     playing_ = n > 0 || (playing_ && done > 0);
     if (muted_) std::fill(out, out + frames * ch, std::int16_t{0});
