@@ -20,6 +20,13 @@ TEST(SoundAlarms, ParseSilenceAndClipping) {
   EXPECT_GE(d->clipping, 0) << "on unless turned off";
   EXPECT_FALSE(parse_alarm_spec("clipping=3s"));
   EXPECT_FALSE(parse_alarm_spec("silence=loud"));
+  // Review 2026-11-29: silence=0 marked every channel, loud ones too, silent for good (and a
+  // "stalled"/"back" pair of events every second).
+  for (const char* zero : {"silence=0", "silence=0s", "freeze=0ms", "signal=0", "black=0"}) {
+    auto z = parse_alarm_spec(zero);
+    ASSERT_FALSE(z) << zero;
+    EXPECT_NE(z.error().message.find("must last some time"), std::string::npos) << z.error().message;
+  }
 }
 
 TEST(SoundAlarms, ADeadChannelIsCriticalClippingAWarningAndNoPacketsIsNotSilence) {

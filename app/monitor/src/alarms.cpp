@@ -81,6 +81,10 @@ Result<AlarmThresholds> parse_alarm_spec(std::string_view spec) {
     if (!q)
       return make_error(ErrorKind::corrupt, fmt::format("alarm {}={} is not a non-negative {}", key, value,
                                                         percent ? "percentage" : unit_ms ? "time (5ms)" : "time (2s)"));
+    // A time of 0 would call every moment silent, frozen, black or without signal: refused.
+    if (!percent && !unit_ms && *q <= 0)
+      return make_error(ErrorKind::corrupt, fmt::format("alarm {}={}: a {} must last some time (e.g. {}=500ms), or say "
+                                                        "{}=off", key, value, key == "signal" ? "loss of signal" : key, key, key));
     *field = *q;
   }
   return t;
