@@ -83,6 +83,15 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
   rx->bound_port_ = sock.local_endpoint(ec).port();
   rx->bound_address_ = address->to_uint();
   if (multicast) {
+    // Linux hands a socket bound to G:port every datagram to G:port that any socket of the host
+    // joined, on any interface: the two paths of an ST 2022-7 link on one group and port (one
+    // per network) would each see both networks' packets. Only this socket's own joins, on its
+    // own interface, then.
+    int all = 0;
+    rx->own_groups_only_ = setsockopt(sock.native_handle(), IPPROTO_IP, IP_MULTICAST_ALL, &all, sizeof all) == 0;
+    if (!rx->own_groups_only_)
+      log->warn("this kernel cannot keep a group socket to its own joins (IP_MULTICAST_ALL): two paths on one group "
+                "and port may see each other's packets");
     asio::ip::address_v4 iface = asio::ip::address_v4::any();
     if (!config.iface.empty()) {
       auto found = interface_address(config.iface);

@@ -56,6 +56,21 @@ TEST(UdpReceiver, ReceivesEveryDatagramWithKernelTimestamps) {
   EXPECT_EQ((*rx)->counters().dropped_queue_full.load(), 0u);
 }
 
+// Review 2026-11-29: a group socket took the group from every interface any socket of the host
+// had joined it on (IP_MULTICAST_ALL defaults to 1): the two paths of an ST 2022-7 link on one
+// group and port, one per network, each saw both networks, so per-path loss and skew were
+// wrong and a path never went down.
+TEST(UdpReceiver, AGroupSocketTakesOnlyItsOwnJoins) {
+  net::PacketQueue queue(64);
+  net::ReceiverConfig rc;
+  rc.address = "239.10.77.1";
+  rc.port = 0;
+  rc.iface = "127.0.0.1";
+  auto rx = net::UdpReceiver::open(rc, queue);
+  ASSERT_TRUE(rx.ok()) << rx.error().message;
+  EXPECT_TRUE((*rx)->own_groups_only());
+}
+
 TEST(UdpReceiver, FullQueueDropsAndCountsNeverBlocks) {
   net::PacketQueue queue(10);
   auto rx = local_receiver(queue, 64);

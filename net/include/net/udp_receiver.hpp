@@ -40,6 +40,9 @@ class UdpReceiver final : public PacketSource {
   int granted_receive_buffer() const noexcept { return granted_buffer_; }
   /// True when arrival times come from the kernel (SO_TIMESTAMPNS), not from this thread.
   bool kernel_timestamps() const noexcept { return kernel_timestamps_; }
+  /// A group socket takes only the groups it joined itself, on the interface it joined them
+  /// on (IP_MULTICAST_ALL off; false where the kernel lacks the option).
+  bool own_groups_only() const noexcept { return own_groups_only_; }
   /// The local port actually bound (useful when the config asked for port 0).
   std::uint16_t bound_port() const noexcept { return bound_port_; }
   const ReceiverConfig& config() const noexcept { return config_; }
@@ -55,6 +58,7 @@ class UdpReceiver final : public PacketSource {
   std::uint16_t bound_port_ = 0;
   std::uint32_t bound_address_ = 0;  ///< the group or local address bound (0: any)
   bool kernel_timestamps_ = false;
+  bool own_groups_only_ = false;
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
   std::atomic<bool> running_{false};
