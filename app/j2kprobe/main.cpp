@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
   if (!url2_text.empty()) {
     auto url2 = parse_stream_url(url2_text);
     if (!url2) return setup.usage_error(url2.error().message);
+    if (auto st = check_second_path(config.url, *url2); !st) return setup.usage_error(st.error().message);
     config.url2 = *url2;
   }
   config.decoder = *choice;

@@ -157,7 +157,11 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
       if (!item.empty()) {
         auto eq = item.find('=');
         if (eq == std::string::npos || eq == 0) return bad(text, fmt::format("query item '{}' is not key=value", item));
-        url.query[item.substr(0, eq)] = item.substr(eq + 1);
+        // Twice, or empty (a script's unset variable: iface=$IFACE): said, never the last one
+        // silently, nor the kernel's default interface.
+        const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+        if (value.empty()) return bad(text, fmt::format("'{}=' has no value", key));
+        if (!url.query.emplace(key, value).second) return bad(text, fmt::format("'{}' is given twice", key));
       }
       if (amp == std::string::npos) break;
       start = amp + 1;
@@ -220,6 +224,14 @@ Result<StreamUrl> parse_stream_url(const std::string& text) {
   if (!parse_int(authority.substr(colon + 1), 1, 65535, port)) return bad(text, "port must be 1..65535");
   url.port = static_cast<std::uint16_t>(port);
   return url;
+}
+
+Status check_second_path(const StreamUrl& first, const StreamUrl& second) {
+  if (first.scheme != StreamUrl::Scheme::rtp || second.scheme != StreamUrl::Scheme::rtp)
+    return make_error(ErrorKind::corrupt,
+                      "a second path (SMPTE ST 2022-7) is for live streams: give two rtp:// URLs; a capture is "
+                      "replayed one file at a time, and the demo has one path");
+  return {};
 }
 
 }  // namespace j2k

@@ -130,3 +130,25 @@ TEST(StreamUrl, SdpFileGivesTheStreamItDescribes) {
   EXPECT_FALSE(parse_stream_url(std::string("sdp:") + path + "?port=5").ok());
   std::remove(path);
 }
+
+// Review 2026-11-29: a key given twice silently took the last value (?port=5004&port=6000
+// replayed 6000); an empty value was taken (iface=$IFACE unset joined on the kernel's default
+// interface without a word); and a capture given a second path replayed the first alone.
+TEST(StreamUrl, KeysGivenTwiceEmptyValuesAndACapturesSecondPathAreRefused) {
+  auto twice = parse_stream_url("pcap:c.pcap?port=5004&port=6000");
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("'port' is given twice"), std::string::npos) << twice.error().message;
+  auto empty = parse_stream_url("rtp://239.1.1.1:5004?iface=");
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.error().message.find("'iface=' has no value"), std::string::npos) << empty.error().message;
+  EXPECT_FALSE(parse_stream_url("rtp://239.1.1.1:5004?iface=eth0&iface="));
+  const auto live = parse_stream_url("rtp://239.1.1.1:5004?iface=127.0.0.1");
+  const auto other = parse_stream_url("rtp://239.2.2.2:5004?iface=127.0.0.1");
+  const auto capture = parse_stream_url("pcap:c.pcap?port=5004");
+  ASSERT_TRUE(live && other && capture);
+  EXPECT_TRUE(check_second_path(*live, *other));
+  EXPECT_FALSE(check_second_path(*capture, *live));
+  const auto st = check_second_path(*live, *capture);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("two rtp:// URLs"), std::string::npos) << st.error().message;
+}

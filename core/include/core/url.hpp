@@ -30,4 +30,8 @@ struct StreamUrl {
 /// Parses a URL; the error message says what is wrong and shows a valid example.
 Result<StreamUrl> parse_stream_url(const std::string& text);
 
+/// The second path of an ST 2022-7 link: both URLs live network ones (a capture is replayed
+/// one file at a time, the demo has one path). An error says what to do instead.
+Status check_second_path(const StreamUrl& first, const StreamUrl& second);
+
 }  // namespace j2k
