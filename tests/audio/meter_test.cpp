@@ -50,6 +50,24 @@ TEST(LevelMeter, KWeightingCutsLowFrequencies) {
   EXPECT_NEAR(m.levels()[0].rms_dbfs, -23.0, 0.1);
 }
 
+// Review 2026-11-29: the 2 s peak hold fell, when it expired, to the current sample rather
+// than the highest peak of the last 2 s: after a -0.1 dBFS peak and a -0.9 dBFS one 1.8 s
+// later, the hold read about -26 dBFS at 2.0 s, below the meter's own peak.
+TEST(LevelMeter, ThePeakHoldIsTheHighestPeakOfTheLastTwoSeconds) {
+  LevelMeter m;
+  const AudioFormat f{1, 48000, 16};
+  auto tone = [&](double dbfs, double seconds) { m.push(sine(f, 997, dbfs, seconds)); };
+  tone(-0.1, 0.1);   // the loudest, at 0 s
+  tone(-30, 1.7);
+  tone(-0.9, 0.1);   // 1.8 s
+  tone(-30, 0.35);   // 2.25 s: the first peak is over 2 s old, the second is not
+  auto l = m.levels();
+  EXPECT_NEAR(l[0].peak_hold_dbfs, -0.9, 0.15);
+  tone(-30, 2.0);    // both over 2 s old: the hold is the tone's own level
+  l = m.levels();
+  EXPECT_NEAR(l[0].peak_hold_dbfs, -30, 0.15);
+}
+
 TEST(LevelMeter, SilenceAndClippingPerChannel) {
   LevelMeter m;
   m.push(sine({2, 48000, 16}, 1000, 0, 2.5, /*silent_channel=*/1));  // channel 1 silent, channel 0 at full scale

@@ -64,6 +64,7 @@ void LevelMeter::end_block(Channel& c) {
   keep4(c.weighted_squares, c.block_weighted);
   keep4(c.plain_squares, c.block_plain);
   keep4(c.peaks, c.block_peak);
+  c.hold_blocks[c.hold_next++ % c.hold_blocks.size()] = c.block_peak;
   c.block_weighted = c.block_plain = c.block_peak = 0;
 }
 
@@ -98,12 +99,6 @@ void LevelMeter::push(const depacketizer::AudioBlock& block) {
         c.clip_age = -1;
       }
       c.clipping = c.clip_age >= 0;
-      if (std::fabs(x) >= c.hold || c.hold_age > 2 * block.format.sample_rate) {
-        c.hold = std::fabs(x);
-        c.hold_age = 0;
-      } else {
-        ++c.hold_age;
-      }
     }
     if (++window_fill_ >= window_len) {
       window_fill_ = 0;
@@ -137,7 +132,9 @@ std::vector<ChannelLevel> LevelMeter::levels() const {
     l.momentary_db = c.weighted_squares.empty() ? kFloorDb : std::max(kFloorDb, -0.691 + db10(w / blocks));
     l.rms_dbfs = c.plain_squares.empty() ? kFloorDb : db10(p / blocks);
     l.peak_dbfs = peak > 0 ? std::max(kFloorDb, 20.0 * std::log10(peak)) : kFloorDb;
-    l.peak_hold_dbfs = c.hold > 0 ? std::max(kFloorDb, 20.0 * std::log10(c.hold)) : kFloorDb;
+    // The highest peak of the last 2 s: the finished blocks' and the one filling now.
+    const double hold = std::max(*std::max_element(c.hold_blocks.begin(), c.hold_blocks.end()), c.block_peak);
+    l.peak_hold_dbfs = hold > 0 ? std::max(kFloorDb, 20.0 * std::log10(hold)) : kFloorDb;
     l.silent = c.silent;
     l.clipping = c.clipping;
     out.push_back(l);

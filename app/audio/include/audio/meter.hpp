@@ -5,6 +5,7 @@
 // silence / clipping detection. A 997 Hz sine peaking at -20 dBFS reads -23.0 momentary
 // (BS.1770 puts a full-scale sine at -3.0), and -23.0 dB RMS. Fed on the depacketizer's or the player's audio thread;
 // `levels()` copies the state under a mutex for the overlay, the JSON and the alarms.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -57,8 +58,8 @@ class LevelMeter {
     std::vector<double> plain_squares;
     std::vector<double> peaks;
     double block_weighted = 0, block_plain = 0, block_peak = 0;
-    double hold = 0;
-    std::int64_t hold_age = 0;              // samples since the hold was set
+    std::array<double, 20> hold_blocks{};   // the peaks of the last 20 blocks of 100 ms: the 2 s hold
+    std::size_t hold_next = 0;
     double window_squares = 0;              // sum of squares over the current 10 ms
     std::int64_t quiet_samples = 0;         // in whole 10 ms windows quieter than the silence level
     bool silent = false, clipping = false;
