@@ -187,7 +187,7 @@ void PcapReplay::run() {
   pcap_pkthdr* header = nullptr;
   const u_char* data = nullptr;
   RateLimiter read_error_log;
-  bool cut_said = false;
+  bool cut_said = false, malformed_said = false;
   auto say_read_error = [&] {
     // libpcap stops at a record it cannot read (a file cut mid-record by a killed tcpdump, a
     // damaged block, a pcapng interface of another link type): say where and why.
@@ -242,9 +242,16 @@ void PcapReplay::run() {
       if (channel < 0 && udp.destination_port == side_port) channel = side_channel;
     const bool wanted = channel >= 0 && (!want_destination || udp.destination == want_destination);
     if (verdict == FrameVerdict::truncated) {
-      // Headers cut short; a frame captured shorter than on the wire is counted above already.
-      if (header->caplen >= header->len) capture_.truncated.fetch_add(1, std::memory_order_relaxed);
-      if (udp.ports_known && wanted) {
+      // Headers cut short. A frame captured whole (caplen = len) whose IP or UDP lengths
+      // reach past it is malformed, not cut by the snap length: said as such.
+      if (header->caplen >= header->len) {
+        capture_.malformed.fetch_add(1, std::memory_order_relaxed);
+        if (udp.ports_known && wanted && !std::exchange(malformed_said, true))
+          logger("net")->warn("{}: a datagram to port {} at frame {} is malformed: its IP or UDP length does not fit the "
+                              "{} bytes captured whole (a broken sender or capture tool); it cannot be replayed",
+                              config_.file, udp.destination_port, capture_.frames.load(std::memory_order_relaxed),
+                              header->caplen);
+      } else if (udp.ports_known && wanted) {
         // A datagram of the stream, cut by the capture's snap length: lost to the replay (the
         // stream counts it lost), and said once, with what to do.
         capture_.cut_matching.fetch_add(1, std::memory_order_relaxed);
@@ -331,6 +338,8 @@ void PcapReplay::run() {
                           n, n == 1 ? "" : "s");
     if (const auto n = capture_.fragments_lost.load(std::memory_order_relaxed))
       also += fmt::format("; {} datagram{} whose IPv4 fragments did not all come", n, n == 1 ? "" : "s");
+    if (const auto n = capture_.malformed.load(std::memory_order_relaxed))
+      also += fmt::format("; {} frame{} whose IP or UDP lengths do not fit them (malformed)", n, n == 1 ? "" : "s");
     if (const auto n = capture_.ipv6.load(std::memory_order_relaxed))
       also += fmt::format("; {} IPv6 packet{} (not read: streams are received over IPv4)", n, n == 1 ? "" : "s");
     logger("net")->error("{}: no UDP datagrams{}{}; UDP destination ports in the capture: {}{}", config_.file,

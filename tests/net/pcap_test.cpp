@@ -771,6 +771,26 @@ TEST(PcapReplayProbe, ALoopedCaptureWithoutGapsDoesNotSpin) {
   EXPECT_LE(summary["packets"]["datagrams"].get<int>(), 150) << "one pass each 10 ms at most";
 }
 
+// Review 2026-11-29: frames captured whole whose UDP length reached past them were blamed on
+// the snap length ("capture with tcpdump -s 0"), advice that cannot help.
+TEST(PcapReplayProbe, MalformedLengthsAreNotBlamedOnTheSnapLength) {
+  Stream s = make_stream(2);
+  std::vector<std::vector<std::uint8_t>> frames;
+  for (const auto& p : s.packets) {
+    auto frame = frame_around(p, 5004);
+    frame[14 + 20 + 4] = 0xFF;  // UDP length 0xFFxx: past the frame, which is whole
+    frames.push_back(std::move(frame));
+  }
+  ASSERT_NO_FATAL_FAILURE(write_frames("badlen.pcap", DLT_EN10MB, frames));
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:badlen.pcap?port=5004' --json --no-decode", "badlen.probe");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("malformed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("snap length"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["packets"]["capture_malformed"], s.packets.size());
+  EXPECT_EQ(j["packets"]["capture_cut_by_snaplen"], 0);
+}
+
 // A snap length shorter than the datagrams: "330 lost" (the network lost nothing), or "no UDP
 // ports in the capture" when the stream was all it held.
 TEST(PcapReplayProbe, DatagramsCutByTheSnapLengthAreNamedWithTheRemedy) {

@@ -333,6 +333,7 @@ ReceivePipeline::ReceiverTotals ReceivePipeline::receiver_counters() const noexc
     t.capture_cut_matching = c.cut_matching.load(std::memory_order_relaxed);
     t.capture_ipv6 = c.ipv6.load(std::memory_order_relaxed);
     t.capture_read_errors = c.read_errors.load(std::memory_order_relaxed);
+    t.capture_malformed = c.malformed.load(std::memory_order_relaxed);
   }
   if (limit_reached_.load()) {
     t.datagrams = datagrams_at_limit_.load();

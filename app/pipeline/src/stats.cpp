@@ -21,6 +21,7 @@ StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   s.capture_cut_matching = rc.capture_cut_matching;
   s.capture_ipv6 = rc.capture_ipv6;
   s.capture_read_errors = rc.capture_read_errors;
+  s.capture_malformed = rc.capture_malformed;
   s.stream = pipeline.stream();
   s.decode = pipeline.decode();
   s.transport = pipeline.transport();
@@ -259,6 +260,7 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"capture_cut_by_snaplen", s.capture_cut_matching},
         {"capture_ipv6", s.capture_ipv6},
         {"capture_read_errors", s.capture_read_errors},
+        {"capture_malformed", s.capture_malformed},
         {"dropped_in_receiver", s.receiver_dropped}}},
       {"frames",
        {{"complete", st.frames_complete},

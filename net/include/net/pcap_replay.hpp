@@ -42,6 +42,9 @@ struct PcapCounters {
   std::atomic<std::uint64_t> truncated{0};      ///< captured shorter than on the wire
   std::atomic<std::uint64_t> cut_matching{0};   ///< of those, datagrams to the port replayed (lost to the snap length)
   std::atomic<std::uint64_t> ipv6{0};           ///< IPv6 packets (not read: the streams we receive are IPv4)
+  /// Frames captured whole whose IP or UDP lengths do not fit them (a broken sender or
+  /// capture tool, not the snap length); to the port replayed, lost to the replay.
+  std::atomic<std::uint64_t> malformed{0};
   std::atomic<std::uint64_t> read_errors{0};    ///< files libpcap could not read to their end (damaged, cut mid-record)
   std::atomic<std::uint64_t> passes{0};         ///< times the file was read to its end (loop)
   std::atomic<std::uint64_t> gaps_shortened{0};  ///< silences longer than max_gap, replayed at max_gap

@@ -229,7 +229,7 @@ class ReceivePipeline {
     /// A capture's frames that held no usable datagram (zero for sockets).
     std::uint64_t capture_fragments = 0, capture_not_udp = 0, capture_cut = 0, capture_gaps_shortened = 0;
     std::uint64_t capture_reassembled = 0, capture_fragments_lost = 0, capture_cut_matching = 0, capture_ipv6 = 0,
-                  capture_read_errors = 0;
+                  capture_read_errors = 0, capture_malformed = 0;
   };
   ReceiverTotals receiver_counters() const noexcept;
   depacketizer::StreamSnapshot stream() const;

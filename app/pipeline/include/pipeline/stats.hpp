@@ -23,7 +23,7 @@ struct StatsSample {
   /// protocols and ports), frames cut short; and its silences replayed shorter.
   std::uint64_t capture_fragments = 0, capture_not_udp = 0, capture_cut = 0, capture_gaps_shortened = 0;
   std::uint64_t capture_reassembled = 0, capture_fragments_lost = 0, capture_cut_matching = 0, capture_ipv6 = 0,
-                capture_read_errors = 0;
+                capture_read_errors = 0, capture_malformed = 0;
   depacketizer::StreamSnapshot stream;
   DecodeSnapshot decode;
   std::string transport;                           ///< url format: mxf, rfc5371, ts
