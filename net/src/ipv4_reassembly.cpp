@@ -8,6 +8,14 @@ std::size_t Ipv4Reassembler::in_progress() const noexcept {
   return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.used; }));
 }
 
+void Ipv4Reassembler::give_up_all() noexcept {
+  for (Slot& s : slots_)
+    if (s.used) {
+      s.used = false;
+      ++counters_.given_up;
+    }
+}
+
 void Ipv4Reassembler::give_up_older_than(std::chrono::nanoseconds time) {
   for (Slot& s : slots_)
     if (s.used && (time - s.first > kMaxAge || time < s.first - kMaxAge)) {  // (a clock stepped back: also stale)

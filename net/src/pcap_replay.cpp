@@ -222,6 +222,11 @@ void PcapReplay::run() {
     if (verdict == FrameVerdict::fragment) {
       // Put back together, as the receiving host's kernel does for a socket.
       capture_.fragments.fetch_add(1, std::memory_order_relaxed);
+      if (piece.offset == 0 && piece.protocol == 17 && piece.data.size() >= 8) {
+        // The first fragment holds the UDP header: its port is listed when nothing matches.
+        const auto port = static_cast<std::uint16_t>(piece.data[2] << 8 | piece.data[3]);
+        if (udp_ports.size() < kMaxPortsListed || udp_ports.count(port)) ++udp_ports[port];
+      }
       auto& re = impl_->fragments;
       const auto given_up = re.counters().given_up + re.counters().malformed;
       auto whole = re.add(piece, std::chrono::nanoseconds(static_cast<std::int64_t>(t * 1e9)));
@@ -327,6 +332,13 @@ void PcapReplay::run() {
     }
     if (!out_.push_wait(std::move(p))) break;
   }
+  {
+    // Datagrams still being put back together at the end will never complete.
+    auto& re = impl_->fragments;
+    const auto before = re.counters().given_up;
+    re.give_up_all();
+    capture_.fragments_lost.fetch_add(re.counters().given_up - before, std::memory_order_relaxed);
+  }
   if (counters_.datagrams.load(std::memory_order_relaxed) == 0 && running_.load()) {
     // Nothing matched: say what the capture does hold, so that the right ?port= is one look away.
     std::string ports;
@@ -337,7 +349,9 @@ void PcapReplay::run() {
       also += fmt::format("; {} datagram{} to the port cut short by the capture's snap length (capture with `tcpdump -s 0`)",
                           n, n == 1 ? "" : "s");
     if (const auto n = capture_.fragments_lost.load(std::memory_order_relaxed))
-      also += fmt::format("; {} datagram{} whose IPv4 fragments did not all come", n, n == 1 ? "" : "s");
+      also += fmt::format("; {} datagram{} whose IPv4 fragments did not all come (a capture filtered by port, e.g. "
+                          "`tcpdump udp port N`, keeps only first fragments: filter by host instead)",
+                          n, n == 1 ? "" : "s");
     if (const auto n = capture_.malformed.load(std::memory_order_relaxed))
       also += fmt::format("; {} frame{} whose IP or UDP lengths do not fit them (malformed)", n, n == 1 ? "" : "s");
     if (const auto n = capture_.ipv6.load(std::memory_order_relaxed))

@@ -791,6 +791,26 @@ TEST(PcapReplayProbe, MalformedLengthsAreNotBlamedOnTheSnapLength) {
   EXPECT_EQ(j["packets"]["capture_cut_by_snaplen"], 0);
 }
 
+// Review 2026-11-29: `tcpdump udp port 5004` keeps only each datagram's first fragment (the
+// others carry no UDP header). Such a capture said "no UDP datagrams to port 5004; ports in the
+// capture: none", the fragments still waiting at its end uncounted.
+TEST(PcapReplayProbe, FirstFragmentsAloneNameTheirPortAndTheRemedy) {
+  Stream s = make_stream(2);
+  std::vector<std::vector<std::uint8_t>> frames;
+  std::uint16_t id = 300;
+  for (const auto& p : s.packets) {
+    auto pieces = fragments_of(ipv4_udp(p, 5004, id++), 576);
+    if (pieces.size() > 1) frames.push_back(with_link(ethernet_head({0x0800}), pieces.front()));
+  }
+  ASSERT_GT(frames.size(), 0u);
+  ASSERT_NO_FATAL_FAILURE(write_frames("firstfrag.pcap", DLT_EN10MB, frames));
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:firstfrag.pcap?port=5004' --json --no-decode", "firstfrag.probe");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("UDP destination ports in the capture: 5004"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("filter by host instead"), std::string::npos) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["packets"]["capture_fragments_lost"], frames.size());
+}
+
 // A snap length shorter than the datagrams: "330 lost" (the network lost nothing), or "no UDP
 // ports in the capture" when the stream was all it held.
 TEST(PcapReplayProbe, DatagramsCutByTheSnapLengthAreNamedWithTheRemedy) {

@@ -47,6 +47,8 @@ class Ipv4Reassembler {
   const ReassemblyCounters& counters() const noexcept { return counters_; }
   /// Datagrams in progress now (for tests).
   std::size_t in_progress() const noexcept;
+  /// The end of the capture: what is still in progress will never complete (counted given up).
+  void give_up_all() noexcept;
 
  private:
   static constexpr std::size_t kUnits = (kMaxDatagram + 7) / 8;  // fragment offsets are in 8-byte units
