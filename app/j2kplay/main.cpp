@@ -439,6 +439,10 @@ int main(int argc, char** argv) {
       }
     }
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
+    // ... and shown on the virtual display, as the window would have, so that the display
+    // figures add up to the frames decoded (the rest of a run that was stopped: undisplayed).
+    if (capture_done) presenter.drain(tick, refresh);
+    else presenter.clear();
     if (capture_done) say_capture_end();
     nlohmann::json operator_summary;
     sound.glue().finish(operator_summary, pipe.stream().audio);

@@ -278,6 +278,27 @@ TEST(FramePresenter, SplitFieldsLeaveProgressiveFramesWhole) {
   EXPECT_EQ(p.figures().repeated, 0u);
 }
 
+// Review 2026-11-29: frames still waiting when a headless capture ended were dropped
+// uncounted; drain() shows them on virtual refreshes, clear() counts what it drops.
+TEST(FramePresenter, WhatWaitsAtTheEndIsShownOrCounted) {
+  FramePresenter p;
+  for (int i = 0; i < 6; ++i) {
+    FramePresenter::Frame f;
+    f.index = static_cast<std::uint64_t>(i);
+    f.rtp_timestamp = static_cast<std::uint32_t>(i) * 3600;
+    p.push(std::move(f), t0 + std::chrono::milliseconds(40 * i));
+  }
+  p.drain(t0, k60Hz);
+  auto f = p.figures();
+  EXPECT_EQ(f.shown + f.skipped, 6u);
+  EXPECT_EQ(f.skipped, 0u) << "each at its time on the virtual display";
+  FramePresenter q;
+  FramePresenter::Frame one;
+  q.push(std::move(one), t0);
+  q.clear();
+  EXPECT_EQ(q.figures().undisplayed, 1u);
+}
+
 TEST(FramePresenter, TheBufferIsBounded) {
   FramePresenter::Config c;
   c.capacity = 4;

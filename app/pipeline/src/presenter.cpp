@@ -162,7 +162,21 @@ void FramePresenter::set_min_delay(Clock::duration floor) {
 
 void FramePresenter::clear() {
   std::lock_guard lock(mutex_);
+  figures_.undisplayed += waiting_.size();  // counted, so that shown + skipped + undisplayed add up
   waiting_.clear();
+}
+
+void FramePresenter::drain(Clock::time_point from, Clock::duration refresh, std::size_t most) {
+  auto visible = from;
+  for (std::size_t i = 0; i < most; ++i) {
+    {
+      std::lock_guard lock(mutex_);
+      if (waiting_.empty()) return;
+    }
+    visible += refresh;
+    if (on_refresh(visible, refresh)) on_shown(visible);
+  }
+  clear();
 }
 
 FramePresenter::Figures FramePresenter::figures() const {

@@ -159,7 +159,7 @@ nlohmann::json latency_json(const LatencyHistogram& h) {
 
 void add_display_json(nlohmann::json& summary, const FramePresenter::Figures& d) {
   summary["display"] = {{"shown", d.shown}, {"fields_shown", d.fields_shown}, {"late", d.late}, {"repeated", d.repeated},
-                        {"skipped", d.skipped}, {"delay_ms", d.delay_ms}};
+                        {"skipped", d.skipped}, {"undisplayed", d.undisplayed}, {"delay_ms", d.delay_ms}};
   summary["latency"]["receive_to_display_ms"] = latency_json(d.receive_to_display);
 }
 

@@ -68,6 +68,7 @@ class FramePresenter {
   struct Figures {
     std::uint64_t shown = 0, late = 0, repeated = 0, skipped = 0;
     std::uint64_t fields_shown = 0;        ///< of `shown`, pictures that were one field of a woven frame
+    std::uint64_t undisplayed = 0;         ///< still waiting when the player closed (clear())
     double delay_ms = 0;                   ///< the playout delay now
     LatencyHistogram receive_to_display;   ///< last packet → the swap that showed it, ms
   };
@@ -87,6 +88,10 @@ class FramePresenter {
   void set_min_delay(Clock::duration floor);
   /// Drops the frames still waiting (their pictures go back to their pools); not counted.
   void clear();
+  /// The end of a capture without a display (headless): the frames still waiting are shown on
+  /// virtual refreshes every `refresh` after `from`, as if the display went on, so that every
+  /// decoded frame is counted shown or skipped. At most `most` refreshes.
+  void drain(Clock::time_point from, Clock::duration refresh, std::size_t most = 100000);
   Figures figures() const;
 
  private:
