@@ -202,6 +202,10 @@ TEST_F(Operator, ALoopedCaptureOfACleanStreamIsClean) {
     // Review 2026-11-29: each new pass read as the time code "going back 20 frames".
     EXPECT_EQ(j["time_code"]["frames_out_of_sequence"], 0) << frames;
     EXPECT_EQ(j["time_code"]["frames_without"], 0) << frames;
+    // Review 2026-11-29: the followed sender's own count kept the unit past --frames (61 for 60).
+    int per_sender = 0;
+    for (const auto& e : j["ssrcs"]) per_sender += e["frames_complete"].get<int>();
+    EXPECT_EQ(per_sender, frames) << j["ssrcs"].dump();
   }
 }
 

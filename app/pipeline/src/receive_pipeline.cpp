@@ -344,9 +344,17 @@ ReceivePipeline::ReceiverTotals ReceivePipeline::receiver_counters() const noexc
 
 depacketizer::StreamSnapshot ReceivePipeline::stream() const {
   auto s = session_->snapshot();
-  // Units cut short by the stop or past the frame limit are not frames of the stream.
-  s.frames_complete -= std::min(s.frames_complete, uncounted_complete_.load());
-  s.frames_incomplete -= std::min(s.frames_incomplete, uncounted_incomplete_.load());
+  // Units cut short by the stop or past the frame limit are not frames of the stream (nor of
+  // the followed sender's entry: they are its last units).
+  const auto complete = std::min(s.frames_complete, uncounted_complete_.load());
+  const auto incomplete = std::min(s.frames_incomplete, uncounted_incomplete_.load());
+  s.frames_complete -= complete;
+  s.frames_incomplete -= incomplete;
+  for (auto& e : s.ssrcs)
+    if (e.followed && e.ssrc == s.ssrc) {
+      e.frames_complete -= std::min(e.frames_complete, complete);
+      e.frames_incomplete -= std::min(e.frames_incomplete, incomplete);
+    }
   return s;
 }
 
