@@ -118,5 +118,17 @@ TEST(StatsFormat, WithoutDecodingTheDescriptorGivesThePicture) {
   s.stream.descriptor->horizontal_subsampling = 0;  // TR-01's descriptor gives no sampling: no guess
   EXPECT_EQ(pipeline::stream_format(s, "mxf"), "");
 }
+// Review 2026-11-29: the per-second line said "decoder-behind 40" for 40 frames dropped as
+// late while the JSON's frames.dropped_decoder_behind said 0: one name, two meanings.
+TEST(StatsLine, DropsAreNamedAsTheJsonNamesThem) {
+  pipeline::StatsSample before, now;
+  now.decode.dropped_late = 40;
+  const std::string line = pipeline::per_second_line(now, before, 1.0);
+  EXPECT_NE(line.find("dropped-late 40"), std::string::npos) << line;
+  EXPECT_EQ(line.find("decoder-behind"), std::string::npos) << line;
+  now.decode.dropped_queue_full = 3;
+  EXPECT_NE(pipeline::per_second_line(now, before, 1.0).find("decoder-behind 3"), std::string::npos);
+  EXPECT_EQ(pipeline::summary_json(now, 1.0)["frames"]["dropped_decoder_behind"], 3);
+}
 }  // namespace
 }  // namespace j2k

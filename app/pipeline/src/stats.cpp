@@ -119,7 +119,10 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (s.packets_out_of_window) line += fmt::format(", out-of-window {}", s.packets_out_of_window);
   if (s.packets_malformed) line += fmt::format(", malformed {}", s.packets_malformed);
   if (now.receiver_dropped) line += fmt::format(", rx-dropped {}", now.receiver_dropped);
-  if (now.decode.dropped_behind()) line += fmt::format(", decoder-behind {}", now.decode.dropped_behind());
+  // Named as the JSON names them (frames.dropped_decoder_behind: the queue was full;
+  // frames.dropped_late: it would have been shown late).
+  if (now.decode.dropped_queue_full) line += fmt::format(", decoder-behind {}", now.decode.dropped_queue_full);
+  if (now.decode.dropped_late) line += fmt::format(", dropped-late {}", now.decode.dropped_late);
   if (now.decode.degrade_level > 0 || now.decode.degraded)
     line += fmt::format(", degraded {} (now at 1/{} resolution)", now.decode.degraded, 1 << now.decode.degrade_level);
   if (now.decode.failed) line += fmt::format(", decode-errors {}", now.decode.failed);
