@@ -820,6 +820,16 @@ TEST(PcapReplayProbe, FirstFragmentsAloneNameTheirPortAndTheRemedy) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["packets"]["capture_fragments_lost"], frames.size());
 }
 
+// Review 2026-11-29: fec=1 on port 65535 said "fec_column port 65537 out of range", naming a
+// key the user never gave.
+TEST(PcapReplayProbe, FecPortsBeyondTheRangeSayWhichKeyToGive) {
+  Stream s = make_stream(1);
+  write_pcap("fec65535.pcap", s, 5004);
+  auto r = test::run(test::bin("j2kprobe") + " 'pcap:fec65535.pcap?port=65535&fec=1' --json", "fec65535.probe");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("port 65535 + 2 = 65537, beyond 65535: give fec_column=PORT"), std::string::npos) << r.err;
+}
+
 // A snap length shorter than the datagrams: "330 lost" (the network lost nothing), or "no UDP
 // ports in the capture" when the stream was all it held.
 TEST(PcapReplayProbe, DatagramsCutByTheSnapLengthAreNamedWithTheRemedy) {

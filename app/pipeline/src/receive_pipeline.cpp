@@ -204,7 +204,12 @@ Result<std::unique_ptr<ReceivePipeline>> ReceivePipeline::open(const PipelineCon
       for (auto [key, offset, channel] : {std::tuple{"fec_column", 2, depacketizer::kFecColumn},
                                           std::tuple{"fec_row", 4, depacketizer::kFecRow}}) {
         const int port = port_param(key, pc.port + offset);
-        if (port <= 0 || port > 65535) return make_error(ErrorKind::corrupt, fmt::format("{} port {} out of range", key, port));
+        if (port <= 0 || port > 65535)
+          return make_error(ErrorKind::corrupt,
+                            config.url.query.count(key)
+                                ? fmt::format("{}={} is not a port (1..65535)", key, port)
+                                : fmt::format("fec=1 looks for its FEC on port {} + {} = {}, beyond 65535: give {}=PORT",
+                                              pc.port, offset, port, key));
         pc.side_ports.emplace_back(static_cast<std::uint16_t>(port), channel);
       }
     }
@@ -262,7 +267,11 @@ Status ReceivePipeline::open_protection_receivers() {
   // the one packet queue, each packet stamped with its channel.
   const StreamUrl& url = config_.url;
   auto open_one = [&](const StreamUrl& u, int port, int channel, std::size_t pool) -> Status {
-    if (port <= 0 || port > 65535) return make_error(ErrorKind::corrupt, fmt::format("port {} out of range", port));
+    if (port <= 0 || port > 65535)
+      return make_error(ErrorKind::corrupt,
+                        fmt::format("port {} is beyond 65535 (fec=1 looks for FEC on the stream's port + 2 and + 4): give "
+                                    "fec_column=PORT and fec_row=PORT",
+                                    port));
     net::ReceiverConfig rc;
     rc.address = u.host;
     rc.port = static_cast<std::uint16_t>(port);
