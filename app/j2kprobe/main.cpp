@@ -274,6 +274,7 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "{}{}{}\n", pipeline::per_second_line(sample, before, t), audio_part.empty() ? "" : "  ", audio_part);
       }
       auto second = cli::second_report(sample, before, t);
+      second.last_packet_seen = last_packet;  // its own 50 ms look: outages dated from their start
       sound.add_to(second);
       mon.on_second(second, now, mon.serves_metrics() ? pipeline::summary_json(sample, t, url->format) : nlohmann::json{});
       before = sample;

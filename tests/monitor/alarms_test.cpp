@@ -189,6 +189,28 @@ TEST(Alarms, ARaiseSaysWhenItsConditionBegan) {
   }
 }
 
+// Review 2026-11-29: no signal was timed from the last once-a-second look that saw packets,
+// not from the last packet the tool saw: an outage that began 0.9 s before a look was said to
+// begin at that look, and measured 0.9 s short (2.0 s for 2.9 s), or raised a look late.
+TEST(Alarms, NoSignalIsTimedFromTheLastPacketSeen) {
+  const auto t0 = Clock::time_point{} + seconds(100);
+  auto spec = parse_alarm_spec("signal=1500ms");
+  ASSERT_TRUE(spec);
+  AlarmMonitor m(*spec, t0);
+  SecondSample live{.packets_received = 100};
+  EXPECT_TRUE(m.on_second(live, t0 + seconds(1)).empty());
+  live.last_packet_seen = t0 + milliseconds(1100);  // the stream stopped 0.9 s before this look
+  EXPECT_TRUE(m.on_second(live, t0 + seconds(2)).empty());
+  // 1.9 s without a packet at the next look: over 1.5 s (the look's own clock said 1.0 s).
+  const auto e = m.on_second({}, t0 + seconds(3));
+  ASSERT_TRUE(has(e, EventKind::alarm_raised, "no_signal"));
+  for (const auto& ev : e) {
+    if (ev.kind == EventKind::alarm_raised) {
+      EXPECT_NEAR(ev.detail["began_s_ago"].get<double>(), 1.9, 0.001);
+    }
+  }
+}
+
 // Review 2026-11-28: every alarm said "NAME raised: VALUE (threshold T)" with no unit, the
 // value and threshold of different kinds ("audio_silence raised: 2 (threshold 1)": channels
 // against seconds; "path_down raised: 1 (threshold 0)"), and the silence alarm cleared at the

@@ -197,10 +197,12 @@ std::vector<Event> AlarmMonitor::on_second(const SecondSample& s, Clock::time_po
   auto seconds_since = [now](std::optional<Clock::time_point> t, Clock::time_point fallback) {
     return std::chrono::duration<double>(now - t.value_or(fallback)).count();
   };
-  // The time of the last evaluation that saw packets: the silence is measured on this clock,
-  // not on the packets' receive times, which are a capture's own when one is replayed (and
-  // fall behind the clock when decoding holds the replay back).
-  if (s.packets_received > 0) last_packet_ = now;
+  // When the tool last saw packets arrive (else this look): the silence is measured on this
+  // clock, not on the packets' receive times, which are a capture's own when one is replayed
+  // (and fall behind the clock when decoding holds the replay back). Up to a second earlier
+  // than the look: an outage is dated from its start, not from the look after it.
+  if (s.packets_received > 0)
+    last_packet_ = s.last_packet_seen && *s.last_packet_seen <= now ? *s.last_packet_seen : now;
   if (s.packets_lost > 0 || s.frame_errors > 0) last_error_ = now;
 
   // A raise says when its condition began (the look that raised it comes up to a second

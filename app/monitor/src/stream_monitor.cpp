@@ -68,6 +68,7 @@ void StreamMonitor::on_second(const SecondReport& s, Clock::time_point now, cons
   sample.jitter_ms = s.jitter_ms;
   sample.audio = s.audio;
   sample.longest_silence_s = s.longest_silence_s;
+  sample.last_packet_seen = s.last_packet_seen;
   sample.paths_down = s.paths_down;
   for (auto& e : alarms_.on_second(sample, now)) {
     // No signal doubles as the signal lost / back events.

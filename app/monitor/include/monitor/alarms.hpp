@@ -85,6 +85,9 @@ struct SecondSample {
   /// began and ended between two of them raises (and clears) no signal all the same.
   double longest_silence_s = 0;
   int paths_down = 0;  ///< ST 2022-7 paths down now
+  /// When the tool last saw datagrams arrive, on its own clock (its polls, within 50 ms; not
+  /// the packets' receive times, a capture's own when replayed). Unset: at this look.
+  std::optional<std::chrono::steady_clock::time_point> last_packet_seen{};
 };
 
 /// A picture's identity and whether it is black (for the freeze and black alarms).

@@ -68,6 +68,7 @@ struct SecondReport {
   std::optional<AudioSecond> audio{};  ///< the sound's state (absent while none arrived)
   double longest_silence_s = 0;     ///< the longest time without packets that ended in this second
   int paths_down = 0;               ///< ST 2022-7 paths down at the end of the second
+  std::optional<std::chrono::steady_clock::time_point> last_packet_seen{};  ///< SecondSample's
 };
 
 /// An event the depacketizer reports as it happens (sequence numbers are extended).
