@@ -252,24 +252,28 @@ void TsDemux::handle_pat(Bytes section) {
   const std::uint8_t version = r.u8();
   if (!(version & 1)) return;  // current_next_indicator = 0: not yet valid
   const std::uint8_t section_number = r.u8();
-  r.skip(1);  // last_section_number
+  const std::uint8_t last_section_number = r.u8();
   Bytes entries = r.bytes(r.remaining() - 4);
   if (entries.size() % 4 != 0) {
     ++counters_.section_malformed;
     return;
   }
-  if (section_number == 0) pmt_pids_.clear();
+  // A PAT may come in several sections: the programs are those of all of them, taken once its
+  // last section is in (the video's PMT in section 1 is not "gone" after section 0).
+  if (section_number == 0) pat_building_.clear();
   ByteReader e(entries);
   while (!e.empty()) {
     const std::uint16_t program = e.u16();
     const std::uint16_t pmt_pid = e.u16() & 0x1FFF;
     if (program == 0) continue;  // network PID (NIT), not a program
-    if (!assignable_pid(pmt_pid) || pmt_pids_.size() >= kMaxPrograms) {
+    if (!assignable_pid(pmt_pid) || pat_building_.size() >= kMaxPrograms) {
       ++counters_.section_malformed;
       continue;
     }
-    pmt_pids_[pmt_pid] = program;
+    pat_building_[pmt_pid] = program;
   }
+  if (section_number < last_section_number) return;
+  pmt_pids_ = pat_building_;
   // The program whose PMT named the video left the PAT: forget the video.
   if (video_program_pmt_ && !pmt_pids_.count(*video_program_pmt_)) {
     finish_pes();

@@ -278,6 +278,38 @@ TEST(TsDemux, ContinuityJumpCountsAndCostsOnlyItsFrame) {
   EXPECT_EQ(video->stream_type, 0x21);
 }
 
+// Review 2026-11-29: a PAT in two sections, the video's program in section 1, made the demux
+// forget the video at every section 0 (a cut frame and a re-acquisition every PAT repeat).
+TEST(TsDemux, APatInSeveralSectionsKeepsTheProgramOfEachSection) {
+  auto section = [](std::uint8_t number, std::uint8_t last, std::uint16_t program, std::uint16_t pmt_pid) {
+    return with_crc({0x00, 0xB0, 13, 0, 1, 0xC1, number, last, static_cast<std::uint8_t>(program >> 8),
+                     static_cast<std::uint8_t>(program), static_cast<std::uint8_t>(0xE0 | pmt_pid >> 8),
+                     static_cast<std::uint8_t>(pmt_pid)});
+  };
+  const auto original = mux(6, 4000);
+  std::vector<Packet> packets;
+  std::uint8_t cc = 0;
+  std::size_t video = 0;
+  auto pat = [&] {
+    packets.push_back(section_packet(0, section(0, 1, 7, 0x1F0), cc++));  // another program first
+    packets.push_back(section_packet(0, section(1, 1, 1, 0x100), cc++));  // the video's
+  };
+  for (const auto& p : original) {
+    if (pid_of(p) == 0) {
+      pat();
+      continue;
+    }
+    packets.push_back(p);
+    if (pid_of(p) == 0x200 && ++video % 10 == 5) pat();  // repeated inside frames too, as a muxer does
+  }
+  Collect c;
+  c.feed(packets);
+  c.demux.flush();
+  ASSERT_EQ(c.units.size(), 6u);
+  for (const auto& u : c.units) EXPECT_TRUE(u.complete) << u.problem;
+  EXPECT_EQ(c.demux.counters().continuity_errors, 0u);
+}
+
 // Review 2026-11-29: a third copy of a packet (same CC) was taken as new data (with the unit
 // start flag, its frame ended as a one-packet damaged unit and began again from the same
 // bytes); a packet with the same CC but other content (16 packets lost, or corruption) was

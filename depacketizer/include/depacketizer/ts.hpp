@@ -238,6 +238,7 @@ class TsDemux {
   std::map<std::uint16_t, std::uint8_t> stream_types_;  // PID → stream_type from PMTs
   std::map<std::uint16_t, SectionBuffer> sections_;     // PSI PIDs being reassembled
   std::map<std::uint16_t, std::uint16_t> pmt_pids_;     // PMT PID → program_number
+  std::map<std::uint16_t, std::uint16_t> pat_building_;  // the PAT being read, section by section (bounded as pmt_pids_)
   std::map<std::uint16_t, int> pmt_versions_;           // PMT PID → version_number last seen
   std::optional<std::uint16_t> video_pid_;
   std::optional<std::uint16_t> pcr_pid_;
