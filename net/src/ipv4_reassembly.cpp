@@ -88,7 +88,7 @@ std::optional<std::span<const std::uint8_t>> Ipv4Reassembler::add(const Ipv4Frag
   auto held = [&](std::size_t u) { return (s.have[u / 64] >> (u % 64)) & 1; };
   std::size_t already = 0;
   for (std::size_t u = first_unit; u < end_unit; ++u) already += held(u);
-  if (already == end_unit - first_unit &&
+  if (end_unit > first_unit && already == end_unit - first_unit &&
       std::equal(f.data.begin(), f.data.end(), s.bytes.begin() + f.offset)) {
     ++counters_.duplicates;
     return std::nullopt;

@@ -678,6 +678,10 @@ TEST(Ipv4Reassembly, AFragmentPastTheEndOrOverlappingOthersVoidsTheDatagram) {
   EXPECT_FALSE(re.add(frag(3, 8, false, b), std::chrono::milliseconds(8))) << "the datagram was voided";
   EXPECT_EQ(re.counters().malformed, 2u);
   EXPECT_EQ(re.counters().datagrams, 1u);
+  // An empty last fragment (it only says where the datagram ends) is no duplicate of anything.
+  const std::vector<std::uint8_t> none;
+  EXPECT_FALSE(re.add(frag(4, 0, true, a), std::chrono::milliseconds(9)));
+  EXPECT_TRUE(re.add(frag(4, 8, false, none), std::chrono::milliseconds(10)));
 }
 
 // A link whose sender's datagrams exceed the MTU: the socket gets them whole from the kernel,
