@@ -83,28 +83,20 @@ bool TsDemux::check_continuity(std::uint16_t pid, PidState& st, int cc, bool has
     st.discontinuity_pending |= discontinuity;
     return true;
   }
-  auto keep = [&] { std::copy(packet.begin(), packet.end(), st.last.begin()); };
-  if (st.last_cc < 0 || discontinuity || st.discontinuity_pending) {
-    st.last_cc = cc;
-    st.discontinuity_pending = false;
-    keep();
-    return true;
-  }
-  if (cc == st.last_cc && std::equal(packet.begin(), packet.end(), st.last.begin())) {
+  const bool fresh = st.last_cc < 0 || discontinuity || st.discontinuity_pending;
+  if (!fresh && cc == st.last_cc && std::equal(packet.begin(), packet.end(), st.last.begin())) {
     ++counters_.duplicates;
     return false;  // discard the repeat (and any further identical copy)
   }
-  if (cc == ((st.last_cc + 1) & 0x0F)) {
-    st.last_cc = cc;
-    keep();
-    return true;
-  }
+  const bool in_sequence = fresh || cc == ((st.last_cc + 1) & 0x0F);
+  st.last_cc = cc;
+  st.discontinuity_pending = false;
+  std::copy(packet.begin(), packet.end(), st.last.begin());
+  if (in_sequence) return true;
   // A jump, or the same counter on other content (16 packets lost, or corruption): packets
   // are missing before this one.
   ++st.continuity_errors;
   ++counters_.continuity_errors;
-  st.last_cc = cc;
-  keep();
   if (video_pid_ && pid == *video_pid_) video_gap_ = true;
   if (video_pid_ && pid == *video_pid_ && pes_.active) {
     pes_.damaged = true;

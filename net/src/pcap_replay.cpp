@@ -188,6 +188,15 @@ void PcapReplay::run() {
   const u_char* data = nullptr;
   RateLimiter read_error_log;
   bool cut_said = false, malformed_said = false;
+  // Datagrams whose fragments never all came (given up, or impossible): the reassembler's
+  // counts, published as they grow.
+  std::uint64_t fragments_lost_said = 0;
+  auto count_lost_fragments = [&] {
+    const auto& c = impl_->fragments.counters();
+    const std::uint64_t lost = c.given_up + c.malformed;
+    capture_.fragments_lost.fetch_add(lost - fragments_lost_said, std::memory_order_relaxed);
+    fragments_lost_said = lost;
+  };
   auto say_read_error = [&] {
     // libpcap stops at a record it cannot read (a file cut mid-record by a killed tcpdump, a
     // damaged block, a pcapng interface of another link type): say where and why.
@@ -227,11 +236,8 @@ void PcapReplay::run() {
         const auto port = static_cast<std::uint16_t>(piece.data[2] << 8 | piece.data[3]);
         if (udp_ports.size() < kMaxPortsListed || udp_ports.count(port)) ++udp_ports[port];
       }
-      auto& re = impl_->fragments;
-      const auto given_up = re.counters().given_up + re.counters().malformed;
-      auto whole = re.add(piece, std::chrono::nanoseconds(static_cast<std::int64_t>(t * 1e9)));
-      capture_.fragments_lost.fetch_add(re.counters().given_up + re.counters().malformed - given_up,
-                                        std::memory_order_relaxed);
+      auto whole = impl_->fragments.add(piece, std::chrono::nanoseconds(static_cast<std::int64_t>(t * 1e9)));
+      count_lost_fragments();
       if (!whole) continue;
       capture_.reassembled.fetch_add(1, std::memory_order_relaxed);
       verdict = parse_udp(*whole, whole->size(), udp);
@@ -332,13 +338,8 @@ void PcapReplay::run() {
     }
     if (!out_.push_wait(std::move(p))) break;
   }
-  {
-    // Datagrams still being put back together at the end will never complete.
-    auto& re = impl_->fragments;
-    const auto before = re.counters().given_up;
-    re.give_up_all();
-    capture_.fragments_lost.fetch_add(re.counters().given_up - before, std::memory_order_relaxed);
-  }
+  impl_->fragments.give_up_all();  // what is still being put back together will never complete
+  count_lost_fragments();
   if (counters_.datagrams.load(std::memory_order_relaxed) == 0 && running_.load()) {
     // Nothing matched: say what the capture does hold, so that the right ?port= is one look away.
     std::string ports;
