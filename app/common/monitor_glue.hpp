@@ -127,7 +127,8 @@ class OperatorOptions {
   void add_to(CLI::App& app) {
     app.add_option("--events", events_, "write the event log to FILE (JSON lines; '-' for stdout)");
     app.add_option("--alarm", alarm_,
-                   "alarm thresholds, e.g. loss=0.1%,jitter=5ms,freeze=2s,signal=2s,black=2s ('off' disables one)");
+                   "alarm thresholds, e.g. loss=0.1%,jitter=5ms,freeze=2s,signal=2s,black=2s,silence=2s,clipping=on,path=on "
+                   "('off' disables one)");
     app.add_option("--metrics", metrics_, "serve Prometheus text at /metrics and the JSON summary at /stats on ADDR:PORT");
     app.add_option("--capture", capture_file_, "record every datagram received (all sockets) to FILE.pcapng");
     app.add_option("--capture-limit", capture_limit_, "with --capture: keep the last SIZE or TIME (1GB, 10min), a ring of two files");

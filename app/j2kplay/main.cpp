@@ -132,10 +132,10 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
 
 int main(int argc, char** argv) {
   using namespace j2k;
-  CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF in RTP) live.\n"
+  CLI::App app{"j2kplay — play a JPEG 2000 video stream (MXF or RFC 5371 in RTP, or VSF TR-01 TS) live.\n"
                "Keys: F or double-click fullscreen, I statistics overlay (and sound meters), M mute,\n"
                "G history graphs, E last events, D deinterlacing (interlaced streams: adaptive, off, bob),\n"
-               "Esc/Q quit.\n"
+               "Esc/Q quit (Esc in fullscreen: leave fullscreen).\n"
                "Without a display (no $DISPLAY/$WAYLAND_DISPLAY) it runs headless and prints per-second\n"
                "statistics on stderr. It waits for the first packet until interrupted; a capture (pcap:)\n"
                "plays at its own pace (add &timing=fast for as fast as possible) and ends at its end."};
@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
   bool demo = false, fullscreen = false, headless = false, no_overlay = false, json = false;
   double quit_after = 0;
   int workers = 0, threads = 0;
-  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&format=mxf|rfc5371|ts][&fec=1], or pcap:FILE?port=N (omit with --demo)");
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371|ts][&fec=1|fec_column=P&fec_row=P], "
+                 "pcap:FILE?port=N[&dst=ADDR][&timing=fast][&loop=1][&fec=1], or sdp:FILE (omit with --demo)");
   std::string url2_text;
   app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7)");
   app.add_flag("--demo", demo, "play the built-in demo stream (a sender runs in-process on loopback)");
@@ -444,6 +445,14 @@ int main(int argc, char** argv) {
     if (capture_done) presenter.drain(tick, refresh);
     else presenter.clear();
     if (capture_done) say_capture_end();
+    if (const auto first = pipe.first_packet_time()) {
+      // The part of a second since the last look (a stop, a capture's end): the monitor's too.
+      auto sample = pipeline::StatsSample::take(pipe);
+      const double t = std::chrono::duration<double>(sample.at - *first).count();
+      auto second = cli::second_report(sample, before, t);
+      sound.glue().add_to(second);
+      mon.on_second(second, sample.at, mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
+    }
     nlohmann::json operator_summary;
     sound.glue().finish(operator_summary, pipe.stream().audio);
     operator_options.finish(operator_summary);
@@ -655,6 +664,14 @@ int main(int argc, char** argv) {
   sound_timer.stop();
   sound.finish();
   presenter.clear();  // device pictures go back to the pipeline's pool while it still exists
+  if (const auto first = pipe.first_packet_time()) {
+    // The part of a second since the statistics timer's last look: the monitor's too.
+    auto sample = pipeline::StatsSample::take(pipe);
+    const double t = std::chrono::duration<double>(sample.at - *first).count();
+    auto second = cli::second_report(sample, *before, t);
+    sound.glue().add_to(second);
+    mon.on_second(second, sample.at, mon.serves_metrics() ? pipeline::summary_json(sample, t, url.format) : nlohmann::json{});
+  }
   nlohmann::json operator_summary;
   sound.glue().finish(operator_summary, pipe.stream().audio);
   operator_options.finish(operator_summary);  // flushes the event log, stops the metrics server

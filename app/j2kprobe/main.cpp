@@ -36,13 +36,15 @@ int main(int argc, char** argv) {
                        "  1  error: socket, file, capture, output\n"
                        "  2  bad arguments\n"
                        "  3  no packets arrived within --wait (or the capture held none that matched)\n"
-                       "  4  with --alarm: the stream arrived, but an alarm fired (loss, jitter, freeze, black, no signal)");
+                       "  4  with --alarm: the stream arrived, but an alarm fired (loss, jitter, freeze, black, no signal,\n"
+                       "     sound silence or clipping, a 2022-7 path down)");
   std::string url_text, dump_dir, checksums_file, incomplete = "drop";
   long long max_frames = 0;
   double duration = 0, timeout = 3, wait = 30;
   bool json = false, no_decode = false, quiet = false;
   int workers = 0, threads = 0;
-  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371|ts][&fec=1], or pcap:FILE?port=N[&timing=capture]")->required();
+  app.add_option("url", url_text, "rtp://GROUP:PORT?iface=LOCAL_ADDR[&source=SSM_SOURCE][&format=mxf|rfc5371|ts][&fec=1|fec_column=P&fec_row=P], "
+                 "pcap:FILE?port=N[&dst=ADDR][&timing=capture][&loop=1][&fec=1], or sdp:FILE")->required();
   std::string url2_text;
   app.add_option("url2", url2_text, "second path of the same stream (SMPTE ST 2022-7), e.g. rtp://239.2.2.2:5004");
   app.add_option("--frames", max_frames, "stop after N frames")->check(cli::at_least(0));
@@ -229,7 +231,10 @@ int main(int argc, char** argv) {
     if (rc != last_datagrams) {
       // The wait for the first datagram is --wait's, not an outage: the alarms count from it
       // (the first look can come before the stream's own counts include it).
-      if (!last_packet) mon.first_datagram(now);
+      if (!last_packet) {
+        mon.first_datagram(now);
+        last_line = now;  // the per-second lines are the stream's seconds, the first one whole
+      }
       last_datagrams = rc;
       last_packet = now;
     }
@@ -282,9 +287,11 @@ int main(int argc, char** argv) {
     }
   }
   pipe.stop(true);
-  if (pipe.input_finished()) {
-    // The capture's last part (all of it, replayed fast) went by since the last per-second
-    // look: the monitor and its alarms see it too (an outage inside the capture is an episode).
+  if (last_packet || pipe.input_finished()) {
+    // What went by since the last per-second look: a capture's last part (all of it, replayed
+    // fast), or the part of a second before --duration, --frames or Ctrl-C ended the run. The
+    // monitor and its alarms see it too: a loss there is the run's (its exit status), and an
+    // outage inside a capture is an episode.
     auto last = pipeline::StatsSample::take(pipe);
     const auto first_at = pipe.first_packet_time();
     const double t = first_at ? std::chrono::duration<double>(last.at - *first_at).count() : 0.0;

@@ -22,7 +22,7 @@
 
 int main(int argc, char** argv) {
   using namespace j2k;
-  CLI::App app{"j2ksend — send test video as MXF-wrapped JPEG 2000 over RTP (RFC 6597).\n"
+  CLI::App app{"j2ksend — send test video as JPEG 2000 over RTP: MXF-wrapped (RFC 6597), RFC 5371 or VSF TR-01 TS.\n"
                "Encoded frames are cached (see --cache-dir), so the second run starts at once.\n"
                "Messages go to stderr; stdout holds the final \"sent …\" line."};
   cli::ToolSetup setup(app, "j2ksend",
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   std::string hdr = "off";
   app.add_option("--hdr", hdr, "grade the pictures into BT.2100 HDR: pq or hlg (YCbCr BT.2020, the picture's white at "
                                "203 cd/m2, highlights to 1000; MXF says it in TransferCharacteristic, TR-01 as colour "
-                               "specification 7 for PQ); off: SDR BT.709")
+                               "specification 7 for PQ; 10 bits unless --bits 12); off: SDR BT.709")
       ->check(CLI::IsMember({"off", "pq", "hlg"}))->capture_default_str();
   bool dci = false;
   app.add_flag("--dci", dci, "digital cinema frames: the pictures as X'Y'Z' (SMPTE 428-1), 12-bit 4:4:4 with the "
@@ -156,7 +156,11 @@ int main(int argc, char** argv) {
     bits = 12;
     chroma = "444";
   }
-  if (hdr != "off" && bits == 8) return setup.usage_error("--hdr needs --bits 10 or 12 (BT.2100 has no 8-bit form)");
+  if (hdr != "off" && bits == 8) {
+    // BT.2100 has no 8-bit form: 10 bits unless --bits says otherwise.
+    if (app.count("--bits") > 0) return setup.usage_error("--hdr needs --bits 10 or 12 (BT.2100 has no 8-bit form)");
+    bits = 10;
+  }
   sender::PictureFormat format{wh->first, wh->second, bits, chroma == "422" ? 2 : 1};
   if (hdr == "pq") format.transfer = TransferFunction::pq;
   format.dci = dci;

@@ -115,6 +115,12 @@ void FecDecoder::clear_window() {
 }
 
 void FecDecoder::finish() {
+  // Nothing more comes by any path: what waited for a copy is rebuilt now (and what that
+  // completes in turn).
+  final_ = true;
+  solve_ready();
+  drain();
+  final_ = false;
   for (const Group& g : pending_) write_off(g);
   pending_.clear();
 }
@@ -215,13 +221,24 @@ void FecDecoder::count_missing(Group& g) {
   }
 }
 
+void FecDecoder::retry_waiting() {
+  if (waiting_ == 0) return;
+  solve_ready();
+  drain();
+}
+
 void FecDecoder::solve_ready() {
+  waiting_ = 0;
   for (std::size_t i = 0; i < pending_.size();) {
     Group& g = pending_[i];
     // One missing is rebuilt once a later packet has arrived (the gap is real, not a packet
-    // still on its way); a group with more missing waits for other groups to rebuild them.
-    const bool done = g.missing <= 0 || (g.missing == 1 && g.lost < highest_);
-    if (!done) {
+    // still on its way), and behind an ST 2022-7 merge once the lagging path's copy of it
+    // had its time; a group with more missing waits for other groups to rebuild them.
+    const bool ready = g.missing <= 0 || (g.missing == 1 && g.lost < highest_);
+    const bool awaited = ready && g.missing == 1 && !final_ && config_.awaited &&
+                         config_.awaited(static_cast<std::uint16_t>(g.lost));
+    if (!ready || awaited) {
+      waiting_ += awaited;
       ++i;
       continue;
     }
@@ -404,8 +421,12 @@ void FecDecoder::expire_old() {
   const std::int64_t limit = highest_ - static_cast<std::int64_t>(slots_.size()) / 2;
   for (std::size_t i = 0; i < pending_.size();) {
     if (pending_[i].last() < limit) {
-      write_off(pending_[i]);
+      const Group g = std::move(pending_[i]);
       pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+      // One missing that waited for the lagging path's copy (FecConfig::awaited): the window
+      // cannot hold its group longer, so it is rebuilt now.
+      if (g.missing == 1 && g.lost < highest_ && !have(g.lost) && rebuild(g)) continue;
+      write_off(g);
     } else {
       ++i;
     }

@@ -209,6 +209,17 @@ void PathMerger::claim(Bytes datagram, std::chrono::steady_clock::time_point arr
   s.timestamp = packet->timestamp;
 }
 
+bool PathMerger::awaited(std::uint16_t sequence, std::chrono::steady_clock::time_point now,
+                         std::chrono::steady_clock::duration wait) const {
+  if (!started_ || paths_[0].c.down || paths_[1].c.down) return false;  // one path: nothing else comes
+  const auto delta = static_cast<std::int16_t>(static_cast<std::uint16_t>(sequence - static_cast<std::uint16_t>(highest_)));
+  const std::int64_t seq = highest_ + delta;
+  if (seq < 0 || seq > highest_ || seq <= highest_ - static_cast<std::int64_t>(slots_.size())) return false;
+  const Slot& s = slot(seq);
+  // A slot of another number was never known missing here (it left the window's memory).
+  return s.seq == seq && s.first_path == kNone && now - s.first_arrival < wait;
+}
+
 PathCounters PathMerger::counters(int path) const {
   if (path < 0 || path >= kPaths) return {};
   return paths_[path].c;

@@ -11,6 +11,10 @@ ProtectedStream::ProtectedStream(RtpSession& session, ProtectionConfig config) :
   if (config_.fec) {
     fec::FecConfig fc = config_.fec_config;
     fc.restart_on_strays = !config_.two_paths;  // behind the merge, the merge says when
+    // Behind the merge, a packet the leading path lost is rebuilt only once the lagging
+    // path's copy has had its time: FEC counts what both paths lost, not what 2022-7 saved.
+    if (config_.two_paths)
+      fc.awaited = [this](std::uint16_t sequence) { return merger_ && merger_->awaited(sequence, now_, copy_wait_); };
     fec_.emplace(
         [this](Bytes d) {
           // A rebuilt packet takes its number in the merge (a path's later copy is then
@@ -85,6 +89,9 @@ void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::stea
     case kMediaPath2:
       if (merger_) {
         merger_->push(channel, datagram, arrival);
+        // A rebuild that waited for the lagging path's copy is due by now (the copies the
+        // merge drops as redundant move the clock too).
+        if (fec_) fec_->retry_waiting();
         // The session chooses the stream by what its packets carry; the merge follows it.
         if (const auto s = session_.followed_ssrc(); s && merger_->ssrc() != s) merger_->follow(*s);
         // A gap waits in the session's reorder window until the lagging path's copy can have
@@ -92,7 +99,8 @@ void ProtectedStream::on_datagram(int channel, Bytes datagram, std::chrono::stea
         // (in whole milliseconds, so that the window is not set again for every packet).
         const double skew = std::max(std::abs(merger_->counters(0).skew_ms), std::abs(merger_->counters(1).skew_ms));
         const auto most = std::chrono::duration_cast<std::chrono::milliseconds>(config_.merge.max_skew);
-        session_.set_reorder_floor(std::min(most, std::chrono::milliseconds(static_cast<std::int64_t>(skew * 1.25 + 5.0))));
+        copy_wait_ = std::min(most, std::chrono::milliseconds(static_cast<std::int64_t>(skew * 1.25 + 5.0)));
+        session_.set_reorder_floor(copy_wait_);
       }
       else if (channel == kMediaPath1) to_session(datagram, arrival);
       break;

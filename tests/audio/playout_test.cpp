@@ -146,6 +146,77 @@ TEST(Playout, WithoutPicturesTheSoundRecoversAfterAJumpAndAGap) {
   EXPECT_EQ(p.stats().frames_played, 3 * first) << "silence " << p.stats().frames_silence;
 }
 
+// Review 2026-11-29 (left open since 2026-11-28): a looped capture (or a sender started
+// again) jumps the stream's time back. The sound after the jump arrives while the old pass's
+// last pictures are still waiting to be shown: the playout cleared the old sound's tail and
+// held the new sound against the old pictures' clock, skipping it as "late" until the new
+// pictures were on screen. A quarter to half a second of sound was lost at each loop.
+TEST(Playout, ALoopPlaysOnWithoutAGapAndInStepWithItsPictures) {
+  const AudioFormat f{2, 48000, 16};
+  AudioPlayout p;
+  std::vector<Clock::time_point> heard;
+  p.set_onset_hook([&](Clock::time_point t) { heard.push_back(t); });
+  const Clock::time_point w0 = Clock::now();
+  // Two passes of 50 frames at 25 fps, the second's time 9 s before the first's. Each frame's
+  // sound arrives with it; its picture is shown 200 ms later; the device asks 10 ms at a time
+  // for sound it plays 20 ms later. A click in frame 10 of the second pass.
+  struct Frame {
+    std::uint32_t ts;
+    double arrives_ms;
+  };
+  std::vector<Frame> frames;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int k = 0; k < 50; ++k)
+      frames.push_back({(pass == 0 ? 900000u : 90000u) + 3600u * static_cast<std::uint32_t>(k), 40.0 * (50 * pass + k)});
+  std::size_t pushed = 0, shown = 0;
+  std::vector<std::int16_t> out(480 * 2), all;
+  std::uint64_t before_loop_corrections = 0;
+  for (double now = 0; now < 4000; now += 10) {
+    for (; pushed < frames.size() && frames[pushed].arrives_ms <= now; ++pushed)
+      p.push(frame_sound(f, frames[pushed].ts, pushed == 60, 100));  // quiet, not silent
+    for (; shown < pushed && frames[shown].arrives_ms + 200 <= now; ++shown)
+      p.on_video_shown(frames[shown].ts, w0 + ms(frames[shown].arrives_ms + 200));
+    p.pull(out.data(), 480, w0 + ms(now + 20));
+    if (now == 2000) before_loop_corrections = p.stats().corrections;
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  // Sound without a hole from when it settled on the pictures (it starts on its own clock
+  // before the first picture, then moves) to the end, across the loop at 2.2 s.
+  const std::size_t from = 1000 * 48 * 2, to = 4000 * 48 * 2;
+  std::size_t holes = 0;
+  for (std::size_t i = from; i < to; i += 2) holes += all[i] == 0;
+  EXPECT_EQ(holes, 0u) << "frames of silence inside the sound (about " << holes / 48 << " ms)";
+  const auto s = p.stats();
+  EXPECT_EQ(s.frames_skipped, 0u);
+  EXPECT_EQ(s.timeline_changes, 1u);
+  ASSERT_EQ(heard.size(), 1u) << "the click";
+  // The new pass goes on where the old one was (here still sliding off the few ms its start
+  // left): within the tolerance of its pictures, not moved by a jump.
+  const double offset = std::chrono::duration<double, std::milli>(heard[0] - (w0 + ms(40.0 * 60 + 200))).count();
+  EXPECT_LT(std::abs(offset), 15.0) << "click heard " << offset << " ms from its picture";
+  EXPECT_EQ(s.corrections, before_loop_corrections) << "no jump at the loop";
+}
+
+// The other way round: the new pass's pictures come while the old sound still plays (sound
+// that lags its pictures). The old sound gives way to the sound that fits the pictures.
+TEST(Playout, SoundThatOutlastsItsPicturesGivesWayToTheNextTimeline) {
+  const AudioFormat f{2, 48000, 16};
+  AudioPlayout p;
+  const Clock::time_point w0 = Clock::now();
+  std::vector<std::int16_t> out(480 * 2);
+  for (int k = 0; k < 25; ++k) p.push(frame_sound(f, 900000u + 3600u * static_cast<std::uint32_t>(k), false, 500));
+  for (int k = 0; k < 10; ++k) p.push(frame_sound(f, 90000u + 3600u * static_cast<std::uint32_t>(k), false, 700));
+  // The old pass's pictures for 400 ms, then the new pass's.
+  for (int k = 0; k < 10; ++k) p.on_video_shown(900000u + 3600u * static_cast<std::uint32_t>(k), w0 + ms(40.0 * k));
+  for (double now = 0; now < 400; now += 10) p.pull(out.data(), 480, w0 + ms(now));
+  p.on_video_shown(90000u, w0 + ms(400));
+  p.pull(out.data(), 480, w0 + ms(400));
+  EXPECT_EQ(out[0], 700) << "the new pass's sound plays with the new pass's pictures";
+  const auto s = p.stats();
+  EXPECT_EQ(s.timeline_changes, 1u);
+  EXPECT_EQ(s.frames_skipped, 15u * 1920) << "what was left of the old pass's sound";
+}
+
 TEST(Playout, ChannelsMuteAndTheBufferBound) {
   const AudioFormat f{4, 48000, 24};
   PlayoutOptions o;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -909,7 +910,7 @@ TEST(ProtectedStream, ASenderRestartedWithANewSsrcAndEarlierNumbersIsFollowedWit
   send(a, false);
   us += 300000;
   send(b, true);
-  session.flush();
+  stream.flush();  // the end: FEC rebuilds what it held for a copy that may have come
   ASSERT_GT(b.media.size(), kLost + 10);
   const auto snap = stream.snapshot();
   EXPECT_EQ(snap.merge_restarts, 1u);
@@ -1032,11 +1033,18 @@ TEST(ProtectedStream, ALaggingPathsCopiesFillTheLeadingPathsGapsInTimeAndAreNoJi
   for (std::size_t f = 0; f < units.size(); ++f) EXPECT_TRUE(units[f].complete) << f;
 }
 
-// With FEC behind the merge, a packet FEC rebuilt went to the session past the merge; the
-// lagging path's copy of it then came through the merge as a first copy: a duplicate (and a
-// "duplicates" event) the sender never sent. And packets FEC rebuilt counted as jitter.
-TEST(ProtectedStream, APacketFecRebuiltIsNotHandedOnAgainWhenTheLaggingPathBringsIt) {
-  spdlog::set_level(spdlog::level::warn);
+namespace {
+
+/// 20 frames on two paths with 10 × 10 FEC (sent on path 1's schedule): path 1 loses every
+/// 53rd packet after the 30th; path 2 runs `lag` behind and brings those `extra` later still
+/// (never, when nullopt).
+struct LaggingRun {
+  std::size_t dropped = 0, units = 0;
+  std::size_t packets = 0;  // media packets sent
+  StreamSnapshot session;
+  ProtectionSnapshot protection;
+};
+LaggingRun run_lagging(std::chrono::milliseconds lag, std::optional<std::chrono::milliseconds> extra) {
   const Timed s = timed_mxf(20, 12000);
   packetizer::FecEncoder enc(10, 10);
   std::vector<Packet> column, row;
@@ -1048,35 +1056,70 @@ TEST(ProtectedStream, APacketFecRebuiltIsNotHandedOnAgainWhenTheLaggingPathBring
   }
   SessionConfig sc;
   sc.reorder = reorder_for_paths(reorder_for_fec(sc.reorder), std::chrono::milliseconds(150));
-  std::size_t units = 0;
-  RtpSession session([&](CodestreamUnit&&) { ++units; }, sc);
+  LaggingRun r;
+  r.packets = s.packets.size();
+  RtpSession session([&](CodestreamUnit&&) { ++r.units; }, sc);
   ProtectionConfig pc;
   pc.two_paths = true;
   pc.fec = true;
   ProtectedStream stream(session, pc);
   Feed feed;
-  std::size_t dropped = 0;
   for (std::size_t i = 0; i < s.packets.size(); ++i) {
-    if (i < 30 || i % 53 != 7) feed.add(s.sent[i], kMediaPath1, s.packets[i]);
-    else ++dropped;
-    feed.add(s.sent[i] + std::chrono::milliseconds(40), kMediaPath2, s.packets[i]);
+    const bool lost = i >= 30 && i % 53 == 7;
+    if (!lost) feed.add(s.sent[i], kMediaPath1, s.packets[i]);
+    r.dropped += lost;
+    if (!lost) feed.add(s.sent[i] + lag, kMediaPath2, s.packets[i]);
+    else if (extra) feed.add(s.sent[i] + lag + *extra, kMediaPath2, s.packets[i]);
   }
-  for (std::size_t r = 0; r < row.size(); ++r) feed.add(s.sent[row_done[r]], kFecRow, row[r]);
+  for (std::size_t k = 0; k < row.size(); ++k) feed.add(s.sent[row_done[k]], kFecRow, row[k]);
   for (std::size_t c = 0; c < column.size(); ++c) feed.add(s.sent[column_done[c]], kFecColumn, column[c]);
   feed.into(stream);
   stream.flush();
-  ASSERT_GE(dropped, 3u);
-  const auto snap = session.snapshot();
-  EXPECT_EQ(stream.snapshot().fec_counters.recovered, dropped);
-  // Review 2026-11-28 (second): each rebuilt packet was also counted "recovered by reorder"
-  // (it fills its gap behind later packets): the JSON said both for the same packets.
-  EXPECT_EQ(snap.packets_recovered, 0u) << "rebuilt by FEC, not put back in order";
-  EXPECT_EQ(snap.packets_duplicate, 0u);
-  EXPECT_EQ(snap.packets_lost, 0u);
-  EXPECT_EQ(snap.packets_received, s.packets.size());
-  EXPECT_LT(snap.jitter_ms, 1.0);
-  EXPECT_EQ(stream.snapshot().paths[1].used, 0u) << "path 2 was never first";
-  EXPECT_EQ(units, 20u);
+  r.session = session.snapshot();
+  r.protection = stream.snapshot();
+  return r;
+}
+
+}  // namespace
+
+// Review 2026-11-29 (left open since 2026-11-28): behind the merge, FEC rebuilt a packet the
+// leading path lost as soon as its row or column allowed, before the lagging path's copy
+// could come: "packets rebuilt by FEC" counted what ST 2022-7 alone had saved, and the
+// operator saw FEC at work on a link whose second path covered every loss. It now waits for
+// the paths' skew (and a quarter more, plus 5 ms).
+TEST(ProtectedStream, FecBehindTheMergeLeavesToTheLaggingPathWhatItBringsInTime) {
+  spdlog::set_level(spdlog::level::warn);
+  const auto r = run_lagging(std::chrono::milliseconds(40), std::chrono::milliseconds(0));
+  ASSERT_GE(r.dropped, 3u);
+  EXPECT_EQ(r.protection.fec_counters.recovered, 0u) << "path 2 brought each packet path 1 lost";
+  EXPECT_EQ(r.protection.paths[1].used, r.dropped);
+  EXPECT_EQ(r.protection.fec_counters.unrecoverable, 0u);
+  EXPECT_EQ(r.session.packets_duplicate, 0u);
+  EXPECT_EQ(r.session.packets_lost, 0u);
+  EXPECT_EQ(r.units, 20u);
+}
+
+// With FEC behind the merge, a packet FEC rebuilt went to the session past the merge; the
+// lagging path's copy of it then came through the merge as a first copy: a duplicate (and a
+// "duplicates" event) the sender never sent. And packets FEC rebuilt counted as jitter. Here
+// path 2's copies of the lost packets come 100 ms after its others (past the wait for them,
+// inside the merge's 150 ms skew window), or never.
+TEST(ProtectedStream, APacketFecRebuiltIsNotHandedOnAgainWhenTheLaggingPathBringsIt) {
+  spdlog::set_level(spdlog::level::warn);
+  for (const auto extra : {std::optional(std::chrono::milliseconds(100)), std::optional<std::chrono::milliseconds>()}) {
+    const auto r = run_lagging(std::chrono::milliseconds(40), extra);
+    ASSERT_GE(r.dropped, 3u);
+    EXPECT_EQ(r.protection.fec_counters.recovered, r.dropped) << "lost on both paths in time: rebuilt";
+    // Review 2026-11-28 (second): each rebuilt packet was also counted "recovered by reorder"
+    // (it fills its gap behind later packets): the JSON said both for the same packets.
+    EXPECT_EQ(r.session.packets_recovered, 0u) << "rebuilt by FEC, not put back in order";
+    EXPECT_EQ(r.session.packets_duplicate, 0u);
+    EXPECT_EQ(r.session.packets_lost, 0u);
+    EXPECT_EQ(r.session.packets_received, r.packets);
+    EXPECT_LT(r.session.jitter_ms, 1.0);
+    EXPECT_EQ(r.protection.paths[1].used, 0u) << "path 2 was never first";
+    EXPECT_EQ(r.units, 20u);
+  }
 }
 
 // Packets FEC could not rebuild near the end of the input were never counted unrecoverable:

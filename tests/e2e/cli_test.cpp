@@ -86,6 +86,7 @@ TEST(BadArguments, RefusedWithAOneLineReason) {
       // Review 2026-11-25: these crashed the sender (std::length_error, SIGFPE).
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --bitrate nan", "--bitrate 'nan' is not a rate"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --fps 0.001", "--fps '0.001' is not a frame rate from 1 to 1000"},
+      {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --hdr pq --bits 8", "--hdr needs --bits 10 or 12"},
       // Review 2026-11-25: said only after the frames were encoded (8 s at 1080, minutes at 4K).
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --pattern --size 1920x1080 --no-cache --fec 10", "--fec '10' is not LxD"},
       {bin("j2ksend") + " --to 'rtp://239.1.1.1:5004' --pattern --size 1920x1080 --no-cache --format ts --dual-codestream",
@@ -192,6 +193,14 @@ TEST(Sender, AManifestThatCannotBeWrittenFailsBeforeTheRun) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot write the --manifest file '/nonexistent-dir/m.json'"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("sent "), std::string::npos) << "nothing was sent";
+}
+
+// Review 2026-11-29: `j2ksend --hdr pq`, as the README shows it, was refused: --bits is 8
+// unless given, and BT.2100 has no 8-bit form. Without --bits, HDR is 10 bits.
+TEST(Sender, HdrWithoutBitsIsTenBits) {
+  auto r = run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --pattern --size 64x64 --frames 2 --no-cache --hdr pq", "send.hdr");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("64x64 10-bit"), std::string::npos) << r.err;
 }
 
 // Review 2026-11-25: j2kdecode /dev/zero read until the memory ran out (2 GB in 5 s and on).

@@ -209,6 +209,23 @@ TEST_F(Operator, ALoopedCaptureOfACleanStreamIsClean) {
   }
 }
 
+// Review 2026-11-29: the part of a second before --frames, --duration or Ctrl-C stopped the
+// probe on a live stream never reached the alarms (a capture's end did). A run shorter than a
+// second is all in that part: its losses raised nothing, and the status was 0.
+TEST_F(Operator, LossesInTheLastPartOfASecondRaiseTheAlarm) {
+  const std::string url = "'rtp://239.10.41.10:5134?iface=127.0.0.1'";
+  auto [probe, tx] = j2k::test::run_receiver_and_sender(
+      bin("j2kprobe") + " " + url + " --json --timeout 5 --no-decode --frames 20 --alarm loss=0.1%",
+      bin("j2ksend") + " --to " + url + " --pattern --size 160x90 --fps 50 --lossless --loop-frames 5 --mtu 300 " +
+          "--frames 60 --loss 0.05 --seed 3" + kCache,
+      "last-part");
+  ASSERT_EQ(tx.exit_code, 0) << tx.err;
+  const auto j = json::parse(probe.out);
+  ASSERT_GT(j["packets"]["lost"].get<int>(), 0) << "the first 20 frames (0.4 s) lost packets";
+  EXPECT_EQ(probe.exit_code, 4) << "the loss alarm fired\n" << probe.err;
+  EXPECT_GE(j["alarms"]["raised"].get<int>(), 1) << j["alarms"].dump();
+}
+
 // Review 2026-11-25: --dump-raw, --checksums and --dump-audio on a full disk: the probe said
 // nothing (or logged one line) and exited 0, the JSON claiming the sound was written.
 TEST_F(Operator, OutputsThatCannotBeWrittenMakeTheStatusOne) {

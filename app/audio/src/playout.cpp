@@ -13,6 +13,10 @@ namespace j2k::audio {
 namespace {
 
 constexpr double kSlewTicks = 90;  // 1 ms on the 90 kHz clock
+// Sound this far from the picture clock belongs to another timeline (the pictures' own jump
+// test uses the same second).
+constexpr double kTimelineTicks = 90000;
+constexpr std::size_t kMaxTimelines = 4;  // waiting after the one playing (jumps in a burst: the oldest go)
 
 double seconds(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -29,7 +33,25 @@ AudioPlayout::AudioPlayout(PlayoutOptions options) : options_(std::move(options)
 void AudioPlayout::reset(const depacketizer::AudioFormat& format) {
   format_ = format;
   fifo_.clear();
+  later_.clear();
+  switched_.reset();
   free_anchor_.reset();
+}
+
+std::size_t AudioPlayout::queued_frames() const {
+  std::size_t n = fifo_.size();
+  for (const auto& t : later_) n += t.frames.size();
+  return n / static_cast<std::size_t>(options_.output_channels);
+}
+
+void AudioPlayout::next_timeline(Clock::time_point heard_at) {
+  fifo_ = std::move(later_.front().frames);
+  head_ticks_ = later_.front().head_ticks;
+  later_.pop_front();
+  ++stats_.timeline_changes;
+  // It plays on from here, without the start's delay (see `pull` for the picture clock).
+  free_anchor_ = switched_ = std::make_pair(head_ticks_, heard_at);
+  playing_ = false;
 }
 
 double AudioPlayout::unwrap(std::uint32_t ts) {
@@ -70,32 +92,48 @@ void AudioPlayout::push(const depacketizer::AudioBlock& block) {
   const double t = unwrap(block.rtp_timestamp);
   const std::size_t frames = block.frames();
   std::size_t skip = 0;
-  const std::size_t queued = fifo_.size() / out_channels;
+  // The block continues the last timeline queued (the one playing when none waits).
+  std::deque<std::int16_t>* tail = later_.empty() ? &fifo_ : &later_.back().frames;
+  double* tail_head = later_.empty() ? &head_ticks_ : &later_.back().head_ticks;
+  const std::size_t queued = tail->size() / out_channels;
   if (queued == 0) {
-    head_ticks_ = t;
+    *tail_head = t;
   } else {
-    const double gap = t - (head_ticks_ + static_cast<double>(queued) * tpf);
+    const double gap = t - (*tail_head + static_cast<double>(queued) * tpf);
     if (std::abs(gap) <= tpf) {
       // continues the queued sound
     } else if (gap > 0 && gap < options_.max_buffer_s * 90000.0) {
-      fifo_.insert(fifo_.end(), static_cast<std::size_t>(std::lround(gap / tpf)) * out_channels, 0);  // a hole in the sound
+      tail->insert(tail->end(), static_cast<std::size_t>(std::lround(gap / tpf)) * out_channels, 0);  // a hole in the sound
     } else if (gap < 0 && -gap < static_cast<double>(frames) * tpf) {
       skip = static_cast<std::size_t>(std::lround(-gap / tpf));  // overlaps what is queued
     } else {
-      fifo_.clear();  // a jump: start afresh at this block
-      head_ticks_ = t;
-      free_anchor_.reset();  // the sound's own clock too (without pictures)
+      // A jump of the stream's time: a timeline of its own, after what is queued.
+      if (later_.size() == kMaxTimelines) {
+        stats_.frames_dropped += later_.front().frames.size() / out_channels;
+        later_.pop_front();
+      }
+      later_.push_back({t, {}});
+      tail = &later_.back().frames;
     }
   }
   for (std::size_t f = skip; f < frames; ++f)
     for (std::size_t k = 0; k < out_channels; ++k)
-      fifo_.push_back(route[k] < 0 ? 0 : to_s16(block.samples[f * in_channels + static_cast<std::size_t>(route[k])], format_.bits));
+      tail->push_back(route[k] < 0 ? 0 : to_s16(block.samples[f * in_channels + static_cast<std::size_t>(route[k])], format_.bits));
+  // The bound holds over every timeline: the oldest sound goes first.
   const auto max_frames = static_cast<std::size_t>(options_.max_buffer_s * format_.sample_rate);
-  if (fifo_.size() / out_channels > max_frames) {
-    const std::size_t drop = fifo_.size() / out_channels - max_frames;
+  for (std::size_t total = queued_frames(); total > max_frames;) {
+    if (fifo_.empty() && !later_.empty()) {
+      fifo_ = std::move(later_.front().frames);
+      head_ticks_ = later_.front().head_ticks;
+      later_.pop_front();
+      free_anchor_.reset();
+      continue;
+    }
+    const std::size_t drop = std::min(total - max_frames, fifo_.size() / out_channels);
     fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(drop * out_channels));
     head_ticks_ += static_cast<double>(drop) * tpf;
     stats_.frames_dropped += drop;
+    total -= drop;
   }
 }
 
@@ -136,6 +174,25 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
     const double tpf = 90000.0 / rate;
     auto due = due_media_time(heard_at);
     stats_.on_picture_clock = due.has_value();
+    // The timeline playing is through: the next takes over. On the picture clock, one the
+    // pictures have left (its sound outlasted them) gives way to the next that fits them.
+    const auto off_pictures = [&](double head) { return due && std::abs(*due - head) > kTimelineTicks; };
+    while (!later_.empty() &&
+           (fifo_.empty() || (off_pictures(head_ticks_) && !off_pictures(later_.front().head_ticks)))) {
+      stats_.frames_skipped += fifo_.size() / ch;
+      next_timeline(heard_at);
+    }
+    if (switched_ && due) {
+      // Until its first pictures are shown, the picture clock is the old timeline's: the new
+      // one plays on from where the old one ended (all a seamless loop needs) and is moved
+      // onto its pictures when they come. A second at most: sound whose time jumped alone is
+      // then moved as any other.
+      const auto since = heard_at - switched_->second;
+      if (off_pictures(head_ticks_) && since < std::chrono::seconds(1))
+        due = switched_->first + std::chrono::duration<double>(since).count() * 90000.0;
+      else
+        switched_.reset();
+    }
     if (!due) {
       // No picture to follow: play on the sound's own clock, from where it is now (the first
       // time after a short delay, so that a little sound is queued against jitter).
@@ -185,11 +242,22 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
         }
       }
     }
-    const std::size_t n = std::min(frames - done, queued);
-    std::copy_n(fifo_.begin(), n * ch, out + done * ch);
-    fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(n * ch));
-    head_ticks_ += static_cast<double>(n) * tpf;
-    stats_.frames_played += n;
+    // Plays up to `count` queued frames of the timeline playing at frame `at` of the pull.
+    auto take = [&](std::size_t at, std::size_t count) {
+      const std::size_t k = std::min(count, fifo_.size() / ch);
+      std::copy_n(fifo_.begin(), k * ch, out + at * ch);
+      fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(k * ch));
+      head_ticks_ += static_cast<double>(k) * tpf;
+      stats_.frames_played += k;
+      return k;
+    };
+    std::size_t n = take(done, std::min(frames - done, queued));
+    if (done + n < frames && fifo_.empty() && !later_.empty()) {
+      // The timeline ran out within this pull: the next one plays on from the next frame.
+      next_timeline(heard_at + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(static_cast<double>(done + n) / rate)));
+      n += take(done + n, frames - done - n);
+    }
     if (done + n < frames) {
       stats_.frames_silence += frames - done - n;
       if (playing_ && n < frames - done) ++stats_.underruns;

@@ -95,6 +95,10 @@ struct FecConfig {
   /// arrive old and in runs, and the merge, which sees both paths, says when to start again
   /// (restart_at_next).
   bool restart_on_strays = true;
+  /// Behind an ST 2022-7 merge: true while a copy of the missing packet may still come on
+  /// the lagging path (PathMerger::awaited). Its rebuild waits, asked again as packets
+  /// arrive, so that FEC rebuilds (and counts) only what both paths lost.
+  std::function<bool(std::uint16_t sequence)> awaited;
 };
 
 /// Rebuilds lost media packets from column and row FEC. Single-threaded.
@@ -109,6 +113,8 @@ class FecDecoder {
   /// Every media datagram as it arrives (any order; duplicates are harmless). With `arrival`,
   /// a new SSRC takes over only after the followed one has been quiet (FecConfig::ssrc_quiet).
   void on_media(Bytes datagram, std::optional<std::chrono::steady_clock::time_point> arrival = std::nullopt);
+  /// Rebuilds what waited for another copy (FecConfig::awaited) and need wait no more.
+  void retry_waiting();
   /// Every FEC datagram (column or row stream) as it arrives.
   void on_fec(Bytes datagram);
 
@@ -200,6 +206,8 @@ class FecDecoder {
   std::int64_t highest_ = 0;     // highest extended media sequence seen
   std::int64_t first_ = 0;       // where the window started when told to follow (groups before it: rejected)
   SsrcFollower follower_;        // the media SSRC followed
+  bool final_ = false;  // finish(): nothing more comes, no rebuild waits for a copy
+  std::size_t waiting_ = 0;  // groups solve_ready left because their missing packet was awaited
   bool start_at_next_ = false;   // follow() changed the SSRC: the next packet starts the window
   SequenceRun stray_;            // consecutive media packets that do not fit the window
   std::deque<Group> pending_;

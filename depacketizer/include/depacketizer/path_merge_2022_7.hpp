@@ -85,6 +85,11 @@ class PathMerger {
   /// A packet of the followed stream that ST 2022-1 FEC rebuilt (handed on by the caller):
   /// it takes its number, so that a path's copy arriving later is redundant, not a first.
   void claim(Bytes datagram, std::chrono::steady_clock::time_point arrival);
+  /// May a copy of `sequence` (of the followed stream) still come? It is missing from both
+  /// paths, neither path is down, and it has been known missing for less than `wait` (the
+  /// paths' skew): FEC behind the merge holds its rebuild until then.
+  bool awaited(std::uint16_t sequence, std::chrono::steady_clock::time_point now,
+               std::chrono::steady_clock::duration wait) const;
 
   PathCounters counters(int path) const;
   std::uint64_t forwarded() const noexcept { return forwarded_; }
@@ -120,6 +125,9 @@ class PathMerger {
   /// Path p brought a packet at `now`: is the other one down?
   void watch_paths(int p, std::chrono::steady_clock::time_point now);
   Slot& slot(std::int64_t seq) { return slots_[static_cast<std::size_t>(seq % static_cast<std::int64_t>(slots_.size()))]; }
+  const Slot& slot(std::int64_t seq) const {
+    return slots_[static_cast<std::size_t>(seq % static_cast<std::int64_t>(slots_.size()))];
+  }
   void restart(std::uint16_t sequence);
 
   Output output_;

@@ -68,6 +68,7 @@ class ProtectedStream {
   std::uint64_t merge_restarts_seen_ = 0;  // the merge's restarts the FEC decoder was told of
   std::optional<fec::FecDecoder> fec_;
   std::chrono::steady_clock::time_point now_{};
+  std::chrono::milliseconds copy_wait_{5};  // how long the lagging path's copy of a gap may take
   mutable std::mutex mutex_;  // guards published_
   ProtectionSnapshot published_;
 };

@@ -8,6 +8,11 @@
 // above 1 ms, one frame per pull is dropped or repeated so that the sound settles on the
 // picture's clock. Without pictures it plays the sound on its own clock.
 //
+// The stream's time can jump (a looped capture starts again, a sender restarts): the sound
+// after the jump waits as a timeline of its own while the old one plays out with the pictures
+// still on screen, and takes over when those are through. Clearing the old sound at the jump
+// instead cost a quarter to half a second of sound at each loop.
+//
 // Threads: `push` from the audio monitor's thread, `on_video_shown` from the GUI thread,
 // `pull` from the output device's thread; one mutex guards the state (held briefly).
 #include <chrono>
@@ -40,6 +45,7 @@ struct PlayoutStats {
   std::uint64_t corrections = 0;        ///< times the sound was moved to the picture's clock
   std::uint64_t frames_slewed = 0;      ///< single frames dropped or repeated to settle on the picture's clock
   std::uint64_t underruns = 0;          ///< the device asked and nothing was there
+  std::uint64_t timeline_changes = 0;   ///< the stream's time jumped and the sound after it took over
   double last_error_ms = 0;             ///< sound minus picture time at the last pull (+: sound late)
   bool on_picture_clock = false;        ///< following the pictures (else free-running)
   /// Channels chosen (`--audio 3,4`, 1-based) that the stream does not have: heard as silence.
@@ -71,6 +77,8 @@ class AudioPlayout {
   double unwrap(std::uint32_t ts);  // 90 kHz ticks on a 64-bit line (under mutex_)
   std::optional<double> due_media_time(Clock::time_point heard_at);  // under mutex_
   void reset(const depacketizer::AudioFormat& format);
+  void next_timeline(Clock::time_point heard_at);  // under mutex_
+  std::size_t queued_frames() const;               // all timelines' (under mutex_)
   void detect_onsets(const std::int16_t* out, std::size_t frames, Clock::time_point heard_at);
 
   const PlayoutOptions options_;
@@ -79,8 +87,15 @@ class AudioPlayout {
   mutable std::mutex mutex_;  // guards everything below
   depacketizer::AudioFormat format_;
   std::optional<double> media_ref_;          // the last unwrapped time, for unwrapping the next
-  std::deque<std::int16_t> fifo_;            // output frames waiting, interleaved
+  std::deque<std::int16_t> fifo_;            // output frames waiting, interleaved (the timeline playing)
   double head_ticks_ = 0;                    // media time of the fifo's first frame
+  struct Timeline {                          // sound after a jump of the stream's time
+    double head_ticks = 0;
+    std::deque<std::int16_t> frames;
+  };
+  std::deque<Timeline> later_;               // in order of arrival, at most kMaxTimelines
+  // A later timeline took over (its media ticks heard at a moment); its pictures not yet shown.
+  std::optional<std::pair<double, Clock::time_point>> switched_;
   std::deque<double> video_offsets_;         // shown time (s) minus media time (s), the last few
   std::optional<Clock::time_point> last_video_;
   std::optional<std::pair<double, Clock::time_point>> free_anchor_;  // media ticks heard at a moment
