@@ -8,6 +8,10 @@
 #include <iterator>
 #include <string>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "codestream/codestream.hpp"
 #include "decoder/decoder.hpp"
 #include "decoder/own_decoder.hpp"
 #include "corpus.hpp"
@@ -38,6 +42,55 @@ TEST_P(BothBackends, SixteenThousandComponentsAreRefusedBeforeAllocating) {
   ASSERT_FALSE(image.ok());
   EXPECT_EQ(image.error().kind, ErrorKind::limit) << image.error().message;
   EXPECT_NE(image.error().message.find("16384 components"), std::string::npos) << image.error().message;
+}
+
+// Review 2026-11-29: a QCD lists as many step sizes as its length allows (up to 65 532), and
+// each component got a copy of the whole list before the memory budget looked at it: 16384
+// components x 262 kB = 4.3 GB from a 66 kB codestream. Only the steps its subbands use are
+// kept. The decode runs with the address space capped 1 GiB above what the process holds.
+TEST(DecodeLimits, AHugeQcdIsNotCopiedIntoEveryComponent) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves address space: RLIMIT_AS cannot cap it";
+#endif
+  SyntheticCodestream s;
+  s.width = s.height = 1;
+  s.components = 16384;
+  s.levels = 0;
+  s.qcd_extra_steps = 65531;
+  const auto bytes = s.bytes();
+  std::size_t pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  ASSERT_GT(pages, 0u);
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &before), 0);
+  rlimit cap = before;
+  cap.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{1} << 30);
+  if (before.rlim_max != RLIM_INFINITY && cap.rlim_cur > before.rlim_max) GTEST_SKIP() << "address space limit already lower";
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &cap), 0);
+  auto image = decode_with(Backend::own, bytes);
+  setrlimit(RLIMIT_AS, &before);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->planes.size(), 16384u);
+}
+
+// Review 2026-11-29: each tile-part's header was read into a copy of its tile's parameters,
+// which held an entry per component for COC, QCC and RGN: 1.6 MB copied per 14-byte
+// tile-part with 16384 components (minutes of work from a megabyte). A header holds the
+// components it names.
+TEST(DecodeLimits, ATilePartCostsWhatItsHeaderHoldsNotTheComponentCount) {
+  SyntheticCodestream s;
+  s.width = s.height = 1;
+  s.components = 16384;
+  s.levels = 0;
+  s.body.assign(200, 0x00);
+  s.tile_parts = 200;
+  const auto bytes = s.bytes();
+  auto cs = own::parse_codestream(bytes, DecodeLimits{}, /*strict=*/true);
+  ASSERT_TRUE(cs.ok()) << cs.error().message;
+  ASSERT_EQ(cs->tiles.size(), 1u);
+  EXPECT_EQ(cs->tiles[0].parts.size(), 200u);
+  EXPECT_EQ(cs->main.coc.size() + cs->main.qcc.size() + cs->main.roi_shift.size(), 0u);
+  EXPECT_EQ(cs->tiles[0].params.coc.size() + cs->tiles[0].params.qcc.size() + cs->tiles[0].params.roi_shift.size(), 0u);
 }
 
 // 16384x16384x3 declared in about a hundred bytes (it took the probe to 3.2 GB).

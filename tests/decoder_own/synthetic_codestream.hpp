@@ -26,6 +26,7 @@ struct SyntheticCodestream {
   std::vector<std::vector<Poc>> poc;  ///< main-header POC segments, each a list of entries
   std::vector<std::uint8_t> body{0x00};  ///< packet data of every tile (0x00: one empty packet)
   int tile_parts = 1;                     ///< the body split over this many tile-parts (the last takes the rest)
+  int qcd_extra_steps = 0;                ///< step sizes listed beyond the subbands' (QCD at most 65 532)
 
   std::vector<std::uint8_t> bytes() const {
     std::vector<std::uint8_t> s;
@@ -55,9 +56,9 @@ struct SyntheticCodestream {
     if (pp)
       for (int r = 0; r <= levels; ++r) u8(static_cast<unsigned>(precinct_exp << 4 | precinct_exp));
     u16(0xFF5C);  // QCD (A.6.4): reversible, 2 guard bits
-    u16(3 + 3 * levels + 1);
+    u16(static_cast<unsigned>(3 + 3 * levels + 1 + qcd_extra_steps));
     u8(0x40);
-    for (int b = 0; b < 3 * levels + 1; ++b) u8(9 << 3);
+    for (int b = 0; b < 3 * levels + 1 + qcd_extra_steps; ++b) u8(9 << 3);
     const bool wide = components >= 257;  // component indices of two bytes
     for (const std::vector<Poc>& seg : poc) {
       u16(0xFF5F);  // POC (A.6.6)

@@ -48,17 +48,16 @@ Status read_into(const syntax::Segment& seg, Read read, Use use, Csiz... csiz) {
 /// One parameter marker of a header (main or tile-part) into `p`; markers the decoder does not
 /// need (TLM, PLM, PLT, CRG, COM and unknown ones with a length) are skipped.
 Status read_param_marker(const syntax::Segment& seg, HeaderParams& p, std::size_t ncomp) {
-  auto at = [](int component) { return static_cast<std::size_t>(component); };
   switch (seg.marker) {
     case marker::COD: return read_into(seg, syntax::read_cod, [&](CodingStyle cod) { p.cod = cod; });
     case marker::COC:
-      return read_into(seg, syntax::read_coc, [&](syntax::ComponentCodingOf coc) { p.coc[at(coc.component)] = coc.value; }, ncomp);
+      return read_into(seg, syntax::read_coc, [&](syntax::ComponentCodingOf coc) { p.coc[coc.component] = coc.value; }, ncomp);
     case marker::QCD: return read_into(seg, syntax::read_qcd, [&](Quantization qcd) { p.qcd = std::move(qcd); });
     case marker::QCC:
-      return read_into(seg, syntax::read_qcc, [&](syntax::QuantizationOf qcc) { p.qcc[at(qcc.component)] = std::move(qcc.value); },
+      return read_into(seg, syntax::read_qcc, [&](syntax::QuantizationOf qcc) { p.qcc[qcc.component] = std::move(qcc.value); },
                        ncomp);
     case marker::RGN:
-      return read_into(seg, syntax::read_rgn, [&](syntax::RoiShift rgn) { p.roi_shift[at(rgn.component)] = rgn.shift; }, ncomp);
+      return read_into(seg, syntax::read_rgn, [&](syntax::RoiShift rgn) { p.roi_shift[rgn.component] = rgn.shift; }, ncomp);
     case marker::POC: {
       // A.6.6: POC segments add to the progressions already given (several markers, and
       // the tile-parts of one tile, each continue the list). At most 256 a header (one
@@ -74,10 +73,11 @@ Status read_param_marker(const syntax::Segment& seg, HeaderParams& p, std::size_
   }
 }
 
-void init_params(HeaderParams& p, std::size_t n) {
-  p.coc.resize(n);
-  p.qcc.resize(n);
-  p.roi_shift.resize(n);
+/// The value `h` gives component `c`, if it names it.
+template <class T>
+const T* given(const PerComponent<T>& h, std::size_t c) {
+  const auto it = h.find(static_cast<int>(c));
+  return it == h.end() ? nullptr : &it->second;
 }
 
 }  // namespace
@@ -89,7 +89,6 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
   Codestream cs;
   if (Status st = read_siz(header->siz, cs.siz, limits); !st) return st.error();
   const std::size_t ncomp = cs.siz.components.size();
-  init_params(cs.main, ncomp);
   cs.tiles.resize(static_cast<std::size_t>(cs.siz.tiles_x) * cs.siz.tiles_y);
   std::vector<std::pair<int, Bytes>> ppm;  // (Zppm, data)
   for (const syntax::Segment& seg : header->segments) {
@@ -155,10 +154,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       continue;
     }
     TileHeader& tile = cs.tiles[isot];
-    if (!tile.seen) {
-      init_params(tile.params, ncomp);
-      tile.seen = true;
-    }
+    tile.seen = true;
     if (cut) tile.truncated = true;
     // Tile-part header up to SOD.
     auto part_header = syntax::read_tile_part_header(data, r.position(), end);
@@ -274,20 +270,26 @@ Result<TileParams> resolve_tile_params(const Codestream& cs, int tile) {
   tp.components.resize(n);
   for (std::size_t c = 0; c < n; ++c) {
     auto& out = tp.components[c];
-    if (t && t->coc[c]) out.coding = *t->coc[c];
+    if (const auto* v = t ? given(t->coc, c) : nullptr) out.coding = *v;
     else if (t && t->cod) out.coding = t->cod->component;
-    else if (m.coc[c]) out.coding = *m.coc[c];
+    else if (const auto* w = given(m.coc, c)) out.coding = *w;
     else out.coding = m.cod->component;
-    if (t && t->qcc[c]) out.quant = *t->qcc[c];
-    else if (t && t->qcd) out.quant = *t->qcd;
-    else if (m.qcc[c]) out.quant = *m.qcc[c];
-    else out.quant = *m.qcd;
-    if (t && t->roi_shift[c]) out.roi_shift = *t->roi_shift[c];
-    else if (m.roi_shift[c]) out.roi_shift = *m.roi_shift[c];
-    // E.1: style 0 and 2 need one entry per subband.
-    std::size_t bands = 1 + 3 * static_cast<std::size_t>(out.coding.levels);
-    if (out.quant.style != 1 && out.quant.steps.size() < bands)
-      return corrupt(fmt::format("QCD/QCC: {} step sizes for {} subbands", out.quant.steps.size(), bands));
+    const Quantization* q = nullptr;
+    if (const auto* v = t ? given(t->qcc, c) : nullptr) q = v;
+    else if (t && t->qcd) q = &*t->qcd;
+    else if (const auto* w = given(m.qcc, c)) q = w;
+    else q = &*m.qcd;
+    if (const auto* v = t ? given(t->roi_shift, c) : nullptr) out.roi_shift = *v;
+    else if (const auto* w = given(m.roi_shift, c)) out.roi_shift = *w;
+    // E.1: style 0 and 2 need one entry per subband (1: the first only). Only those are
+    // kept: a QCD may list up to 32k, which copied into each of 16384 components would be
+    // gigabytes before the memory budget looked at them.
+    const std::size_t bands = q->style == 1 ? 1 : 1 + 3 * static_cast<std::size_t>(out.coding.levels);
+    if (q->steps.size() < bands)
+      return corrupt(fmt::format("QCD/QCC: {} step sizes for {} subbands", q->steps.size(), bands));
+    out.quant.style = q->style;
+    out.quant.guard_bits = q->guard_bits;
+    out.quant.steps.assign(q->steps.begin(), q->steps.begin() + static_cast<std::ptrdiff_t>(bands));
   }
   // Main-header progressions first, then the tile's own. This is how OpenJPEG reads POC
   // (it appends tile-part POCs to the main ones), and Grok writes streams that depend on

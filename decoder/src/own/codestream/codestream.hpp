@@ -7,6 +7,7 @@
 // The parser only records what the markers say; geometry is derived in tier2/.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -35,12 +36,18 @@ using syntax::Quantization;
 using syntax::Siz;
 
 /// Coding parameters as set by one header (main or a tile's): what each marker overrode.
+/// A header's per-component values (COC, QCC, RGN) for the components it names, by index:
+/// a header costs what it holds, not what the image has (up to 16384 components, and a
+/// tile-part's header is copied while it is read).
+template <class T>
+using PerComponent = std::map<int, T>;
+
 struct HeaderParams {
   std::optional<CodingStyle> cod;
-  std::vector<std::optional<ComponentCoding>> coc;
+  PerComponent<ComponentCoding> coc;
   std::optional<Quantization> qcd;
-  std::vector<std::optional<Quantization>> qcc;
-  std::vector<std::optional<int>> roi_shift;  ///< RGN maxshift per component
+  PerComponent<Quantization> qcc;
+  PerComponent<int> roi_shift;  ///< RGN maxshift
   std::vector<ProgressionChange> poc;
 };
 
