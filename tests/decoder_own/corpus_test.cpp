@@ -79,6 +79,11 @@ const std::vector<CorpusCase>& corpus() {
       {"lossy_grey16", Source::grey16, 123, 77, "-I -r 8", false},
       {"lossy_modes_all", Source::rgb8, 161, 107, "-I -M 63 -r 15", false},
       {"lossy_layers_rlcp", Source::rgb8, 161, 107, "-I -r 40,20,10 -p RLCP", false},
+      // Review 2026-11-29: with fewer layers decoded (the variants below), the layers read
+      // past them without being kept left the code-blocks' pass counts behind, and with
+      // bypass the count of segment lengths in a header follows them: later packets misread.
+      {"lossy_bypass_layers_rlcp", Source::rgb8, 161, 107, "-I -M 1 -r 40,20,10 -p RLCP", false},
+      {"bypass_layers_cprl", Source::rgb8, 161, 107, "-M 1 -r 20,5,1 -p CPRL", true},
       {"lossy_tiles_pcrl", Source::rgb8, 161, 107, "-I -t 64,48 -p PCRL -c [32,32] -b 16,16 -r 10", false},
       {"lossy_offset_levels3", Source::rgb8, 161, 107, "-I -d 5,3 -n 4 -r 10", false},
       {"lossy_rgba8", Source::rgba8, 96, 64, "-I -r 10", false},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "tier2/packet_bit_reader.hpp"
@@ -138,10 +139,11 @@ class PacketReader {
             con.num_lengths = 0;
             con.passes = static_cast<std::uint16_t>(passes);
             con.bytes = 0;
-            int done = cb.passes;
+            std::uint64_t bytes = 0;  // summed wide: two 32-bit lengths must not wrap past the body check
+            int done = cb.header_passes;
             int left = passes;
-            int in_last = cb.segments.empty() ? 0 : cb.segments.back().passes;
-            int cap = cb.segments.empty() ? 0 : cb.segments.back().max_passes;
+            int in_last = cb.header_in_last;
+            int cap = cb.header_cap;
             while (left > 0) {
               if (in_last >= cap) {  // start a new segment
                 cap = segment_capacity(tc.cb_style, done);
@@ -152,14 +154,19 @@ class PacketReader {
               if (nbits > 32) return damaged(stop, "segment length");
               std::uint32_t len = br.bits(nbits);
               lengths_.push_back(len);
-              con.bytes += len;
+              bytes += len;
               ++con.num_lengths;
               in_last += take;
               done += take;
               left -= take;
             }
             if (br.failed()) return damaged(stop, "segment lengths");
+            if (bytes > std::numeric_limits<std::uint32_t>::max()) return damaged(stop, "segment lengths");
+            con.bytes = static_cast<std::uint32_t>(bytes);
             if (done > 255) return damaged(stop, "too many coding passes");  // D.1: at most 3*Mb-2 passes, Mb <= 74 with ROI
+            cb.header_passes = done;
+            cb.header_in_last = static_cast<std::uint16_t>(in_last);
+            cb.header_cap = static_cast<std::uint16_t>(cap);
           }
         }
       }

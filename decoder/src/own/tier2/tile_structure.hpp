@@ -29,6 +29,11 @@ struct CodeBlock {
   int zero_bitplanes = 0;
   int lblock = 3;  ///< B.10.7.1: starts at 3
   int passes = 0;
+  // The packet headers' count (B.10.7.2): passes so far, and those of the last codeword
+  // segment and its capacity. The same as `passes` and `segments` unless layers are read
+  // past --layers without being kept: their headers still say where the next segment starts.
+  int header_passes = 0;
+  std::uint16_t header_in_last = 0, header_cap = 0;
   // One segment and one chunk in place (a frame of one layer without per-pass termination,
   // the usual video frame, then allocates nothing per code-block: the heap traffic of
   // ~4 000 blocks was ~15 % of a 2160 frame's tier-2).
