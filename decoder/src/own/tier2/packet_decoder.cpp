@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "tier2/packet_bit_reader.hpp"
@@ -327,10 +328,12 @@ Status walk(Tile& tile, const ProgressionChange& pc, const ComponentsByResolutio
     default: break;
   }
 
-  // Position-driven orders: step over the reference grid by the smallest precinct of the
-  // components and resolutions the loop at hand visits (B.12.1.3-B.12.1.5: only positions
-  // that start a precinct of one of them yield packets). Stepping by the smallest precinct
-  // of the whole tile instead would, in RPCL, walk the finest grid for every resolution.
+  // Position-driven orders: step over the reference grid by the greatest common divisor of
+  // the precinct sizes of the components and resolutions the loop at hand visits
+  // (B.12.1.3-B.12.1.5: only positions that start a precinct of one of them yield packets).
+  // The smallest size is not enough when one is not a multiple of another (subsampling 2 and
+  // 3: precincts of 32 and 48 samples, those at 48 and 144 skipped). Stepping by the whole
+  // tile's instead would, in RPCL, walk the finest grid for every resolution.
   long long xstep = 0, ystep = 0;
   auto set_steps = [&](std::span<const Pair> pairs) {
     xstep = ystep = 0;
@@ -340,8 +343,8 @@ Status walk(Tile& tile, const ProgressionChange& pc, const ComponentsByResolutio
       const Resolution& res = tc.resolutions[r];
       long long sx = checked_shift(tc.dx, res.ppx + nl - r);
       long long sy = checked_shift(tc.dy, res.ppy + nl - r);
-      xstep = xstep == 0 ? sx : std::min(xstep, sx);
-      ystep = ystep == 0 ? sy : std::min(ystep, sy);
+      xstep = std::gcd(xstep, sx);
+      ystep = std::gcd(ystep, sy);
     }
     return xstep > 0 && ystep > 0;
   };
