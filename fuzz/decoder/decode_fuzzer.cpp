@@ -16,9 +16,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!dec.ok()) return 0;
   j2k::Bytes bytes(data, size);
   DecodeOptions opt;
-  opt.strict = (size & 1) != 0;  // both modes from one corpus
-  opt.reduce = (size >> 1) & 1;
-  opt.threads = 2;  // tile-parts of whole components are read one per thread
+  // Options from the input's length, so that one corpus explores them all: both modes,
+  // reduction 0 to 2, all layers or only the first one or two (the layers read past them
+  // without being kept still advance the code-blocks' headers), one thread or two (tile-parts
+  // of whole components are read one per thread).
+  opt.strict = (size & 1) != 0;
+  opt.reduce = static_cast<int>((size >> 1) % 3);
+  opt.max_layers = static_cast<int>((size >> 3) % 3);
+  opt.threads = 1 + static_cast<int>((size >> 5) & 1);
   auto out = (*dec)->decode(bytes, opt);
   (void)out;
   return 0;
