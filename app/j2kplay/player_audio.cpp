@@ -167,9 +167,11 @@ void PlayerAudio::finish() {
     // What became of the stream's sound: heard on a device, or only metered (no sound card,
     // --audio-device null): "played" only for sound that was.
     const auto p = playout_->stats();
-    const std::string timing = fmt::format("{} of silence, skipped {} late, dropped {}, {} corrections, {} frames slewed, {} underruns",
-                                           p.frames_silence, p.frames_skipped, p.frames_dropped, p.corrections,
-                                           p.frames_slewed, p.underruns);
+    const std::string timing =
+        fmt::format("{} of silence, skipped {} late, dropped {}, {} corrections, {} frames slewed, {} underruns, "
+                    "{} jumps of the stream's time played through",
+                    p.frames_silence, p.frames_skipped, p.frames_dropped, p.corrections, p.frames_slewed, p.underruns,
+                    p.timeline_changes);
     if (audible)
       logger("j2kplay")->info("sound: played {} frames on {}, {}", p.frames_played, device, timing);
     else

@@ -53,6 +53,20 @@ TEST(StreamClock, ATimestampStepBackStartsANewTimelineAtTheSameRate) {
   EXPECT_EQ(c.on_frame(back + 3600, t0 + 2090ms), t0 + 2040ms);
 }
 
+// Review 2026-11-29 (left open since 2026-11-28): a step over lost frames was smoothed into
+// the interval as one frame: after five frames lost at 25 fps the interval read 56 ms, and
+// an interlaced picture's second field was shown 28 ms after its first instead of 20.
+TEST(StreamClock, AGapOfLostFramesIsNotOneLongFrame) {
+  StreamClock c;
+  std::uint32_t ts = 0;
+  auto at = t0;
+  for (int f = 0; f < 20; ++f, ts += 3600, at += 40ms) c.on_frame(ts, at);
+  ts += 5 * 3600;  // five frames lost
+  at += 5 * 40ms;
+  c.on_frame(ts, at);
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(c.frame_interval()), 40ms);
+}
+
 /// A decoded frame for the controller: `work` ms at `level`, `capacity` threads, frames
 /// `interval` ms apart, `backlog` frames waiting, a latency budget of `budget` ms.
 DegradeController::Sample frame(int level, int work, int capacity = 1, int interval = 40, std::size_t backlog = 0,
