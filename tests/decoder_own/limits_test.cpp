@@ -3,6 +3,7 @@
 // the packets actually present; no exception out of Decoder::decode.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -91,6 +92,38 @@ TEST(DecodeLimits, ATilePartCostsWhatItsHeaderHoldsNotTheComponentCount) {
   EXPECT_EQ(cs->tiles[0].parts.size(), 200u);
   EXPECT_EQ(cs->main.coc.size() + cs->main.qcc.size() + cs->main.roi_shift.size(), 0u);
   EXPECT_EQ(cs->tiles[0].params.coc.size() + cs->tiles[0].params.qcc.size() + cs->tiles[0].params.roi_shift.size(), 0u);
+}
+
+// Review 2026-11-29: COD (and COC, QCD, QCC, RGN) in a tile's second tile-part was taken,
+// and applied to the first part's packets too; A.4.2 allows them in the first only. Strict
+// decoding refuses it; resilient decoding takes it as it comes.
+TEST(TileParts, CodingMarkersOnlyInATilesFirstTilePart) {
+  SyntheticCodestream s;
+  s.body.assign(2, 0x00);
+  s.tile_parts = 2;
+  s.levels = 0;
+  auto bytes = s.bytes();
+  // The main header's COD (FF52, Lcod 12), put again after the second tile-part's SOT.
+  const std::uint8_t cod_code[] = {0xFF, 0x52};
+  const auto cod = std::search(bytes.begin(), bytes.end(), std::begin(cod_code), std::end(cod_code));
+  ASSERT_NE(cod, bytes.end());
+  const std::vector<std::uint8_t> segment(cod, cod + 14);
+  const std::uint8_t sot_code[] = {0xFF, 0x90};
+  auto sot = std::search(bytes.begin(), bytes.end(), std::begin(sot_code), std::end(sot_code));
+  sot = std::search(sot + 2, bytes.end(), std::begin(sot_code), std::end(sot_code));
+  ASSERT_NE(sot, bytes.end());
+  const std::size_t at = static_cast<std::size_t>(sot - bytes.begin());
+  bytes[at + 9] = static_cast<std::uint8_t>(bytes[at + 9] + segment.size());  // Psot (small: its low byte)
+  bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(at + 12), segment.begin(), segment.end());
+  auto dec = make_decoder(Backend::own);
+  ASSERT_TRUE(dec.ok());
+  DecodeOptions strict;
+  strict.strict = true;
+  auto refused = (*dec)->decode(bytes, strict);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("only the first"), std::string::npos) << refused.error().message;
+  EXPECT_TRUE((*dec)->decode(bytes, {}).ok());
+  EXPECT_TRUE((*dec)->decode(s.bytes(), strict).ok()) << "without it, the same stream is fine";
 }
 
 // Review 2026-11-29: position-driven progressions stepped over the reference grid by the

@@ -191,6 +191,15 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
         ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
         continue;
       }
+      // A.4.2, Table A.2: a tile's coding and quantisation (COD, COC, QCD, QCC, RGN) are
+      // given in its first tile-part only. Resilient decoding takes a later one as it comes.
+      const bool first_part_only = seg.marker == marker::COD || seg.marker == marker::COC || seg.marker == marker::QCD ||
+                                   seg.marker == marker::QCC || seg.marker == marker::RGN;
+      if (strict && first_part_only && !tile.parts.empty()) {
+        header_read = corrupt(fmt::format("tile {}: marker {:04X} in tile-part {} (only the first may hold it)", isot,
+                                          seg.marker, tile.parts.size()));
+        break;
+      }
       header_read = read_param_marker(seg, params, ncomp);
       if (!header_read) break;
     }
