@@ -383,6 +383,8 @@ void TsDemux::handle_video_payload(bool unit_start, Bytes payload) {
     if (pes_.active) finish_pes();
     if (headless_) emit_headless();
     pes_ = Pes{};
+    pes_.bytes = std::move(spare_pes_);
+    spare_pes_ = {};
     pes_.active = true;
     seen_unit_start_ = true;
     video_gap_ = false;
@@ -522,6 +524,9 @@ void TsDemux::finish_pes() {
   if (unit.complete) ++counters_.units_complete;
   else ++counters_.units_incomplete;
   sink_(std::move(unit));
+  // Its bytes were copied into the unit: the buffer serves the next PES.
+  pes.bytes.clear();
+  if (pes.bytes.capacity() <= kKeptPesBytes) spare_pes_ = std::move(pes.bytes);
 }
 
 void TsDemux::emit_headless() {

@@ -246,6 +246,11 @@ class TsDemux {
   std::optional<J2kVideoDescriptor> descriptor_;
   std::optional<std::uint64_t> pcr_;
   Pes pes_;
+  // The last video PES's buffer, emptied, for the next one: its capacity kept (grown from
+  // nothing for every frame, a 4K frame's bytes took a dozen reallocations and fresh pages
+  // each time, most of the depacketizer's work). Kept up to kKeptPesBytes.
+  std::vector<std::uint8_t> spare_pes_;
+  static constexpr std::size_t kKeptPesBytes = 16u << 20;
   bool seen_unit_start_ = false;             // a video PES began (before it, joining mid-unit is no loss)
   bool headless_ = false;                    // packets of a unit whose start was lost came
   bool video_gap_ = false;                   // video packets went missing since the last unit start
