@@ -439,15 +439,21 @@ int main(int argc, char** argv) {
         last = now;
       }
     }
+    // The part of a second since the last look is the monitor's too: looked at before a stop
+    // (which gives up the gaps still waiting: the stop's, not the link's), after a capture's end.
+    std::optional<pipeline::StatsSample> tail;
+    if (!capture_done) {
+      tail = pipeline::StatsSample::take(pipe);
+      if (tail->stream.packets_received == before.stream.packets_received) tail.reset();  // nothing new to look at
+    }
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
     // ... and shown on the virtual display, as the window would have, so that the display
     // figures add up to the frames decoded (the rest of a run that was stopped: undisplayed).
     if (capture_done) presenter.drain(tick, refresh);
     else presenter.clear();
     if (capture_done) say_capture_end();
-    if (const auto first = pipe.first_packet_time()) {
-      // The part of a second since the last look (a stop, a capture's end): the monitor's too.
-      auto sample = pipeline::StatsSample::take(pipe);
+    if (const auto first = pipe.first_packet_time(); first && (tail || capture_done)) {
+      auto sample = tail ? *tail : pipeline::StatsSample::take(pipe);
       const double t = std::chrono::duration<double>(sample.at - *first).count();
       auto second = cli::second_report(sample, before, t);
       sound.glue().add_to(second);
@@ -659,14 +665,20 @@ int main(int argc, char** argv) {
   const int rc = qt.exec();
   // At a capture's end its last frames are still taken in (and counted); otherwise stop now.
   const bool capture_done = capture_status && *capture_status == cli::exit_ok;
+  // The part of a second since the statistics timer's last look is the monitor's too: looked
+  // at before a stop (which gives up the gaps still waiting), after a capture's end.
+  std::optional<pipeline::StatsSample> tail;
+  if (!capture_done) {
+    tail = pipeline::StatsSample::take(pipe);
+    if (tail->stream.packets_received == before->stream.packets_received) tail.reset();  // nothing new to look at
+  }
   pipe.stop(capture_done);
   if (capture_done) say_capture_end();
   sound_timer.stop();
   sound.finish();
   presenter.clear();  // device pictures go back to the pipeline's pool while it still exists
-  if (const auto first = pipe.first_packet_time()) {
-    // The part of a second since the statistics timer's last look: the monitor's too.
-    auto sample = pipeline::StatsSample::take(pipe);
+  if (const auto first = pipe.first_packet_time(); first && (tail || capture_done)) {
+    auto sample = tail ? *tail : pipeline::StatsSample::take(pipe);
     const double t = std::chrono::duration<double>(sample.at - *first).count();
     auto second = cli::second_report(sample, *before, t);
     sound.glue().add_to(second);

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <utility>
 #include <cstring>
 
@@ -233,7 +234,10 @@ int main(int argc, char** argv) {
       // (the first look can come before the stream's own counts include it).
       if (!last_packet) {
         mon.first_datagram(now);
-        last_line = now;  // the per-second lines are the stream's seconds, the first one whole
+        // The per-second lines are the stream's seconds, the first one whole: its rates are
+        // not spread over the wait for the first packet.
+        last_line = now;
+        before.at = now;
       }
       last_datagrams = rc;
       last_packet = now;
@@ -286,13 +290,22 @@ int main(int argc, char** argv) {
       last_line = now;
     }
   }
+  // What went by since the last per-second look: a capture's last part (all of it, replayed
+  // fast), or the part of a second before --duration, --frames or Ctrl-C ended the run. The
+  // monitor and its alarms see it too: a loss there is the run's (its exit status), and an
+  // outage inside a capture is an episode. A run that was stopped is looked at before the
+  // stop: the stop gives up the gaps still waiting for their packets (a lagging 2022-7
+  // path's, the sender's final report's), which are the stop's, not the link's.
+  const bool capture_ended = pipe.input_finished();
+  std::optional<pipeline::StatsSample> tail;
+  if (last_packet && !capture_ended) {
+    tail = pipeline::StatsSample::take(pipe);
+    // Without packets it says nothing new (a look at it would only clear alarms for lack of them).
+    if (tail->stream.packets_received == before.stream.packets_received) tail.reset();
+  }
   pipe.stop(true);
-  if (last_packet || pipe.input_finished()) {
-    // What went by since the last per-second look: a capture's last part (all of it, replayed
-    // fast), or the part of a second before --duration, --frames or Ctrl-C ended the run. The
-    // monitor and its alarms see it too: a loss there is the run's (its exit status), and an
-    // outage inside a capture is an episode.
-    auto last = pipeline::StatsSample::take(pipe);
+  if (tail || pipe.input_finished()) {
+    auto last = tail ? *tail : pipeline::StatsSample::take(pipe);
     const auto first_at = pipe.first_packet_time();
     const double t = first_at ? std::chrono::duration<double>(last.at - *first_at).count() : 0.0;
     auto second = cli::second_report(last, before, t);

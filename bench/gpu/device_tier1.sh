@@ -9,6 +9,7 @@
 #   T1HOST="-1 0"  --tier1-host values of the cuda-display runs (hybrid tier-1: -1 the cost
 #                model's split, 0 every code-block on the GPU, K the K heaviest on the CPU)
 cd "$(dirname "$0")"
+[ -f libs.tar.xz ] && tar xJf libs.tar.xz --strip-components=1 -C lib  # Qt and the rest (make_device_tier1_bundle.sh)
 export LD_LIBRARY_PATH=$PWD/lib J2K_GPU_CORPUS=$PWD/corpus J2K_TIER1_CORPUS=$PWD/t1corpus
 B=corpus/bench
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; nproc
@@ -25,7 +26,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   timeout 100 compute-sanitizer --tool racecheck --racecheck-report all ./gpu_cuda_tests --gtest_filter="$R" > $OUT/racecheck.log 2>&1; echo "racecheck rc=$?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/racecheck.log
   timeout 60 compute-sanitizer --tool synccheck ./gpu_cuda_tests --gtest_filter="$R" > $OUT/synccheck.log 2>&1; echo "synccheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" $OUT/synccheck.log
 fi
-FRAMES="photo_1080_422_10_97 photo_2160_422_10_97_8m photo_1080_rgb_8_53 photo_2160_422_10_97"
+FRAMES=${FRAMES:-"photo_1080_422_10_97 photo_2160_422_10_97_8m photo_1080_rgb_8_53 photo_2160_422_10_97"}
 for f in $FRAMES; do
   for k in ${T1HOST:--1 0}; do
     timeout 60 ./gpu_stage_bench --backend cuda-display --tier1 gpu --tier1-host $k --threads 16 --frames 150 $B/$f.j2k > $OUT/t1gpu_k${k}_$f.log 2>&1; grep -vE "^device|peak" $OUT/t1gpu_k${k}_$f.log

@@ -13,6 +13,14 @@ T1CORPUS=${T1CORPUS:-/tmp/gpu-t1-corpus}
 mkdir -p "$D/lib" "$D/opjlib" "$D/corpus" "$D/t1corpus"
 for b in gpu_cuda_tests gpu_stage_bench; do strip -o "$D/$b" "$BUILD/bin/$b"; done
 cp -L /lib/x86_64-linux-gnu/libopenjp2.so.7 /lib/x86_64-linux-gnu/libfmt.so.9 /lib/x86_64-linux-gnu/libspdlog.so.1.10 "$D/lib/"
+# gpu_cuda_tests links the media library, and with it Qt 6 (Gui, Core, ICU, X11, ...), which
+# the GPU machine lacks: every library it loads but glibc's and the compiler's, packed (xz:
+# ~18 MB of 61), unpacked into lib/ by device_tier1.sh.
+rm -rf /tmp/device-t1-libs && mkdir -p /tmp/device-t1-libs/libs
+ldd "$BUILD/bin/gpu_cuda_tests" | awk '/=>/ {print $3}' |
+  grep -vE "/(libc|libm|libgcc_s|libstdc\+\+|ld-linux-x86-64|libpthread|libdl|librt)\.so" |
+  while read -r l; do cp -L "$l" /tmp/device-t1-libs/libs/; done
+tar cJf "$D/libs.tar.xz" -C /tmp/device-t1-libs libs
 "$BUILD/bin/gpu_corpus_maker" "$D/corpus" --bench > /dev/null
 find "$T1CORPUS" -name '*.j2k' -size -2M -exec cp {} "$D/t1corpus/" \;
 cp /usr/bin/opj_decompress "$D/"

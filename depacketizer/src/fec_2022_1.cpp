@@ -139,7 +139,14 @@ void FecDecoder::start_over(std::uint16_t sequence, bool told) {
 }
 
 void FecDecoder::reset() {
-  if (started_) clear_window();
+  if (started_) {
+    // The source starts again: what waited for another path's copy gets none now.
+    final_ = true;
+    solve_ready();
+    drain();
+    final_ = false;
+    clear_window();
+  }
   started_ = false;
   start_at_next_ = false;
   highest_ = 0;

@@ -197,6 +197,42 @@ TEST(Playout, ALoopPlaysOnWithoutAGapAndInStepWithItsPictures) {
   EXPECT_EQ(s.corrections, before_loop_corrections) << "no jump at the loop";
 }
 
+// Review of that fix: with a pause at the loop's seam the old sound has run dry when the new
+// pass's arrives, and that sound was still measured against the old pictures' clock and
+// skipped as late until its pictures came. It now waits for them.
+TEST(Playout, AfterAPauseAtTheSeamTheNewPassWaitsForItsPictures) {
+  const AudioFormat f{2, 48000, 16};
+  AudioPlayout p;
+  std::vector<Clock::time_point> heard;
+  p.set_onset_hook([&](Clock::time_point t) { heard.push_back(t); });
+  const Clock::time_point w0 = Clock::now();
+  struct Frame {
+    std::uint32_t ts;
+    double arrives_ms;
+  };
+  std::vector<Frame> frames;
+  for (int k = 0; k < 25; ++k) frames.push_back({900000u + 3600u * static_cast<std::uint32_t>(k), 40.0 * k});
+  for (int k = 0; k < 25; ++k) frames.push_back({90000u + 3600u * static_cast<std::uint32_t>(k), 1400.0 + 40.0 * k});
+  std::size_t pushed = 0, shown = 0;
+  std::vector<std::int16_t> out(480 * 2);
+  std::uint64_t skipped_before = 0;
+  for (double now = 0; now < 2600; now += 10) {
+    for (; pushed < frames.size() && frames[pushed].arrives_ms <= now; ++pushed)
+      p.push(frame_sound(f, frames[pushed].ts, pushed == 30, 100));
+    for (; shown < pushed && frames[shown].arrives_ms + 200 <= now; ++shown)
+      p.on_video_shown(frames[shown].ts, w0 + ms(frames[shown].arrives_ms + 200));
+    p.pull(out.data(), 480, w0 + ms(now + 20));
+    if (now == 1300) skipped_before = p.stats().frames_skipped;
+  }
+  const auto s = p.stats();
+  EXPECT_EQ(s.timeline_changes, 1u);
+  // At most what the device asked for ahead of the first new picture (20 ms here).
+  EXPECT_LE(s.frames_skipped - skipped_before, 1920u) << "the new pass's sound was skipped as late";
+  ASSERT_EQ(heard.size(), 1u) << "the click";
+  const double offset = std::chrono::duration<double, std::milli>(heard[0] - (w0 + ms(1400.0 + 40.0 * 5 + 200))).count();
+  EXPECT_LT(std::abs(offset), 15.0) << "click heard " << offset << " ms from its picture";
+}
+
 // The other way round: the new pass's pictures come while the old sound still plays (sound
 // that lags its pictures). The old sound gives way to the sound that fits the pictures.
 TEST(Playout, SoundThatOutlastsItsPicturesGivesWayToTheNextTimeline) {

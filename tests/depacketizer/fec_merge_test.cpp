@@ -1122,6 +1122,43 @@ TEST(ProtectedStream, APacketFecRebuiltIsNotHandedOnAgainWhenTheLaggingPathBring
   }
 }
 
+// Review of that change: a packet lost on both paths just before the source started again (a
+// looped capture's seam) was still waiting for the other path's copy when the restart cleared
+// FEC's window: written off as unrecoverable, though its row could rebuild it.
+TEST(ProtectedStream, WhatFecHoldsForTheOtherPathIsRebuiltWhenTheSourceStartsAgain) {
+  spdlog::set_level(spdlog::level::warn);
+  const Timed s = timed_mxf(20, 12000);
+  packetizer::FecEncoder enc(10, 10);
+  std::vector<Packet> column, row;
+  std::vector<std::size_t> row_done;
+  for (std::size_t i = 0; i < s.packets.size(); ++i) {
+    enc.add(s.packets[i], column, row);
+    row_done.resize(row.size(), i);
+  }
+  SessionConfig sc;
+  sc.reorder = reorder_for_paths(reorder_for_fec(sc.reorder), std::chrono::milliseconds(150));
+  RtpSession session([](CodestreamUnit&&) {}, sc);
+  ProtectionConfig pc;
+  pc.two_paths = true;
+  pc.fec = true;
+  ProtectedStream stream(session, pc);
+  // The last complete row's first packet, lost on both paths; its row FEC comes with it.
+  const std::size_t last_row_end = row_done.back();
+  const std::size_t lost = last_row_end - 9;
+  Feed feed;
+  for (std::size_t i = 0; i <= last_row_end; ++i) {
+    if (i == lost) continue;
+    feed.add(s.sent[i], kMediaPath1, s.packets[i]);
+    feed.add(s.sent[i] + std::chrono::microseconds(200), kMediaPath2, s.packets[i]);
+  }
+  for (std::size_t r = 0; r < row.size(); ++r) feed.add(s.sent[row_done[r]], kFecRow, row[r]);
+  feed.into(stream);
+  stream.restart();
+  const auto fec = stream.snapshot().fec_counters;
+  EXPECT_EQ(fec.recovered, 1u);
+  EXPECT_EQ(fec.unrecoverable, 0u);
+}
+
 // Packets FEC could not rebuild near the end of the input were never counted unrecoverable:
 // its rows and columns were written off only once the window moved past them.
 TEST(ProtectedStream, WhatFecStillWaitsForAtTheEndIsCountedUnrecoverable) {

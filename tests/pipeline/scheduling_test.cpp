@@ -65,6 +65,14 @@ TEST(StreamClock, AGapOfLostFramesIsNotOneLongFrame) {
   at += 5 * 40ms;
   c.on_frame(ts, at);
   EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(c.frame_interval()), 40ms);
+  // Review of that fix: a stream whose rate halves (25 to 12.5 frames a second) steps two
+  // frames every time: after a few such steps that is its rate, not lost frames.
+  for (int f = 0; f < 5; ++f) {
+    ts += 7200;
+    at += 80ms;
+    c.on_frame(ts, at);
+  }
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(c.frame_interval()), 80ms);
 }
 
 /// A decoded frame for the controller: `work` ms at `level`, `capacity` threads, frames

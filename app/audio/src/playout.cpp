@@ -35,6 +35,9 @@ void AudioPlayout::reset(const depacketizer::AudioFormat& format) {
   fifo_.clear();
   later_.clear();
   switched_.reset();
+  jumped_ = false;
+  wait_for_pictures_ = false;
+  heard_any_ = false;
   free_anchor_.reset();
 }
 
@@ -51,6 +54,7 @@ void AudioPlayout::next_timeline(Clock::time_point heard_at) {
   ++stats_.timeline_changes;
   // It plays on from here, without the start's delay (see `pull` for the picture clock).
   free_anchor_ = switched_ = std::make_pair(head_ticks_, heard_at);
+  wait_for_pictures_ = false;
   playing_ = false;
 }
 
@@ -97,7 +101,11 @@ void AudioPlayout::push(const depacketizer::AudioBlock& block) {
   double* tail_head = later_.empty() ? &head_ticks_ : &later_.back().head_ticks;
   const std::size_t queued = tail->size() / out_channels;
   if (queued == 0) {
+    // Far from where the sound was (it ran dry, then the stream's time jumped): a new
+    // timeline, which `pull` starts as one.
+    if (later_.empty() && heard_any_ && std::abs(t - head_ticks_) > kTimelineTicks) jumped_ = true;
     *tail_head = t;
+    heard_any_ = true;
   } else {
     const double gap = t - (*tail_head + static_cast<double>(queued) * tpf);
     if (std::abs(gap) <= tpf) {
@@ -122,16 +130,18 @@ void AudioPlayout::push(const depacketizer::AudioBlock& block) {
   // The bound holds over every timeline: the oldest sound goes first.
   const auto max_frames = static_cast<std::size_t>(options_.max_buffer_s * format_.sample_rate);
   for (std::size_t total = queued_frames(); total > max_frames;) {
-    if (fifo_.empty() && !later_.empty()) {
-      fifo_ = std::move(later_.front().frames);
-      head_ticks_ = later_.front().head_ticks;
-      later_.pop_front();
-      free_anchor_.reset();
-      continue;
+    // The oldest sound queued: the playing timeline's, else the first waiting one's (which
+    // `pull` still starts as a timeline of its own).
+    std::deque<std::int16_t>* q = &fifo_;
+    double* head = &head_ticks_;
+    if (fifo_.empty()) {
+      while (later_.front().frames.empty()) later_.pop_front();  // total > 0: one holds sound
+      q = &later_.front().frames;
+      head = &later_.front().head_ticks;
     }
-    const std::size_t drop = std::min(total - max_frames, fifo_.size() / out_channels);
-    fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(drop * out_channels));
-    head_ticks_ += static_cast<double>(drop) * tpf;
+    const std::size_t drop = std::min(total - max_frames, q->size() / out_channels);
+    q->erase(q->begin(), q->begin() + static_cast<std::ptrdiff_t>(drop * out_channels));
+    *head += static_cast<double>(drop) * tpf;
     stats_.frames_dropped += drop;
     total -= drop;
   }
@@ -177,10 +187,29 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
     // The timeline playing is through: the next takes over. On the picture clock, one the
     // pictures have left (its sound outlasted them) gives way to the next that fits them.
     const auto off_pictures = [&](double head) { return due && std::abs(*due - head) > kTimelineTicks; };
-    while (!later_.empty() &&
-           (fifo_.empty() || (off_pictures(head_ticks_) && !off_pictures(later_.front().head_ticks)))) {
-      stats_.frames_skipped += fifo_.size() / ch;
-      next_timeline(heard_at);
+    if (due && !later_.empty() && (fifo_.empty() || off_pictures(head_ticks_))) {
+      // Several jumps in a row: what comes before the first timeline that fits goes too.
+      const auto fits = std::find_if(later_.begin(), later_.end(), [&](const Timeline& tl) { return !off_pictures(tl.head_ticks); });
+      if (fits != later_.end()) {
+        const auto stale = static_cast<std::size_t>(fits - later_.begin());
+        stats_.frames_skipped += fifo_.size() / ch;
+        fifo_.clear();
+        for (std::size_t k = 0; k < stale; ++k) {
+          stats_.frames_skipped += later_.front().frames.size() / ch;
+          later_.pop_front();
+        }
+      }
+    }
+    while (fifo_.empty() && !later_.empty()) next_timeline(heard_at);
+    if (jumped_ && !fifo_.empty()) {
+      // The stream's time jumped while nothing was queued (a pause at a loop's seam, a sender
+      // started again): a new timeline as well. Nothing joins it to the old one, so it waits
+      // for its pictures (its sound arrives ahead of them) rather than playing on.
+      jumped_ = false;
+      ++stats_.timeline_changes;
+      free_anchor_ = switched_ = std::make_pair(head_ticks_, heard_at);
+      wait_for_pictures_ = true;
+      playing_ = false;
     }
     if (switched_ && due) {
       // Until its first pictures are shown, the picture clock is the old timeline's: the new
@@ -188,10 +217,16 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
       // onto its pictures when they come. A second at most: sound whose time jumped alone is
       // then moved as any other.
       const auto since = heard_at - switched_->second;
-      if (off_pictures(head_ticks_) && since < std::chrono::seconds(1))
+      if (off_pictures(head_ticks_) && since < std::chrono::seconds(1)) {
+        if (wait_for_pictures_) {
+          stats_.frames_silence += frames;
+          return;
+        }
         due = switched_->first + std::chrono::duration<double>(since).count() * 90000.0;
-      else
+      } else {
         switched_.reset();
+        wait_for_pictures_ = false;
+      }
     }
     if (!due) {
       // No picture to follow: play on the sound's own clock, from where it is now (the first

@@ -62,12 +62,19 @@ Clock::time_point StreamClock::on_frame(std::uint32_t ts, Clock::time_point arri
     if (step < kTicks) {  // frames, not a gap of lost frames worth a second
       // A step over frames that were lost counts as that many frames: smoothed in whole, a
       // burst of five lost frames made the interval (and the spacing of the fields shown
-      // after it) 40 % longer for a while.
+      // after it) 40 % longer for a while. The same long step three times in a row is the
+      // stream's new rate (50 to 25 frames a second), taken as it is.
       const auto d = media_time(step);
-      const auto frames = interval_ == Clock::duration{} ? 1.0 : std::max(1.0, std::round(static_cast<double>(d.count()) / static_cast<double>(interval_.count())));
-      interval_ = interval_ == Clock::duration{}
-                      ? d
-                      : std::chrono::duration_cast<Clock::duration>(0.9 * interval_ + 0.1 * (d / frames));
+      const double frames =
+          interval_ == Clock::duration{} ? 1.0 : std::max(1.0, std::round(static_cast<double>(d.count()) / static_cast<double>(interval_.count())));
+      long_steps_ = frames > 1.0 && std::abs(step - last_step_) <= step / 100 ? long_steps_ + 1 : (frames > 1.0 ? 1 : 0);
+      last_step_ = step;
+      if (interval_ == Clock::duration{} || long_steps_ >= 3) {
+        interval_ = d;
+        long_steps_ = 0;
+      } else {
+        interval_ = std::chrono::duration_cast<Clock::duration>(0.9 * interval_ + 0.1 * (d / frames));
+      }
     }
     last_ts_ = ts;
     last_unwrapped_ = u;

@@ -96,6 +96,9 @@ class AudioPlayout {
   std::deque<Timeline> later_;               // in order of arrival, at most kMaxTimelines
   // A later timeline took over (its media ticks heard at a moment); its pictures not yet shown.
   std::optional<std::pair<double, Clock::time_point>> switched_;
+  bool jumped_ = false;     // the stream's time jumped while nothing was queued (see push)
+  bool wait_for_pictures_ = false;  // such a timeline waits in silence for its pictures
+  bool heard_any_ = false;  // sound of this format was queued before (head_ticks_ says where it was)
   std::deque<double> video_offsets_;         // shown time (s) minus media time (s), the last few
   std::optional<Clock::time_point> last_video_;
   std::optional<std::pair<double, Clock::time_point>> free_anchor_;  // media ticks heard at a moment

@@ -45,6 +45,8 @@ class StreamClock {
   // Local time minus media time, minimum over the current and the previous window.
   Clock::duration offset_now_{}, offset_prev_{};
   std::int64_t window_start_ = 0;  // unwrapped ticks where the current window began
+  std::int64_t last_step_ = 0;     // the last forward timestamp step (ticks)
+  int long_steps_ = 0;             // steps of several frames in a row, all alike
   Clock::duration interval_{};
 };
 

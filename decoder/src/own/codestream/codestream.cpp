@@ -173,8 +173,14 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       continue;
     }
     // The header's parameters count only once all of them read (a part left out leaves the
-    // tile's as they were).
-    HeaderParams params = tile.params;
+    // tile's as they were). Copied only when the header gives any: most tile-parts' give
+    // none, and a tile's may hold COC/QCC for thousands of components.
+    const bool gives_params = std::any_of(part_header->segments.begin(), part_header->segments.end(), [](const syntax::Segment& s) {
+      return s.marker == marker::COD || s.marker == marker::COC || s.marker == marker::QCD || s.marker == marker::QCC ||
+             s.marker == marker::RGN || s.marker == marker::POC;
+    });
+    HeaderParams params;
+    if (gives_params) params = tile.params;
     std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;
     Status header_read;
     for (const syntax::Segment& seg : part_header->segments) {
@@ -209,7 +215,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       if (cut) break;
       continue;
     }
-    tile.params = std::move(params);
+    if (gives_params) tile.params = std::move(params);
     for (auto& entry : ppt) tile.ppt.push_back(std::move(entry));
     const std::size_t body_start = part_header->body;
     std::size_t body_end = end;
