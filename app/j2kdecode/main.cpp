@@ -143,6 +143,10 @@ std::string describe_damage(const j2k::decoder::DecodeStats& st) {
   if (st.damaged_tile_parts) what.push_back(fmt::format("{} tile-parts unreadable", st.damaged_tile_parts));
   if (st.damaged_packets) what.push_back(fmt::format("{} packets cut short or unreadable", st.damaged_packets));
   if (st.damaged_codeblocks) what.push_back(fmt::format("{} code-blocks zeroed", st.damaged_codeblocks));
+  if (st.transform_skipped_tiles)
+    what.push_back(fmt::format("the component transform asked for on {} tile(s) does not apply (components 0-2 differ in "
+                               "size or wavelet): their colours are as coded, not transformed",
+                               st.transform_skipped_tiles));
   return fmt::format("{}", fmt::join(what, "; "));
 }
 }  // namespace

@@ -126,6 +126,24 @@ TEST(TileParts, CodingMarkersOnlyInATilesFirstTilePart) {
   EXPECT_TRUE((*dec)->decode(s.bytes(), strict).ok()) << "without it, the same stream is fine";
 }
 
+// Review 2026-11-29: a codestream asking for the component transform over components of
+// different sizes (4:2:2 with MCT) was decoded untransformed, as OpenJPEG does, without a
+// word: the colours came out wrong and nothing said why. The decoder counts such tiles and
+// j2kdecode says it.
+TEST(DecodeStats, AComponentTransformThatCannotApplyIsCounted) {
+  SyntheticCodestream s;
+  s.components = 3;
+  s.levels = 1;
+  s.mct = true;
+  auto dec = make_decoder(Backend::own);
+  ASSERT_TRUE(dec.ok());
+  ASSERT_TRUE((*dec)->decode(s.bytes(), {}).ok());
+  EXPECT_EQ((*dec)->last_stats().transform_skipped_tiles, 0u) << "three equal components: the transform applies";
+  s.subsampling = {{1, 1}, {2, 1}, {2, 1}};
+  ASSERT_TRUE((*dec)->decode(s.bytes(), {}).ok());
+  EXPECT_EQ((*dec)->last_stats().transform_skipped_tiles, 1u);
+}
+
 // Review 2026-11-29: position-driven progressions stepped over the reference grid by the
 // smallest precinct of the components; with subsampling 2 and 3 the second component's
 // precincts start at multiples of 48, and those at 48 and 144 were never visited: their

@@ -26,7 +26,8 @@ struct SyntheticCodestream {
   std::vector<std::vector<Poc>> poc;  ///< main-header POC segments, each a list of entries
   std::vector<std::uint8_t> body{0x00};  ///< packet data of every tile (0x00: one empty packet)
   int tile_parts = 1;                     ///< the body split over this many tile-parts (the last takes the rest)
-  int qcd_extra_steps = 0;                ///< step sizes listed beyond the subbands' (QCD at most 65 532)
+  int qcd_extra_steps = 0;
+  bool mct = false;                       ///< COD's multiple component transformation (RCT here: 5/3)                ///< step sizes listed beyond the subbands' (QCD at most 65 532)
 
   std::vector<std::uint8_t> bytes() const {
     std::vector<std::uint8_t> s;
@@ -51,7 +52,7 @@ struct SyntheticCodestream {
     u8(pp ? 1 : 0);
     u8(static_cast<unsigned>(progression));
     u16(static_cast<unsigned>(layers));
-    u8(0);
+    u8(mct ? 1 : 0);
     u8(static_cast<unsigned>(levels)), u8(static_cast<unsigned>(xcb - 2)), u8(static_cast<unsigned>(ycb - 2)), u8(0), u8(1);
     if (pp)
       for (int r = 0; r <= levels; ++r) u8(static_cast<unsigned>(precinct_exp << 4 | precinct_exp));

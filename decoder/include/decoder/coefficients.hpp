@@ -116,6 +116,9 @@ struct ReconstructTimes {
   /// Work, not time: samples the inverse DWT's levels produced (each level's area; the LL
   /// band copied out when there are no levels). Tile-components without data cost none.
   std::uint64_t idwt_samples = 0;
+  /// Tiles whose codestream asks for the component transform (RCT/ICT) over three components
+  /// that differ in size or wavelet: left untransformed (as OpenJPEG does), the colours wrong.
+  std::uint64_t transform_skipped_tiles = 0;
 };
 
 /// CPU reconstruction: dequantise, inverse DWT, inverse MCT, DC shift and clamp.

@@ -60,6 +60,9 @@ struct DecodeStats {
   std::uint64_t tiles = 0;
   std::uint64_t tiles_missing = 0;
   std::uint64_t damaged_tile_parts = 0;
+  /// Tiles whose component transform was asked for over components of different sizes or
+  /// wavelets, left untransformed (own backend; the colours are wrong).
+  std::uint64_t transform_skipped_tiles = 0;
   /// Bytes the decode accounted for against DecodeLimits::max_memory (own backend): frame
   /// buffers plus the tier-2 structures that the packets actually created.
   std::uint64_t memory_bytes = 0;

@@ -499,6 +499,7 @@ class OwnDecoder final : public Decoder {
       stats_.idwt_ms = times.idwt_ms;
       stats_.colour_ms = times.colour_ms;
       stats_.idwt_samples = times.idwt_samples;
+      stats_.transform_skipped_tiles = times.transform_skipped_tiles;
       return st;
     });
   }

@@ -233,6 +233,7 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
   // One job per tile-component.
   std::vector<Job> jobs(frame.tiles.size() * ncomp);
   sc.buffers.resize(std::max(sc.buffers.size(), jobs.size()));
+  std::uint64_t transform_skipped = 0;  // tiles whose component transform cannot apply
   for (std::size_t t = 0; t < frame.tiles.size(); ++t) {
     const TileCoefficients& tile = frame.tiles[t];
     for (std::size_t c = 0; c < ncomp; ++c) {
@@ -272,6 +273,7 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
         if (j[c].out_rect.width() != j[0].out_rect.width() || j[c].out_rect.height() != j[0].out_rect.height() ||
             j[c].is_float != j[0].is_float)
           mct = false;
+      if (!mct) ++transform_skipped;
       // RCT and ICT map (0, 0, 0) to (0, 0, 0): three components without data are three
       // constants, with no transform at all.
       if (j[0].zero && j[1].zero && j[2].zero) mct = false;
@@ -404,6 +406,7 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
     times->idwt_ms = idwt_ms;
     times->colour_ms = colour_ms;
     times->idwt_samples = idwt_samples;
+    times->transform_skipped_tiles = transform_skipped;
   }
   return {};
 }
