@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "monitor/stream_monitor.hpp"
@@ -51,6 +52,17 @@ inline monitor::SecondReport second_report(const pipeline::StatsSample& now, con
     if (silence.seen > before.at && silence.seen <= now.at)
       r.longest_silence_s = std::max(r.longest_silence_s, std::chrono::duration<double>(silence.length).count());
   return r;
+}
+
+/// The part of a second since the last look (`before`), taken before the pipeline stops: the
+/// stop gives up the gaps still waiting for their packets (a lagging 2022-7 path's, the
+/// sender's final report's), which are the stop's, not the link's. Nothing when it brought no
+/// packets (a look at it would only clear alarms for lack of them).
+inline std::optional<pipeline::StatsSample> last_part_before_stop(pipeline::ReceivePipeline& pipe,
+                                                                    const pipeline::StatsSample& before) {
+  auto last = pipeline::StatsSample::take(pipe);
+  if (last.stream.packets_received == before.stream.packets_received) return std::nullopt;
+  return last;
 }
 
 /// A delivered frame as the monitor sees it (on the pipeline's delivery thread).

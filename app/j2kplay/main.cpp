@@ -439,13 +439,10 @@ int main(int argc, char** argv) {
         last = now;
       }
     }
-    // The part of a second since the last look is the monitor's too: looked at before a stop
-    // (which gives up the gaps still waiting: the stop's, not the link's), after a capture's end.
+    // The part of a second since the last look is the monitor's too: looked at before a stop,
+    // after a capture's end.
     std::optional<pipeline::StatsSample> tail;
-    if (!capture_done) {
-      tail = pipeline::StatsSample::take(pipe);
-      if (tail->stream.packets_received == before.stream.packets_received) tail.reset();  // nothing new to look at
-    }
+    if (!capture_done) tail = cli::last_part_before_stop(pipe, before);
     pipe.stop(capture);  // a capture's last frames are decoded before the summary
     // ... and shown on the virtual display, as the window would have, so that the display
     // figures add up to the frames decoded (the rest of a run that was stopped: undisplayed).
@@ -666,12 +663,9 @@ int main(int argc, char** argv) {
   // At a capture's end its last frames are still taken in (and counted); otherwise stop now.
   const bool capture_done = capture_status && *capture_status == cli::exit_ok;
   // The part of a second since the statistics timer's last look is the monitor's too: looked
-  // at before a stop (which gives up the gaps still waiting), after a capture's end.
+  // at before a stop, after a capture's end.
   std::optional<pipeline::StatsSample> tail;
-  if (!capture_done) {
-    tail = pipeline::StatsSample::take(pipe);
-    if (tail->stream.packets_received == before->stream.packets_received) tail.reset();  // nothing new to look at
-  }
+  if (!capture_done) tail = cli::last_part_before_stop(pipe, *before);
   pipe.stop(capture_done);
   if (capture_done) say_capture_end();
   sound_timer.stop();

@@ -293,16 +293,9 @@ int main(int argc, char** argv) {
   // What went by since the last per-second look: a capture's last part (all of it, replayed
   // fast), or the part of a second before --duration, --frames or Ctrl-C ended the run. The
   // monitor and its alarms see it too: a loss there is the run's (its exit status), and an
-  // outage inside a capture is an episode. A run that was stopped is looked at before the
-  // stop: the stop gives up the gaps still waiting for their packets (a lagging 2022-7
-  // path's, the sender's final report's), which are the stop's, not the link's.
-  const bool capture_ended = pipe.input_finished();
+  // outage inside a capture is an episode. A run that was stopped is looked at before the stop.
   std::optional<pipeline::StatsSample> tail;
-  if (last_packet && !capture_ended) {
-    tail = pipeline::StatsSample::take(pipe);
-    // Without packets it says nothing new (a look at it would only clear alarms for lack of them).
-    if (tail->stream.packets_received == before.stream.packets_received) tail.reset();
-  }
+  if (last_packet && !pipe.input_finished()) tail = cli::last_part_before_stop(pipe, before);
   pipe.stop(true);
   if (tail || pipe.input_finished()) {
     auto last = tail ? *tail : pipeline::StatsSample::take(pipe);

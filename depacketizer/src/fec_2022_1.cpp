@@ -115,12 +115,7 @@ void FecDecoder::clear_window() {
 }
 
 void FecDecoder::finish() {
-  // Nothing more comes by any path: what waited for a copy is rebuilt now (and what that
-  // completes in turn).
-  final_ = true;
-  solve_ready();
-  drain();
-  final_ = false;
+  solve_without_waiting();  // nothing more comes by any path
   for (const Group& g : pending_) write_off(g);
   pending_.clear();
 }
@@ -140,11 +135,7 @@ void FecDecoder::start_over(std::uint16_t sequence, bool told) {
 
 void FecDecoder::reset() {
   if (started_) {
-    // The source starts again: what waited for another path's copy gets none now.
-    final_ = true;
-    solve_ready();
-    drain();
-    final_ = false;
+    solve_without_waiting();  // the source starts again: no copy comes for what waited
     clear_window();
   }
   started_ = false;
@@ -226,6 +217,14 @@ void FecDecoder::count_missing(Group& g) {
       g.lost = s;
     }
   }
+}
+
+void FecDecoder::solve_without_waiting() {
+  // What waited for another path's copy is rebuilt now (and what that completes in turn).
+  final_ = true;
+  solve_ready();
+  drain();
+  final_ = false;
 }
 
 void FecDecoder::retry_waiting() {

@@ -51,10 +51,14 @@ void AudioPlayout::next_timeline(Clock::time_point heard_at) {
   fifo_ = std::move(later_.front().frames);
   head_ticks_ = later_.front().head_ticks;
   later_.pop_front();
-  ++stats_.timeline_changes;
   // It plays on from here, without the start's delay (see `pull` for the picture clock).
+  begin_timeline(heard_at, /*wait_for_pictures=*/false);
+}
+
+void AudioPlayout::begin_timeline(Clock::time_point heard_at, bool wait_for_pictures) {
+  ++stats_.timeline_changes;
   free_anchor_ = switched_ = std::make_pair(head_ticks_, heard_at);
-  wait_for_pictures_ = false;
+  wait_for_pictures_ = wait_for_pictures;
   playing_ = false;
 }
 
@@ -206,10 +210,7 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
       // started again): a new timeline as well. Nothing joins it to the old one, so it waits
       // for its pictures (its sound arrives ahead of them) rather than playing on.
       jumped_ = false;
-      ++stats_.timeline_changes;
-      free_anchor_ = switched_ = std::make_pair(head_ticks_, heard_at);
-      wait_for_pictures_ = true;
-      playing_ = false;
+      begin_timeline(heard_at, /*wait_for_pictures=*/true);
     }
     if (switched_ && due) {
       // Until its first pictures are shown, the picture clock is the old timeline's: the new

@@ -189,6 +189,7 @@ class FecDecoder {
   /// Rebuilds the groups missing one packet once a later packet arrived; drops complete
   /// ones. Rebuilt numbers are queued on arrived_.
   void solve_ready();
+  void solve_without_waiting();  // solves as if nothing were awaited (FecConfig::awaited)
   /// Rebuilds g.lost from the group (false: the parity does not fit its packets).
   bool rebuild(const Group& g);
   /// Of a group with every packet present: do its recovery fields fit them?

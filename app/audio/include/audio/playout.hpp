@@ -78,6 +78,8 @@ class AudioPlayout {
   std::optional<double> due_media_time(Clock::time_point heard_at);  // under mutex_
   void reset(const depacketizer::AudioFormat& format);
   void next_timeline(Clock::time_point heard_at);  // under mutex_
+  // The sound at the fifo's head starts a timeline, heard at `heard_at` (under mutex_).
+  void begin_timeline(Clock::time_point heard_at, bool wait_for_pictures);
   std::size_t queued_frames() const;               // all timelines' (under mutex_)
   void detect_onsets(const std::int16_t* out, std::size_t frames, Clock::time_point heard_at);
 

@@ -73,6 +73,11 @@ Status read_param_marker(const syntax::Segment& seg, HeaderParams& p, std::size_
   }
 }
 
+/// A tile's coding and quantisation: given in its first tile-part only (A.4.2, Table A.2).
+bool first_part_only(std::uint16_t m) {
+  return m == marker::COD || m == marker::COC || m == marker::QCD || m == marker::QCC || m == marker::RGN;
+}
+
 /// The value `h` gives component `c`, if it names it.
 template <class T>
 const T* given(const PerComponent<T>& h, std::size_t c) {
@@ -176,8 +181,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     // tile's as they were). Copied only when the header gives any: most tile-parts' give
     // none, and a tile's may hold COC/QCC for thousands of components.
     const bool gives_params = std::any_of(part_header->segments.begin(), part_header->segments.end(), [](const syntax::Segment& s) {
-      return s.marker == marker::COD || s.marker == marker::COC || s.marker == marker::QCD || s.marker == marker::QCC ||
-             s.marker == marker::RGN || s.marker == marker::POC;
+      return first_part_only(s.marker) || s.marker == marker::POC;
     });
     HeaderParams params;
     if (gives_params) params = tile.params;
@@ -197,11 +201,8 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
         ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
         continue;
       }
-      // A.4.2, Table A.2: a tile's coding and quantisation (COD, COC, QCD, QCC, RGN) are
-      // given in its first tile-part only. Resilient decoding takes a later one as it comes.
-      const bool first_part_only = seg.marker == marker::COD || seg.marker == marker::COC || seg.marker == marker::QCD ||
-                                   seg.marker == marker::QCC || seg.marker == marker::RGN;
-      if (strict && first_part_only && !tile.parts.empty()) {
+      // Resilient decoding takes a tile's coding in a later tile-part as it comes.
+      if (strict && first_part_only(seg.marker) && !tile.parts.empty()) {
         header_read = corrupt(fmt::format("tile {}: marker {:04X} in tile-part {} (only the first may hold it)", isot,
                                           seg.marker, tile.parts.size()));
         break;
