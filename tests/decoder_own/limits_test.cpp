@@ -99,7 +99,7 @@ TEST(DecodeLimits, ATilePartCostsWhatItsHeaderHoldsNotTheComponentCount) {
 // decoding refuses it; resilient decoding takes it as it comes.
 TEST(TileParts, CodingMarkersOnlyInATilesFirstTilePart) {
   SyntheticCodestream s;
-  s.body.assign(2, 0x00);
+  s.body.assign(1, 0x00);  // its one (empty) packet, in the second tile-part; the first is empty
   s.tile_parts = 2;
   s.levels = 0;
   auto bytes = s.bytes();
@@ -508,6 +508,15 @@ std::vector<std::uint8_t> without_last_tile_part(std::vector<std::uint8_t> cs) {
     at += static_cast<std::size_t>(cs[at + 6]) << 24 | cs[at + 7] << 16 | cs[at + 8] << 8 | cs[at + 9];  // Psot
   }
   cs.erase(cs.begin() + static_cast<std::ptrdiff_t>(last), cs.end() - 2);  // keeps EOC
+  // The remaining parts' TNsot says one fewer (a part missing is damage of its own).
+  for (std::size_t at = 2; at + 12 <= cs.size() && cs[at] == 0xFF;) {
+    if (cs[at + 1] != 0x90) {
+      at += 2 + (cs[at + 2] << 8 | cs[at + 3]);
+      continue;
+    }
+    if (cs[at + 11] > 0) --cs[at + 11];
+    at += static_cast<std::size_t>(cs[at + 6]) << 24 | cs[at + 7] << 16 | cs[at + 8] << 8 | cs[at + 9];
+  }
   return cs;
 }
 

@@ -60,6 +60,10 @@ struct DecodeStats {
   std::uint64_t tiles = 0;
   std::uint64_t tiles_missing = 0;
   std::uint64_t damaged_tile_parts = 0;
+  /// Bytes of tile data (and PPM/PPT packet headers) after the tiles' last packets, left
+  /// unread (own backend; resilient mode: a padding writer, or headers that disagree with
+  /// the data; strict refuses them).
+  std::uint64_t bytes_after_packets = 0;
   /// Tiles whose component transform was asked for over components of different sizes or
   /// wavelets, left untransformed (own backend; the colours are wrong).
   std::uint64_t transform_skipped_tiles = 0;

@@ -286,10 +286,6 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
       engine.spare_jobs = std::move(jobs);
     }
   } keep_jobs{engine, jobs};
-  // A.4.2: a tile's packets continue from one tile-part to the next (TPsot order).
-  for (TileHeader& th : cs.tiles)
-    std::stable_sort(th.parts.begin(), th.parts.end(),
-                     [](const TilePart& a, const TilePart& b) { return a.index_in_tile < b.index_in_tile; });
   // Tier-1 elsewhere (the GPU) with every byte of the tiles' data used (no resolution or
   // layer left out): the tile-parts are copied whole into the table's bytes, in order, on a
   // second thread while tier-2 reads them; defer_tier1 points the code-blocks into the copy.
@@ -430,6 +426,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.tiles_missing = static_cast<std::uint64_t>(
       std::count_if(cs.tiles.begin(), cs.tiles.end(), [](const TileHeader& th) { return th.parts.empty(); }));
   stats.damaged_tile_parts = cs.damaged_tile_parts;
+  stats.bytes_after_packets = counters.bytes_after_packets;
   stats.tier2_steps = static_cast<std::uint64_t>(steps.used());
   stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
   stats.codeblocks = work.coded_blocks;

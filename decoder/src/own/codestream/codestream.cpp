@@ -78,6 +78,63 @@ bool first_part_only(std::uint16_t m) {
   return m == marker::COD || m == marker::COC || m == marker::QCD || m == marker::QCC || m == marker::RGN;
 }
 
+/// A tile's parts (each TPsot once: a repeat is left out as it comes) into TPsot order (A.4.2:
+/// its packets continue from one part to the next). Resilient mode leaves out every part
+/// after a gap; a tile with parts missing, in a gap or short of its TNsot, is damaged (the
+/// missing ones counted). `seen`: every TPsot the tile showed, left-out parts' too. Strict
+/// mode has refused parts out of order as they came; here it refuses a tile with parts missing.
+Status settle_tile_parts(TileHeader& tile, int index, std::vector<std::uint8_t>& seen, bool strict,
+                         std::uint32_t& damaged) {
+  std::vector<TilePart>& parts = tile.parts;
+  std::sort(parts.begin(), parts.end(), [](const TilePart& a, const TilePart& b) { return a.index_in_tile < b.index_in_tile; });
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    if (parts[k].index_in_tile != static_cast<int>(k)) {
+      damaged += static_cast<std::uint32_t>(parts.size() - k);  // after a gap
+      tile.truncated = true;
+      parts.resize(k);
+      break;
+    }
+  // Parts never seen: up to the last index shown or announced, less the distinct ones seen.
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  const std::size_t upto = std::max<std::size_t>(static_cast<std::size_t>(tile.announced_parts), seen.empty() ? 0 : seen.back() + 1u);
+  if (const std::size_t missing = upto - seen.size(); missing > 0) {
+    if (strict) return corrupt(fmt::format("tile {}: {} of its {} tile-parts missing", index, missing, upto));
+    damaged += static_cast<std::uint32_t>(missing);
+    tile.truncated = true;
+  }
+  for (const TilePart& p : parts) tile.ppm_headers.insert(tile.ppm_headers.end(), p.ppm_headers.begin(), p.ppm_headers.end());
+  return {};
+}
+
+/// PPT (A.7.5): a tile's packet headers are its PPT segments joined in (TPsot, Zppt) order,
+/// which need not be the order they come in; each part's numbered from 0. An index given
+/// twice or missing leaves what follows unplaceable: strict refuses it, resilient keeps the
+/// segments before it and marks the tile damaged. Segments of parts left out go with them.
+Status settle_ppt(TileHeader& tile, bool strict) {
+  auto& ppt = tile.ppt;
+  if (ppt.empty()) return {};
+  std::stable_sort(ppt.begin(), ppt.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  const int parts = static_cast<int>(tile.parts.size());
+  for (std::size_t k = 0; k < ppt.size(); ++k) {
+    const int part = ppt[k].first / 256, z = ppt[k].first % 256;
+    if (part >= parts) {  // a part left out, and every later one
+      ppt.resize(k);
+      break;
+    }
+    const bool same_part = k > 0 && ppt[k - 1].first / 256 == part;
+    const int due = same_part ? ppt[k - 1].first % 256 + 1 : 0;
+    if (z == due) continue;
+    if (strict)
+      return corrupt(z < due ? fmt::format("PPT index {} given twice in tile-part {}'s header", z, part)
+                             : fmt::format("PPT index {} missing in tile-part {}'s header", due, part));
+    ppt.resize(k);
+    tile.truncated = true;
+    break;
+  }
+  return {};
+}
+
 /// The value `h` gives component `c`, if it names it.
 template <class T>
 const T* given(const PerComponent<T>& h, std::size_t c) {
@@ -113,7 +170,10 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
   // Tile-parts (A.4.2), in codestream order; tiles may interleave.
   ByteReader r(data);
   r.seek(header->length);
-  std::vector<int> tile_of_part;  // for PPM: the tile of each tile-part in order (-1: left out)
+  // For PPM: each tile-part in codestream order as (tile, its place in the tile's parts), or
+  // (-1, -1) for one left out; and every TPsot each tile showed, left-out parts' too.
+  std::vector<std::pair<int, int>> part_at;
+  std::vector<std::vector<std::uint8_t>> indices_seen(cs.tiles.size());
   bool saw_eoc = false;
   while (r.remaining() >= 2) {
     const std::uint16_t code = r.peek_u16();
@@ -149,16 +209,37 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     // The tile's later parts are left out with it (their packets continue the lost ones').
     auto leave_out = [&](TileHeader* tile) {
       ++cs.damaged_tile_parts;
-      tile_of_part.push_back(-1);  // its PPM packet headers are still there to skip
+      part_at.emplace_back(-1, -1);  // its PPM packet headers are still there to skip
       if (tile) tile->closed = tile->truncated = true;
       r.seek(end);
     };
     if (isot >= cs.tiles.size() || cs.tiles[isot].closed) {
+      if (isot < cs.tiles.size()) indices_seen[isot].push_back(sot->index);
       leave_out(isot < cs.tiles.size() ? &cs.tiles[isot] : nullptr);
       if (cut) break;
       continue;
     }
     TileHeader& tile = cs.tiles[isot];
+    if (strict) {
+      // A.4.2: a tile's parts come in TPsot order, from 0, each below TNsot where it is given.
+      if (sot->index != tile.parts.size())
+        return corrupt(fmt::format("tile {}: tile-part {} where tile-part {} was due", isot, sot->index, tile.parts.size()));
+      if (sot->count != 0 && sot->index >= sot->count)
+        return corrupt(fmt::format("tile {}: tile-part {} of {}", isot, sot->index, sot->count));
+      if (tile.announced_parts != 0 && sot->count != 0 && sot->count != tile.announced_parts)
+        return corrupt(fmt::format("tile {}: its tile-parts say {} and {} parts", isot, tile.announced_parts, sot->count));
+    }
+    tile.announced_parts = std::max<int>(tile.announced_parts, sot->count);
+    std::vector<std::uint8_t>& seen = indices_seen[isot];
+    if (std::find(seen.begin(), seen.end(), sot->index) != seen.end()) {
+      // The same tile-part again (resilient: strict refused it above): the first one counts.
+      ++cs.damaged_tile_parts;
+      part_at.emplace_back(-1, -1);
+      r.seek(end);
+      if (cut) break;
+      continue;
+    }
+    seen.push_back(sot->index);
     tile.seen = true;
     if (cut) tile.truncated = true;
     // Tile-part header up to SOD.
@@ -195,8 +276,8 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
         }
         ByteReader pr(seg.body);
         // Zppt numbers the PPT segments of this tile-part's header (A.7.5): the tile's
-        // headers are its tile-parts' in order, each part's in Zppt order.
-        const int z = static_cast<int>(tile.parts.size()) * 256 + pr.u8();
+        // headers are its tile-parts' in TPsot order, each part's in Zppt order.
+        const int z = static_cast<int>(sot->index) * 256 + pr.u8();
         const Bytes rest = pr.rest();
         ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
         continue;
@@ -227,8 +308,8 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     TilePart part;
     part.body = data.subspan(body_start, body_end - body_start);
     part.index_in_tile = sot->index;
+    part_at.emplace_back(static_cast<int>(isot), static_cast<int>(tile.parts.size()));
     tile.parts.push_back(part);
-    tile_of_part.push_back(static_cast<int>(isot));
     r.seek(end);
     if (cut) break;
   }
@@ -238,30 +319,24 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     cs.truncated = true;
   }
 
-  // PPT (A.7.5): a tile's packet headers are its PPT segments joined in (tile-part, Zppt)
-  // order, which need not be the order they come in. An index given twice in one tile-part
-  // header is ambiguous: strict refuses it, resilient keeps the first and marks the tile
-  // damaged.
-  for (TileHeader& tile : cs.tiles) {
-    if (tile.ppt.size() < 2) continue;
-    std::stable_sort(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    const auto repeated = std::adjacent_find(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first == b.first; });
-    if (repeated == tile.ppt.end()) continue;
-    if (strict)
-      return corrupt(fmt::format("PPT index {} given twice in tile-part {}'s header", repeated->first % 256,
-                                 repeated->first / 256));
-    tile.ppt.erase(std::unique(tile.ppt.begin(), tile.ppt.end(), [](auto& a, auto& b) { return a.first == b.first; }),
-                   tile.ppt.end());
-    tile.truncated = true;
-  }
-
-  // PPM (A.7.4): Nppm + headers for each tile-part, in codestream order, across markers.
+  // PPM (A.7.4): Nppm + headers for each tile-part, in codestream order, across markers
+  // numbered by Zppm from 0. Where an index is missing or given twice, what follows cannot be
+  // placed: strict refuses, resilient uses the headers before it (the tile-parts whose
+  // headers run out are damaged).
   if (cs.has_ppm) {
     std::stable_sort(ppm.begin(), ppm.end(), [](auto& a, auto& b) { return a.first < b.first; });
     std::vector<std::uint8_t> all;
-    for (auto& [z, bytes] : ppm) all.insert(all.end(), bytes.begin(), bytes.end());
+    for (std::size_t k = 0; k < ppm.size(); ++k) {
+      if (ppm[k].first != static_cast<int>(k)) {
+        if (strict)
+          return corrupt(ppm[k].first < static_cast<int>(k) ? fmt::format("PPM index {} given twice", ppm[k].first)
+                                                            : fmt::format("PPM index {} missing", k));
+        break;
+      }
+      all.insert(all.end(), ppm[k].second.begin(), ppm[k].second.end());
+    }
     ByteReader pr{Bytes(all)};
-    for (int t : tile_of_part) {
+    for (auto [t, at] : part_at) {
       std::uint32_t n = pr.u32();
       if (pr.failed() || n > pr.remaining()) {
         if (strict) return corrupt("PPM: packet headers run out before the tile-parts do");
@@ -270,8 +345,14 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       }
       Bytes h = pr.bytes(n);
       if (t < 0) continue;
-      cs.tiles[static_cast<std::size_t>(t)].ppm_headers.insert(cs.tiles[static_cast<std::size_t>(t)].ppm_headers.end(), h.begin(), h.end());
+      cs.tiles[static_cast<std::size_t>(t)].parts[static_cast<std::size_t>(at)].ppm_headers.assign(h.begin(), h.end());
     }
+  }
+
+  for (std::size_t t = 0; t < cs.tiles.size(); ++t) {
+    if (Status st = settle_tile_parts(cs.tiles[t], static_cast<int>(t), indices_seen[t], strict, cs.damaged_tile_parts); !st)
+      return st.error();
+    if (Status st = settle_ppt(cs.tiles[t], strict); !st) return st.error();
   }
   return cs;
 }

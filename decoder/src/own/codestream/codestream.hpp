@@ -52,18 +52,24 @@ struct HeaderParams {
 };
 
 struct TilePart {
-  Bytes body;            ///< the bytes after SOD (packets, or packet bodies with PPM/PPT)
-  Bytes packed_headers;  ///< PPT/PPM packet headers of this tile-part (may be empty)
-  int index_in_tile = 0;
+  Bytes body;                             ///< the bytes after SOD (packets, or packet bodies with PPM/PPT)
+  std::vector<std::uint8_t> ppm_headers;  ///< its packet headers from PPM (Nppm's share; A.7.4)
+  int index_in_tile = 0;                  ///< TPsot
 };
 
 struct TileHeader {
   bool seen = false;
   HeaderParams params;
+  /// Its tile-parts in TPsot order once parsed (A.4.2: a tile's packets continue from one
+  /// part to the next), each index once, without a gap: parts after a missing or unreadable
+  /// one are left out (their packets continue the lost ones').
   std::vector<TilePart> parts;
-  std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;  ///< (tile-part, Zppt) as part * 256 + Zppt, data; in that order once read
-  std::vector<std::uint8_t> ppm_headers;  ///< PPM packet headers for this tile, concatenated
-  bool truncated = false;                 ///< a tile-part ran past the end of the data, or one was left out
+  std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;  ///< (TPsot * 256 + Zppt, data); in that order once read
+  std::vector<std::uint8_t> ppm_headers;  ///< PPM packet headers for this tile, its parts' joined in order
+  int announced_parts = 0;                ///< TNsot, the largest any of its parts gave (0: not given)
+  /// A tile-part ran past the end of the data, one was left out or is missing, or its packet
+  /// headers (PPT/PPM) are incomplete.
+  bool truncated = false;
   /// Resilient mode: a tile-part of this tile could not be read (its header), so its later
   /// parts are left out too (their packets continue the lost ones').
   bool closed = false;
@@ -75,8 +81,9 @@ struct Codestream {
   bool has_ppm = false;
   std::vector<TileHeader> tiles;
   bool truncated = false;  ///< no EOC, or a tile-part cut short
-  /// Resilient mode: tile-parts left out (an unreadable header, a tile index out of range, or
-  /// a later part of a tile whose earlier one was left out).
+  /// Resilient mode: tile-parts left out (an unreadable header, a tile index out of range, a
+  /// TPsot given twice, or a later part of a tile whose earlier one was left out or is
+  /// missing) and tile-parts missing (a gap in a tile's TPsot, fewer than its TNsot).
   std::uint32_t damaged_tile_parts = 0;
 };
 

@@ -70,6 +70,11 @@ class PacketReader {
 
   /// Where the next packet starts in the body.
   std::size_t body_position() const noexcept { return body_pos_; }
+  /// Bytes of the body, and of packed headers, after the last packet read.
+  std::uint64_t bytes_left() const noexcept {
+    const std::size_t body_left = body_.size() - std::min(body_pos_, body_.size());
+    return packed_ ? body_left + (headers_.size() - std::min(header_pos_, headers_.size())) : body_left;
+  }
   /// Whether a read stopped the walk (damage or the end of the data, already counted).
   bool stopped() const noexcept { return stopped_; }
 
@@ -175,9 +180,18 @@ class PacketReader {
     br.align();
     if (br.failed()) return damaged(stop, "packet header");
     hpos = br.position();
-    // A.8.2: optional EPH marker right after the header.
-    if (tile_.params.style.eph && hpos + 2 <= headers_.size() && headers_[hpos] == 0xFF && headers_[hpos + 1] == 0x92)
-      hpos += 2;
+    // A.8.2: with EPH in COD, an EPH marker ends every packet header. One that is not there
+    // says the header was not read as it was written: strict refuses it; resilient reads on
+    // (as OpenJPEG does) and counts the packet damaged.
+    if (tile_.params.style.eph) {
+      if (hpos + 2 <= headers_.size() && headers_[hpos] == 0xFF && headers_[hpos + 1] == 0x92) {
+        hpos += 2;
+      } else {
+        if (opt_.strict)
+          return make_error(ErrorKind::corrupt, fmt::format("tile {}: a packet header without its EPH marker", tile_.index));
+        ++counters_.damaged_packets;
+      }
+    }
     // Packet body: each code-block's bytes, in header order.
     for (const Contribution& con : contributions_) {
       if (con.bytes > body_.size() - std::min(body_pos_, body_.size())) {
@@ -501,6 +515,15 @@ Status decode_tile_packets(Tile& tile, Bytes body, Bytes packed_headers, bool he
       return make_error(ErrorKind::corrupt,
                         fmt::format("tile {}: the progression order changes leave {} packets unread", tile.index, unread));
     ++counters.damaged_packets;
+    return {};
+  }
+  // Every packet read and bytes left over: not damage to the picture, but the headers and
+  // the data disagree (or the writer padded the tile-part): strict refuses it, resilient
+  // counts the bytes.
+  if (const std::uint64_t left = reader.bytes_left(); left > 0) {
+    if (options.strict)
+      return make_error(ErrorKind::corrupt, fmt::format("tile {}: {} bytes after its last packet", tile.index, left));
+    counters.bytes_after_packets += left;
   }
   return {};
 }

@@ -15,6 +15,7 @@ namespace j2k::decoder::own {
 struct Tier2Counters {
   std::uint64_t packets = 0;
   std::uint64_t damaged_packets = 0;
+  std::uint64_t bytes_after_packets = 0;  ///< tile data (and packed headers) after a tile's last packet
 };
 
 struct Tier2Options {
