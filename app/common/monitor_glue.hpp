@@ -33,8 +33,10 @@ inline monitor::SecondReport second_report(const pipeline::StatsSample& now, con
   r.packets_recovered_by_fec = delta(now.protection.fec_counters.recovered, before.protection.fec_counters.recovered);
   r.payload_bytes = delta(s.payload_bytes, b.payload_bytes);
   r.frames_received = delta(s.frames_complete + s.frames_incomplete, b.frames_complete + b.frames_incomplete);
-  // Frames of which nothing came are errors of the second too (the alarms' last error).
-  r.frames_damaged = delta(s.frames_incomplete + s.frames_missing, b.frames_incomplete + b.frames_missing);
+  // Frames of which nothing came are errors of the second too (the alarms' last error), and so
+  // are whole frames whose codestream was damaged as sent.
+  r.frames_damaged = delta(s.frames_incomplete + s.frames_missing + now.decode.codestream_damaged,
+                           b.frames_incomplete + b.frames_missing + before.decode.codestream_damaged);
   r.frames_decoded = delta(now.decode.decoded, before.decode.decoded);
   r.frames_degraded = delta(now.decode.degraded, before.decode.degraded);
   r.frames_failed = delta(now.decode.failed, before.decode.failed);
@@ -78,6 +80,7 @@ inline monitor::FrameReport frame_report(const pipeline::DecodedFrame& f) {
   if (f.descriptor) r.frame_rate = f.descriptor->frame_rate();
   r.new_timeline = f.new_timeline;
   if (!f.decoded && !r.dropped_decoder_behind && f.error != "decode off") r.error = f.error;
+  if (f.decoded && f.complete) r.damage = f.damage;
   if (f.decoded) {
     // The stream's format: a picture decoded at reduced resolution (degraded) is not a change.
     if (!f.image.empty() && f.reduce == 0) r.format = f.image.describe();

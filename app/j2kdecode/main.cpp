@@ -134,19 +134,18 @@ long peak_rss_kib() {
 }  // namespace
 
 namespace {
-/// What resilient decoding met in a damaged codestream, for people ("" when nothing).
-std::string describe_damage(const j2k::decoder::DecodeStats& st) {
+/// What else a decode met that a person should know ("" when nothing): not damage, but the
+/// picture or the codestream is not quite what it says.
+std::string describe_notes(const j2k::decoder::DecodeStats& st) {
   std::vector<std::string> what;
-  if (st.truncated) what.push_back("the codestream ends early");
-  if (st.tiles_missing)
-    what.push_back(fmt::format("{} of {} tiles missing (mid-grey)", st.tiles_missing, st.tiles));
-  if (st.damaged_tile_parts) what.push_back(fmt::format("{} tile-parts unreadable", st.damaged_tile_parts));
-  if (st.damaged_packets) what.push_back(fmt::format("{} packets cut short or unreadable", st.damaged_packets));
-  if (st.damaged_codeblocks) what.push_back(fmt::format("{} code-blocks zeroed", st.damaged_codeblocks));
   if (st.transform_skipped_tiles)
     what.push_back(fmt::format("the component transform asked for on {} tile(s) does not apply (components 0-2 differ in "
                                "size or wavelet): their colours are as coded, not transformed",
                                st.transform_skipped_tiles));
+  if (st.bytes_after_packets)
+    what.push_back(fmt::format("{} bytes after the last packets were left unread (padding, or packet headers that "
+                               "disagree with the data; --strict refuses them)",
+                               st.bytes_after_packets));
   return fmt::format("{}", fmt::join(what, "; "));
 }
 }  // namespace
@@ -236,8 +235,9 @@ int main(int argc, char** argv) {
   }
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto st = (*dec)->last_stats();
-  if (const std::string damage = describe_damage(st); !damage.empty())
+  if (const std::string damage = j2k::decoder::describe_damage(st); !damage.empty())
     fmt::print(stderr, "j2kdecode: damaged input, decoded what could be read: {}\n", damage);
+  if (const std::string notes = describe_notes(st); !notes.empty()) fmt::print(stderr, "j2kdecode: note: {}\n", notes);
   if (bench > 0) {
     j2k::decoder::DecodeStats sum;
     t0 = std::chrono::steady_clock::now();

@@ -104,6 +104,8 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
   if (now.ts) text += fmt::format("\nTS continuity errors {}", now.ts->counters.continuity_errors);
   if (now.decode.dropped_behind()) text += fmt::format("\ndecoder behind: {} frames dropped", now.decode.dropped_behind());
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
+  if (now.decode.codestream_damaged)
+    text += fmt::format("\ncodestream damaged as sent: {} frames (all packets arrived)", now.decode.codestream_damaged);
   // Real time: how much decoding is simplified to keep up, and what that costs in delay.
   if (now.decode.degrade_level > 0)
     text += fmt::format("\ndegraded: decoding at 1/{} resolution ({} frames so far)", 1 << now.decode.degrade_level,

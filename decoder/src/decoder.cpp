@@ -1,6 +1,9 @@
 #include "decoder/decoder.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
 
 #include "decoder/own_decoder.hpp"
 #include "openjpeg_backend.hpp"
@@ -27,6 +30,21 @@ Result<std::unique_ptr<Decoder>> make_decoder(Backend backend, const DecodeLimit
     case Backend::own: return make_own_decoder(limits);
   }
   return make_error(ErrorKind::unsupported, "unknown decoder backend");
+}
+
+bool met_damage(const DecodeStats& s) noexcept {
+  return s.truncated || s.tiles_missing > 0 || s.damaged_tile_parts > 0 || s.damaged_packets > 0 ||
+         s.damaged_codeblocks > 0;
+}
+
+std::string describe_damage(const DecodeStats& s) {
+  std::vector<std::string> what;
+  if (s.truncated) what.emplace_back("the codestream ends early");
+  if (s.tiles_missing) what.push_back(fmt::format("{} of {} tiles missing (mid-grey)", s.tiles_missing, s.tiles));
+  if (s.damaged_tile_parts) what.push_back(fmt::format("{} tile-parts unreadable or missing", s.damaged_tile_parts));
+  if (s.damaged_packets) what.push_back(fmt::format("{} packets cut short or unreadable", s.damaged_packets));
+  if (s.damaged_codeblocks) what.push_back(fmt::format("{} code-blocks zeroed", s.damaged_codeblocks));
+  return fmt::format("{}", fmt::join(what, "; "));
 }
 
 }  // namespace j2k::decoder

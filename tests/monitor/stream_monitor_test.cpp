@@ -99,5 +99,37 @@ TEST(StreamMonitor, FramesNotDecodedBecauseDecodingIsOffAreNoErrors) {
   EXPECT_TRUE((*m)->alarm_status(t0 + seconds(3)).since_last_error_s) << "an incomplete frame is one";
 }
 
+// Review 2026-11-29: a frame that arrived whole but whose codestream the decoder found damaged
+// (it decoded what it could read) went by as a healthy frame: no event, no error. It is the
+// question a technician asks first: the network, or what was sent?
+TEST(StreamMonitor, AWholeFrameWithADamagedCodestreamIsAnEventOfItsOwn) {
+  const auto path = std::filesystem::temp_directory_path() / "j2k_stream_monitor_damage.jsonl";
+  MonitorOptions o;
+  o.events_path = path.string();
+  const auto t0 = Clock::time_point{} + seconds(1000);
+  auto m = StreamMonitor::create(o, t0);
+  ASSERT_TRUE(m) << m.error().message;
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    FrameReport f;
+    f.index = i;
+    f.decoded = true;
+    f.complete = i != 2;
+    if (i == 1) f.damage = "the codestream ends early";
+    (*m)->on_frame(f, t0 + std::chrono::milliseconds(40 * i));
+  }
+  (*m)->close();
+  std::vector<nlohmann::json> damaged;
+  for (const auto& l : read_lines(path))
+    if (l["event"] == "frame_damaged") damaged.push_back(l);
+  ASSERT_EQ(damaged.size(), 2u);
+  EXPECT_EQ(damaged[0]["frame"], 1);
+  EXPECT_EQ(damaged[0]["cause"], "codestream");
+  EXPECT_EQ(damaged[0]["damage"], "the codestream ends early");
+  EXPECT_NE(damaged[0]["message"].get<std::string>().find("every packet arrived"), std::string::npos) << damaged[0].dump();
+  EXPECT_EQ(damaged[1]["frame"], 2);
+  EXPECT_EQ(damaged[1]["cause"], "packets lost");
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace j2k::monitor

@@ -6,6 +6,7 @@
 #include <future>
 #include <thread>
 
+#include "decoder/decoder.hpp"
 #include "fakes.hpp"
 #include "mxf_stream.hpp"
 #include "sound_fixtures.hpp"
@@ -383,6 +384,43 @@ TEST(ReceivePipeline, AnUnsupportedFeatureAtReducedResolutionFailsThatFrameOnly)
   EXPECT_EQ(d.decoded, static_cast<std::uint64_t>(kFrames - 1));
   EXPECT_EQ(d.degrade_level, 1) << "the degradation was capped by an unrelated refusal";
   EXPECT_GT(h.got.back().reduce, 0);
+}
+
+// Review 2026-11-29: a frame whose packets all arrived but whose codestream the decoder found
+// damaged (resilient decoding: it decoded what it could read) counted as a healthy decoded
+// frame, and nothing said so. Here the sender's codestream announces a second tile-part that
+// it never has (every RTP packet of it arrives): the frame is decoded, counted, and says what
+// the decoder met.
+TEST(ReceivePipeline, AWholeFrameWithADamagedCodestreamIsCountedAndSaysWhat) {
+  Harness h;
+  auto c = h.config();
+  c.decoder_factory = []() { return decoder::make_decoder(decoder::Backend::own); };
+  c.latency_budget = std::chrono::hours(1);
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  std::vector<std::uint8_t> short_of_a_part = photo_codestream();
+  const std::uint8_t sot[] = {0xFF, 0x90};
+  const auto at = std::search(short_of_a_part.begin(), short_of_a_part.end(), std::begin(sot), std::end(sot));
+  ASSERT_NE(at, short_of_a_part.end());
+  ASSERT_EQ(at[11], 1);  // TNsot: its one tile-part
+  at[11] = 2;
+  h.send(0);
+  h.stream.codestream = &short_of_a_part;
+  h.send(1);
+  h.stream.codestream = nullptr;
+  h.send(2);
+  h.send(3);  // ends frame 2 (its marker packet may wait for the next timestamp)
+  h.wait_for_frames(3);
+  h.pipe->stop(true);
+  ASSERT_GE(h.got.size(), 3u);
+  EXPECT_TRUE(h.got[0].decoded && h.got[1].decoded && h.got[2].decoded);
+  EXPECT_TRUE(h.got[1].complete);
+  EXPECT_EQ(h.got[0].damage, "");
+  EXPECT_NE(h.got[1].damage.find("1 tile-parts unreadable or missing"), std::string::npos) << h.got[1].damage;
+  EXPECT_EQ(h.got[2].damage, "");
+  const auto d = h.pipe->decode();
+  EXPECT_EQ(d.codestream_damaged, 1u);
+  EXPECT_EQ(d.failed, 0u);
 }
 
 TEST(ReceivePipeline, TooFewDecompositionLevelsCapTheDegradation) {

@@ -147,6 +147,18 @@ void StreamMonitor::on_frame(const FrameReport& f, Clock::time_point now) {
     e.frame = f.index;
     e.rtp_timestamp = f.rtp_timestamp;
     if (!f.error.empty()) e.detail["error"] = f.error;
+    if (!f.complete) e.detail["cause"] = "packets lost";
+    if (!f.time_code.empty()) e.detail["time_code"] = f.time_code;
+    post(std::move(e));
+  } else if (f.decoded && !f.damage.empty()) {
+    // Every packet came and the codestream is still damaged: the fault lies before the
+    // network (the encoder, or a device that rewrote the stream), not in the link.
+    Event e = Event::now(EventKind::frame_damaged,
+                         fmt::format("frame {}: every packet arrived but the codestream is damaged: {}", f.index, f.damage));
+    e.frame = f.index;
+    e.rtp_timestamp = f.rtp_timestamp;
+    e.detail["damage"] = f.damage;
+    e.detail["cause"] = "codestream";
     if (!f.time_code.empty()) e.detail["time_code"] = f.time_code;
     post(std::move(e));
   }

@@ -155,6 +155,15 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+/// What the decoder met in codestream `i` of frame `f` (a field's when `fields`), added to
+/// f.damage.
+void add_damage(DecodedFrame& f, const decoder::DecodeStats& st, std::size_t i, bool fields) {
+  if (!decoder::met_damage(st)) return;
+  if (!f.damage.empty()) f.damage += "; ";
+  if (fields) f.damage += fmt::format("field {}: ", i + 1);
+  f.damage += decoder::describe_damage(st);
+}
+
 }  // namespace
 
 ReceivePipeline::ReceivePipeline(const PipelineConfig& config, Sink sink)
@@ -772,6 +781,7 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
   f.image = take_spare();
   for (;;) {
     f.error.clear();
+    f.damage.clear();
     bool too_deep = false;
     std::size_t failed_at = 0;
     for (std::size_t i = 0; i < unit.codestreams.size(); ++i) {
@@ -785,6 +795,7 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
         failed_at = i;
         break;
       }
+      add_damage(f, worker.decoder->last_stats(), i, fields);
     }
     if (too_deep) {
       // Refused at a reduced resolution: when the codestream has fewer decomposition levels
@@ -878,6 +889,15 @@ void ReceivePipeline::decode_loop(Worker& worker) {
     if (f.decoded) {
       f.latency_ms = ms_between(unit.last_arrival, t1);
       decoded_.fetch_add(1, std::memory_order_relaxed);
+      if (!f.damage.empty() && unit.complete) {
+        // Every packet came, yet the codestream is damaged: the fault lies before the network
+        // (the encoder, or a device that rewrote the stream). A frame that arrived incomplete
+        // is damaged by its loss, counted as such.
+        codestream_damaged_.fetch_add(1, std::memory_order_relaxed);
+        if (error_log.allow())
+          log->warn("frame {}: every packet arrived but its codestream is damaged ({}); decoded what could be read "
+                    "(counted)", f.index, f.damage);
+      }
       if (f.reduce > 0) degraded_.fetch_add(1, std::memory_order_relaxed);
       decode_us_total_.fetch_add(us, std::memory_order_relaxed);
       for (auto longest = decode_us_max_.load(std::memory_order_relaxed);
@@ -1017,8 +1037,10 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
     if (!r) {
       // Corrupt data fails the CPU path too, which then reports it: not a GPU fallback.
       if (r.error().kind != ErrorKind::corrupt) why = "GPU decode failed: " + r.error().message;
+      f.damage.clear();
       return false;
     }
+    add_damage(f, dec.last_stats(), i, fields);
   }
   f.device_rgba = std::move(picture).value();
   return true;
@@ -1032,6 +1054,7 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.dropped_queue_full = dropped_.load(std::memory_order_relaxed);
   s.dropped_late = dropped_late_.load(std::memory_order_relaxed);
   s.degraded = degraded_.load(std::memory_order_relaxed);
+  s.codestream_damaged = codestream_damaged_.load(std::memory_order_relaxed);
   s.degrade_level = level_.load(std::memory_order_relaxed);
   s.rejected_oversize = oversize_.load(std::memory_order_relaxed);
   s.out_of_memory = out_of_memory_.load(std::memory_order_relaxed);

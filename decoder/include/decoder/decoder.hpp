@@ -82,6 +82,14 @@ struct DecodeStats {
   std::uint64_t tier2_steps = 0;
 };
 
+/// Whether resilient decoding met damage in the codestream, so that the picture may be wrong
+/// in places: it ended early, or tiles, tile-parts, packets or code-blocks could not be read.
+/// (Bytes after the last packets and a component transform that cannot apply are not damage.)
+bool met_damage(const DecodeStats& s) noexcept;
+/// That damage for people, "" when none: "the codestream ends early; 3 packets cut short or
+/// unreadable; 12 code-blocks zeroed".
+std::string describe_damage(const DecodeStats& s);
+
 class Decoder {
  public:
   virtual ~Decoder() = default;

@@ -44,6 +44,9 @@ struct FrameReport {
   bool dropped_decoder_behind = false;
   bool degraded = false;            ///< decoded below full resolution or quality
   std::string error;                ///< why it was not decoded
+  /// Decoded from a codestream the decoder found damaged although every packet of the frame
+  /// arrived (what it met, decoder::describe_damage); "" otherwise.
+  std::string damage;
   std::string format;               ///< "1920x1080 4:2:2 10-bit" when decoded
   std::string time_code;            ///< the frame's time code ("" if the stream has none)
   double frame_rate = 0;            ///< the stream's, as its descriptor says (0 unknown)

@@ -58,6 +58,9 @@ struct DecodedFrame {
   std::optional<depacketizer::PictureDescriptor> descriptor;
   bool decoded = false;
   std::string error;                  ///< why decoding failed or was skipped
+  /// Decoded, but the decoder met damage in the codestream and decoded what it could read
+  /// (decoder::describe_damage; "field 2: …" for a field): "" when the codestream was intact.
+  std::string damage;
   PlanarImage image;
   /// Two fields woven into `image` (and the display pictures), a field period apart: the first
   /// in time holds the even lines when `first_field_is_top`, else the odd ones. False for a
@@ -166,6 +169,9 @@ struct DecodeSnapshot {
   std::uint64_t dropped_late = 0;         ///< it would have been shown late
   std::uint64_t dropped_behind() const noexcept { return dropped_queue_full + dropped_late; }
   std::uint64_t degraded = 0;             ///< decoded below full resolution
+  /// Frames that arrived whole whose codestream the decoder found damaged (decoded what it
+  /// could read): every packet came, so the damage was in what was sent.
+  std::uint64_t codestream_damaged = 0;
   int degrade_level = 0;                  ///< resolution levels skipped now
   std::uint64_t rejected_oversize = 0;    ///< larger than the descriptor says (counted in failed)
   std::uint64_t out_of_memory = 0;        ///< allocation failed while decoding (counted in failed)
@@ -373,6 +379,7 @@ class ReceivePipeline {
   // Decode totals (workers write, anyone reads).
   std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0}, dropped_late_{0};
   std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0};
+  std::atomic<std::uint64_t> codestream_damaged_{0};  // whole frames whose codestream had damage
   std::atomic<std::int64_t> decode_us_total_{0}, decode_us_max_{0}, work_us_total_{0}, cpu_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
   std::atomic<std::uint64_t> tier1_gpu_{0};
