@@ -353,6 +353,7 @@ class CudaBackend final : public CudaDecoder {
     req.tier1_share = &share;
     auto img = (*lease)->reconstruct(*frame, req, &times_);
     if (!img) return img.error();
+    stats_.transform_skipped_tiles = decoder::transform_skipped_tiles(*frame);
     if (use_early) {
       // The model learns from the split it balanced: the last resolutions' kernel against
       // the CPU's share of them (the start's split only fills a budget).
@@ -427,6 +428,7 @@ class CudaBackend final : public CudaDecoder {
         gpu_retry_.worked(now);
         stats_.idwt_ms = times_.idwt_ms;
         stats_.colour_ms = times_.store_ms + times_.colour_ms;
+        stats_.transform_skipped_tiles = decoder::transform_skipped_tiles(*frame);
         return img;
       }
       if (options_.mode == GpuMode::on || img.error().kind != ErrorKind::io) return img.error();
@@ -441,6 +443,7 @@ class CudaBackend final : public CudaDecoder {
     if (auto st = coefficients_.reconstruct(*frame, img, &rt); !st) return st.error();
     stats_.idwt_ms = rt.idwt_ms;
     stats_.colour_ms = rt.colour_ms;
+    stats_.transform_skipped_tiles = rt.transform_skipped_tiles;
     if (req.target)
       return make_error(ErrorKind::io, "GPU unavailable after an error (" + last_error_ +
                                            "); decoded on the CPU, display through the CPU path");

@@ -142,6 +142,15 @@ TEST(DecodeStats, AComponentTransformThatCannotApplyIsCounted) {
   s.subsampling = {{1, 1}, {2, 1}, {2, 1}};
   ASSERT_TRUE((*dec)->decode(s.bytes(), {}).ok());
   EXPECT_EQ((*dec)->last_stats().transform_skipped_tiles, 1u);
+  // The same rule from the coefficients alone, which the GPU's reconstruction counts with.
+  CoefficientDecoder coefficients;
+  auto frame = coefficients.decode(s.bytes(), {});
+  ASSERT_TRUE(frame.ok()) << frame.error().message;
+  EXPECT_EQ(transform_skipped_tiles(*frame), 1u);
+  s.subsampling = {};
+  frame = coefficients.decode(s.bytes(), {});
+  ASSERT_TRUE(frame.ok()) << frame.error().message;
+  EXPECT_EQ(transform_skipped_tiles(*frame), 0u);
 }
 
 // Review 2026-11-29: position-driven progressions stepped over the reference grid by the

@@ -586,6 +586,39 @@ TEST(CudaPhoto, CudaDecoderBackendMatchesTheOwnDecoder) {
   }
 }
 
+// Review 2026-11-29: a codestream asking for the component transform over components of
+// different sizes (4:2:2 with MCT) is decoded untransformed and its tiles counted; the GPU's
+// reconstruction decoded it the same way but did not count them.
+TEST(CudaPhoto, AComponentTransformThatCannotApplyIsCountedOnTheGpuToo) {
+  J2K_REQUIRE_CUDA();
+  auto bytes = test::read_corpus({"1919x1081_422_10_97.j2k"});
+  if (bytes.empty()) GTEST_SKIP() << "SKIPPED: no corpus file 1919x1081_422_10_97.j2k";
+  // COD's SGcod: progression order, layers (2 bytes), then the multiple component transform.
+  std::size_t cod = 2;
+  while (cod + 4 <= bytes.size() && !(bytes[cod] == 0xFF && bytes[cod + 1] == 0x52)) cod += 2 + (bytes[cod + 2] << 8 | bytes[cod + 3]);
+  ASSERT_LT(cod + 9, bytes.size());
+  ASSERT_EQ(bytes[cod + 8], 0) << "the corpus frame has no transform";
+  bytes[cod + 8] = 1;
+  decoder::DecodeOptions opt;
+  opt.threads = 4;
+  auto own = decoder::make_own_decoder();
+  auto a = own->decode(bytes, opt);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_GE(own->last_stats().transform_skipped_tiles, 1u);
+  for (gpu::Tier1Mode tier1 : {gpu::Tier1Mode::cpu, gpu::Tier1Mode::gpu}) {
+    gpu::CudaDecoderOptions o;
+    o.mode = gpu::GpuMode::on;
+    o.tier1 = tier1;
+    auto dec = gpu::make_cuda_decoder_typed(o);
+    ASSERT_TRUE(dec.ok()) << dec.error().message;
+    auto b = (*dec)->decode(bytes, opt);
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    EXPECT_LE(max_diff(*a, *b), 1);
+    EXPECT_EQ((*dec)->last_stats().transform_skipped_tiles, own->last_stats().transform_skipped_tiles)
+        << (tier1 == gpu::Tier1Mode::gpu ? "GPU tier-1" : "CPU tier-1");
+  }
+}
+
 /// The display-path tests' picture (the corpus's 1919x1081 4:2:2 10-bit 9/7 codestream), what
 /// the CPU path makes of it, and a CUDA decoder (GPU on).
 struct DisplayCase {

@@ -126,4 +126,12 @@ struct ReconstructTimes {
 /// The result does not depend on `threads`.
 Result<PlanarImage> reconstruct(const CoefficientFrame& frame, int threads = 1, ReconstructTimes* times = nullptr);
 
+/// Whether a tile's component transform (G.2/G.3) applies: asked for, over components 0-2 of
+/// one size at the decoded resolution and one wavelet. Asked for where it cannot apply (4:2:2
+/// with MCT), the tile is decoded untransformed, as OpenJPEG does, and counted
+/// (DecodeStats::transform_skipped_tiles).
+bool component_transform_applies(const TileCoefficients& tile);
+/// The frame's tiles that ask for the component transform where it cannot apply.
+std::uint64_t transform_skipped_tiles(const CoefficientFrame& frame);
+
 }  // namespace j2k::decoder

@@ -420,6 +420,25 @@ Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool*
 
 }  // namespace own
 
+bool component_transform_applies(const TileCoefficients& tile) {
+  if (!tile.mct || tile.components.size() < 3) return false;
+  auto size_at_decoded = [](const ComponentCoefficients& cc) {
+    const int s = cc.levels - cc.decoded_levels;
+    auto up = [s](int v) { return static_cast<int>((static_cast<long long>(v) + (1LL << s) - 1) >> s); };
+    return std::pair(up(cc.rect.x1) - up(cc.rect.x0), up(cc.rect.y1) - up(cc.rect.y0));
+  };
+  const auto& c0 = tile.components[0];
+  for (std::size_t c = 1; c < 3; ++c)
+    if (size_at_decoded(tile.components[c]) != size_at_decoded(c0) || tile.components[c].wavelet != c0.wavelet) return false;
+  return true;
+}
+
+std::uint64_t transform_skipped_tiles(const CoefficientFrame& frame) {
+  return static_cast<std::uint64_t>(std::count_if(frame.tiles.begin(), frame.tiles.end(), [](const TileCoefficients& t) {
+    return t.mct && t.components.size() >= 3 && !component_transform_applies(t);
+  }));
+}
+
 Result<PlanarImage> reconstruct(const CoefficientFrame& frame, int threads, ReconstructTimes* times) {
   // The pool is kept per calling thread between calls (CoefficientDecoder::reconstruct
   // also keeps the work buffers and reuses the output).

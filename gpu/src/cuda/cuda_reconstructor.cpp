@@ -461,21 +461,6 @@ PlanarImage frame_geometry(const CoefficientFrame& frame) {
   return img;
 }
 
-bool mct_applies(const decoder::TileCoefficients& tile) {
-  if (!tile.mct || tile.components.size() < 3) return false;
-  auto dims = [](const ComponentCoefficients& cc) {
-    return shift_rect(cc.rect, cc.levels - cc.decoded_levels);
-  };
-  const Rect r0 = dims(tile.components[0]);
-  for (int c = 1; c < 3; ++c) {
-    const Rect r = dims(tile.components[static_cast<std::size_t>(c)]);
-    if (r.width() != r0.width() || r.height() != r0.height() ||
-        tile.components[static_cast<std::size_t>(c)].wavelet != tile.components[0].wavelet)
-      return false;
-  }
-  return true;
-}
-
 /// A tier-1 table that belongs to this frame: valid on its own, and laid out over exactly
 /// the frame's tile-components (so its blocks land inside the coefficient buffer).
 Status check_tier1_batch(const decoder::Tier1Batch& batch, const CoefficientFrame& frame) {
@@ -524,7 +509,7 @@ Result<FramePlan> CudaReconstructor::Impl::plan_frame(const CoefficientFrame& fr
     if (tile.components.size() != ncomp) return make_error(ErrorKind::corrupt, "tile without all its components");
     TilePlan& tp = plan.tiles[t];
     tp.ncomp = static_cast<int>(ncomp);
-    tp.mct = mct_applies(tile);
+    tp.mct = decoder::component_transform_applies(tile);
     std::size_t tile_work = 0;
     for (const ComponentCoefficients& cc : tile.components) {
       if (cc.decoded_levels < 0 || cc.decoded_levels > cc.levels || cc.levels > cuda::kMaxLevels)
