@@ -252,6 +252,35 @@ TEST(Playout, SoundThatOutlastsItsPicturesGivesWayToTheNextTimeline) {
   EXPECT_EQ(s.frames_skipped, 15u * 1920) << "what was left of the old pass's sound";
 }
 
+// Review 2026-11-29: when the playing timeline ran out within a pull and the next one (the
+// stream's time had jumped) could not fill the rest of it either, the underrun went uncounted:
+// switching timelines marked the sound as not playing. The same sound without the jump counts it.
+TEST(Playout, RunningDryRightAfterATimelineSwitchIsAnUnderrun) {
+  const AudioFormat f{2, 48000, 16};
+  auto block = [&](std::uint32_t ts, std::size_t frames) {
+    AudioBlock b;
+    b.format = f;
+    b.rtp_timestamp = ts;
+    b.samples.assign(frames * 2, 300);
+    return b;
+  };
+  auto underruns = [&](bool jump) {
+    AudioPlayout p;
+    p.push(block(900000u, 2400));
+    // 100 frames more: right after it, or 9 s of stream time back (a loop: a timeline of its own).
+    p.push(block(jump ? 90000u : 900000u + 2400u * 90000u / 48000u, 100));
+    std::vector<std::int16_t> out(960 * 2);
+    const Clock::time_point device = Clock::now();
+    for (int i = 0; i < 12; ++i) p.pull(out.data(), 960, device + ms(20.0 * i));
+    EXPECT_EQ(p.stats().frames_played, 2500u) << (jump ? "with the jump" : "without");
+    EXPECT_EQ(p.stats().timeline_changes, jump ? 1u : 0u);
+    return p.stats().underruns;
+  };
+  const std::uint64_t without_jump = underruns(false);
+  EXPECT_GE(without_jump, 1u);
+  EXPECT_EQ(underruns(true), without_jump) << "an underrun right after the switch went uncounted";
+}
+
 TEST(Playout, ChannelsMuteAndTheBufferBound) {
   const AudioFormat f{4, 48000, 24};
   PlayoutOptions o;

@@ -288,6 +288,9 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
       return k;
     };
     std::size_t n = take(done, std::min(frames - done, queued));
+    // Whether the sound was playing into this pull: a switch of timelines below starts the
+    // next one afresh, but running dry right after it is an underrun all the same.
+    const bool was_playing = playing_;
     if (done + n < frames && fifo_.empty() && !later_.empty()) {
       // The timeline ran out within this pull: the next one plays on from the next frame.
       next_timeline(heard_at + std::chrono::duration_cast<Clock::duration>(
@@ -296,7 +299,7 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
     }
     if (done + n < frames) {
       stats_.frames_silence += frames - done - n;
-      if (playing_ && n < frames - done) ++stats_.underruns;
+      if (was_playing && n < frames - done) ++stats_.underruns;
       // Ran dry on its own clock: the next sound starts it afresh (a gap in the stream, or a
       // sender whose clock runs slow against ours), not measured against the old anchor.
       if (!stats_.on_picture_clock && fifo_.empty()) free_anchor_.reset();
