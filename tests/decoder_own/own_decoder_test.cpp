@@ -102,9 +102,9 @@ Stream main_header_without_sop_eph(const Stream& s) {
 /// `payload` as marker segments (PPM/PPT) of at most `segment_bytes`, numbered from 0 (their
 /// Zppm/Zppt), written in that order or `reversed`.
 void put_marker_segments(Stream& dst, std::uint16_t marker, const Stream& payload, std::size_t segment_bytes,
-                         bool reversed = false) {
+                         bool reversed = false, std::size_t first_index = 0) {
   std::vector<Stream> each;
-  for (std::size_t off = 0, z = 0; off < payload.size(); off += segment_bytes, ++z) {
+  for (std::size_t off = 0, z = first_index; off < payload.size(); off += segment_bytes, ++z) {
     const std::size_t n = std::min(segment_bytes, payload.size() - off);
     Stream seg;
     put16(seg, marker);
@@ -182,15 +182,18 @@ TEST(OwnDecoder, PacketHeadersInPptAndPpm) {
 
 /// A single-tile SOP+EPH stream of several tile-parts rebuilt with each tile-part's packet
 /// headers in PPT segments of its own header (of at most `segment_bytes`), numbered from 0 in
-/// each tile-part as A.7.5 numbers them (Zppt: relative to the current header).
-Stream headers_in_each_parts_ppt(const Stream& s, std::size_t segment_bytes) {
+/// each tile-part as A.7.5 numbers them (Zppt: relative to the current header), or numbered
+/// on across the parts (`across`: as OpenJPEG reads them).
+Stream headers_in_each_parts_ppt(const Stream& s, std::size_t segment_bytes, bool across = false) {
   Stream out = main_header_without_sop_eph(s);
+  std::size_t z = 0;
   for (const TilePartView& part : tile_parts(s)) {
     const std::size_t sod = sod_of(s, part);
     Stream header(s.begin() + static_cast<std::ptrdiff_t>(part.start + 12), s.begin() + static_cast<std::ptrdiff_t>(sod));
     Stream headers, bodies;
     split_packets(s, sod + 2, part.end, headers, bodies);
-    put_marker_segments(header, 0xFF61, headers, segment_bytes);
+    put_marker_segments(header, 0xFF61, headers, segment_bytes, false, across ? z : 0);
+    z += (headers.size() + segment_bytes - 1) / segment_bytes;
     const Stream tp = tile_part(be16(s, part.start + 4), s[part.start + 10], s[part.start + 11], header, bodies);
     out.insert(out.end(), tp.begin(), tp.end());
   }
@@ -215,6 +218,15 @@ TEST(OwnDecoder, PptSegmentsAreNumberedPerTilePart) {
   EXPECT_TRUE(same(*out, src));
   // (OpenJPEG 2.5 refuses this form: it takes Zppt as unique in the tile, "Zppt 0 already
   // read". Numbered across the parts instead, the same segments decode the same here.)
+  // Review 2026-11-29: the index checks added that day refused that second form ("PPT index 0
+  // missing in tile-part 1's header"), and resilient decoding lost every part but the first.
+  Stream across = headers_in_each_parts_ppt(cs, 100, /*across=*/true);
+  auto numbered_on = (*make_decoder(Backend::own))->decode(across, strict);
+  ASSERT_TRUE(numbered_on.ok()) << numbered_on.error().message;
+  EXPECT_TRUE(same(*numbered_on, src));
+  auto ref = (*make_decoder(Backend::openjpeg))->decode(across, {});
+  ASSERT_TRUE(ref.ok()) << ref.error().message;
+  EXPECT_TRUE(same(*ref, src));
 }
 
 // Review 2026-11-25: PPT segments were joined in the order they came, not in Zppt order, so
@@ -350,6 +362,19 @@ TEST(OwnDecoder, TilePartsMissingOrRepeatedAreCounted) {
       {{0, 2, 1}, "tile-part 2 where tile-part 1 was due", 0, true},   // out of order: put back in order
       {{1, 2}, "tile-part 1 where tile-part 0 was due", 3, false},      // the first missing: nothing to read
   };
+  // Review of that change: the last part repeated with Psot = 0 (up to the EOC) was skipped
+  // with the EOC, and the whole stream said to end early.
+  {
+    std::vector<Stream> parts = t.parts;
+    Stream again = t.parts.back();
+    for (std::size_t i = 6; i < 10; ++i) again[i] = 0;  // Psot = 0
+    parts.push_back(again);
+    const Decoded d = decode_with(with_parts(t.cs, parts), 1);
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_EQ(d.stats.damaged_tile_parts, 1u);
+    EXPECT_FALSE(d.stats.truncated) << "the EOC is there";
+    EXPECT_EQ(d.checksum, t.intact);
+  }
   for (const Case& k : cases) {
     std::vector<Stream> parts;
     for (int i : k.order) parts.push_back(t.parts[static_cast<std::size_t>(i)]);
@@ -445,6 +470,30 @@ TEST(OwnDecoder, AMissingEphAndBytesAfterTheLastPacketAreReported) {
     EXPECT_EQ(d.checksum, t.intact);  // the header itself was intact
   }
   {
+    // Review of that change: a packet without its EPH whose body is then cut short counted
+    // twice. The last packet with a body of the last part loses its EPH and all but a byte of
+    // its body (the tile-part's length says so: only the packet is cut).
+    Stream part = t.parts.back();
+    std::size_t eph = 0;
+    for (std::size_t p = 0; p + 1 < part.size(); ++p)
+      if (be16(part, p) == 0xFF92) {
+        std::size_t q = p + 2;
+        while (q + 1 < part.size() && be16(part, q) != 0xFF91) ++q;
+        if (q + 1 >= part.size()) q = part.size();
+        if (q - (p + 2) >= 2) eph = p;
+      }
+    ASSERT_GT(eph, 0u);
+    const auto before = static_cast<int>(part.size());
+    part.erase(part.begin() + static_cast<std::ptrdiff_t>(eph + 3), part.end());  // EPH and one body byte
+    part.erase(part.begin() + static_cast<std::ptrdiff_t>(eph), part.begin() + static_cast<std::ptrdiff_t>(eph + 2));
+    grow_psot(part, 0, static_cast<int>(part.size()) - before);
+    std::vector<Stream> parts = t.parts;
+    parts.back() = part;
+    const Decoded d = decode_with(with_parts(t.cs, parts), 1);
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_EQ(d.stats.damaged_packets, 1u) << "one packet, damaged once";
+  }
+  {
     std::vector<Stream> parts = t.parts;
     Stream& last = parts.back();
     last.insert(last.end(), {0x12, 0x34, 0x56, 0x78, 0x9A});
@@ -499,6 +548,17 @@ TEST(OwnDecoder, PacketHeaderSegmentsWithAnIndexMissingAreReported) {
     ASSERT_TRUE(d.ok) << d.error;
     EXPECT_GE(d.stats.damaged_packets, 1u) << (ppm ? "PPM" : "PPT");
   }
+  // Review of that change: with the first PPT index missing no segment is usable, and the tile
+  // then read its packet headers from its data (which holds none): noise instead of grey.
+  Stream from_one = move_headers(cs, false, 200);
+  skip_an_index(from_one, 0xFF61, 0);
+  const Decoded strict = decode_with(from_one, 1, true);
+  ASSERT_FALSE(strict.ok);
+  EXPECT_NE(strict.error.find("PPT index 0 missing in tile-part 0's header"), std::string::npos) << strict.error;
+  const Decoded d = decode_with(from_one, 1);
+  ASSERT_TRUE(d.ok) << d.error;
+  EXPECT_EQ(d.stats.codeblocks, 0u) << "code-blocks made from data read as packet headers";
+  EXPECT_GE(d.stats.damaged_packets, 1u);
 }
 
 /// One tile-part with the packet data of `parts` joined, cut anew at `cuts` (offsets into the

@@ -347,7 +347,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
           !st)
         return st;
       if (th.parts.empty()) continue;
-      bool packed = cs.has_ppm || !th.ppt.empty();
+      bool packed = cs.has_ppm || th.has_ppt;
       if (th.parts.size() > 1 && !packed && !th.truncated && engine.pool->size() > 1) {
         // Tile-parts that hold whole components are read at once, one per thread.
         std::vector<Bytes> parts;

@@ -108,9 +108,11 @@ Status settle_tile_parts(TileHeader& tile, int index, std::vector<std::uint8_t>&
 }
 
 /// PPT (A.7.5): a tile's packet headers are its PPT segments joined in (TPsot, Zppt) order,
-/// which need not be the order they come in; each part's numbered from 0. An index given
-/// twice or missing leaves what follows unplaceable: strict refuses it, resilient keeps the
-/// segments before it and marks the tile damaged. Segments of parts left out go with them.
+/// which need not be the order they come in. Zppt numbers a tile-part header's segments from
+/// 0; writers that number them on across the tile's parts (as OpenJPEG reads them: an index
+/// once per tile) are read too. An index given twice or missing leaves what follows
+/// unplaceable: strict refuses it, resilient keeps the segments before it and marks the tile
+/// damaged. Segments of parts left out go with them.
 Status settle_ppt(TileHeader& tile, bool strict) {
   auto& ppt = tile.ppt;
   if (ppt.empty()) return {};
@@ -124,7 +126,7 @@ Status settle_ppt(TileHeader& tile, bool strict) {
     }
     const bool same_part = k > 0 && ppt[k - 1].first / 256 == part;
     const int due = same_part ? ppt[k - 1].first % 256 + 1 : 0;
-    if (z == due) continue;
+    if (z == due || (!same_part && k > 0 && z == ppt[k - 1].first % 256 + 1)) continue;  // from 0, or numbered on
     if (strict)
       return corrupt(z < due ? fmt::format("PPT index {} given twice in tile-part {}'s header", z, part)
                              : fmt::format("PPT index {} missing in tile-part {}'s header", due, part));
@@ -204,14 +206,19 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       end = data.size();
       cs.truncated = true;
     }
+    // Past a part not used; one with Psot = 0 runs up to the data's end, the EOC included.
+    auto skip_part = [&]() {
+      ++cs.damaged_tile_parts;
+      part_at.emplace_back(-1, -1);  // its PPM packet headers are still there to skip
+      r.seek(end);
+      if (sot->length == 0 && end >= 2 && data[end - 2] == 0xFF && data[end - 1] == 0xD9) saw_eoc = true;
+    };
     // Resilient mode leaves out a tile-part it cannot read and goes on at the next one (its
     // SOT's length is all that is needed): one damaged header costs a tile, not the frame.
     // The tile's later parts are left out with it (their packets continue the lost ones').
     auto leave_out = [&](TileHeader* tile) {
-      ++cs.damaged_tile_parts;
-      part_at.emplace_back(-1, -1);  // its PPM packet headers are still there to skip
       if (tile) tile->closed = tile->truncated = true;
-      r.seek(end);
+      skip_part();
     };
     if (isot >= cs.tiles.size() || cs.tiles[isot].closed) {
       if (isot < cs.tiles.size()) indices_seen[isot].push_back(sot->index);
@@ -233,9 +240,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
     std::vector<std::uint8_t>& seen = indices_seen[isot];
     if (std::find(seen.begin(), seen.end(), sot->index) != seen.end()) {
       // The same tile-part again (resilient: strict refused it above): the first one counts.
-      ++cs.damaged_tile_parts;
-      part_at.emplace_back(-1, -1);
-      r.seek(end);
+      skip_part();
       if (cut) break;
       continue;
     }
@@ -280,6 +285,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
         const int z = static_cast<int>(sot->index) * 256 + pr.u8();
         const Bytes rest = pr.rest();
         ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
+        tile.has_ppt = true;
         continue;
       }
       // Resilient decoding takes a tile's coding in a later tile-part as it comes.

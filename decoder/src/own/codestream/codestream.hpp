@@ -65,6 +65,9 @@ struct TileHeader {
   /// one are left out (their packets continue the lost ones').
   std::vector<TilePart> parts;
   std::vector<std::pair<int, std::vector<std::uint8_t>>> ppt;  ///< (TPsot * 256 + Zppt, data); in that order once read
+  /// Its packet headers are in PPT segments (even where none of them could be used: its
+  /// packets then have no headers, and are not read from the data).
+  bool has_ppt = false;
   std::vector<std::uint8_t> ppm_headers;  ///< PPM packet headers for this tile, its parts' joined in order
   int announced_parts = 0;                ///< TNsot, the largest any of its parts gave (0: not given)
   /// A tile-part ran past the end of the data, one was left out or is missing, or its packet

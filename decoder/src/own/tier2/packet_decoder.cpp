@@ -182,14 +182,15 @@ class PacketReader {
     hpos = br.position();
     // A.8.2: with EPH in COD, an EPH marker ends every packet header. One that is not there
     // says the header was not read as it was written: strict refuses it; resilient reads on
-    // (as OpenJPEG does) and counts the packet damaged.
+    // (as OpenJPEG does) and counts the packet damaged (once: below, unless its body is).
+    bool no_eph = false;
     if (tile_.params.style.eph) {
       if (hpos + 2 <= headers_.size() && headers_[hpos] == 0xFF && headers_[hpos + 1] == 0x92) {
         hpos += 2;
       } else {
         if (opt_.strict)
           return make_error(ErrorKind::corrupt, fmt::format("tile {}: a packet header without its EPH marker", tile_.index));
-        ++counters_.damaged_packets;
+        no_eph = true;
       }
     }
     // Packet body: each code-block's bytes, in header order.
@@ -204,6 +205,7 @@ class PacketReader {
       body_pos_ += con.bytes;
       if (keep) commit(tc.cb_style, con, data);
     }
+    if (no_eph) ++counters_.damaged_packets;
     res.next_layer[prec] = layer + 1;
     return {};
   }
