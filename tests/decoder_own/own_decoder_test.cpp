@@ -511,6 +511,26 @@ TEST(OwnDecoder, AMissingEphAndBytesAfterTheLastPacketAreReported) {
     }
     EXPECT_EQ(decode_with(t.cs, 1).stats.bytes_after_packets, 0u);
   }
+  {
+    // The same in a frame whose tile-parts each hold a component, which four threads read at
+    // once when the parts' packets fill them exactly: the guess fails, the sequential reading
+    // counts the bytes.
+    auto c = make_case("trailing_tp_c", Source::ycc422_10, 328, 184, "-p CPRL -TP C -r 12");
+    Stream cs = test::encode_case(test::make_source(c.source, c.width, c.height), c);
+    std::vector<Stream> parts;
+    for (const TilePartView& v : tile_parts(cs)) parts.push_back(part_bytes(cs, v));
+    ASSERT_EQ(parts.size(), 3u);
+    const Decoded whole = decode_with(cs, 4);
+    ASSERT_TRUE(whole.ok) << whole.error;
+    ASSERT_EQ(whole.stats.parallel_tiles, 1u);
+    parts[2].insert(parts[2].end(), {0x00, 0x00, 0x00});  // after the tile's last packet
+    grow_psot(parts[2], 0, 3);
+    const Decoded d = decode_with(with_parts(cs, parts), 4);
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_EQ(d.stats.parallel_tiles, 0u);
+    EXPECT_EQ(d.stats.bytes_after_packets, 3u);
+    EXPECT_EQ(d.checksum, whole.checksum);
+  }
 }
 
 /// The Z index (the byte after the length) of every `marker` segment in `s`'s main header and
