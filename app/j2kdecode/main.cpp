@@ -142,6 +142,10 @@ std::string describe_notes(const j2k::decoder::DecodeStats& st) {
     what.push_back(fmt::format("the component transform asked for on {} tile(s) does not apply (components 0-2 differ in "
                                "size or wavelet): their colours are as coded, not transformed",
                                st.transform_skipped_tiles));
+  if (st.too_deep_codeblocks)
+    what.push_back(fmt::format("{} code-blocks have more than 30 magnitude bit-planes (a large ROI shift) and were left at "
+                               "zero: beyond this decoder (OpenJPEG refuses such pictures); --strict refuses them",
+                               st.too_deep_codeblocks));
   if (st.bytes_after_packets)
     what.push_back(fmt::format("{} bytes after the last packets were left unread (padding, or packet headers that "
                                "disagree with the data; --strict refuses them)",

@@ -137,8 +137,9 @@ TEST(Work, CutStreamsWithComponentsWithoutDataMatchTheFullPath) {
 }
 
 // The plan of a code-block (B.10.5, D.1), the same for the CPU tier-1 and the GPU's table:
-// P > Mb, no plane left with coded passes and more than 30 planes are damage (the block is
-// zeroed and counted), and passes past the last bit-plane are not decoded.
+// P > Mb (no plane left with coded passes) is damage and more than 30 planes beyond this
+// decoder (either way the block is zeroed and counted), and passes past the last bit-plane
+// are not decoded.
 TEST(Work, BlockPlanFollowsTheBitPlanes) {
   using own::CodeBlock;
   const std::uint8_t bytes[4] = {0x12, 0x34, 0x56, 0x78};
@@ -149,22 +150,22 @@ TEST(Work, BlockPlanFollowsTheBitPlanes) {
   cb.chunks = {Bytes(bytes, 4)};
   struct Case {
     int mb, p;
-    bool damaged;
+    int zeroed;
     int passes, segments;
   } cases[] = {
-      {10, 0, false, 9, 2},   // 10 planes: up to 28 passes, all 9 decoded
-      {10, 8, false, 4, 1},   // 2 planes: 3 * 2 - 2 = 4 passes, in the first segment
-      {10, 7, false, 7, 1},   // 3 planes: 7 passes, the first segment exactly
-      {10, 9, false, 1, 1},   // 1 plane: its cleanup pass
-      {10, 10, true, 0, 0},   // P = Mb with coded passes
-      {10, 11, true, 0, 0},   // P > Mb
-      {38, 7, true, 0, 0},    // 31 planes
-      {37, 7, false, 9, 2},   // 30 planes
+      {10, 0, 0, 9, 2},                // 10 planes: up to 28 passes, all 9 decoded
+      {10, 8, 0, 4, 1},                // 2 planes: 3 * 2 - 2 = 4 passes, in the first segment
+      {10, 7, 0, 7, 1},                // 3 planes: 7 passes, the first segment exactly
+      {10, 9, 0, 1, 1},                // 1 plane: its cleanup pass
+      {10, 10, own::kDamaged, 0, 0},   // P = Mb with coded passes
+      {10, 11, own::kDamaged, 0, 0},   // P > Mb
+      {38, 7, own::kTooDeep, 0, 0},    // 31 planes
+      {37, 7, 0, 9, 2},                // 30 planes
   };
   for (const Case& c : cases) {
     cb.zero_bitplanes = c.p;
     const own::BlockPlan plan = own::plan_block(cb, c.mb);
-    EXPECT_EQ(plan.damaged, c.damaged) << "Mb " << c.mb << " P " << c.p;
+    EXPECT_EQ(plan.zeroed, c.zeroed) << "Mb " << c.mb << " P " << c.p;
     EXPECT_EQ(plan.passes, c.passes) << "Mb " << c.mb << " P " << c.p;
     EXPECT_EQ(plan.segments, c.segments) << "Mb " << c.mb << " P " << c.p;
   }
@@ -173,7 +174,7 @@ TEST(Work, BlockPlanFollowsTheBitPlanes) {
   empty.passes = 0;
   empty.segments.clear();
   EXPECT_EQ(own::plan_block(empty, 10).passes, 0);
-  EXPECT_FALSE(own::plan_block(empty, 10).damaged);
+  EXPECT_EQ(own::plan_block(empty, 10).zeroed, 0);
 
   // A damaged block is written as zeros (the coefficient buffers are recycled unwritten).
   own::CodeBlockDecoder dec(own::t1_dsp());

@@ -52,6 +52,10 @@ struct DecodeStats {
   double colour_ms = 0;  ///< inverse MCT, DC shift, clamp, output
   std::uint64_t codeblocks = 0;
   std::uint64_t damaged_codeblocks = 0;  ///< zeroed in resilient mode
+  /// Code-blocks of more than 30 magnitude bit-planes (a large ROI shift: legal, beyond this
+  /// decoder's 32-bit samples, as OpenJPEG's, which refuses the picture): zeroed, not damage.
+  /// Strict mode refuses them (ErrorKind::unsupported).
+  std::uint64_t too_deep_codeblocks = 0;
   std::uint64_t damaged_packets = 0;     ///< packets cut short or unreadable
   /// Resilient decoding of a damaged codestream (own backend): it ended early (no EOC, or a
   /// tile-part cut short), tiles of which nothing could be read (shown at their DC level:

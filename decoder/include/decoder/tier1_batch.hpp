@@ -67,7 +67,7 @@ struct Tier1Batch {
   std::pmr::vector<std::uint8_t> bytes;
   std::vector<std::uint64_t> component_base;  ///< per tile-component (tile-major): first element
   std::uint64_t coefficient_count = 0;        ///< elements in the frame's array
-  std::uint64_t rejected_blocks = 0;          ///< more bit-planes than 30: zeroed, as the CPU does
+  std::uint64_t rejected_blocks = 0;          ///< damaged (more zero bit-planes than the band has): zeroed, as the CPU does
 
   void clear() {
     blocks.clear();

@@ -176,7 +176,7 @@ Status defer_tier1(const std::vector<CodeBlockJob>& jobs, const CoefficientFrame
     const CodeBlock& cb = *job.block;
     const int w = cb.rect.width(), h = cb.rect.height();
     const BlockPlan& plan = job.plan;  // as CodeBlockDecoder decodes it
-    batch.rejected_blocks += plan.damaged;
+    batch.rejected_blocks += plan.zeroed == kDamaged;
     if (plan.passes == 0) continue;  // stays zero
     if (plan.segments > 0xFFFF || batch.bytes.size() > 0xFFFF0000u)
       return make_error(ErrorKind::limit, "frame too large for the tier-1 table");
@@ -325,6 +325,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   Status early_error;
   bool early_tabled = false;  // the early resolutions' rows are in the table (EarlyTier1)
   std::vector<CodeBlockJob> early_jobs;
+  std::uint64_t early_too_deep = 0;  // the early rows' code-blocks past 30 bit-planes
   CollectCarry carry;  // what the early collection found, for the last resolutions' to add
   std::vector<Bytes> bodies;          // the views tier-2 read the tiles' data through,
   std::vector<std::uint64_t> body_at;  // and where each starts in the copy
@@ -359,7 +360,7 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
             copied();
             std::vector<std::uint64_t> at(parts.size(), tile_at[t]);
             for (std::size_t k = 1; k < parts.size(); ++k) at[k] = at[k - 1] + parts[k - 1].size();
-            collect_tier1_jobs(tiles, frame, early_jobs, CollectPart::early_resolutions, &carry);
+            early_too_deep = collect_tier1_jobs(tiles, frame, early_jobs, CollectPart::early_resolutions, &carry).too_deep_blocks;
             early_error = defer_tier1(early_jobs, frame, *defer, parts, at);
             if (!early_error.ok()) return;
             early_tabled = true;
@@ -430,6 +431,11 @@ Result<CoefficientFrame> run_to_coefficients(Engine& engine, Bytes input, const 
   stats.tier2_steps = static_cast<std::uint64_t>(steps.used());
   stats.memory_bytes = static_cast<std::uint64_t>(budget.used());
   stats.codeblocks = work.coded_blocks;
+  stats.too_deep_codeblocks = work.too_deep_blocks + (early_kept ? early_too_deep : 0);
+  if (options.strict && stats.too_deep_codeblocks > 0)
+    return make_error(ErrorKind::unsupported,
+                      fmt::format("{} code-blocks have more than 30 magnitude bit-planes (a large ROI shift): not supported",
+                                  stats.too_deep_codeblocks));
   stats.coding_passes = work.coding_passes;
   stats.constant_components = work.constant_components;
   stats.zero_fills = work.zero_fills;

@@ -76,7 +76,7 @@ BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits) {
   if (cb.rect.width() <= 0 || cb.rect.height() <= 0 || cb.passes == 0 || cb.segments.empty()) return plan;
   plan.numbps = magnitude_bits - cb.zero_bitplanes;
   if (plan.numbps <= 0 || plan.numbps > 30) {
-    plan.damaged = 1;
+    plan.zeroed = plan.numbps <= 0 ? kDamaged : kTooDeep;
     return plan;
   }
   // D.1: a block of numbps bit-planes has at most 3 * numbps - 2 coding passes; tier-2
@@ -105,7 +105,7 @@ bool CodeBlockDecoder::decode(const CodeBlockJob& job) {
   const BlockPlan plan = plan_block(cb, job.magnitude_bits);
   if (plan.passes == 0) {  // nothing coded, or damaged: zero
     zero_block(job, w, h);
-    return !plan.damaged;
+    return plan.zeroed != kDamaged;  // too deep: counted from the plans (collect_tier1_jobs)
   }
   const int numbps = plan.numbps;
   const int nseg = plan.segments;

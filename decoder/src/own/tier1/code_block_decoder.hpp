@@ -23,10 +23,14 @@ struct BlockPlan {
   int numbps = 0;        ///< magnitude bit-planes coded
   int passes = 0;        ///< coding passes to decode; 0: the block stays zero
   int segments = 0;      ///< codeword segments those passes use
-  int damaged = 0;       ///< 1: inconsistent with 15444-1: zeroed and counted
+  int zeroed = 0;        ///< why the block stays zero, when it must not: kDamaged, kTooDeep
   // Four ints, no padding: a plan copied into a CodeBlockJob is two 8-byte moves (with a bool
   // last, 13 bytes were copied through an overlapping load: a store-forwarding stall).
 };
+/// BlockPlan::zeroed: inconsistent with 15444-1 (more zero bit-planes than the band has):
+/// damage, counted; more magnitude bit-planes than 30 (a large ROI shift, A.6.3 allows up to
+/// 37: legal, but past the 32-bit samples this decoder keeps, as OpenJPEG's): counted apart.
+constexpr int kDamaged = 1, kTooDeep = 2;
 BlockPlan plan_block(const CodeBlock& cb, int magnitude_bits);
 
 /// What one code-block decode needs; `out` points at the block's first coefficient in

@@ -124,7 +124,8 @@ Tier1Work collect_tier1_jobs(std::vector<Tile>& tiles, CoefficientFrame& frame, 
                           (cb.rect.x0 - sb.rect.x0);
                 const BlockPlan plan = plan_block(cb, band.magnitude_bits);
                 job.plan = plan;
-                damaged += plan.damaged;
+                damaged += plan.zeroed == kDamaged;
+                work.too_deep_blocks += plan.zeroed == kTooDeep;
                 if (plan.passes > 0) {
                   for (Bytes ch : cb.chunks) job.bytes += static_cast<std::uint32_t>(ch.size());
                   passes += static_cast<std::uint64_t>(plan.passes);

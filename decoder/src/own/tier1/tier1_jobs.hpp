@@ -18,6 +18,8 @@ struct Tier1Work {
   /// Damaged code-blocks (plan_block) of those tile-components: their jobs are dropped, so
   /// tier-1 does not count them (it counts the damaged blocks of the jobs it runs).
   std::uint64_t dropped_damaged_blocks = 0;
+  /// Code-blocks of more than 30 bit-planes (plan_block: kTooDeep), all of them: zeroed.
+  std::uint64_t too_deep_blocks = 0;
 };
 
 /// Appends to `jobs` one job per code-block of the resolutions kept, and one zeroing job per
