@@ -264,21 +264,27 @@ TEST(Playout, RunningDryRightAfterATimelineSwitchIsAnUnderrun) {
     b.samples.assign(frames * 2, 300);
     return b;
   };
-  auto underruns = [&](bool jump) {
+  // `first` frames, then `second` more: right after them, or 9 s of stream time back (a loop:
+  // a timeline of its own). The sound starts on a pull's boundary (100 ms: five pulls).
+  auto underruns = [&](std::size_t first, std::size_t second, bool jump) {
     AudioPlayout p;
-    p.push(block(900000u, 2400));
-    // 100 frames more: right after it, or 9 s of stream time back (a loop: a timeline of its own).
-    p.push(block(jump ? 90000u : 900000u + 2400u * 90000u / 48000u, 100));
+    p.push(block(900000u, first));
+    p.push(block(jump ? 90000u : 900000u + static_cast<std::uint32_t>(first * 90000 / 48000), second));
     std::vector<std::int16_t> out(960 * 2);
     const Clock::time_point device = Clock::now();
     for (int i = 0; i < 12; ++i) p.pull(out.data(), 960, device + ms(20.0 * i));
-    EXPECT_EQ(p.stats().frames_played, 2500u) << (jump ? "with the jump" : "without");
+    EXPECT_EQ(p.stats().frames_played, first + second) << (jump ? "with the jump" : "without");
     EXPECT_EQ(p.stats().timeline_changes, jump ? 1u : 0u);
     return p.stats().underruns;
   };
-  const std::uint64_t without_jump = underruns(false);
-  EXPECT_GE(without_jump, 1u);
-  EXPECT_EQ(underruns(true), without_jump) << "an underrun right after the switch went uncounted";
+  // The first timeline ends within a pull, or (review of the fix) on a pull's end, so that the
+  // next pull begins with the switch.
+  for (auto [first, second] : {std::pair<std::size_t, std::size_t>{2400, 100}, {1920, 480}}) {
+    const std::uint64_t without_jump = underruns(first, second, false);
+    EXPECT_GE(without_jump, 1u);
+    EXPECT_EQ(underruns(first, second, true), without_jump)
+        << "an underrun right after the switch went uncounted (" << first << " + " << second << ")";
+  }
 }
 
 TEST(Playout, ChannelsMuteAndTheBufferBound) {

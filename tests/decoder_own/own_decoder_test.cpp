@@ -375,6 +375,20 @@ TEST(OwnDecoder, TilePartsMissingOrRepeatedAreCounted) {
     EXPECT_FALSE(d.stats.truncated) << "the EOC is there";
     EXPECT_EQ(d.checksum, t.intact);
   }
+  // Review: a part left out for an unreadable header that held a PPT before the bad segment
+  // marked the tile as one with packed headers, so its kept first part (headers in its data)
+  // was read with none: nothing decoded.
+  {
+    std::vector<Stream> parts = t.parts;
+    const Stream bad_header = {0xFF, 0x61, 0x00, 0x05, 0x00, 0xAA, 0xBB,   // PPT, Zppt 0
+                               0xFF, 0x53, 0x00, 0x04, 0x00, 0x00};        // COC without SPcoc
+    parts[1].insert(parts[1].begin() + 12, bad_header.begin(), bad_header.end());
+    grow_psot(parts[1], 0, static_cast<int>(bad_header.size()));
+    const Decoded d = decode_with(with_parts(t.cs, parts), 1);
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_EQ(d.stats.damaged_tile_parts, 2u);  // it and the part after it
+    EXPECT_GT(d.stats.codeblocks, 0u) << "the first part's packets were not read";
+  }
   for (const Case& k : cases) {
     std::vector<Stream> parts;
     for (int i : k.order) parts.push_back(t.parts[static_cast<std::size_t>(i)]);

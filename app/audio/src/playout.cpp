@@ -186,6 +186,9 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
       return;
     }
     const double tpf = 90000.0 / rate;
+    // Whether the sound was playing into this pull: a switch of timelines (here or within the
+    // pull) starts the next one afresh, but running dry right after it is an underrun all the same.
+    const bool was_playing = playing_;
     auto due = due_media_time(heard_at);
     stats_.on_picture_clock = due.has_value();
     // The timeline playing is through: the next takes over. On the picture clock, one the
@@ -288,9 +291,6 @@ void AudioPlayout::pull(std::int16_t* out, std::size_t frames, Clock::time_point
       return k;
     };
     std::size_t n = take(done, std::min(frames - done, queued));
-    // Whether the sound was playing into this pull: a switch of timelines below starts the
-    // next one afresh, but running dry right after it is an underrun all the same.
-    const bool was_playing = playing_;
     if (done + n < frames && fifo_.empty() && !later_.empty()) {
       // The timeline ran out within this pull: the next one plays on from the next frame.
       next_timeline(heard_at + std::chrono::duration_cast<Clock::duration>(

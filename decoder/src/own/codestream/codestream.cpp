@@ -285,7 +285,6 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
         const int z = static_cast<int>(sot->index) * 256 + pr.u8();
         const Bytes rest = pr.rest();
         ppt.emplace_back(z, std::vector<std::uint8_t>(rest.begin(), rest.end()));
-        tile.has_ppt = true;
         continue;
       }
       // Resilient decoding takes a tile's coding in a later tile-part as it comes.
@@ -304,6 +303,7 @@ Result<Codestream> parse_codestream(Bytes data, const DecodeLimits& limits, bool
       continue;
     }
     if (gives_params) tile.params = std::move(params);
+    tile.has_ppt = tile.has_ppt || !ppt.empty();
     for (auto& entry : ppt) tile.ppt.push_back(std::move(entry));
     const std::size_t body_start = part_header->body;
     std::size_t body_end = end;
