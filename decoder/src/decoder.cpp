@@ -38,12 +38,15 @@ bool met_damage(const DecodeStats& s) noexcept {
 }
 
 std::string describe_damage(const DecodeStats& s) {
+  // "1 packet", "2 packets"
+  auto count = [](std::uint64_t n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); };
   std::vector<std::string> what;
   if (s.truncated) what.emplace_back("the codestream ends early");
-  if (s.tiles_missing) what.push_back(fmt::format("{} of {} tiles missing (mid-grey)", s.tiles_missing, s.tiles));
-  if (s.damaged_tile_parts) what.push_back(fmt::format("{} tile-parts unreadable or missing", s.damaged_tile_parts));
-  if (s.damaged_packets) what.push_back(fmt::format("{} packets cut short or unreadable", s.damaged_packets));
-  if (s.damaged_codeblocks) what.push_back(fmt::format("{} code-blocks zeroed", s.damaged_codeblocks));
+  if (s.tiles_missing) what.push_back(fmt::format("{} of {} missing (mid-grey)", s.tiles_missing, count(s.tiles, "tile", "tiles")));
+  if (s.damaged_tile_parts)
+    what.push_back(count(s.damaged_tile_parts, "tile-part", "tile-parts") + " unreadable or missing");
+  if (s.damaged_packets) what.push_back(count(s.damaged_packets, "packet", "packets") + " cut short or unreadable");
+  if (s.damaged_codeblocks) what.push_back(count(s.damaged_codeblocks, "code-block", "code-blocks") + " zeroed");
   return fmt::format("{}", fmt::join(what, "; "));
 }
 

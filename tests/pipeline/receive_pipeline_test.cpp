@@ -416,7 +416,7 @@ TEST(ReceivePipeline, AWholeFrameWithADamagedCodestreamIsCountedAndSaysWhat) {
   EXPECT_TRUE(h.got[0].decoded && h.got[1].decoded && h.got[2].decoded);
   EXPECT_TRUE(h.got[1].complete);
   EXPECT_EQ(h.got[0].damage, "");
-  EXPECT_NE(h.got[1].damage.find("1 tile-parts unreadable or missing"), std::string::npos) << h.got[1].damage;
+  EXPECT_NE(h.got[1].damage.find("1 tile-part unreadable or missing"), std::string::npos) << h.got[1].damage;
   EXPECT_EQ(h.got[2].damage, "");
   const auto d = h.pipe->decode();
   EXPECT_EQ(d.codestream_damaged, 1u);
