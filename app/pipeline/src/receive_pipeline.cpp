@@ -1037,8 +1037,7 @@ bool ReceivePipeline::decode_on_device(gpu::CudaDecoder& dec, const depacketizer
     if (!r) {
       // Corrupt data fails the CPU path too, which then reports it: not a GPU fallback.
       if (r.error().kind != ErrorKind::corrupt) why = "GPU decode failed: " + r.error().message;
-      f.damage.clear();
-      return false;
+      return false;  // (decode_unit's CPU path clears what the fields before this one added to f.damage)
     }
     add_damage(f, dec.last_stats(), i, fields);
   }

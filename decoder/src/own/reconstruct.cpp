@@ -266,16 +266,12 @@ Status reconstruct_into(const CoefficientFrame& frame, ThreadPool* pool, Reconst
       job.emit = true;
     }
     // G.2/G.3: the component transform needs the first three components side by side.
-    bool mct = tile.mct && ncomp >= 3;
+    bool mct = component_transform_applies(tile);
+    if (tile.mct && ncomp >= 3 && !mct) ++transform_skipped;
     if (mct) {
-      const Job* j = &jobs[t * ncomp];
-      for (int c = 1; c < 3; ++c)
-        if (j[c].out_rect.width() != j[0].out_rect.width() || j[c].out_rect.height() != j[0].out_rect.height() ||
-            j[c].is_float != j[0].is_float)
-          mct = false;
-      if (!mct) ++transform_skipped;
       // RCT and ICT map (0, 0, 0) to (0, 0, 0): three components without data are three
       // constants, with no transform at all.
+      const Job* j = &jobs[t * ncomp];
       if (j[0].zero && j[1].zero && j[2].zero) mct = false;
     }
     if (mct) {
@@ -423,9 +419,8 @@ Result<PlanarImage> reconstruct_frame(const CoefficientFrame& frame, ThreadPool*
 bool component_transform_applies(const TileCoefficients& tile) {
   if (!tile.mct || tile.components.size() < 3) return false;
   auto size_at_decoded = [](const ComponentCoefficients& cc) {
-    const int s = cc.levels - cc.decoded_levels;
-    auto up = [s](int v) { return static_cast<int>((static_cast<long long>(v) + (1LL << s) - 1) >> s); };
-    return std::pair(up(cc.rect.x1) - up(cc.rect.x0), up(cc.rect.y1) - up(cc.rect.y0));
+    const Rect r = own::shift_rect(cc.rect, cc.levels - cc.decoded_levels);
+    return std::pair(r.width(), r.height());
   };
   const auto& c0 = tile.components[0];
   for (std::size_t c = 1; c < 3; ++c)
