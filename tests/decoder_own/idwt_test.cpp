@@ -2,6 +2,7 @@
 // one-line reference twins, on odd sizes and odd origins (15444-1 F.3.7 edge cases).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <utility>
@@ -129,6 +130,64 @@ TEST(Idwt, KernelVariantsAgree) {
       EXPECT_EQ(base, v3) << g.w << "x" << g.h;
     }
   }
+}
+
+// Hostile coefficients: a checkerboard of large values in every band grows 5/3 levels
+// fastest; through 8 levels from +-2^26 the plain lifting sums pass 2^31. Every input of a
+// level (bands and the lower level's samples) is clamped to +-2^26, so nothing overflows
+// and every kernel table and schedule gives the same, defined samples: those of an exact
+// (64-bit) reference with the same clamps.
+TEST(Idwt, FiveThreeLevelInputsAreClampedSoHostileBandsCannotOverflow) {
+  constexpr int kLevels = 8, kSize = 1 << kLevels;
+  constexpr std::int64_t kClamp = 1 << 26;
+  std::vector<std::int32_t> start(static_cast<std::size_t>(kSize) * kSize);
+  for (int y = 0; y < kSize; ++y)
+    for (int x = 0; x < kSize; ++x) start[static_cast<std::size_t>(y) * kSize + x] = ((x + y) & 1) ? (1 << 27) : -(1 << 27);
+
+  // The reference: 64-bit samples, the region's inputs clamped before each level.
+  std::vector<std::int64_t> want(start.begin(), start.end());
+  std::int64_t largest_input = 0, largest = 0;
+  auto line64 = [&](std::int64_t* x, int n, int i0) {
+    ASSERT_EQ(i0 % 2, 0);
+    ASSERT_GE(n, 2);
+    auto at = [&](int t) { return x[t < 0 ? -t : t >= n ? 2 * (n - 1) - t : t]; };
+    for (int t = 0; t < n; t += 2) x[t] -= (at(t - 1) + at(t + 1) + 2) >> 2;
+    for (int t = 1; t < n; t += 2) x[t] += (at(t - 1) + at(t + 1)) >> 1;
+    for (int t = 0; t < n; ++t) largest = std::max(largest, x[t] < 0 ? -x[t] : x[t]);
+  };
+  for (int level = kLevels; level >= 1; --level) {
+    const int size = kSize >> (level - 1);
+    const Geometry g{0, 0, size, size};
+    std::vector<std::int64_t> region(static_cast<std::size_t>(size) * size);
+    for (int y = 0; y < size; ++y)
+      for (int x = 0; x < size; ++x) {
+        const std::int64_t v = want[static_cast<std::size_t>(y) * kSize + x];
+        largest_input = std::max(largest_input, v < 0 ? -v : v);
+        region[static_cast<std::size_t>(y) * size + x] = std::clamp(v, -kClamp, kClamp);
+      }
+    region = reference(region, g, line64);
+    for (int y = 0; y < size; ++y)
+      for (int x = 0; x < size; ++x)
+        want[static_cast<std::size_t>(y) * kSize + x] = region[static_cast<std::size_t>(y) * size + x];
+  }
+  // The case does what it is for: lower levels' samples beyond the clamp, all within int32.
+  EXPECT_GT(largest_input, kClamp << 1);
+  EXPECT_LT(largest, std::int64_t{1} << 30);
+
+  std::vector<const own::IdwtKernels*> tables{nullptr};
+  const own::IdwtKernels portable = own::make_idwt_dsp(0), simd = own::make_idwt_dsp(own::kCpuAll);
+  tables.push_back(&portable);
+  if (own::cpu_flags() != 0) tables.push_back(&simd);
+  for (const own::IdwtKernels* table : tables)
+    for (auto [schedule, strip] : kSchedules) {
+      std::vector<std::int32_t> got = start;
+      for (int level = kLevels; level >= 1; --level) {
+        const int size = kSize >> (level - 1);
+        own::idwt53_level(got.data(), kSize, {0, 0, size, size}, schedule, strip, nullptr, table);
+      }
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << "sample " << i << ", strip " << strip << ", table " << table;
+    }
 }
 
 }  // namespace

@@ -228,6 +228,24 @@ TEST_F(CudaPlanar, NarrowAndWideCoefficientBands) {
     }
 }
 
+TEST_F(CudaPlanar, HostileFiveThreeBandsAreClampedLikeTheCpu) {
+  // A checkerboard of the largest stored values in every band: unclamped, the lower levels'
+  // samples grow past 2^26 and the lifting sums past 2^31 within 8 levels. Both sides clamp
+  // every level's inputs to +-2^26 (idwt_kernels.inl, kernels.cu), so they agree exactly; the
+  // component transform and the store see bounded samples too.
+  for (bool mct : {false, true}) {
+    test::SynthSpec s;
+    s.image = {0, 0, 256, 256};
+    s.levels = 8;
+    s.precision = 16;
+    s.checkerboard = true;
+    s.amplitude = 1 << 28;
+    s.mct = mct;
+    if (mct) s.dx = s.dy = {1, 1, 1};
+    expect_planar_match(*rec_, test::make_synthetic_frame(s), Wavelet::reversible_5_3, mct ? "RCT" : "one component");
+  }
+}
+
 TEST_F(CudaPlanar, SubsamplingMctSignedReduceAndTiles) {
   struct Case {
     const char* name;

@@ -27,6 +27,9 @@ struct SynthSpec {
   decoder::Wavelet wavelet = decoder::Wavelet::reversible_5_3;
   bool mct = false;
   int amplitude = 1 << 12;  ///< stored values are uniform in [-amplitude, amplitude]
+  /// Stored values +-amplitude in a checkerboard over each band (the sign pattern that grows
+  /// 5/3 levels fastest: hostile coefficients), instead of uniform ones.
+  bool checkerboard = false;
   std::uint32_t seed = 1;
 };
 
@@ -83,7 +86,11 @@ inline decoder::CoefficientFrame make_synthetic_frame(const SynthSpec& s) {
           sb.step = s.wavelet == decoder::Wavelet::reversible_5_3 ? 1.0f : step(rng);
           sb.offset = cc.data.size();
           const std::size_t n = static_cast<std::size_t>(std::max(0, sb.rect.width())) * std::max(0, sb.rect.height());
-          for (std::size_t i = 0; i < n; ++i) cc.data.push_back(value(rng));
+          const int bw = std::max(1, sb.rect.width());
+          for (std::size_t i = 0; i < n; ++i) {
+            const int x = static_cast<int>(i % static_cast<std::size_t>(bw)), y = static_cast<int>(i / static_cast<std::size_t>(bw));
+            cc.data.push_back(s.checkerboard ? ((x + y) & 1 ? s.amplitude : -s.amplitude) : value(rng));
+          }
           cc.subbands.push_back(sb);
         };
         add(decoder::BandOrientation::LL, 0, s.levels);

@@ -132,12 +132,21 @@ template <>
 __device__ __forceinline__ float dequantise<float>(std::int32_t q, float scale) {
   return __fmul_rn(static_cast<float>(q), scale);  // E.1.1.2, midpoint in the low bit
 }
+/// A 5/3 level's input clamped to +-2^26, as the CPU's clamp53 does (decoder/src/own/
+/// transform/idwt_kernels.inl says why): the bands' dequantised values and the lower
+/// level's samples alike. 9/7 inputs pass as they are.
+template <typename T>
+__device__ __forceinline__ T level_input(T v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ std::int32_t level_input<std::int32_t>(std::int32_t v) {
+  constexpr std::int32_t kMax = 1 << 26;
+  return min(max(v, -kMax), kMax);
+}
 template <>
 __device__ __forceinline__ std::int32_t dequantise<std::int32_t>(std::int32_t q, float) {
-  // Clamped like the CPU so corrupt magnitudes cannot overflow the lifting sums.
-  constexpr std::int32_t kMax = 1 << 26;
-  const std::int32_t v = q >= 0 ? q >> 1 : -((-q) >> 1);
-  return min(max(v, -kMax), kMax);
+  return level_input(q >= 0 ? q >> 1 : (q + 1) >> 1);  // sign(q) * (|q| >> 1), no -q
 }
 
 /// One row of one subband, ready to be read with dequantisation.
@@ -178,7 +187,7 @@ template <bool kWide, typename T, int kPairs, int kLanes>
 __device__ __forceinline__ void fill_pairs(T* line, const BandRow& lo, const BandRow& hi, const T* prev, int base, int s,
                                            int lane) {
   for (int j = lane; j < kPairs; j += kLanes) {
-    const T l = prev ? prev[base + j] : kWide ? lo.at32<T>(base + j) : lo.at<T>(base + j);
+    const T l = prev ? level_input(prev[base + j]) : kWide ? lo.at32<T>(base + j) : lo.at<T>(base + j);
     const T h = kWide ? hi.at32<T>(base + j) : hi.at<T>(base + j);
     line[2 * j + s] = prescale(l, s, s);
     line[2 * j + 1 - s] = prescale(h, 1 - s, s);
@@ -226,7 +235,7 @@ __global__ void idwt_rows(const LevelDesc* descs) {
   const T* prev = a + static_cast<std::int64_t>(y) * d.stride;
   auto fetch = [&](int idx) -> T {
     if (idx >= low) return hi_band.at<T>(idx - low);
-    return low_from_a ? prev[idx] : lo_band.at<T>(idx);
+    return low_from_a ? level_input(prev[idx]) : lo_band.at<T>(idx);
   };
   if (w == 1) {  // F.3.7: a lone sample at an odd coordinate was doubled by the analysis
     if (row < rows && lane == 0) {
@@ -324,10 +333,7 @@ __global__ void dequant(const DequantDesc* descs, const void* coeffs) {
   if (d.is_float) {
     d.dst[o] = __fmul_rn(static_cast<float>(q), b.scale);  // E.1.1.2, midpoint in the low bit
   } else {
-    // Clamped like the CPU so corrupt magnitudes cannot overflow the lifting sums.
-    constexpr std::int32_t kMax = 1 << 26;
-    const std::int32_t v = q >= 0 ? q >> 1 : -((-q) >> 1);
-    reinterpret_cast<std::int32_t*>(d.dst)[o] = min(max(v, -kMax), kMax);
+    reinterpret_cast<std::int32_t*>(d.dst)[o] = dequantise<std::int32_t>(q, 0.0f);
   }
 }
 

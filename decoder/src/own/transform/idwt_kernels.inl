@@ -44,14 +44,20 @@ constexpr float kDelta = 0.443506852043971f;
 constexpr float kK = 1.230174104914001f;
 constexpr float kInvK = 1.0f / kK;
 
-/// Reversible dequantisation: sign(v) * (|v| >> 1), clamped so that corrupt magnitudes
-/// cannot overflow the lifting sums (real ones stay below 2^(precision + 2) for 5/3).
+/// Every input of a 5/3 level, the bands' dequantised values and the lower level's samples
+/// alike, is clamped to +-2^26. Real ones stay far below (the pipelines stop at 16-bit
+/// samples: bands below 2^18, lower levels' samples below 2^18); corrupt ones could
+/// otherwise grow level by level until a lifting sum overflows int32 (a checkerboard of
+/// 2^26 in every band of 8 levels does). Within one level from clamped inputs no value
+/// passes 2^29.
+constexpr std::int32_t kMax53 = 1 << 26;
+inline std::int32_t clamp53(std::int32_t v) { return v < -kMax53 ? -kMax53 : v > kMax53 ? kMax53 : v; }
+
+/// Reversible dequantisation: sign(v) * (|v| >> 1), clamped (clamp53).
 inline std::int32_t dequant53(std::int32_t s) {
-  constexpr std::int32_t kMax = 1 << 26;
   const std::uint32_t m = static_cast<std::uint32_t>(s >> 31);
   const std::uint32_t a = ((static_cast<std::uint32_t>(s) ^ m) - m) >> 1;
-  const std::int32_t v = static_cast<std::int32_t>((a ^ m) - m);
-  return v < -kMax ? -kMax : v > kMax ? kMax : v;
+  return clamp53(static_cast<std::int32_t>((a ^ m) - m));
 }
 
 // A register of samples for the fused lifting kernels, which are written once over it: 8
@@ -206,9 +212,9 @@ inline void lift_zip(float* __restrict dst, const float* l, const float* h, floa
   body(Plain{}, body(Wide{}, 0));
 }
 
-/// n samples of row `row` of a 5/3 input into dst (dequantised where quantised); with
-/// `ahead`, the next row's lines are prefetched first (see load_span; a separate loop, so
-/// that the copy loop stays simple enough to be vectorised).
+/// n samples of row `row` of a 5/3 input into dst, dequantised where quantised, clamped
+/// (clamp53) either way; with `ahead`, the next row's lines are prefetched first (see
+/// load_span; a separate loop, so that the copy loop stays simple enough to be vectorised).
 inline void load_row(const IdwtSource& src, int row, int n, std::int32_t* __restrict dst, bool ahead = false) {
   constexpr int kLine = 16;  // samples per 64-byte cache line
   const std::int32_t* p = static_cast<const std::int32_t*>(src.data) + static_cast<std::ptrdiff_t>(row) * src.stride;
@@ -217,7 +223,7 @@ inline void load_row(const IdwtSource& src, int row, int n, std::int32_t* __rest
   if (src.quantised)
     for (int i = 0; i < n; ++i) dst[i] = dequant53(p[i]);
   else
-    __builtin_memcpy(dst, p, sizeof(std::int32_t) * static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) dst[i] = clamp53(p[i]);
 }
 
 // Float → int32 with DC shift, clamp (NaN becomes lo) and rounding to nearest even.
