@@ -166,6 +166,13 @@ TEST(PlayerUi, OperatorViewScreenshotsHealthyAlarmedAndGraphs) {
   ASSERT_FALSE(picture.isNull());
   const QRect panel(shot.width() - 300, 60, 280, 200);
   EXPECT_LT(mean_luma(shot, panel), 0.75 * mean_luma(picture, panel) + 5) << "the graphs darken the picture under them";
+  // Review 2026-11-29: --no-overlay (or I) hid the alarm banner with the statistics, so a
+  // monitoring wall without statistics showed a lost or frozen link as a healthy picture. The
+  // alarm stays; only the green "OK" banner goes with the statistics.
+  c = banner_colour(shot);
+  EXPECT_GT(qRed(c), 150) << "the alarm banner without the statistics: " << qRed(c) << "," << qGreen(c) << "," << qBlue(c);
+  EXPECT_GT(qRed(c), qGreen(c) + 30);
+  EXPECT_GT(qGreen(c), qBlue(c) + 40);
 
   publish("op-healthy.png", "operator-healthy.png");
   publish("op-alarmed.png", "operator-alarmed.png");

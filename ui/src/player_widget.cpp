@@ -695,7 +695,9 @@ void PlayerWidget::paintGL() {
     frames_shown_copy_ = frames_shown_;
   }
 
-  const bool banner = overlay_visible_ && monitor;
+  // The banner is the operator's alarm: hiding the statistics (I, --no-overlay) hides it
+  // only while the link is healthy, never an alarm.
+  const bool banner = monitor && (overlay_visible_ || monitor->level != AlarmLevel::ok);
   // Layout: the banner across the top; the graphs in the right third below it, leaving the
   // bottom of that column to what the paint hook draws (the sound meters); the statistics
   // top left, in a font made small enough to stay left of the graphs; the events below them.
