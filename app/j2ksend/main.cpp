@@ -337,6 +337,7 @@ int main(int argc, char** argv) {
     log->info("session description written to {}", sdp_file);
   }
   cli::install_stop_signals();
+  sc.record_frames = !manifest.empty();
   sender::Sender s(sc, format, std::move(encoded).value());
   auto totals = s.run(cli::stop_requested());
   if (!totals) { log->error("{}", totals.error().message); return cli::exit_error; }
@@ -384,6 +385,7 @@ int main(int argc, char** argv) {
                              {"corrupted", corrupted},
                              {"dropped_path2", sequences(log_of.dropped_path2)},
                              {"truncated", log_of.truncated}};
+    j["sent_truncated"] = s.frames_truncated();  // "sent" holds the first Sender::kMaxRecordedFrames
     std::ofstream out(manifest);
     out << j.dump(1) << '\n';
     out.close();

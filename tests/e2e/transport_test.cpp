@@ -245,6 +245,33 @@ TEST(Tr01Fec, TenByTenFecWithOnePercentLossDeliversEveryFrame) {
   EXPECT_EQ(json::parse(without.out)["packets"]["lost"].get<std::uint64_t>(), dropped);
 }
 
+// Review 2026-11-29: j2ksend sent a frame's FEC after the whole frame, so in a frame of more
+// than ~500 packets (143 Mbit/s at 25 fps) the FEC of its first packets came more than the
+// receiver's FEC window (512 packets) after them and was refused: most of each large frame
+// had no FEC. Now each row's FEC follows the row and the columns' FEC is spread over the next
+// matrix (ST 2022-1's order). Frames here: ~880 packets each (lossless 1080).
+TEST(Tr01Fec, FramesLargerThanTheFecWindowKeepTheirFec) {
+  const int port = 5280;
+  const std::string tag = "tr01_fec_large";
+  const std::string p = std::to_string(port);
+  j2k::test::StreamRun stream;
+  ASSERT_NO_FATAL_FAILURE(receive_stream(
+      bin("j2kprobe") + " 'rtp://127.0.0.1:" + p + "?format=ts&fec=1' --frames 10 --timeout 20 --json --no-decode -q",
+      {port, port + 2, port + 4},
+      bin("j2ksend") + " --to rtp://127.0.0.1:" + p + " --format ts --fec 10x10 --loss 0.005 --seed 5 --size 1920x1080 --fps 2 "
+                       "--frames 10 --lossless --loop-frames 2 --cache-dir " + std::string(J2K_TEST_CACHE_DIR),
+      tag, stream));
+  const auto packets = number_after(stream.tx.out, "frames,");
+  const auto dropped = number_after(stream.tx.out, "dropped");
+  ASSERT_NE(dropped, ~0ull) << stream.tx.out;
+  ASSERT_GT(dropped, 10u) << "the sender dropped too little for the test to prove anything";
+  const auto& s = stream.summary;
+  EXPECT_GT(s["packets"]["received"].get<std::uint64_t>(), 8000u) << "frames of ~880 packets: " << packets;
+  EXPECT_EQ(s["packets"]["lost"], 0);
+  EXPECT_EQ(s["packets"]["recovered_by_fec"].get<std::uint64_t>(), dropped);
+  EXPECT_EQ(s["frames"]["complete"], 10);
+}
+
 namespace {
 
 struct SeamlessRun {

@@ -23,10 +23,12 @@ using Clock = std::chrono::steady_clock;
 namespace {
 /// One packet's send time.
 struct Due {
+  enum Kind : std::uint8_t { media, fec_column, fec_row };
   Clock::time_point at;
-  std::uint32_t packet = 0;
+  std::uint32_t packet = 0;  // index into the frame's media packets, or into its FEC packets of `kind`
   bool dropped = false;
   int path = 0;  // 1: the 2022-7 second path
+  Kind kind = media;
 };
 
 /// The packetizers of one stream: KLVs (RFC 6597), RFC 5371, and the re-cut of mxf-stream.
@@ -99,7 +101,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
 
   std::random_device rd;
   const std::uint32_t ssrc = config_.ssrc ? config_.ssrc : rd();
-  const std::uint32_t ts_base = rd();
+  const std::uint32_t ts_base = config_.timestamp_base ? *config_.timestamp_base : rd();
   const auto first_sequence = static_cast<std::uint16_t>(rd());
   // 2022-1 encoders (GStreamer's) require SSRC 0 on the media; ours accepts any, but follows.
   const std::uint32_t media_ssrc = fec ? 0u : ssrc;
@@ -155,7 +157,9 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   const int frames_per_second = std::max(1, (config_.fps_num + config_.fps_den - 1) / config_.fps_den);
 
   // The packets of frame f (header metadata once a second, then the picture), in order.
-  auto build_frame = [&](long long f, std::uint32_t ts, std::vector<std::vector<std::uint8_t>>& out,
+  // `pts`: the frame's 90 kHz time unwrapped (the TS's 33-bit PTS and PCR follow it; the
+  // 32-bit RTP timestamp `ts` wraps every 13.3 hours, 2^32 ticks where the PTS does not).
+  auto build_frame = [&](long long f, std::uint32_t ts, std::uint64_t pts, std::vector<std::vector<std::uint8_t>>& out,
                          Packetizers& to) -> Status {
     const EncodedFrame& frame = frames_[static_cast<std::size_t>(f % static_cast<long long>(frames_.size()))];
     if (config_.ts) {
@@ -168,9 +172,9 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       const auto seconds = static_cast<std::uint64_t>(f) / fps_int;
       const depacketizer::ts::TimeCode tc{static_cast<std::uint8_t>(seconds / 3600 % 24), static_cast<std::uint8_t>(seconds / 60 % 60),
                                           static_cast<std::uint8_t>(seconds % 60), static_cast<std::uint8_t>(static_cast<std::uint64_t>(f) % fps_int)};
-      to.ts.mux_frame(streams, static_cast<std::uint64_t>(ts) + 90000, tc, ts_bytes);
+      to.ts.mux_frame(streams, pts, tc, ts_bytes);
       // Its sound: one ST 302M PES whose first sample is due with the picture (the same PTS).
-      if (auto sound = sound_of(f, frame)) to.ts.mux_audio(*sound, static_cast<std::uint64_t>(ts) + 90000, ts_bytes);
+      if (auto sound = sound_of(f, frame)) to.ts.mux_audio(*sound, pts, ts_bytes);
       to.mp2t.packetize(ts_bytes, ts, out);
       return {};
     }
@@ -316,7 +320,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     for (long long g = config_.frames - 1; g >= 0 && left > 0; --g) {
       Packetizers copy = pk;
       scratch.clear();
-      if (auto st = build_frame(g, 0, scratch, copy); !st) return st.error();
+      if (auto st = build_frame(g, 0, 0, scratch, copy); !st) return st.error();
       end_loss.frame = g;
       end_loss.packet = left >= scratch.size() ? 0 : static_cast<std::uint32_t>(scratch.size() - left);
       left -= std::min<std::uint64_t>(left, scratch.size());
@@ -327,11 +331,13 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
   for (long long f = 0; config_.frames < 0 || f < config_.frames; ++f) {
     if (stop.load(std::memory_order_relaxed)) break;
     const EncodedFrame& frame = frames_[static_cast<std::size_t>(f % static_cast<long long>(frames_.size()))];
-    // 90 kHz timestamp of frame f, exact for fractional rates (f·90000·den/num).
-    const auto ts = static_cast<std::uint32_t>(ts_base + static_cast<std::uint64_t>(f) * 90000u * config_.fps_den /
-                                                             static_cast<std::uint64_t>(config_.fps_num));
+    // 90 kHz time of frame f, exact for fractional rates (f·90000·den/num): the RTP timestamp
+    // is its low 32 bits; the TS's PTS (a second later) is taken before that truncation.
+    const std::uint64_t media_time = ts_base + static_cast<std::uint64_t>(f) * 90000u * config_.fps_den /
+                                                   static_cast<std::uint64_t>(config_.fps_num);
+    const auto ts = static_cast<std::uint32_t>(media_time);
     packets.clear();
-    if (auto st = build_frame(f, ts, packets, pk); !st) return st.error();
+    if (auto st = build_frame(f, ts, media_time + 90000, packets, pk); !st) return st.error();
     const auto frame_start = start + f * period;
     const auto slot = std::chrono::duration_cast<Clock::duration>(period * config_.spread / packets.size());
     if (Clock::now() > frame_start + period) ++totals.late_frames;
@@ -343,11 +349,33 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     schedule.clear();
     for (std::size_t i = 0; i < packets.size(); ++i)
       schedule.push_back({frame_start + static_cast<long long>(i) * slot, static_cast<std::uint32_t>(i), false});
-    // FEC over the packets as built (before any loss), sent after the frame's media.
+    // FEC over the packets as built (before any loss), interleaved with them as ST 2022-1
+    // senders send it: a row's FEC right after the row's last packet; the columns' FEC, which
+    // a matrix's last row completes one by one, spread over the next L·D packets' slots (one
+    // every D packets), so that a burst that hits the matrix's end does not take its columns'
+    // FEC too. Never later than the frame's own period (the spread leaves a tail for it). Sent
+    // after the whole frame, the FEC of a frame of more than a few hundred packets came
+    // too long after its first packets for a receiver's FEC window (ours: 512 packets).
     fec_column_packets.clear();
     fec_row_packets.clear();
-    if (fec)
-      for (const auto& p : packets) fec->add(p, fec_column_packets, fec_row_packets);
+    std::vector<Due> fec_due;
+    if (fec) {
+      const int rows = config_.fec_rows;
+      for (std::size_t i = 0; i < packets.size(); ++i) {
+        const std::size_t columns_before = fec_column_packets.size(), rows_before = fec_row_packets.size();
+        fec->add(packets[i], fec_column_packets, fec_row_packets);
+        const auto sent_at = frame_start + static_cast<long long>(i) * slot;
+        const auto cap = frame_start + period;
+        for (std::size_t k = rows_before; k < fec_row_packets.size(); ++k)
+          fec_due.push_back({sent_at, static_cast<std::uint32_t>(k), false, 0, Due::fec_row});
+        for (std::size_t k = columns_before; k < fec_column_packets.size(); ++k) {
+          // Column c completes at the c-th packet of the matrix's last row.
+          const auto c = static_cast<long long>(k % static_cast<std::size_t>(config_.fec_columns));
+          fec_due.push_back({std::min<Clock::time_point>(sent_at + c * std::max(rows - 1, 0) * slot, cap),
+                             static_cast<std::uint32_t>(k), false, 0, Due::fec_column});
+        }
+      }
+    }
     // Path 2 (2022-7): every packet again, with its own independent loss.
     std::vector<Due> path2;
     if (socket2) {
@@ -391,30 +419,39 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       }
     }
     schedule.insert(schedule.end(), path2.begin(), path2.end());
+    schedule.insert(schedule.end(), fec_due.begin(), fec_due.end());  // after the media they follow
     // Send in due order; ties keep their order (a duplicate follows its original).
     std::stable_sort(schedule.begin(), schedule.end(), [](const Due& a, const Due& b) { return a.at < b.at; });
     for (const Due& d : schedule) {
       // Sleep when the next slot is far; otherwise send now (a sleep costs ~60 µs).
       if (const auto now = Clock::now(); d.at - now > std::chrono::microseconds(200)) std::this_thread::sleep_until(d.at);
+      if (d.kind == Due::fec_column) {
+        const auto& p = fec_column_packets[d.packet];
+        if (fec_column_socket && !fec_column_socket->send(p)) ++totals.send_errors;
+        if (fec_column_socket2 && !fec_column_socket2->send(p)) ++totals.send_errors;
+        continue;
+      }
+      if (d.kind == Due::fec_row) {
+        const auto& p = fec_row_packets[d.packet];
+        if (!fec_row_socket->send(p)) ++totals.send_errors;
+        if (fec_row_socket2 && !fec_row_socket2->send(p)) ++totals.send_errors;
+        continue;
+      }
       const auto& pkt = packets[d.packet];
       if (!(d.path ? socket2 : socket.value())->send(pkt)) ++totals.send_errors;
       ++totals.packets;
       totals.bytes += pkt.size();
-    }
-    for (const auto& p : fec_column_packets) {
-      if (fec_column_socket && !fec_column_socket->send(p)) ++totals.send_errors;
-      if (fec_column_socket2 && !fec_column_socket2->send(p)) ++totals.send_errors;
-    }
-    for (const auto& p : fec_row_packets) {
-      if (!fec_row_socket->send(p)) ++totals.send_errors;
-      if (fec_row_socket2 && !fec_row_socket2->send(p)) ++totals.send_errors;
     }
     totals.fec_packets += fec_column_packets.size() + fec_row_packets.size();
     if (sent.damaged) ++totals.damaged_frames;
     if (make_sound) totals.sound_samples += static_cast<std::uint64_t>(depacketizer::samples_in_frame(
                         config_.sound.format.sample_rate, config_.fps_num, config_.fps_den, static_cast<std::uint64_t>(f)));
     else if (config_.sound.kind == SoundKind::file && frame.sound) totals.sound_samples += frame.sound->frames();
-    sent_frames_.push_back(sent);
+    // Kept for the manifest only, and bounded: a looping sender runs for days.
+    if (config_.record_frames) {
+      if (sent_frames_.size() < kMaxRecordedFrames) sent_frames_.push_back(sent);
+      else frames_truncated_ = true;
+    }
     ++totals.frames;
     if (f > 0 && f % (10 * frames_per_second) == 0)
       log->info("sent {} frames, {} packets", totals.frames, totals.packets);

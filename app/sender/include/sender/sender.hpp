@@ -66,6 +66,11 @@ struct SendConfig {
   /// PES on the TS's audio PID, due with the frame they come with. `file`: the frames' own
   /// (their KLVs for MXF, EncodedFrame::sound for TS).
   SoundSpec sound;
+  /// Keep every frame's record (Sender::sent_frames, for --manifest); off, a sender that
+  /// loops for days keeps nothing per frame.
+  bool record_frames = false;
+  /// The first frame's RTP timestamp; unset: random (RFC 3550 5.1).
+  std::optional<std::uint32_t> timestamp_base;
 };
 
 struct SendTotals {
@@ -121,8 +126,11 @@ class Sender {
   Sender(SendConfig config, PictureFormat format, std::vector<EncodedFrame> frames);
   /// Sends until the frame count is reached or `stop` becomes true. Errors only for set-up.
   Result<SendTotals> run(const std::atomic<bool>& stop);
-  /// Every frame sent, in order (for lossless end-to-end checks).
+  /// Every frame sent, in order (for lossless end-to-end checks), with SendConfig::record_frames:
+  /// at most kMaxRecordedFrames (5.8 hours at 50 fps; frames_truncated() says when more were sent).
+  static constexpr std::size_t kMaxRecordedFrames = std::size_t{1} << 20;
   const std::vector<SentFrame>& sent_frames() const noexcept { return sent_frames_; }
+  bool frames_truncated() const noexcept { return frames_truncated_; }
   const ImpairmentLog& impairment_log() const noexcept { return events_; }
 
  private:
@@ -130,6 +138,7 @@ class Sender {
   PictureFormat format_;
   std::vector<EncodedFrame> frames_;
   std::vector<SentFrame> sent_frames_;
+  bool frames_truncated_ = false;
   ImpairmentLog events_;
 };
 

@@ -1,0 +1,122 @@
+// The sender's wire output (app/sender), received on a loopback socket and read back with
+// the receiver's own parsers.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/url.hpp"
+#include "depacketizer/rtp.hpp"
+#include "depacketizer/ts.hpp"
+#include "sender/sender.hpp"
+
+using namespace j2k;
+
+namespace {
+
+/// A UDP socket bound to 127.0.0.1 on a port the kernel chose, with room for a short run.
+struct LoopbackSocket {
+  int fd = -1;
+  int port = 0;
+  LoopbackSocket() {
+    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    const int room = 4 << 20;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &room, sizeof room);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~LoopbackSocket() {
+    if (fd >= 0) ::close(fd);
+  }
+  LoopbackSocket(const LoopbackSocket&) = delete;
+  LoopbackSocket& operator=(const LoopbackSocket&) = delete;
+  /// Every datagram waiting now (the sender has returned: all of its datagrams are here).
+  std::vector<std::vector<std::uint8_t>> drain() const {
+    std::vector<std::vector<std::uint8_t>> out;
+    std::vector<std::uint8_t> buf(65536);
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+      if (n < 0) break;
+      out.emplace_back(buf.begin(), buf.begin() + n);
+    }
+    return out;
+  }
+};
+
+/// A sender of `frames` small TS frames at 100 fps to `port` (no RTCP), first RTP timestamp
+/// `base`.
+sender::Sender ts_sender(int port, long long frames, std::uint32_t base, bool record) {
+  sender::SendConfig sc;
+  sc.to = parse_stream_url("rtp://127.0.0.1:" + std::to_string(port)).value();
+  sc.ts = true;
+  sc.rtcp = false;
+  sc.fps_num = 100;
+  sc.frames = frames;
+  sc.timestamp_base = base;
+  sc.record_frames = record;
+  sender::EncodedFrame f;
+  f.codestream.assign(3000, 0x5A);
+  f.codestream[0] = 0xFF;
+  f.codestream[1] = 0x4F;
+  return sender::Sender(sc, sender::PictureFormat{}, {f});
+}
+
+}  // namespace
+
+// Review 2026-11-29: the TS's PTS (and the PCR before it) was made from the 32-bit RTP
+// timestamp, so where that wraps (within 13.3 hours of the random start, then every 13.3
+// hours) the 33-bit PTS stepped back by 2^32 ticks with no discontinuity said: decoders lose
+// their clock there.
+TEST(SenderWire, TheTsPtsRunsOnWhereTheRtpTimestampWraps) {
+  LoopbackSocket rx;
+  ASSERT_GT(rx.port, 0);
+  // 900 ticks a frame at 100 fps: frames 0 and 1 before the wrap, 2 and 3 after it.
+  auto s = ts_sender(rx.port, 4, 0xFFFFFFFFu - 999u, false);
+  std::atomic<bool> stop{false};
+  auto totals = s.run(stop);
+  ASSERT_TRUE(totals.ok()) << totals.error().message;
+  std::vector<std::uint64_t> pts;
+  std::vector<std::uint32_t> rtp;
+  depacketizer::ts::TsDemux demux([&](depacketizer::ts::AccessUnit&& u) {
+    if (u.pts) pts.push_back(*u.pts);
+  });
+  for (const auto& d : rx.drain()) {
+    auto p = depacketizer::parse_rtp(d);
+    ASSERT_TRUE(p.ok());
+    if (rtp.empty() || rtp.back() != p->timestamp) rtp.push_back(p->timestamp);
+    demux.push(p->payload);
+  }
+  demux.flush();
+  ASSERT_EQ(rtp.size(), 4u);
+  EXPECT_LT(rtp[2], rtp[1]) << "the RTP timestamp wraps between frames 1 and 2";
+  ASSERT_EQ(pts.size(), 4u);
+  for (std::size_t i = 1; i < pts.size(); ++i)
+    EXPECT_EQ((pts[i] - pts[i - 1]) & ((std::uint64_t{1} << 33) - 1), 900u) << "frame " << i;
+}
+
+// Review 2026-11-29: the sender kept a record of every frame it sent whether or not a
+// --manifest asked for it: a looping demo sender grew by ~170 MB a day at 50 fps.
+TEST(SenderWire, FramesAreRecordedOnlyForAManifest) {
+  LoopbackSocket rx;
+  ASSERT_GT(rx.port, 0);
+  std::atomic<bool> stop{false};
+  auto quiet = ts_sender(rx.port, 3, 0, false);
+  ASSERT_TRUE(quiet.run(stop).ok());
+  EXPECT_TRUE(quiet.sent_frames().empty());
+  auto recorded = ts_sender(rx.port, 3, 0, true);
+  ASSERT_TRUE(recorded.run(stop).ok());
+  EXPECT_EQ(recorded.sent_frames().size(), 3u);
+  EXPECT_FALSE(recorded.frames_truncated());
+}
