@@ -97,7 +97,8 @@ KlvBytes mxf_cdci_descriptor(const MxfPictureParams& p) {
   const std::uint32_t scale = 1u << (p.depth - 8);
   item_u32(w, 0x3304, p.full_range ? 0 : 16 * scale);
   item_u32(w, 0x3305, p.full_range ? max_code : 235 * scale);
-  item_u32(w, 0x3306, p.full_range ? max_code + 1 : 225 * scale + 1);
+  // ColorRange: the colour-difference levels, 16..240 at 8 bits (225), 64..960 at 10 (897).
+  item_u32(w, 0x3306, p.full_range ? max_code + 1 : 224 * scale + 1);
   item_ul(w, 0x321A, coding_equations(p.coding));
   if (p.transfer != TransferFunction::sdr) {
     // TransferCharacteristic: SMPTE ST 2084 (PQ) or BT.2100 HLG (written only for HDR).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "depacketizer/rfc5371.hpp"
 #include "syntax/locate.hpp"
 #include "syntax/segments.hpp"
@@ -26,6 +28,14 @@ Status Rfc5371Packetizer::packetize(Bytes input, std::uint32_t timestamp, int tp
   auto located = syntax::locate_codestream(input);
   if (!located) return located.error();
   const Bytes cs = *located;
+  // The payload header's fragment offset has 24 bits (RFC 5371 3.1): a larger codestream
+  // cannot be sent whole; its offsets would wrap and receivers reassemble nonsense.
+  constexpr std::size_t kMaxCodestream = 0xFFFFFF;
+  if (cs.size() > kMaxCodestream)
+    return make_error(ErrorKind::limit, fmt::format("a {}-byte codestream is more than RFC 5371 can carry ({} bytes: the "
+                                                    "fragment offset has 24 bits); lower the bit rate or use another "
+                                                    "payload format (mxf, ts)",
+                                                    cs.size(), kMaxCodestream));
   auto header_len = main_header_length(cs);
   if (!header_len) return header_len.error();
   std::size_t offset = 0;

@@ -98,6 +98,28 @@ TEST(MxfDescriptor, WriterAndParserAgree) {
   EXPECT_EQ(d->wrapping, 1);
 }
 
+// Review 2026-11-29: narrow range was written with ColorRange 226 (8 bits) or 901 (10 bits)
+// where ST 377-1 counts the colour-difference levels, 16..240 (225) and 64..960 (897); FFmpeg
+// recognises only those and called our streams' range unspecified.
+TEST(MxfDescriptor, TheRangeItemsAreThoseOfSt377) {
+  for (const std::uint32_t depth : {8u, 10u, 12u})
+    for (const bool full : {false, true}) {
+      MxfPictureParams p;
+      p.depth = depth;
+      p.full_range = full;
+      auto klv = mxf_cdci_descriptor(p);
+      auto h = parse_klv_header(klv);
+      ASSERT_TRUE(h.ok());
+      auto d = parse_picture_descriptor(Bytes(klv).subspan(h->header_size), false);
+      ASSERT_TRUE(d.ok());
+      const std::uint32_t shift = depth - 8;
+      EXPECT_EQ(d->black_level, full ? 0u : 16u << shift) << depth;
+      EXPECT_EQ(d->white_level, full ? (1u << depth) - 1 : 235u << shift) << depth;
+      EXPECT_EQ(d->colour_range, full ? 1u << depth : (224u << shift) + 1) << depth;
+      EXPECT_EQ(d->full_range(), full);
+    }
+}
+
 TEST(MxfDescriptor, RejectsItemsLongerThanTheSet) {
   std::vector<std::uint8_t> v = {0x32, 0x03, 0x00, 0x10, 0, 0};
   EXPECT_FALSE(parse_picture_descriptor(v, false).ok());

@@ -45,6 +45,22 @@ TEST(RtpPacketizers, KlvFramingWritesTheFixedHeaderAndMarksTheUnitsLastPacket) {
   EXPECT_EQ(p.next_sequence(), 1);
 }
 
+// Review 2026-11-29: a codestream of 16 MiB or more was sent with its 24-bit fragment offsets
+// wrapping to 0 mid-frame (GStreamer's depayloader then drops what it gathered). Refused now,
+// with what to do instead.
+TEST(RtpPacketizers, Rfc5371RefusesACodestreamItsOffsetsCannotReach) {
+  Rfc5371Packetizer p(1, 97, 0, 1400);
+  std::vector<std::vector<std::uint8_t>> out;
+  const auto fits = tiny_codestream(0xFFFFFF - 200);
+  EXPECT_TRUE(p.packetize(fits, 0, 0, out));
+  out.clear();
+  const auto large = tiny_codestream(0xFFFFFF + 1);
+  auto st = p.packetize(large, 0, 0, out);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("24 bits"), std::string::npos) << st.error().message;
+  EXPECT_TRUE(out.empty());
+}
+
 TEST(RtpPacketizers, Rfc5371PacketsCarryTheSameFixedHeaderThenThePayloadHeader) {
   const auto cs = tiny_codestream(400);
   Rfc5371Packetizer p(0x01020304, 97, 500, 150);
