@@ -56,7 +56,7 @@ class DevicePicture {
 
  private:
   std::shared_ptr<DevicePoolState> pool_;
-  int slot_;
+  [[maybe_unused]] int slot_;  // (unused by the no-CUDA stub, which clang warns of)
   DeviceTarget target_;
 };
 

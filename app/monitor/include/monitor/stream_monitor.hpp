@@ -124,7 +124,6 @@ class StreamMonitor {
   std::string last_format_;
   bool signal_lost_ = false;
   bool seen_packets_ = false;
-  std::uint64_t damaged_in_a_row_ = 0;
   TimeCodeWatch time_code_;  // the delivery thread's (on_frame); its counts read under mutex_
 };
 
