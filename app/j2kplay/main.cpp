@@ -264,16 +264,18 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName("j2kplay");
   }
   if (pick) {
-    ui::StreamPicker picker(ui::load_recent_streams());
+    // A URL that does not parse, or a capture that cannot be read, is said in the dialog,
+    // which stays open (the same messages the command line gives).
+    ui::StreamPicker picker(ui::load_recent_streams(), [](const QString& text) {
+      auto p = parse_stream_url(text.toStdString());
+      if (!p) return QString::fromStdString(p.error().message);
+      return QString::fromStdString(cli::unreadable_capture(p->host, p->scheme == StreamUrl::Scheme::pcap));
+    });
     if (picker.exec() != QDialog::Accepted) return cli::exit_ok;  // the user closed the dialog
     url_text = picker.url().toStdString();
     auto parsed = parse_stream_url(url_text);
-    if (!parsed) {
+    if (!parsed) {  // (the dialog checked it)
       log->error("{}", parsed.error().message);
-      return cli::exit_usage;
-    }
-    if (auto why = cli::unreadable_capture(parsed->host, parsed->scheme == StreamUrl::Scheme::pcap); !why.empty()) {
-      log->error("{}", why);
       return cli::exit_usage;
     }
     ui::remember_stream(QString::fromStdString(url_text));
@@ -332,7 +334,10 @@ int main(int argc, char** argv) {
   // their time on the stream's clock (the window's vsync, or headless a virtual 60 Hz display).
   const ui::Deinterlace deinterlace = ui::parse_deinterlace(deinterlace_text).value_or(ui::Deinterlace::adaptive);
   pipeline::FramePresenter::Config presenter_config;
-  presenter_config.split_fields = !headless && deinterlace != ui::Deinterlace::off;  // a window shows fields
+  // A window gets a picture per field whatever the mode: key D may turn deinterlacing on
+  // later (split only for bob and adaptive at the start, `--deinterlace off` left D nothing to
+  // show); with `off` it draws the woven frame for both.
+  presenter_config.split_fields = !headless;
   pipeline::FramePresenter presenter(presenter_config);
   auto sink = [&](pipeline::DecodedFrame&& f) {
     const auto now = std::chrono::steady_clock::now();

@@ -32,7 +32,9 @@ std::vector<NetworkInterfaceChoice> list_ipv4_interfaces() {
 }
 
 QString with_interface(const QString& url, const QString& address) {
-  if (address.isEmpty() || url.startsWith(QStringLiteral("pcap:"))) return url;
+  if (address.isEmpty() || url.startsWith(QStringLiteral("pcap:")) || url == QStringLiteral("demo") ||
+      url.startsWith(QStringLiteral("demo:")) || url.startsWith(QStringLiteral("demo?")))
+    return url;
   const qsizetype q = url.indexOf('?');
   QString base = q < 0 ? url : url.left(q);
   QStringList items = q < 0 ? QStringList() : url.mid(q + 1).split('&', Qt::SkipEmptyParts);
@@ -42,7 +44,7 @@ QString with_interface(const QString& url, const QString& address) {
   return base + '?' + items.join('&');
 }
 
-StreamPicker::StreamPicker(const QStringList& recent, QWidget* parent) : QDialog(parent) {
+StreamPicker::StreamPicker(const QStringList& recent, Check check, QWidget* parent) : QDialog(parent), check_(std::move(check)) {
   setWindowTitle(QStringLiteral("j2kplay — open a stream"));
   auto* layout = new QVBoxLayout(this);
   auto* form = new QFormLayout;
@@ -63,6 +65,11 @@ StreamPicker::StreamPicker(const QStringList& recent, QWidget* parent) : QDialog
   recent_ = new QListWidget(this);
   recent_->addItems(recent);
   layout->addWidget(recent_);
+  error_ = new QLabel(this);
+  error_->setWordWrap(true);
+  error_->setStyleSheet(QStringLiteral("color: #c0392b"));
+  error_->hide();
+  layout->addWidget(error_);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, this);
   layout->addWidget(buttons);
 
@@ -72,15 +79,32 @@ StreamPicker::StreamPicker(const QStringList& recent, QWidget* parent) : QDialog
     if (!file.isEmpty()) url_edit_->setText(QStringLiteral("sdp:") + file);
   });
   connect(recent_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) { url_edit_->setText(item->text()); });
-  connect(recent_, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem* item) {
-    url_edit_->setText(item->text());
-    accept();
-  });
-  connect(buttons, &QDialogButtonBox::accepted, this, [this] {
-    if (!url_edit_->text().trimmed().isEmpty()) accept();
-  });
+  connect(recent_, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem* item) { open(item->text()); });
+  connect(buttons, &QDialogButtonBox::accepted, this, [this] { try_accept(); });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 }
+
+void StreamPicker::try_accept() {
+  if (url_edit_->text().trimmed().isEmpty()) return;
+  const QString why = check_ ? check_(url()) : QString();
+  if (why.isEmpty()) {
+    error_->hide();
+    error_->clear();
+    accept();
+    return;
+  }
+  error_->setText(why);
+  error_->show();
+  url_edit_->setFocus();
+}
+
+bool StreamPicker::open(const QString& text) {
+  url_edit_->setText(text);
+  try_accept();
+  return result() == QDialog::Accepted;
+}
+
+QString StreamPicker::error() const { return error_->text(); }
 
 QString StreamPicker::url() const {
   const int i = interfaces_->currentIndex();
