@@ -106,6 +106,9 @@ QString overlay_text(const j2k::pipeline::StatsSample& now, const j2k::pipeline:
   if (now.decode.failed) text += fmt::format("\ndecode errors: {}", now.decode.failed);
   if (now.decode.codestream_damaged)
     text += fmt::format("\ncodestream damaged as sent: {} frames (all packets arrived)", now.decode.codestream_damaged);
+  if (now.decode.undisplayable)
+    text += fmt::format("\nnot displayable: {} frames decoded that this display cannot show (see the log)",
+                        now.decode.undisplayable);
   // Real time: how much decoding is simplified to keep up, and what that costs in delay.
   if (now.decode.degrade_level > 0)
     text += fmt::format("\ndegraded: decoding at 1/{} resolution ({} frames so far)", 1 << now.decode.degrade_level,

@@ -13,6 +13,7 @@
 #include "on_one_cpu.hpp"
 #include "gpu/cuda.hpp"
 #include "pipeline/codestream_levels.hpp"
+#include "synthetic_codestream.hpp"
 
 namespace j2k::test {
 namespace {
@@ -138,6 +139,34 @@ TEST(ReceivePipeline, TheFormatFollowsASamplingOrDepthChangeAtOneSize) {
   h.wait_for_frames(6);
   h.pipe->stop(true);
   EXPECT_EQ(h.pipe->decode().format, "64x32 4:4:4 10-bit");
+}
+
+// Review 2026-11-29: a frame the decoder took but the display conversion refused (here the
+// first component subsampled) left the window on its last picture while every count said the
+// stream was healthy (only a rate-limited log line told). It is counted now (JSON
+// frames.undisplayable, the per-second line, the overlay, a metric) and says why.
+TEST(ReceivePipeline, AFrameDecodedButNotDisplayableIsCounted) {
+  Harness h;
+  SyntheticCodestream cs;
+  cs.components = 3;
+  cs.subsampling = {{2, 1}, {1, 1}, {1, 1}};
+  cs.levels = 1;
+  const auto bytes = cs.bytes();
+  h.stream.codestream = &bytes;
+  auto c = h.config();
+  c.drop_when_behind = false;
+  c.make_rgba = true;
+  h.open(c);
+  ASSERT_TRUE(h.pipe->start().ok());
+  for (int i = 0; i < 3; ++i) h.send(i);
+  h.wait_for_frames(3);
+  h.pipe->stop(true);
+  EXPECT_EQ(h.pipe->decode().decoded, 3u);
+  EXPECT_EQ(h.pipe->decode().undisplayable, 3u);
+  for (const auto& f : h.got) {
+    EXPECT_FALSE(f.rgba);
+    EXPECT_NE(f.display_error.find("subsampled"), std::string::npos) << f.display_error;
+  }
 }
 
 // Review 2026-11-28: the stream's duration (and so its bit rate in the JSON) was all its

@@ -38,6 +38,7 @@ constexpr MetricSpec kMetrics[] = {
     {"/frames/decoded", "j2k_frames_decoded_total", "counter", "frames decoded"},
     {"/frames/decode_failed", "j2k_frames_decode_failed_total", "counter", "frames that failed to decode"},
     {"/frames/codestream_damaged", "j2k_frames_codestream_damaged_total", "counter", "frames that arrived whole with a damaged codestream (decoded what could be read)"},
+    {"/frames/undisplayable", "j2k_frames_undisplayable_total", "counter", "frames decoded that the player could not convert for display"},
     {"/frames/degraded", "j2k_frames_degraded_total", "counter", "frames decoded below full resolution or quality"},
     {"/frames/dropped_decoder_behind", "j2k_frames_dropped_decoder_behind_total", "counter", "frames dropped because the decoders' queue overflowed"},
     {"/frames/dropped_late", "j2k_frames_dropped_late_total", "counter", "frames dropped because they would have been shown late"},

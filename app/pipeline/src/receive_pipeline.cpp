@@ -867,8 +867,13 @@ void ReceivePipeline::decode_loop(Worker& worker) {
         decode_unit(worker, *job, f, shape);
         if (f.decoded && config_.make_rgba && !f.device_rgba) {
           auto rgba = std::make_shared<gpu::RgbaImage>();
-          if (auto st = gpu::to_rgba8(f.image, display_colour(f, f.image), *rgba); st) f.rgba = std::move(rgba);
-          else if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
+          if (auto st = gpu::to_rgba8(f.image, display_colour(f, f.image), *rgba); st) {
+            f.rgba = std::move(rgba);
+          } else {
+            undisplayable_.fetch_add(1, std::memory_order_relaxed);
+            f.display_error = st.error().message;
+            if (error_log.allow()) log->warn("frame {} cannot be displayed: {}", f.index, st.error().message);
+          }
         }
       } catch (const std::bad_alloc&) {
         // The frame boundary is where an allocation failure ends: this frame fails, reception goes on.
@@ -1054,6 +1059,7 @@ DecodeSnapshot ReceivePipeline::decode() const {
   s.dropped_late = dropped_late_.load(std::memory_order_relaxed);
   s.degraded = degraded_.load(std::memory_order_relaxed);
   s.codestream_damaged = codestream_damaged_.load(std::memory_order_relaxed);
+  s.undisplayable = undisplayable_.load(std::memory_order_relaxed);
   s.degrade_level = level_.load(std::memory_order_relaxed);
   s.rejected_oversize = oversize_.load(std::memory_order_relaxed);
   s.out_of_memory = out_of_memory_.load(std::memory_order_relaxed);

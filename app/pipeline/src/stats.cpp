@@ -127,6 +127,7 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
     line += fmt::format(", degraded {} (now at 1/{} resolution)", now.decode.degraded, 1 << now.decode.degrade_level);
   if (now.decode.failed) line += fmt::format(", decode-errors {}", now.decode.failed);
   if (now.decode.codestream_damaged) line += fmt::format(", codestream-damaged {}", now.decode.codestream_damaged);
+  if (now.decode.undisplayable) line += fmt::format(", undisplayable {}", now.decode.undisplayable);
   if (s.units_unusable) line += fmt::format(", unusable {}", s.units_unusable);
   // Hostile or broken input, each counter on its own (totals, shown once non-zero).
   if (now.truncated) line += fmt::format(", truncated {}", now.truncated);
@@ -274,6 +275,8 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"decode_failed", d.failed},
         // Arrived whole, decoded from a codestream the decoder found damaged (what it could read).
         {"codestream_damaged", d.codestream_damaged},
+        // Decoded, but the display conversion refused the picture (the window kept the last one).
+        {"undisplayable", d.undisplayable},
         {"skipped_incomplete", d.skipped_incomplete},
         {"merged_luma_chroma", st.units_merged},
         {"unusable", st.units_unusable},

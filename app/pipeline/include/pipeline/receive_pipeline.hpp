@@ -61,6 +61,9 @@ struct DecodedFrame {
   /// Decoded, but the decoder met damage in the codestream and decoded what it could read
   /// (decoder::describe_damage; "field 2: …" for a field): "" when the codestream was intact.
   std::string damage;
+  /// Decoded, but no display picture could be made of it (with make_rgba: a sampling or
+  /// component layout the display conversion does not take): why. "" otherwise.
+  std::string display_error;
   PlanarImage image;
   /// Two fields woven into `image` (and the display pictures), a field period apart: the first
   /// in time holds the even lines when `first_field_is_top`, else the odd ones. False for a
@@ -172,6 +175,9 @@ struct DecodeSnapshot {
   /// Frames that arrived whole whose codestream the decoder found damaged (decoded what it
   /// could read): every packet came, so the damage was in what was sent.
   std::uint64_t codestream_damaged = 0;
+  /// Decoded, but no display picture could be made of it (make_rgba): the window keeps the
+  /// last picture, so without this count the stream looks healthy while the screen stands still.
+  std::uint64_t undisplayable = 0;
   int degrade_level = 0;                  ///< resolution levels skipped now
   std::uint64_t rejected_oversize = 0;    ///< larger than the descriptor says (counted in failed)
   std::uint64_t out_of_memory = 0;        ///< allocation failed while decoding (counted in failed)
@@ -378,7 +384,7 @@ class ReceivePipeline {
 
   // Decode totals (workers write, anyone reads).
   std::atomic<std::uint64_t> decoded_{0}, failed_{0}, skipped_{0}, dropped_{0}, dropped_late_{0};
-  std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0};
+  std::atomic<std::uint64_t> degraded_{0}, oversize_{0}, out_of_memory_{0}, undisplayable_{0};
   std::atomic<std::uint64_t> codestream_damaged_{0};  // whole frames whose codestream had damage
   std::atomic<std::int64_t> decode_us_total_{0}, decode_us_max_{0}, work_us_total_{0}, cpu_us_total_{0};
   std::atomic<std::uint64_t> on_device_{0}, display_fallbacks_{0}, pool_exhausted_{0};
