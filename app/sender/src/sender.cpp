@@ -340,6 +340,20 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
     if (auto st = build_frame(f, ts, media_time + 90000, packets, pk); !st) return st.error();
     const auto frame_start = start + f * period;
     const auto slot = std::chrono::duration_cast<Clock::duration>(period * config_.spread / packets.size());
+    if (config_.ts) {
+      // RTP/MP2T: a datagram's timestamp is when its first byte is due to be sent (RFC 2250
+      // 2.1), on the same clock: the frame's time plus the datagram's slot. (One timestamp for
+      // the whole frame made receivers that follow RFC 3550 see the frame's spread as jitter.)
+      const double slot_ticks = std::chrono::duration<double>(slot).count() * 90000.0;
+      for (std::size_t i = 0; i < packets.size(); ++i)
+        if (packets[i].size() >= 8) {
+          const auto t = static_cast<std::uint32_t>(ts + static_cast<std::uint32_t>(std::llround(static_cast<double>(i) * slot_ticks)));
+          packets[i][4] = static_cast<std::uint8_t>(t >> 24);
+          packets[i][5] = static_cast<std::uint8_t>(t >> 16);
+          packets[i][6] = static_cast<std::uint8_t>(t >> 8);
+          packets[i][7] = static_cast<std::uint8_t>(t);
+        }
+    }
     if (Clock::now() > frame_start + period) ++totals.late_frames;
     // Random impairments spare the first and last frame (so counters compare exactly) and the
     // frames of the end burst (so that no packet is both reordered and dropped).
