@@ -1,5 +1,7 @@
 #include "pipeline/receive_pipeline.hpp"
 
+#include "pipeline/presenter.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -419,7 +421,11 @@ Status ReceivePipeline::start() {
   // The GPU display path: display pictures stay in a bounded pool of device buffers.
   if (workers > 0 && !config_.decoder_factory && config_.make_rgba && config_.device_display &&
       config_.decoder.may_use_gpu() && gpu::cuda_available()) {
-    const int capacity = config_.device_pictures > 0 ? config_.device_pictures : workers + 14;
+    // The playout buffer holds up to kMostFrames at high rates or long delays (19 at 50 fps,
+    // 23 at 60, all of them while a minimised window paints nothing): with only 14 beside the
+    // workers the pool ran dry and every later frame took the CPU path for good.
+    const int capacity = config_.device_pictures > 0 ? config_.device_pictures
+                                                     : workers + static_cast<int>(FramePresenter::kMostFrames) + 6;
     if (auto pool = gpu::DevicePicturePool::create(capacity)) {
       pool_ = std::move(pool).value();
       logger("decoder")->info("display pictures stay on the GPU ({}; at most {} device pictures)",

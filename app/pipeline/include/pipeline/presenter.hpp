@@ -45,6 +45,9 @@ namespace j2k::pipeline {
 
 class FramePresenter {
  public:
+  /// Frames the playout buffer holds at most (each with its picture: the device pictures a
+  /// receive pipeline needs, PipelineConfig::device_pictures).
+  static constexpr std::size_t kMostFrames = 32;
   struct Config {
     std::size_t capacity = 8;  ///< frames waiting at least (more at high rates, for the delay); beyond, the oldest is skipped
     /// Interlaced frames become a picture per field (see above); progressive ones are unchanged.
@@ -105,7 +108,6 @@ class FramePresenter {
   /// Under mutex_: frames the buffer holds (per stream, before fields are split): enough for
   /// the longest delay at the stream's rate, at least Config::capacity, at most kMostFrames.
   std::size_t frames_held() const;
-  static constexpr std::size_t kMostFrames = 32;
 
   Config config_;
   mutable std::mutex mutex_;  // guards everything below

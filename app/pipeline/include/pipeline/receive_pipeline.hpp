@@ -121,8 +121,8 @@ struct PipelineConfig {
   /// stays in device memory (DecodedFrame::device_rgba) instead of coming back to the host.
   bool device_display = true;
   /// Device pictures in existence at most (decoding, waiting, on their way to the screen);
-  /// 0: decode workers + 14 (the presenter holds up to eight waiting, the window one drawn and up
-  /// to four GL is still reading).
+  /// 0: decode workers + FramePresenter::kMostFrames (the playout buffer's most) + 6 (the
+  /// window's one drawn, up to four GL is still reading, one on its way). Made only as needed.
   /// When all are held, a frame takes the CPU path (counted).
   int device_pictures = 0;
   int receive_buffer = 32 << 20;
