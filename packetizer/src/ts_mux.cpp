@@ -100,15 +100,16 @@ std::vector<std::uint8_t> pes_packet(std::uint64_t pts, Bytes data) {
   return pes;
 }
 
-/// Cuts a PES into TS packets of `pid`: a PCR in the first packet's adaptation field when
-/// given, stuffing in the last packet's.
+/// Cuts a PES into TS packets of `pid`: a PCR (`pcr_base`, when given) in the adaptation field
+/// of the first packet and of every `pcr_every`-th after it, each PCR's place in `out` added to
+/// `pcr_at`; stuffing in the last packet's.
 void put_pes(std::uint16_t pid, std::uint8_t& cc, const std::vector<std::uint8_t>& pes, std::optional<std::uint64_t> pcr_base,
-             std::vector<std::uint8_t>& out) {
+             std::vector<std::uint8_t>& out, std::size_t pcr_every = 0, std::vector<std::size_t>* pcr_at = nullptr) {
   std::size_t at = 0;
   bool first = true;
-  while (at < pes.size()) {
+  for (std::size_t index = 0; at < pes.size(); ++index) {
     const std::size_t left = pes.size() - at;
-    const bool pcr = first && pcr_base;
+    const bool pcr = pcr_base && (first || (pcr_every > 0 && index % pcr_every == 0));
     std::size_t af = pcr ? 8 : 0;  // length byte + flags + 6 PCR bytes
     std::size_t room = ts::kPacketSize - 4 - af;
     if (left < room) af += room - left, room = left;
@@ -119,13 +120,9 @@ void put_pes(std::uint16_t pid, std::uint8_t& cc, const std::vector<std::uint8_t
         out.push_back(pcr ? 0x10 : 0x00);
         std::size_t used = 2;
         if (pcr) {
-          const std::uint64_t base = *pcr_base & ((1ull << 33) - 1);
-          out.push_back(static_cast<std::uint8_t>(base >> 25));
-          out.push_back(static_cast<std::uint8_t>(base >> 17));
-          out.push_back(static_cast<std::uint8_t>(base >> 9));
-          out.push_back(static_cast<std::uint8_t>(base >> 1));
-          out.push_back(static_cast<std::uint8_t>((base & 1) << 7 | 0x7E));  // 6 reserved bits, ext bit 8 = 0
-          out.push_back(0);
+          if (pcr_at) pcr_at->push_back(out.size());
+          out.resize(out.size() + 6);
+          write_pcr(out.data() + out.size() - 6, *pcr_base * 300);
           used += 6;
         }
         out.resize(out.size() + (af - used), 0xFF);
@@ -139,8 +136,19 @@ void put_pes(std::uint16_t pid, std::uint8_t& cc, const std::vector<std::uint8_t
 
 }  // namespace
 
+void write_pcr(std::uint8_t* at, std::uint64_t pcr_27mhz) {
+  const std::uint64_t base = (pcr_27mhz / 300) & ((1ull << 33) - 1);
+  const auto ext = static_cast<std::uint32_t>(pcr_27mhz % 300);
+  at[0] = static_cast<std::uint8_t>(base >> 25);
+  at[1] = static_cast<std::uint8_t>(base >> 17);
+  at[2] = static_cast<std::uint8_t>(base >> 9);
+  at[3] = static_cast<std::uint8_t>(base >> 1);
+  at[4] = static_cast<std::uint8_t>((base & 1) << 7 | 0x7E | ext >> 8);  // 6 reserved bits, extension bit 8
+  at[5] = static_cast<std::uint8_t>(ext);
+}
+
 void TsMuxer::mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts, const ts::TimeCode& time_code,
-                        std::vector<std::uint8_t>& out) {
+                        std::vector<std::uint8_t>& out, std::size_t pcr_every, std::vector<std::size_t>* pcr_at) {
   // PSI before every frame: a receiver that joins late waits at most one frame.
   put_section(ts::kPatPid, cc_pat_, pat(), out);
   put_section(config_.pmt_pid, cc_pmt_, pmt(), out);
@@ -161,7 +169,7 @@ void TsMuxer::mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts
   ts::append_elsm_header(data, elsm);
   for (Bytes c : codestreams) data.insert(data.end(), c.begin(), c.end());
   const std::uint64_t pcr_base = pts > config_.pcr_lead_90khz ? pts - config_.pcr_lead_90khz : 0;
-  put_pes(config_.video_pid, cc_video_, pes_packet(pts, data), pcr_base, out);
+  put_pes(config_.video_pid, cc_video_, pes_packet(pts, data), pcr_base, out, pcr_every, pcr_at);
 }
 
 void TsMuxer::mux_audio(const depacketizer::AudioBlock& block, std::uint64_t pts, std::vector<std::uint8_t>& out) {

@@ -143,6 +143,89 @@ TEST(SenderWire, TsDatagramsAreStampedWithTheirSendingTime) {
   EXPECT_EQ(ts[per_frame], 1000u + 1800u) << "the next frame starts on its own time";
 }
 
+namespace {
+
+/// The video PID's PCRs (27 MHz) and PES PTSs (90 kHz) of a TS sender's datagrams, in order.
+struct TsTiming {
+  std::vector<std::uint64_t> pcr;
+  std::vector<std::uint64_t> pts;
+  std::vector<std::size_t> pcrs_before_pts;  ///< for each PTS, how many PCRs came before its PES
+};
+TsTiming ts_timing(const std::vector<std::vector<std::uint8_t>>& datagrams) {
+  TsTiming t;
+  for (const auto& d : datagrams) {
+    auto r = depacketizer::parse_rtp(d);
+    if (!r.ok()) continue;
+    for (std::size_t at = 0; at + 188 <= r->payload.size(); at += 188) {
+      const std::uint8_t* p = r->payload.data() + at;
+      const int pid = (p[1] & 0x1F) << 8 | p[2];
+      if (pid != 0x0200) continue;
+      const int afc = (p[3] >> 4) & 3;
+      std::size_t body = 4;
+      bool has_pcr = false;
+      if (afc & 2) {
+        if (p[4] > 0 && (p[5] & 0x10)) {
+          has_pcr = true;
+          const std::uint64_t base = std::uint64_t{p[6]} << 25 | std::uint64_t{p[7]} << 17 | std::uint64_t{p[8]} << 9 |
+                                     std::uint64_t{p[9]} << 1 | p[10] >> 7;
+          t.pcr.push_back(base * 300 + ((p[10] & 1u) << 8 | p[11]));
+        }
+        body = 5 + p[4];
+      }
+      if ((p[1] & 0x40) && (afc & 1) && body + 14 <= 188 && p[body] == 0 && p[body + 1] == 0 && p[body + 2] == 1) {
+        const std::uint8_t* q = p + body + 9;
+        t.pts.push_back(static_cast<std::uint64_t>((q[0] >> 1) & 7u) << 30 | std::uint64_t{q[1]} << 22 | static_cast<std::uint64_t>(q[2] >> 1) << 15 |
+                        std::uint64_t{q[3]} << 7 | q[4] >> 1);
+        t.pcrs_before_pts.push_back(t.pcr.size() - (has_pcr ? 1 : 0));  // not the PES's own first PCR
+      }
+    }
+  }
+  return t;
+}
+
+TsTiming send_ts(int fps, long long frames, std::size_t bytes) {
+  LoopbackSocket rx;
+  EXPECT_GT(rx.port, 0);
+  sender::SendConfig sc;
+  sc.to = parse_stream_url("rtp://127.0.0.1:" + std::to_string(rx.port)).value();
+  sc.ts = true;
+  sc.rtcp = false;
+  sc.fps_num = fps;
+  sc.frames = frames;
+  sc.timestamp_base = 0;
+  sender::EncodedFrame f;
+  f.codestream.assign(bytes, 0x5A);
+  f.codestream[0] = 0xFF;
+  f.codestream[1] = 0x4F;
+  sender::Sender s(sc, sender::PictureFormat{}, {f});
+  std::atomic<bool> stop{false};
+  EXPECT_TRUE(s.run(stop).ok());
+  return ts_timing(rx.drain());
+}
+
+}  // namespace
+
+// Review 2026-11-29: one PCR per frame, 100 ms before the PTS, whatever the frame rate: at
+// 24 fps the PCRs were 41.7 ms apart (DVB's TR 101 290 allows 40), and below 9 fps a frame's
+// last packets went out after its PTS (a decoder underflows). Now PCRs come at most ~30 ms of
+// sending apart, each with its datagram's sending time, and lead the PTS by more than the
+// frame's spread.
+TEST(SenderWire, TsPcrsComeAtMost40MsApartAndBeforeThePts) {
+  const TsTiming t24 = send_ts(24, 3, 60000);
+  ASSERT_GE(t24.pcr.size(), 6u);
+  for (std::size_t i = 1; i < t24.pcr.size(); ++i) {
+    EXPECT_GT(t24.pcr[i], t24.pcr[i - 1]) << i;
+    EXPECT_LE(t24.pcr[i] - t24.pcr[i - 1], 27'000'000u * 40 / 1000) << "PCR " << i << " at 24 fps";
+  }
+  const TsTiming t5 = send_ts(5, 3, 20000);
+  ASSERT_EQ(t5.pts.size(), 3u);
+  for (std::size_t f = 0; f < t5.pts.size(); ++f) {
+    const std::size_t end = f + 1 < t5.pts.size() ? t5.pcrs_before_pts[f + 1] : t5.pcr.size();
+    ASSERT_GT(end, 0u);
+    EXPECT_LT(t5.pcr[end - 1], t5.pts[f] * 300) << "frame " << f << ": its last PCR before its PTS";
+  }
+}
+
 // Review 2026-11-29: the sender kept a record of every frame it sent whether or not a
 // --manifest asked for it: a looping demo sender grew by ~170 MB a day at 50 fps.
 TEST(SenderWire, FramesAreRecordedOnlyForAManifest) {

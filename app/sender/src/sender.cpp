@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <thread>
@@ -118,6 +119,12 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
                                                                                     : 3;
   tmc.descriptor.interlaced_video = config_.interlace != 0;
   if (config_.sound.any()) tmc.audio_pid = 0x0201;
+  // The frame's packets go out over `spread` of its period: the seconds they take, and the PCR's
+  // lead on the PTS, at least the usual 100 ms and always more than that spread (below 10 fps
+  // a frame's last packets came after its PTS, an underflow for a conforming decoder).
+  const double frame_seconds = static_cast<double>(config_.fps_den) / config_.fps_num;
+  const double send_seconds = frame_seconds * config_.spread;
+  tmc.pcr_lead_90khz = std::max<std::uint64_t>(9000, static_cast<std::uint64_t>(std::ceil(send_seconds * 90000.0)) + 900);
   Packetizers pk{{ssrc, 96, first_sequence, config_.max_payload},
                  {ssrc, 96, first_sequence, config_.max_payload},
                  {ssrc, 96, first_sequence, config_.max_payload},
@@ -172,9 +179,27 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       const auto seconds = static_cast<std::uint64_t>(f) / fps_int;
       const depacketizer::ts::TimeCode tc{static_cast<std::uint8_t>(seconds / 3600 % 24), static_cast<std::uint8_t>(seconds / 60 % 60),
                                           static_cast<std::uint8_t>(seconds % 60), static_cast<std::uint8_t>(static_cast<std::uint64_t>(f) % fps_int)};
-      to.ts.mux_frame(streams, pts, tc, ts_bytes);
+      // PCRs at most ~30 ms of sending apart (13818-1 asks 100 ms, DVB's TR 101 290 40: one per
+      // frame was 41.7 ms at 24 fps): every pcr_every-th packet of the picture's PES, from an
+      // estimate of the frame's packets; each then carries its own sending time (below).
+      std::size_t bytes = 0;
+      for (Bytes s : streams) bytes += s.size();
+      const double packets_estimate = static_cast<double>(bytes + 100) / 184.0 + 3.0;
+      const std::size_t pcr_every =
+          send_seconds > 0.035 ? std::max<std::size_t>(1, static_cast<std::size_t>(0.030 * packets_estimate / send_seconds)) : 0;
+      std::vector<std::size_t> pcr_at;
+      to.ts.mux_frame(streams, pts, tc, ts_bytes, pcr_every, &pcr_at);
       // Its sound: one ST 302M PES whose first sample is due with the picture (the same PTS).
       if (auto sound = sound_of(f, frame)) to.ts.mux_audio(*sound, pts, ts_bytes);
+      // The frame's datagrams (7 TS packets each) go out evenly over send_seconds, the first at
+      // the frame's time: a PCR tells its datagram's time on the clock whose PTS is pts.
+      const std::size_t datagrams = (ts_bytes.size() + 7 * 188 - 1) / (7 * 188);
+      const double slot_27mhz = send_seconds * 27e6 / static_cast<double>(std::max<std::size_t>(datagrams, 1));
+      const std::uint64_t pcr0 = (pts - std::min(pts, to.ts.config().pcr_lead_90khz)) * 300;
+      for (const std::size_t at : pcr_at) {
+        const auto datagram = static_cast<double>(at / 188 / 7);
+        packetizer::write_pcr(ts_bytes.data() + at, pcr0 + static_cast<std::uint64_t>(std::llround(datagram * slot_27mhz)));
+      }
       to.mp2t.packetize(ts_bytes, ts, out);
       return {};
     }

@@ -25,14 +25,22 @@ struct TsMuxConfig {
   std::optional<std::uint16_t> audio_pid = std::nullopt;
 };
 
+/// Writes a 27 MHz PCR into the 6 bytes of an adaptation field's PCR (13818-1 2.4.3.5: 33-bit
+/// base at 90 kHz, 6 reserved bits, 9-bit extension).
+void write_pcr(std::uint8_t* at, std::uint64_t pcr_27mhz);
+
 class TsMuxer {
  public:
   explicit TsMuxer(TsMuxConfig config) : config_(config) {}
 
-  /// Appends the TS packets of one frame: PAT and PMT, then the PES (PCR in its first
-  /// packet). `codestreams`: one (progressive) or two fields in temporal order.
+  /// Appends the TS packets of one frame: PAT and PMT, then the PES, with a PCR (PTS less
+  /// pcr_lead_90khz) in its first packet and, with `pcr_every`, in every pcr_every-th after it.
+  /// `pcr_at`: where each PCR's 6 bytes lie in `out` (a sender that spreads the frame's packets
+  /// over time rewrites them with write_pcr to their sending times).
+  /// `codestreams`: one (progressive) or two fields in temporal order.
   void mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts_90khz,
-                 const depacketizer::ts::TimeCode& time_code, std::vector<std::uint8_t>& out);
+                 const depacketizer::ts::TimeCode& time_code, std::vector<std::uint8_t>& out, std::size_t pcr_every = 0,
+                 std::vector<std::size_t>* pcr_at = nullptr);
 
   /// Appends the TS packets of one ST 302M PES (2, 4, 6 or 8 channels of 16, 20 or 24 bits
   /// at 48 kHz) whose first sample is due at `pts_90khz`. Nothing without an audio PID.
