@@ -147,7 +147,15 @@ Result<AudioBlock> decode_s302m(Bytes payload) {
   return b;
 }
 
-std::vector<std::uint8_t> encode_s302m(const AudioBlock& block) {
+std::size_t s302m_max_frames(const AudioFormat& format) {
+  // PES_packet_length counts 3 + 5 (PTS) + 4 (302M header) + the pairs; both fields are 16-bit.
+  const std::size_t pair_bytes = static_cast<std::size_t>(format.bits + 4) / 4;
+  const std::size_t frame_bytes = std::max<std::size_t>(1, static_cast<std::size_t>(format.channels / 2) * pair_bytes);
+  const std::size_t frames = (0xFFFFu - 12) / frame_bytes;
+  return frames >= 192 ? frames / 192 * 192 : std::max<std::size_t>(frames, 1);
+}
+
+std::vector<std::uint8_t> encode_s302m(const AudioBlock& block, std::size_t first_frame) {
   const int channels = block.format.channels;
   const int bits = block.format.bits;
   const std::size_t pair_bytes = static_cast<std::size_t>(bits + 4) / 4;
@@ -163,7 +171,7 @@ std::vector<std::uint8_t> encode_s302m(const AudioBlock& block) {
     for (int c = 0; c + 1 < channels; c += 2) {
       const std::size_t i = f * static_cast<std::size_t>(channels) + static_cast<std::size_t>(c);
       // The F bit (bit 3 of the first nibble) marks the start of each 192-frame AES3 block.
-      const std::uint64_t vucf = f % 192 == 0 ? 0x8 : 0x0;
+      const std::uint64_t vucf = (first_frame + f) % 192 == 0 ? 0x8 : 0x0;
       const std::uint64_t v = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(block.samples[i])) & mask) |
                               vucf << bits |
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(block.samples[i + 1])) & mask) << (bits + 4);

@@ -174,7 +174,22 @@ void TsMuxer::mux_frame(const std::vector<Bytes>& codestreams, std::uint64_t pts
 
 void TsMuxer::mux_audio(const depacketizer::AudioBlock& block, std::uint64_t pts, std::vector<std::uint8_t>& out) {
   if (!config_.audio_pid) return;
-  put_pes(*config_.audio_pid, cc_audio_, pes_packet(pts, depacketizer::encode_s302m(block)), std::nullopt, out);
+  // One PES per ST 302M packet, whose size field has 16 bits: a frame's sound beyond it (8
+  // channels of 24 bits below ~20 fps) goes in several, each with the PTS of its first sample.
+  const std::size_t most = depacketizer::s302m_max_frames(block.format);
+  const std::size_t frames = block.frames(), channels = static_cast<std::size_t>(block.format.channels);
+  std::size_t first = 0;
+  do {
+    depacketizer::AudioBlock piece;
+    piece.format = block.format;
+    const std::size_t n = std::min(most, frames - first);
+    piece.samples.assign(block.samples.begin() + static_cast<std::ptrdiff_t>(first * channels),
+                         block.samples.begin() + static_cast<std::ptrdiff_t>((first + n) * channels));
+    const auto rate = static_cast<std::uint64_t>(std::max(block.format.sample_rate, 1));
+    const std::uint64_t at = pts + (static_cast<std::uint64_t>(first) * 90000 + rate / 2) / rate;
+    put_pes(*config_.audio_pid, cc_audio_, pes_packet(at, depacketizer::encode_s302m(piece, first)), std::nullopt, out);
+    first += most;
+  } while (first < frames);
 }
 
 void RtpMp2tPacketizer::packetize(Bytes ts, std::uint32_t timestamp, std::vector<std::vector<std::uint8_t>>& out) {

@@ -242,6 +242,37 @@ TEST(Tr01SoundReceive, St302mFollowsThePmtAndComesOutWithItsPts) {
     }
 }
 
+// Review 2026-11-29: a frame's sound went into one ST 302M packet whatever its size, though
+// its size field has 16 bits: 8 channels of 24 bits at 20 fps (2400 sample frames, 67 200
+// bytes) wrapped the size and got PES_packet_length 0 (allowed for video only), and receivers
+// muted it. Such a frame's sound now goes in several PES, each with its first sample's PTS.
+TEST(Tr01SoundReceive, AFramesSoundBeyondA302mPacketGoesInSeveralWithTheirPts) {
+  const AudioFormat f{8, 48000, 24};
+  packetizer::TsMuxer mux(ts_config());
+  TsRig rig;
+  std::vector<std::uint8_t> ts;
+  const std::uint64_t pts = 90000;
+  auto cs = codestream(1500);
+  mux.mux_frame({cs}, pts, {}, ts);
+  const AudioBlock sent = ramp(f, 2400, 0);
+  mux.mux_audio(sent, pts, ts);
+  rig.feed_ts(ts, 0);
+  rig.depack.flush();
+  ASSERT_GE(rig.blocks.size(), 2u);
+  std::vector<std::int32_t> joined;
+  std::size_t frames_before = 0;
+  for (const auto& b : rig.blocks) {
+    EXPECT_EQ(b.format, f);
+    ASSERT_TRUE(b.pts);
+    EXPECT_EQ(*b.pts, pts + (frames_before * 90000 + 24000) / 48000) << "each piece with its first sample's time";
+    frames_before += b.frames();
+    joined.insert(joined.end(), b.samples.begin(), b.samples.end());
+  }
+  EXPECT_EQ(joined, sent.samples);
+  const auto c = rig.depack.audio_counters();
+  EXPECT_EQ(c.malformed + c.damaged, 0u);
+}
+
 TEST(Tr01SoundReceive, HostilePesAreCountedAndDropped) {
   spdlog::set_level(spdlog::level::off);
   const AudioFormat f{2, 48000, 24};

@@ -63,7 +63,13 @@ std::vector<std::uint8_t> encode_pcm_element(const AudioBlock& block);
 /// sample time the channel pairs, each pair packed as [s0, 4 VUCF bits, s1, 4 VUCF bits]
 /// least significant bit first with every byte's bits reversed: 5, 6 or 7 bytes a pair.
 Result<AudioBlock> decode_s302m(Bytes pes_payload);
-std::vector<std::uint8_t> encode_s302m(const AudioBlock& block);
+/// `first_frame`: the block's first sample frame's number in the stream (the F bit marks every
+/// 192nd, the start of an AES3 block). The caller keeps the payload under 65 536 bytes (the
+/// header's 16-bit size: s302m_max_frames).
+std::vector<std::uint8_t> encode_s302m(const AudioBlock& block, std::size_t first_frame = 0);
+/// The most sample frames of `format` one ST 302M packet carries (its 16-bit size, and the
+/// 16-bit PES_packet_length around it), a multiple of 192 (whole AES3 blocks).
+std::size_t s302m_max_frames(const AudioFormat& format);
 
 /// Samples per video frame for 48 kHz audio at `fps_num/fps_den`: 1920 at 25 fps, and the
 /// 1602, 1601, 1602, 1601, 1602 cycle at 30000/1001 (8008 samples per 5 frames). `index`
