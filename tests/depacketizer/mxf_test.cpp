@@ -51,16 +51,23 @@ TEST(Klv, BerLengthsShortAndLongForm) {
   EXPECT_EQ(parse_klv_header(k).error().kind, ErrorKind::corrupt);
 }
 
+namespace {
+/// The picture descriptor mxf_cdci_descriptor writes for `p`, read back by the receiver's parser.
+Result<PictureDescriptor> written_descriptor(const MxfPictureParams& p) {
+  auto klv = mxf_cdci_descriptor(p);
+  auto h = parse_klv_header(klv);
+  if (!h) return h.error();
+  return parse_picture_descriptor(Bytes(klv).subspan(h->header_size), false);
+}
+}  // namespace
+
 TEST(MxfDescriptor, TheTransferCharacteristicSaysPqOrHlg) {
   for (const TransferFunction t : {TransferFunction::sdr, TransferFunction::pq, TransferFunction::hlg}) {
     MxfPictureParams p;
     p.depth = 10;
     p.coding = ColourCoding::ycbcr_bt2020;
     p.transfer = t;
-    auto klv = mxf_cdci_descriptor(p);
-    auto h = parse_klv_header(klv);
-    ASSERT_TRUE(h.ok());
-    auto d = parse_picture_descriptor(Bytes(klv).subspan(h->header_size), false);
+    auto d = written_descriptor(p);
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(d->transfer, t);
     EXPECT_EQ(d->describe().find("HDR") != std::string::npos, t != TransferFunction::sdr) << d->describe();
@@ -107,10 +114,7 @@ TEST(MxfDescriptor, TheRangeItemsAreThoseOfSt377) {
       MxfPictureParams p;
       p.depth = depth;
       p.full_range = full;
-      auto klv = mxf_cdci_descriptor(p);
-      auto h = parse_klv_header(klv);
-      ASSERT_TRUE(h.ok());
-      auto d = parse_picture_descriptor(Bytes(klv).subspan(h->header_size), false);
+      auto d = written_descriptor(p);
       ASSERT_TRUE(d.ok());
       const std::uint32_t shift = depth - 8;
       EXPECT_EQ(d->black_level, full ? 0u : 16u << shift) << depth;

@@ -57,17 +57,19 @@ struct LoopbackSocket {
 
 /// A sender of `frames` small TS frames at 100 fps to `port` (no RTCP), first RTP timestamp
 /// `base`.
-sender::Sender ts_sender(int port, long long frames, std::uint32_t base, bool record) {
+/// A sender of `frames` TS frames of `bytes` each at `fps` to `port` (no RTCP), first RTP
+/// timestamp `base`.
+sender::Sender ts_sender(int port, int fps, long long frames, std::size_t bytes, std::uint32_t base, bool record = false) {
   sender::SendConfig sc;
   sc.to = parse_stream_url("rtp://127.0.0.1:" + std::to_string(port)).value();
   sc.ts = true;
   sc.rtcp = false;
-  sc.fps_num = 100;
+  sc.fps_num = fps;
   sc.frames = frames;
   sc.timestamp_base = base;
   sc.record_frames = record;
   sender::EncodedFrame f;
-  f.codestream.assign(3000, 0x5A);
+  f.codestream.assign(bytes, 0x5A);
   f.codestream[0] = 0xFF;
   f.codestream[1] = 0x4F;
   return sender::Sender(sc, sender::PictureFormat{}, {f});
@@ -83,7 +85,7 @@ TEST(SenderWire, TheTsPtsRunsOnWhereTheRtpTimestampWraps) {
   LoopbackSocket rx;
   ASSERT_GT(rx.port, 0);
   // 900 ticks a frame at 100 fps: frames 0 and 1 before the wrap, 2 and 3 after it.
-  auto s = ts_sender(rx.port, 4, 0xFFFFFFFFu - 999u, false);
+  auto s = ts_sender(rx.port, 100, 4, 3000, 0xFFFFFFFFu - 999u);
   std::atomic<bool> stop{false};
   auto totals = s.run(stop);
   ASSERT_TRUE(totals.ok()) << totals.error().message;
@@ -113,18 +115,7 @@ TEST(SenderWire, TheTsPtsRunsOnWhereTheRtpTimestampWraps) {
 TEST(SenderWire, TsDatagramsAreStampedWithTheirSendingTime) {
   LoopbackSocket rx;
   ASSERT_GT(rx.port, 0);
-  sender::SendConfig sc;
-  sc.to = parse_stream_url("rtp://127.0.0.1:" + std::to_string(rx.port)).value();
-  sc.ts = true;
-  sc.rtcp = false;
-  sc.fps_num = 50;
-  sc.frames = 3;
-  sc.timestamp_base = 1000;
-  sender::EncodedFrame f;
-  f.codestream.assign(30000, 0x5A);  // ~25 datagrams a frame
-  f.codestream[0] = 0xFF;
-  f.codestream[1] = 0x4F;
-  sender::Sender s(sc, sender::PictureFormat{}, {f});
+  auto s = ts_sender(rx.port, 50, 3, 30000, 1000);  // ~25 datagrams a frame
   std::atomic<bool> stop{false};
   ASSERT_TRUE(s.run(stop).ok());
   std::vector<std::uint32_t> ts;
@@ -186,18 +177,7 @@ TsTiming ts_timing(const std::vector<std::vector<std::uint8_t>>& datagrams) {
 TsTiming send_ts(int fps, long long frames, std::size_t bytes) {
   LoopbackSocket rx;
   EXPECT_GT(rx.port, 0);
-  sender::SendConfig sc;
-  sc.to = parse_stream_url("rtp://127.0.0.1:" + std::to_string(rx.port)).value();
-  sc.ts = true;
-  sc.rtcp = false;
-  sc.fps_num = fps;
-  sc.frames = frames;
-  sc.timestamp_base = 0;
-  sender::EncodedFrame f;
-  f.codestream.assign(bytes, 0x5A);
-  f.codestream[0] = 0xFF;
-  f.codestream[1] = 0x4F;
-  sender::Sender s(sc, sender::PictureFormat{}, {f});
+  auto s = ts_sender(rx.port, fps, frames, bytes, 0);
   std::atomic<bool> stop{false};
   EXPECT_TRUE(s.run(stop).ok());
   return ts_timing(rx.drain());
@@ -232,10 +212,10 @@ TEST(SenderWire, FramesAreRecordedOnlyForAManifest) {
   LoopbackSocket rx;
   ASSERT_GT(rx.port, 0);
   std::atomic<bool> stop{false};
-  auto quiet = ts_sender(rx.port, 3, 0, false);
+  auto quiet = ts_sender(rx.port, 100, 3, 3000, 0, false);
   ASSERT_TRUE(quiet.run(stop).ok());
   EXPECT_TRUE(quiet.sent_frames().empty());
-  auto recorded = ts_sender(rx.port, 3, 0, true);
+  auto recorded = ts_sender(rx.port, 100, 3, 3000, 0, true);
   ASSERT_TRUE(recorded.run(stop).ok());
   EXPECT_EQ(recorded.sent_frames().size(), 3u);
   EXPECT_FALSE(recorded.frames_truncated());
