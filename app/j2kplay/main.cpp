@@ -542,7 +542,9 @@ int main(int argc, char** argv) {
     const auto first = pipe.first_packet_time();
     const double t = first ? std::chrono::duration<double>(now.at - *first).count() : 0.0;
     auto second = cli::second_report(now, *before, t);
-    const std::uint64_t shown = player.frames_shown();
+    // Frames, not pictures: a deinterlaced frame is two pictures (its fields) but one frame,
+    // so that shown and decoded compare (j2k_frames_shown_total, the graph's shown/s).
+    const std::uint64_t shown = player.frames_shown() - player.second_fields_shown();
     second.frames_shown = shown - shown_before;
     shown_before = shown;
     sound.glue().add_to(second);
@@ -691,8 +693,10 @@ int main(int argc, char** argv) {
   nlohmann::json operator_summary;
   sound.glue().finish(operator_summary, pipe.stream().audio);
   operator_options.finish(operator_summary);  // flushes the event log, stops the metrics server
-  log->info("shown {} frames ({} replaced before display; {} through the GPU display path, {} GPU display fallbacks in the window)",
-            player.frames_shown(), player.frames_skipped(), player.frames_via_device(), player.device_fallbacks());
+  log->info("shown {} pictures ({} frames; {} replaced before display; {} through the GPU display path, {} GPU display "
+            "fallbacks in the window)",
+            player.frames_shown(), player.frames_shown() - player.second_fields_shown(), player.frames_skipped(),
+            player.frames_via_device(), player.device_fallbacks());
   const auto ds = player.display_stats();
   const double shown_seconds = first_shown ? std::chrono::duration<double>(std::chrono::steady_clock::now() - *first_shown).count() : 0;
   log->info("display: {:.1f} frames/s shown; last packet -> swap p50 {:.1f} ms, p99 {:.1f} ms ({} frames); "

@@ -622,6 +622,7 @@ void PlayerWidget::paintGL() {
     next_device.reset();
     shown_field_ = field;
     ++frames_shown_;
+    ++second_fields_shown_;
     drawing = nullptr;
     received.reset();
   }

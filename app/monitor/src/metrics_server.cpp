@@ -42,7 +42,7 @@ constexpr MetricSpec kMetrics[] = {
     {"/frames/degraded", "j2k_frames_degraded_total", "counter", "frames decoded below full resolution or quality"},
     {"/frames/dropped_decoder_behind", "j2k_frames_dropped_decoder_behind_total", "counter", "frames dropped because the decoders' queue overflowed"},
     {"/frames/dropped_late", "j2k_frames_dropped_late_total", "counter", "frames dropped because they would have been shown late"},
-    {"/frames/shown", "j2k_frames_shown_total", "counter", "frames shown by the player"},
+    {"/frames/shown", "j2k_frames_shown_total", "counter", "frames shown by the player (a deinterlaced frame once, though its two fields are two pictures)"},
     {"/stream/payload_bytes", "j2k_payload_bytes_total", "counter", "RTP payload bytes received"},
     {"/now/bitrate_mbps", "j2k_stream_bitrate_mbps", "gauge", "payload bit rate over the last second, Mbit/s"},
     {"/stream/fps", "j2k_stream_fps", "gauge", "frame rate of the stream"},

@@ -118,7 +118,11 @@ class PlayerWidget : public QOpenGLWidget {
 
   /// The picture currently on screen (GUI thread; read back from the PBO for the GPU path).
   std::shared_ptr<const gpu::RgbaImage> shown_picture();
+  /// Pictures shown: a frame each, and with deinterlacing a field each (both fields of a frame).
   std::uint64_t frames_shown() const noexcept { return frames_shown_; }
+  /// Of those, second fields (the frame was already on screen): frames_shown() less these is
+  /// the frames shown, comparable with the frames decoded.
+  std::uint64_t second_fields_shown() const noexcept { return second_fields_shown_; }
   std::uint64_t frames_skipped() const;
   /// GUI thread: how the last picture reached the screen, for the overlay
   /// ("GPU: NVIDIA H200, display via CUDA→PBO" or "CPU"), and the counts.
@@ -179,6 +183,7 @@ class PlayerWidget : public QOpenGLWidget {
   int shown_w_ = 0, shown_h_ = 0;
   bool shown_on_device_ = false;
   std::uint64_t frames_shown_ = 0;
+  std::uint64_t second_fields_shown_ = 0;
   std::uint64_t frames_via_device_ = 0, device_fallbacks_ = 0;
   bool device_failed_ = false;
   QString gpu_name_;
