@@ -5,6 +5,7 @@
 #include <QKeyEvent>
 #include <QPainter>
 #include <QScreen>
+#include <QWindow>
 #include <QSurfaceFormat>
 #include <QTimer>
 #include <QMetaObject>
@@ -345,6 +346,18 @@ std::uint64_t PlayerWidget::frames_skipped() const {
 }
 
 void PlayerWidget::initializeGL() {
+  // The refresh estimate starts from the screen's rate and follows the swaps only within a
+  // factor of two: a window moved to a screen of another rate (60 -> 144 Hz, or back) starts
+  // again from the new screen's.
+  if (QWindow* w = window()->windowHandle(); w && w != screen_watched_) {
+    screen_watched_ = w;  // initializeGL runs again when the context is made again
+    connect(w, &QWindow::screenChanged, this, [this](QScreen* s) {
+      if (!s || s->refreshRate() <= 1) return;
+      refresh_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / s->refreshRate()));
+      last_swap_.reset();
+      logger("ui")->info("the window moved to a {:.0f} Hz screen", s->refreshRate());
+    });
+  }
   // glewInit loads the GL entry points first and the GLX extensions second; under an EGL
   // context (Wayland, some X servers) only the second part fails, which we do not need.
   glewExperimental = GL_TRUE;

@@ -25,6 +25,8 @@
 #include "ui/deinterlace.hpp"
 #include "ui/monitor_view.hpp"
 
+class QWindow;
+
 namespace j2k::ui {
 
 /// What the window measured about showing pictures (GUI thread figures, read anywhere).
@@ -184,6 +186,7 @@ class PlayerWidget : public QOpenGLWidget {
   bool shown_on_device_ = false;
   std::uint64_t frames_shown_ = 0;
   std::uint64_t second_fields_shown_ = 0;
+  const QWindow* screen_watched_ = nullptr;  // the window whose screen changes reset refresh_
   std::uint64_t frames_via_device_ = 0, device_fallbacks_ = 0;
   bool device_failed_ = false;
   QString gpu_name_;
