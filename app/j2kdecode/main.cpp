@@ -16,6 +16,7 @@
 
 #include "common/cli_setup.hpp"
 #include "decoder/decoder.hpp"
+#include "syntax/locate.hpp"
 #include "gpu/colour.hpp"
 #include "media/image_io.hpp"
 
@@ -26,6 +27,7 @@ using namespace j2k;
 bool write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream f(path, std::ios::binary);
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  f.close();  // a small file is only written out here: a full disk shows now, not before
   return static_cast<bool>(f);
 }
 
@@ -98,10 +100,11 @@ Status write_raw(const std::string& out, const PlanarImage& img) {
 /// 8-bit PNG for a quick look, as the player shows the picture: chroma upsampled and YCbCr
 /// turned into RGB (the colour a JP2 file states; RGB after a component transform; otherwise
 /// BT.709 video range, as broadcast codestreams are), grey for one component.
-Status write_png(const std::string& out, const PlanarImage& img) {
+Status write_png(const std::string& out, const PlanarImage& img, bool digital_cinema) {
   gpu::RgbaImage rgba;
   gpu::ColourInterpretation colour;
   colour.full_range = img.full_range;  // sYCC (JP2) is full range
+  if (digital_cinema) colour.coding = ColourCoding::xyz;  // X'Y'Z', as the player shows it
   if (Status st = gpu::to_rgba8(img, colour, rgba); !st)
     return make_error(st.error().kind, fmt::format("cannot show the picture as RGB: {} (write .pgx or .raw)", st.error().message));
   return media::write_png_rgba(out, rgba.pixels.data(), rgba.width, rgba.height);
@@ -287,7 +290,7 @@ int main(int argc, char** argv) {
   if (ext == ".pgx") written = write_pgx(output, *img);
   else if (ext == ".pgm") written = write_pnm(output, *img, false);
   else if (ext == ".ppm") written = write_pnm(output, *img, true);
-  else if (ext == ".png") written = write_png(output, *img);
+  else if (ext == ".png") written = write_png(output, *img, syntax::declares_digital_cinema(data));
   else if (ext == ".raw") written = write_raw(output, *img);
   else written = make_error(ErrorKind::unsupported, fmt::format("unknown output extension '{}'", ext));
   if (!written) {

@@ -636,7 +636,7 @@ int main(int argc, char** argv) {
       else if (pictures.size() == 2) picture = pipeline::weave_fields(pictures[0], pictures[1], last_shown.first_field_is_top);
       gpu::RgbaImage rgba;
       gpu::ColourInterpretation ci = picture ? pipeline::colour_of(last_shown.descriptor, *picture) : gpu::ColourInterpretation{};
-      if (pipeline::declares_digital_cinema(last_shown.codestreams.front())) ci.coding = ColourCoding::xyz;
+      if (syntax::declares_digital_cinema(last_shown.codestreams.front())) ci.coding = ColourCoding::xyz;
       if (config.transfer) ci.transfer = *config.transfer;
       if (picture && gpu::to_rgba8(*picture, ci, rgba))
         (void)media::write_png_rgba(screenshot + ".cpu.png", rgba.pixels.data(), rgba.width, rgba.height);

@@ -132,4 +132,13 @@ Result<PlanarImage> read_geometry(Bytes data, const PictureLimits& limits) {
   return shape;
 }
 
+bool declares_digital_cinema(Bytes data) {
+  auto cs = locate_codestream(data);
+  if (!cs) return false;
+  auto header = read_main_header(*cs);
+  if (!header) return false;
+  auto siz = read_siz(header->siz.body);
+  return siz && is_digital_cinema(siz->rsiz) && siz->components.size() == 3;
+}
+
 }  // namespace j2k::syntax

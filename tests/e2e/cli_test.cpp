@@ -2,8 +2,12 @@
 // one-line reason, waiting for a sender, labelled statistics, what goes to stdout and stderr.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -201,6 +205,40 @@ TEST(Sender, HdrWithoutBitsIsTenBits) {
   auto r = run(bin("j2ksend") + " --to rtp://127.0.0.1:9 --pattern --size 64x64 --frames 2 --no-cache --hdr pq", "send.hdr");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("64x64 10-bit"), std::string::npos) << r.err;
+}
+
+// Review 2026-11-29: a PNG of a digital cinema codestream (Rsiz 3-7, three components) showed
+// its X'Y'Z' as R'G'B' (green, the wrong gamma), though j2kdecode's PNG is "as the player shows
+// the picture" and the player converts X'Y'Z'. The same codestream with Rsiz 0 is R'G'B'.
+TEST(Decode, APngOfADigitalCinemaCodestreamIsConvertedFromXyz) {
+  auto cs = test::slurp(std::string(J2K_SOURCE_DIR) + "/fuzz/decoder/corpus/seed_1.j2k");
+  ASSERT_GT(cs.size(), 8u);
+  ASSERT_EQ(static_cast<unsigned char>(cs[2]), 0xFF);
+  ASSERT_EQ(static_cast<unsigned char>(cs[3]), 0x51);  // SIZ; Rsiz at bytes 6 and 7
+  cs[6] = 0;
+  cs[7] = 0;
+  std::ofstream("decode.plain.j2c", std::ios::binary) << cs;
+  cs[7] = 3;  // 2K digital cinema
+  std::ofstream("decode.cinema.j2c", std::ios::binary) << cs;
+  auto plain = run(bin("j2kdecode") + " decode.plain.j2c -o decode.plain.png", "decode.plain");
+  auto cinema = run(bin("j2kdecode") + " decode.cinema.j2c -o decode.cinema.png", "decode.cinema");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(cinema.exit_code, 0) << cinema.err;
+  EXPECT_NE(test::slurp("decode.plain.png"), test::slurp("decode.cinema.png")) << "X'Y'Z' converted, not shown as R'G'B'";
+}
+
+// Review 2026-11-29: a small output on a full disk exited 0: the stream's loss shows only at
+// close, which nobody checked (PNG through QImage::save, which said yes).
+TEST(Decode, AnOutputThatCannotBeWrittenOutIsAnError) {
+  const std::string input = std::string(J2K_SOURCE_DIR) + "/fuzz/decoder/corpus/seed_1.j2k";
+  for (const char* ext : {".pgm", ".ppm", ".raw", ".png"}) {
+    const std::string out = std::string("decode.full") + ext;
+    std::remove(out.c_str());
+    ASSERT_EQ(::symlink("/dev/full", out.c_str()), 0);
+    auto r = run(bin("j2kdecode") + " " + input + " -o " + out, std::string("decode.full") + ext);
+    EXPECT_EQ(r.exit_code, 1) << ext << ": " << r.err;
+    std::remove(out.c_str());
+  }
 }
 
 // Review 2026-11-25: j2kdecode /dev/zero read until the memory ran out (2 GB in 5 s and on).

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <QBuffer>
+#include <QByteArray>
 #include <QImage>
 #include <algorithm>
 #include <cmath>
@@ -177,9 +179,17 @@ PlanarImage rgb_to_dci_xyz(const PlanarImage& rgb, int bits) {
 }
 
 Status write_png_rgba(const std::string& path, const std::uint8_t* rgba, int width, int height) {
+  // Encoded in memory, then written and closed with every step checked: QImage::save to a file
+  // said yes for a small picture on a full disk (the loss shows only when the file is closed).
   QImage img(rgba, width, height, width * 4, QImage::Format_RGBA8888);
-  if (!img.save(QString::fromStdString(path), "PNG"))
-    return make_error(ErrorKind::io, fmt::format("cannot write '{}'", path));
+  QByteArray png;
+  QBuffer buffer(&png);
+  if (!buffer.open(QIODevice::WriteOnly) || !img.save(&buffer, "PNG"))
+    return make_error(ErrorKind::io, fmt::format("cannot encode the PNG for '{}'", path));
+  std::ofstream f(path, std::ios::binary);
+  f.write(png.constData(), static_cast<std::streamsize>(png.size()));
+  f.close();
+  if (!f) return make_error(ErrorKind::io, fmt::format("cannot write '{}'", path));
   return {};
 }
 
@@ -198,6 +208,7 @@ Status write_pgm(const std::string& path, const Plane& plane) {
     }
     f.write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(row.size()));
   }
+  f.close();
   if (!f) return make_error(ErrorKind::io, fmt::format("error writing '{}'", path));
   return {};
 }

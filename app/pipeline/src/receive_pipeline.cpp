@@ -107,14 +107,6 @@ gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDes
   return ci;
 }
 
-bool declares_digital_cinema(const std::vector<std::uint8_t>& bytes) {
-  auto cs = syntax::locate_codestream(bytes);
-  if (!cs) return false;
-  auto header = syntax::read_main_header(*cs);
-  if (!header) return false;
-  auto siz = syntax::read_siz(header->siz.body);
-  return siz && syntax::is_digital_cinema(siz->rsiz) && siz->components.size() == 3;
-}
 
 gpu::ColourInterpretation ReceivePipeline::display_colour(const DecodedFrame& f, const PlanarImage& image) const {
   gpu::ColourInterpretation ci = colour_of(f.descriptor, image);
@@ -759,7 +751,7 @@ void ReceivePipeline::decode_unit(Worker& worker, Job& job, DecodedFrame& f, Pla
   // halves of one instant, shown whole.
   f.interlaced = unit.codestreams.size() == 2 && !(unit.descriptor && unit.descriptor->frame_layout == 4);
   f.first_field_is_top = unit.first_field_is_top;
-  f.digital_cinema = declares_digital_cinema(unit.codestreams[0]);
+  f.digital_cinema = syntax::declares_digital_cinema(unit.codestreams[0]);
   if (auto why = check_against_descriptor(unit); !why.empty()) {
     oversize_.fetch_add(1, std::memory_order_relaxed);
     f.error = std::move(why);

@@ -34,4 +34,8 @@ std::optional<Jp2Colour> jp2_colour(Bytes data);
 /// that must allocate before decoding (e.g. a device picture). `limits` as the decoders apply them.
 Result<PlanarImage> read_geometry(Bytes data, const PictureLimits& limits = {});
 
+/// Whether a codestream (or JP2 file) declares a digital cinema profile (Rsiz 3-7) with three
+/// components: they are X'Y'Z' (SMPTE 428-1), whatever a wrapper says.
+bool declares_digital_cinema(Bytes data);
+
 }  // namespace j2k::syntax

@@ -210,7 +210,6 @@ Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bo
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
                                     const PlanarImage& image);
 /// Whether a codestream (or JP2) declares a digital cinema profile with three components (X'Y'Z').
-bool declares_digital_cinema(const std::vector<std::uint8_t>& bytes);
 
 class ReceivePipeline {
  public:
