@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-drop", no_drop, "decode every frame even when decoding is slower than the stream (analysis)");
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than "
-                                       "drop frames; off with --no-drop and for captures")
+                                       "drop frames; off with --no-drop, for captures, and with --dump-raw or --checksums")
       ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
   app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
       ->check(CLI::IsMember({"drop", "decode"}))->capture_default_str();
@@ -121,7 +121,14 @@ int main(int argc, char** argv) {
   config.incomplete = incomplete == "decode" ? pipeline::IncompletePolicy::decode : pipeline::IncompletePolicy::drop;
   config.keep_codestreams = !dump_dir.empty();
   config.drop_when_behind = !no_drop;
-  config.degrade = degrade == "auto";
+  // --dump-raw appends full pictures of one size and --checksums compares them: a frame decoded
+  // at reduced resolution would break the raw file from there on and checksum another picture.
+  const bool whole_pictures = !raw_file.empty() || !checksums_file.empty();
+  config.degrade = degrade == "auto" && !whole_pictures;
+  if (degrade == "auto" && whole_pictures)
+    log->info("{} asks for full-resolution pictures: no decoding at reduced resolution when behind (frames are "
+              "dropped instead; --no-drop keeps every one)",
+              !raw_file.empty() ? "--dump-raw" : "--checksums");
   if (max_frames > 0) config.max_frames = static_cast<std::uint64_t>(max_frames);
   config.reorder.max_packets = reorder_packets;
   config.reorder.max_delay = std::chrono::microseconds(static_cast<long long>(reorder_ms * 1000));
