@@ -6,6 +6,7 @@
 #include <pcap/pcap.h>
 
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "core/byte_reader.hpp"
@@ -173,6 +174,8 @@ void PcapReplay::run() {
     if (inet_pton(AF_INET, config_.destination.c_str(), &a) == 1) want_destination = ntohl(a.s_addr);
   }
   double last_capture_time = 0;   // of the last datagram handed on in this pass
+  std::optional<std::uint32_t> first_destination;  // without dst=: the stream port's first address
+  bool destinations_said = false;
   RateLimiter gap_log;
   bool have_first = false;
   // UDP destination ports in the capture, to name them when none matched (bounded: a capture
@@ -282,6 +285,22 @@ void PcapReplay::run() {
     if (verdict != FrameVerdict::udp || !wanted) {
       capture_.not_udp.fetch_add(1, std::memory_order_relaxed);
       continue;
+    }
+    // Without dst=, every address the port is seen at is taken: a capture of both paths of an
+    // ST 2022-7 link (or of two streams on one port) replays as one stream with every packet
+    // twice. Said once, with the way out.
+    if (!want_destination && channel == 0) {
+      if (!first_destination) {
+        first_destination = udp.destination;
+      } else if (udp.destination != *first_destination && !std::exchange(destinations_said, true)) {
+        auto dotted = [](std::uint32_t a) { return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255); };
+        logger("net")->warn("{}: datagrams to port {} go to {} and to {} (both paths of an ST 2022-7 link, or two "
+                            "streams, captured together): replayed as one stream, each packet comes twice "
+                            "(duplicates, or one SSRC from two senders). Replay one: add &dst={} (or &dst={}) to the "
+                            "pcap: URL",
+                            config_.file, udp.destination_port, dotted(*first_destination), dotted(udp.destination),
+                            dotted(*first_destination), dotted(udp.destination));
+      }
     }
     // The capture's times, relative to this pass's first datagram; a silence longer than
     // max_gap is cut to it (a timestamp years ahead must not make the replay sleep for

@@ -559,6 +559,34 @@ std::vector<std::uint8_t> ethernet_head(std::initializer_list<std::uint16_t> typ
 
 // Tags inside Linux cooked captures (tcpdump -i any on a tagged interface) and the older
 // 0x9100 QinQ tag were not skipped: such captures held "no UDP ports". IPv6 was "not UDP".
+// Review 2026-11-29: a capture of both paths of an ST 2022-7 link (one port, two groups)
+// replayed every packet twice: from two sources "two senders use SSRC …" with advice to use
+// source=, which pcap: refuses. The replay now says the port goes to two addresses and how to
+// take one (dst=), and with it the stream is whole.
+TEST(PcapReplayProbe, ACaptureOfBothPathsSaysToReplayOneWithDst) {
+  const Stream s = make_stream(4);
+  std::vector<std::vector<std::uint8_t>> frames;
+  for (const auto& p : s.packets) {
+    auto path1 = frame_around(p, 5004);
+    auto path2 = path1;
+    path2[14 + 19] = 0x02;  // IPv4 destination 239.1.1.2 (path 1: 239.1.1.1)
+    path2[14 + 15] = 0x02;  // from another source, as a second path's sender is
+    frames.push_back(path1);
+    frames.push_back(path2);
+  }
+  ASSERT_NO_FATAL_FAILURE(write_frames("two_paths.pcap", DLT_EN10MB, frames));
+  auto both = test::run(test::bin("j2kprobe") + " 'pcap:two_paths.pcap?port=5004' --json", "two_paths.both");
+  EXPECT_NE(both.err.find("go to 239.1.1.1 and to 239.1.1.2"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("&dst=239.1.1.1"), std::string::npos) << both.err;
+  EXPECT_EQ(both.err.find("source="), std::string::npos) << "pcap: has no source=\n" << both.err;
+  auto one = test::run(test::bin("j2kprobe") + " 'pcap:two_paths.pcap?port=5004&dst=239.1.1.2' --json", "two_paths.one");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.err.find("go to 239.1.1.1"), std::string::npos) << one.err;
+  const auto j = nlohmann::json::parse(one.out);
+  EXPECT_EQ(j["frames"]["decoded"], 4);
+  EXPECT_EQ(j["packets"]["duplicate"], 0);
+}
+
 TEST(CapturedFrame, VlanTagsAfterAnyLinkHeaderAndIpv6AreRecognised) {
   const auto ip = ipv4_udp({1, 2, 3}, 5004);
   net::UdpDatagramView v;

@@ -558,8 +558,11 @@ bool ReceivePipeline::admit_source(const net::Packet& packet) {
   if (f.first_time) {
     const std::string message =
         fmt::format("two senders use SSRC 0x{:08X}: {} and {} (RFC 3550 8.2); the first one is followed and the "
-                    "other's packets are dropped (give each sender its own SSRC, or on multicast join one with source=)",
-                    f.ssrc, depacketizer::to_string(f.kept), depacketizer::to_string(f.other));
+                    "other's packets are dropped ({})",
+                    f.ssrc, depacketizer::to_string(f.kept), depacketizer::to_string(f.other),
+                    config_.url.scheme == StreamUrl::Scheme::pcap
+                        ? "a capture of two senders or of both paths of an ST 2022-7 link: replay one with &dst=ADDR"
+                        : "give each sender its own SSRC, or on multicast join one with source=");
     if (collision_log_.allow()) logger("depacketizer")->warn("{}", message);
     if (config_.on_stream_event)
       config_.on_stream_event(depacketizer::SessionEvent{depacketizer::SessionEvent::Kind::ssrc_collision, 0, 0, 0,
