@@ -341,7 +341,13 @@ int main(int argc, char** argv) {
             final_sample.stream.frames_incomplete, d.decoded, elapsed);
   // Name the bottleneck when frames were lost inside j2kplay rather than on the network.
   std::string bottleneck = "none";
-  if (final_sample.receiver_dropped) {
+  if (final_sample.socket_dropped) {
+    bottleneck = "socket buffer";
+    log->warn("{} packets were dropped by this host's kernel, the socket's receive buffer full (counted lost, but "
+              "not lost on the network): raise the limit ('sudo sysctl -w net.core.rmem_max=67108864') or free this "
+              "machine's cores",
+              final_sample.socket_dropped);
+  } else if (final_sample.receiver_dropped) {
     bottleneck = "receiver";
     log->warn("{} packets were dropped inside the receiver (depacketizer behind or buffers exhausted)",
               final_sample.receiver_dropped);

@@ -125,6 +125,9 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
   // Kernel receive timestamps: arrival times unaffected by when this thread got to run.
   const int on = 1;
   rx->kernel_timestamps_ = setsockopt(sock.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0;
+  // The kernel's count of datagrams dropped for want of buffer room, with each datagram: a
+  // loss on this host (a full socket buffer) is then told apart from one on the network.
+  (void)setsockopt(sock.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
   sock.non_blocking(true, ec);
   log->info("listening on {}:{}{}{} (receive buffer {} KiB)", address->to_string(), rx->bound_port_,
             config.iface.empty() || !multicast ? "" : " via " + config.iface, config.source.empty() ? "" : " from " + config.source,
@@ -140,10 +143,11 @@ void UdpReceiver::start() {
     std::array<mmsghdr, kBatch> headers{};
     std::array<iovec, kBatch> iovs{};
     std::array<sockaddr_in, kBatch> from{};
-    // Control buffers for the SCM_TIMESTAMPNS message of each datagram.
-    constexpr std::size_t kControl = CMSG_SPACE(sizeof(timespec));
+    // Control buffers for the SCM_TIMESTAMPNS and SO_RXQ_OVFL messages of each datagram.
+    constexpr std::size_t kControl = CMSG_SPACE(sizeof(timespec)) + CMSG_SPACE(sizeof(std::uint32_t));
     std::array<std::array<std::uint8_t, kControl>, kBatch> control{};
     std::array<std::size_t, kBatch> slot_of{};
+    std::uint32_t socket_drops_seen = 0;  // the kernel's last SO_RXQ_OVFL count
 
     // Drains the socket with recvmmsg (many datagrams per system call) until it would block.
     auto drain = [&] {
@@ -186,6 +190,14 @@ void UdpReceiver::start() {
           PacketPtr p = std::move(slots[slot_of[static_cast<std::size_t>(i)]]);
           p->received = now;
           for (cmsghdr* c = CMSG_FIRSTHDR(&headers[i].msg_hdr); c; c = CMSG_NXTHDR(&headers[i].msg_hdr, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+              // The socket's drops so far (a 32-bit count that wraps): its growth is counted.
+              std::uint32_t drops = 0;
+              std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
+              counters_.dropped_socket_buffer.fetch_add(static_cast<std::uint32_t>(drops - socket_drops_seen), std::memory_order_relaxed);
+              socket_drops_seen = drops;
+              continue;
+            }
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
             timespec ts{};
             std::memcpy(&ts, CMSG_DATA(c), sizeof ts);

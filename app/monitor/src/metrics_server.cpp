@@ -33,6 +33,7 @@ constexpr MetricSpec kMetrics[] = {
     {"/ssrc_changes", "j2k_ssrc_changes_total", "counter", "times the followed sender (SSRC) changed"},
     {"/packets/malformed", "j2k_packets_malformed_total", "counter", "datagrams that are not valid RTP"},
     {"/packets/dropped_in_receiver", "j2k_packets_dropped_in_receiver_total", "counter", "datagrams dropped inside the receiver"},
+    {"/packets/dropped_in_socket_buffer", "j2k_packets_dropped_in_socket_buffer_total", "counter", "datagrams this host's kernel dropped, the socket's receive buffer full"},
     {"/frames/complete", "j2k_frames_complete_total", "counter", "frames received complete"},
     {"/frames/incomplete", "j2k_frames_incomplete_total", "counter", "frames with missing packets"},
     {"/frames/decoded", "j2k_frames_decoded_total", "counter", "frames decoded"},

@@ -329,6 +329,7 @@ ReceivePipeline::ReceiverTotals ReceivePipeline::receiver_counters() const noexc
     t.dropped_pool_empty += c.dropped_pool_empty.load(std::memory_order_relaxed);
     t.truncated += c.truncated.load(std::memory_order_relaxed);
     t.socket_errors += c.socket_errors.load(std::memory_order_relaxed);
+    t.dropped_socket_buffer += c.dropped_socket_buffer.load(std::memory_order_relaxed);
   };
   add(receiver_->counters(), true);
   for (std::size_t i = 0; i < extra_receivers_.size(); ++i)

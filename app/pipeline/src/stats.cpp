@@ -11,6 +11,7 @@ StatsSample StatsSample::take(const ReceivePipeline& pipeline) {
   s.datagrams = rc.datagrams;
   s.socket_bytes = rc.bytes;
   s.receiver_dropped = rc.dropped_queue_full + rc.dropped_pool_empty;
+  s.socket_dropped = rc.dropped_socket_buffer;
   s.truncated = rc.truncated;
   s.capture_fragments = rc.capture_fragments;
   s.capture_not_udp = rc.capture_not_udp;
@@ -119,6 +120,7 @@ std::string per_second_line(const StatsSample& now, const StatsSample& before, d
   if (s.packets_out_of_window) line += fmt::format(", out-of-window {}", s.packets_out_of_window);
   if (s.packets_malformed) line += fmt::format(", malformed {}", s.packets_malformed);
   if (now.receiver_dropped) line += fmt::format(", rx-dropped {}", now.receiver_dropped);
+  if (now.socket_dropped) line += fmt::format(", socket-buffer-dropped {}", now.socket_dropped);
   // Named as the JSON names them (frames.dropped_decoder_behind: the queue was full;
   // frames.dropped_late: it would have been shown late).
   if (now.decode.dropped_queue_full) line += fmt::format(", decoder-behind {}", now.decode.dropped_queue_full);
@@ -266,7 +268,10 @@ nlohmann::json summary_json(const StatsSample& s, double elapsed_s, const std::s
         {"capture_ipv6", s.capture_ipv6},
         {"capture_read_errors", s.capture_read_errors},
         {"capture_malformed", s.capture_malformed},
-        {"dropped_in_receiver", s.receiver_dropped}}},
+        {"dropped_in_receiver", s.receiver_dropped},
+        // Dropped by this host's kernel, the socket's buffer full: counted in lost too (they left
+        // gaps), but not the network's doing.
+        {"dropped_in_socket_buffer", s.socket_dropped}}},
       {"frames",
        {{"complete", st.frames_complete},
         {"incomplete", st.frames_incomplete},

@@ -18,6 +18,9 @@ struct ReceiverCounters {
   std::atomic<std::uint64_t> dropped_pool_empty{0};   ///< all buffers in flight
   std::atomic<std::uint64_t> truncated{0};            ///< larger than a pool buffer
   std::atomic<std::uint64_t> socket_errors{0};
+  /// Datagrams the kernel dropped because the socket's receive buffer was full (SO_RXQ_OVFL):
+  /// lost on this host, not on the network. Known when the next datagram after them arrives.
+  std::atomic<std::uint64_t> dropped_socket_buffer{0};
 };
 
 using PacketQueue = BoundedQueue<PacketPtr>;

@@ -237,6 +237,7 @@ class ReceivePipeline {
     std::uint64_t datagrams = 0;  ///< media, path 1 and path 2
     std::uint64_t bytes = 0;
     std::uint64_t dropped_queue_full = 0, dropped_pool_empty = 0, truncated = 0, socket_errors = 0;
+    std::uint64_t dropped_socket_buffer = 0;  ///< the kernel's: a socket's buffer was full (SO_RXQ_OVFL)
     /// A capture's frames that held no usable datagram (zero for sockets).
     std::uint64_t capture_fragments = 0, capture_not_udp = 0, capture_cut = 0, capture_gaps_shortened = 0;
     std::uint64_t capture_reassembled = 0, capture_fragments_lost = 0, capture_cut_matching = 0, capture_ipv6 = 0,

@@ -18,6 +18,9 @@ struct StatsSample {
   std::uint64_t datagrams = 0;
   std::uint64_t socket_bytes = 0;
   std::uint64_t receiver_dropped = 0;  ///< queue full or pool empty inside j2kplay
+  /// Dropped by the kernel before j2kplay could read them: a socket's receive buffer was full
+  /// (this host too slow to read, or the buffer too small: net.core.rmem_max).
+  std::uint64_t socket_dropped = 0;
   std::uint64_t truncated = 0;         ///< datagrams larger than a receive buffer (cut)
   /// A capture's frames without a usable datagram: IPv4 fragments, other traffic (other
   /// protocols and ports), frames cut short; and its silences replayed shorter.
