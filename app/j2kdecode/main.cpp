@@ -70,6 +70,13 @@ Status write_pnm(const std::string& out, const PlanarImage& img, bool colour) {
                       colour ? "PPM needs 3 components of equal size (write .pgx or .raw for subsampled images)"
                              : "PGM needs at least one component");
   const Plane& p0 = img.planes[0];
+  // One maxval for all three: components of different depths (8/10/8) would be written unscaled
+  // under the deepest one's maxval, the shallower ones dark.
+  for (std::size_t c = 1; c < n; ++c)
+    if (img.planes[c].precision != p0.precision)
+      return make_error(ErrorKind::unsupported, fmt::format("PPM needs 3 components of one bit depth (these are {}, {} "
+                                                            "and {} bits): write .pgx or .raw",
+                                                            p0.precision, img.planes[1].precision, img.planes[2].precision));
   int prec = 0;
   for (std::size_t c = 0; c < n; ++c) prec = std::max(prec, img.planes[c].precision);
   int maxval = (1 << std::min(prec, 16)) - 1;

@@ -241,6 +241,21 @@ TEST(Decode, AnOutputThatCannotBeWrittenOutIsAnError) {
   }
 }
 
+// Review 2026-11-29: a PPM of components of different depths (8/10/8) said maxval 1023 and
+// wrote the 8-bit ones unscaled, 4x too dark, with status 0. Refused now, with what to write.
+TEST(Decode, APpmOfComponentsOfDifferentDepthsIsRefused) {
+  auto cs = test::slurp(std::string(J2K_SOURCE_DIR) + "/fuzz/decoder/corpus/seed_1.j2k");
+  ASSERT_GT(cs.size(), 50u);
+  ASSERT_EQ(static_cast<unsigned char>(cs[45]), 7u);  // component 1's Ssiz: 8-bit unsigned
+  cs[45] = 9;                                          // 10-bit
+  std::ofstream("decode.mixed.j2c", std::ios::binary) << cs;
+  auto r = run(bin("j2kdecode") + " decode.mixed.j2c -o decode.mixed.ppm", "decode.mixed");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("one bit depth (these are 8, 10 and 8 bits)"), std::string::npos) << r.err;
+  auto pgx = run(bin("j2kdecode") + " decode.mixed.j2c -o decode.mixed.pgx", "decode.mixed.pgx");
+  EXPECT_EQ(pgx.exit_code, 0) << pgx.err;
+}
+
 // Review 2026-11-25: j2kdecode /dev/zero read until the memory ran out (2 GB in 5 s and on).
 TEST(Decode, AnInputThatNeverEndsIsRefusedAtTheMemoryLimit) {
   auto r = run("ulimit -v 4000000; " + bin("j2kdecode") + " /dev/zero --max-memory 16", "decode.zero");
