@@ -13,6 +13,7 @@
 
 #include "common/audio_glue.hpp"
 #include "common/bottleneck.hpp"
+#include "net/interface_address.hpp"
 #include "common/cli_setup.hpp"
 #include "common/monitor_glue.hpp"
 #include "common/stop_signal.hpp"
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-drop", no_drop, "decode every frame even when decoding is slower than the stream (analysis)");
   std::string degrade = "auto";
   app.add_option("--degrade", degrade, "when decoding falls behind, decode at a lower resolution (auto) rather than "
-                                       "drop frames; off with --no-drop, for captures, and with --dump-raw or --checksums")
+                                       "drop frames; off with --no-drop, for captures, and with --dump-raw")
       ->check(CLI::IsMember({"auto", "off"}))->capture_default_str();
   app.add_option("--incomplete", incomplete, "frames with lost packets: drop or decode")
       ->check(CLI::IsMember({"drop", "decode"}))->capture_default_str();
@@ -121,14 +122,12 @@ int main(int argc, char** argv) {
   config.incomplete = incomplete == "decode" ? pipeline::IncompletePolicy::decode : pipeline::IncompletePolicy::drop;
   config.keep_codestreams = !dump_dir.empty();
   config.drop_when_behind = !no_drop;
-  // --dump-raw appends full pictures of one size and --checksums compares them: a frame decoded
-  // at reduced resolution would break the raw file from there on and checksum another picture.
-  const bool whole_pictures = !raw_file.empty() || !checksums_file.empty();
-  config.degrade = degrade == "auto" && !whole_pictures;
-  if (degrade == "auto" && whole_pictures)
-    log->info("{} asks for full-resolution pictures: no decoding at reduced resolution when behind (frames are "
-              "dropped instead; --no-drop keeps every one)",
-              !raw_file.empty() ? "--dump-raw" : "--checksums");
+  // --dump-raw appends full pictures of one size: a frame decoded at reduced resolution would
+  // break the raw file from there on. (--checksums marks such a frame's entry with its level.)
+  config.degrade = degrade == "auto" && raw_file.empty();
+  if (degrade == "auto" && !raw_file.empty())
+    log->info("--dump-raw asks for full-resolution pictures: no decoding at reduced resolution when behind (frames "
+              "are dropped instead; --no-drop keeps every one)");
   if (max_frames > 0) config.max_frames = static_cast<std::uint64_t>(max_frames);
   config.reorder.max_packets = reorder_packets;
   config.reorder.max_delay = std::chrono::microseconds(static_cast<long long>(reorder_ms * 1000));
@@ -179,6 +178,7 @@ int main(int argc, char** argv) {
     if (f.decoded && !checksums_file.empty()) {
       nlohmann::json entry = {{"rtp_timestamp", f.rtp_timestamp}, {"checksum", fmt::format("{:016x}", checksum(f.image))}};
       if (!f.time_code.empty()) entry["time_code"] = f.time_code;
+      if (f.reduce > 0) entry["reduce"] = f.reduce;  // decoded at 1/2^reduce resolution: another picture
       checksums_out.add(entry);
     }
     if (f.decoded && raw_out.is_open()) {
@@ -267,8 +267,16 @@ int main(int argc, char** argv) {
     // Two waits: for the first packet (a sender may still be encoding), then for silence.
     if (!last_packet) {
       if (now - started > std::chrono::duration<double>(wait)) {
-        log->error("no packets on {} after {:.0f} s — is the sender running, is the interface right?",
-                   url->describe(), wait);
+        std::string where;
+        boost::system::error_code ec;
+        const auto group = boost::asio::ip::make_address_v4(url->host, ec);
+        if (!ec && group.is_multicast() && url->iface.empty()) {
+          const std::string via = net::route_interface(group);
+          where = fmt::format(" (joined on {}, the routes' choice; this machine's interfaces: {}; pick one with ?iface=)",
+                              via.empty() ? "no interface with a route to it" : via, net::ipv4_interfaces());
+        }
+        log->error("no packets on {} after {:.0f} s — is the sender running, is the interface right?{}",
+                   url->describe(), wait, where);
         exit_code = cli::exit_no_packets;
         break;
       }

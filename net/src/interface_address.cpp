@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -44,5 +46,45 @@ Result<boost::asio::ip::address_v4> find_interface(const std::string& iface, boo
 Result<boost::asio::ip::address_v4> interface_address(const std::string& iface) { return find_interface(iface, false); }
 
 Result<boost::asio::ip::address_v4> local_interface_address(const std::string& iface) { return find_interface(iface, true); }
+
+std::string ipv4_interfaces() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
+  std::string known;
+  for (const ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !a->ifa_name) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    known += fmt::format("{}{} {}", known.empty() ? "" : ", ", a->ifa_name,
+                         boost::asio::ip::address_v4(ntohl(in->sin_addr.s_addr)).to_string());
+  }
+  return known;
+}
+
+std::string route_interface(const boost::asio::ip::address_v4& destination) {
+  // A UDP socket "connected" to the destination sends nothing: the kernel only picks the route
+  // and with it the local address, which names the interface.
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) return {};
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);
+  to.sin_addr.s_addr = htonl(destination.to_uint());
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  const bool routed = ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0 &&
+                      ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
+  ::close(fd);
+  if (!routed) return {};
+  const boost::asio::ip::address_v4 address(ntohl(local.sin_addr.s_addr));
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return address.to_string();
+  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
+  for (const ifaddrs* a = list; a; a = a->ifa_next)
+    if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET && a->ifa_name &&
+        reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr.s_addr == local.sin_addr.s_addr)
+      return fmt::format("{} {}", a->ifa_name, address.to_string());
+  return address.to_string();
+}
 
 }  // namespace j2k::net

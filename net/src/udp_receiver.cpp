@@ -97,6 +97,12 @@ Result<std::unique_ptr<UdpReceiver>> UdpReceiver::open(const ReceiverConfig& con
       auto found = interface_address(config.iface);
       if (!found) return found.error();
       iface = *found;
+    } else if (config.channel <= 1) {  // the media paths' sockets (their RTCP and FEC join alike)
+      // Joined where the routes say: name it, so that a laptop on Wi-Fi and a cable to the
+      // video network sees which one listens.
+      const std::string via = route_interface(*address);
+      log->info("joining {} on {} (the routes' choice; ?iface= picks another: {})", address->to_string(),
+                via.empty() ? "no interface with a route to it" : via, ipv4_interfaces());
     }
     if (!config.source.empty()) {
       auto src = parse_v4(config.source, "source");

@@ -92,6 +92,19 @@ TEST(BadInput, NoSenderTimesOutWithAHint) {
   EXPECT_NE(r.err.find("is the sender running"), std::string::npos) << r.err;
 }
 
+// Review 2026-11-29: without ?iface= the kernel's routes choose where a group is joined (on a
+// laptop, often the Wi-Fi, not the cable to the video network), and nothing said which: the
+// join is now logged with the interface, and the no-packets message names it and the others.
+TEST(BadInput, NoSenderOnAGroupJoinedWithoutAnInterfaceNamesTheInterfaces) {
+  auto r = run(bin("j2kprobe") + " 'rtp://239.10.20.4:5010' --wait 1", "nosender_noiface");
+  if (r.exit_code == 1 && r.err.find("cannot join") != std::string::npos)
+    GTEST_SKIP() << "this machine has no route for multicast: " << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("joining 239.10.20.4 on "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pick one with ?iface="), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("127.0.0.1"), std::string::npos) << "the loopback interface is listed\n" << r.err;
+}
+
 TEST(BadInput, GarbageDatagramsAreCountedAndSurvived) {
   const std::string url = "'rtp://239.10.20.4:5010?iface=127.0.0.1'";
   test::BackgroundReceiver rx(bin("j2kprobe") + " " + url + " --json --duration 2 --timeout 5", "garbage.probe");

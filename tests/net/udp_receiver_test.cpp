@@ -117,6 +117,11 @@ TEST(UdpReceiver, DatagramsTheSocketBufferHadNoRoomForAreCounted) {
   EXPECT_LT(c.datagrams.load(), 400u + 2000u) << "what was dropped was never received";
 }
 
+TEST(InterfaceAddress, TheRoutesInterfaceAndTheListNameLoopback) {
+  EXPECT_NE(net::ipv4_interfaces().find("127.0.0.1"), std::string::npos) << net::ipv4_interfaces();
+  EXPECT_NE(net::route_interface(boost::asio::ip::make_address_v4("127.0.0.1")).find("127.0.0.1"), std::string::npos);
+}
+
 TEST(UdpReceiver, BadAddressesGiveErrorsThatSayWhat) {
   net::PacketQueue queue(4);
   net::ReceiverConfig bad_config;

@@ -17,4 +17,11 @@ Result<boost::asio::ip::address_v4> interface_address(const std::string& iface);
 /// where nothing else would notice a wrong one).
 Result<boost::asio::ip::address_v4> local_interface_address(const std::string& iface);
 
+/// This machine's interfaces with an IPv4 address: "eth0 10.0.0.5, lo 127.0.0.1" ("" if none).
+std::string ipv4_interfaces();
+
+/// The interface the kernel's routes choose for `destination` (where a group joined without
+/// ?iface= is joined): "wlan0 192.168.1.5", or "" when no route leads there.
+std::string route_interface(const boost::asio::ip::address_v4& destination);
+
 }  // namespace j2k::net
