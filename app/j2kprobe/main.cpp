@@ -351,9 +351,10 @@ int main(int argc, char** argv) {
   std::string bottleneck = "none";
   if (final_sample.socket_dropped) {
     bottleneck = "socket buffer";
-    log->warn("{} packets were dropped by this host's kernel, the socket's receive buffer full (counted lost, but "
-              "not lost on the network): raise the limit ('sudo sysctl -w net.core.rmem_max=67108864') or free this "
-              "machine's cores",
+    log->warn("{} datagrams were dropped by this host's kernel before j2kprobe read them (a socket's receive buffer "
+              "full, or a bad UDP checksum): not the network's loss; unless another path or FEC brought them they "
+              "count as lost. Raise the limit ('sudo sysctl -w net.core.rmem_max=67108864') or free this machine's "
+              "cores",
               final_sample.socket_dropped);
   } else if (final_sample.receiver_dropped) {
     bottleneck = "receiver";

@@ -131,6 +131,7 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
                  packetizer::TsMuxer(tmc),
                  {media_ssrc, first_sequence}};
   std::vector<std::vector<std::uint8_t>> fec_column_packets, fec_row_packets;
+  std::uint64_t fec_media_packets = 0;  // media packets given to the FEC encoder so far
   std::mt19937 rng2(config_.impair.seed * 7919u + 1);
   int burst2_left = 0;
 
@@ -403,13 +404,14 @@ Result<SendTotals> Sender::run(const std::atomic<bool>& stop) {
       for (std::size_t i = 0; i < packets.size(); ++i) {
         const std::size_t columns_before = fec_column_packets.size(), rows_before = fec_row_packets.size();
         fec->add(packets[i], fec_column_packets, fec_row_packets);
+        const std::uint64_t position = fec_media_packets++;  // in the stream: matrices run on across frames
         const auto sent_at = frame_start + static_cast<long long>(i) * slot;
         const auto cap = frame_start + period;
         for (std::size_t k = rows_before; k < fec_row_packets.size(); ++k)
           fec_due.push_back({sent_at, static_cast<std::uint32_t>(k), false, 0, Due::fec_row});
         for (std::size_t k = columns_before; k < fec_column_packets.size(); ++k) {
-          // Column c completes at the c-th packet of the matrix's last row.
-          const auto c = static_cast<long long>(k % static_cast<std::size_t>(config_.fec_columns));
+          // The packet that completes a column is that column's in the matrix's last row.
+          const auto c = static_cast<long long>(position % static_cast<std::uint64_t>(config_.fec_columns));
           fec_due.push_back({std::min<Clock::time_point>(sent_at + c * std::max(rows - 1, 0) * slot, cap),
                              static_cast<std::uint32_t>(k), false, 0, Due::fec_column});
         }
