@@ -635,8 +635,9 @@ int main(int argc, char** argv) {
       if (pictures.size() == 1) picture = std::move(pictures[0]);
       else if (pictures.size() == 2) picture = pipeline::weave_fields(pictures[0], pictures[1], last_shown.first_field_is_top);
       gpu::RgbaImage rgba;
-      gpu::ColourInterpretation ci = picture ? pipeline::colour_of(last_shown.descriptor, *picture) : gpu::ColourInterpretation{};
-      if (syntax::declares_digital_cinema(last_shown.codestreams.front())) ci.coding = ColourCoding::xyz;
+      gpu::ColourInterpretation ci =
+          picture ? pipeline::colour_of(last_shown.descriptor, *picture, syntax::declares_digital_cinema(last_shown.codestreams.front()))
+                  : gpu::ColourInterpretation{};
       if (config.transfer) ci.transfer = *config.transfer;
       if (picture && gpu::to_rgba8(*picture, ci, rgba))
         (void)media::write_png_rgba(screenshot + ".cpu.png", rgba.pixels.data(), rgba.width, rgba.height);

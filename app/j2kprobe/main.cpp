@@ -206,9 +206,7 @@ int main(int argc, char** argv) {
         out.close();
         if (!out) failed = path;
       }
-      gpu::ColourInterpretation colour = pipeline::colour_of(f.descriptor, f.image);
-      if (f.digital_cinema) colour.coding = ColourCoding::xyz;  // as the player shows it
-      if (failed.empty() && f.decoded && gpu::to_rgba8(f.image, colour, rgba))
+      if (failed.empty() && f.decoded && gpu::to_rgba8(f.image, pipeline::colour_of(f.descriptor, f.image, f.digital_cinema), rgba))
         if (auto st = media::write_png_rgba(stem + ".png", rgba.pixels.data(), rgba.width, rgba.height); !st) failed = stem + ".png";
       if (!failed.empty()) {
         log->error("writing --dump file '{}' failed: no more frames are dumped", failed);

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,29 +18,50 @@ namespace j2k::net {
 
 namespace {
 
+struct Ipv4Interface {
+  std::string name;
+  boost::asio::ip::address_v4 address;
+};
+
+/// This machine's interfaces with an IPv4 address, in getifaddrs order; nothing when they
+/// cannot be listed (errno says why).
+std::optional<std::vector<Ipv4Interface>> ipv4_list() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return std::nullopt;
+  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
+  std::vector<Ipv4Interface> out;
+  for (const ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !a->ifa_name) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    out.push_back({a->ifa_name, boost::asio::ip::address_v4(ntohl(in->sin_addr.s_addr))});
+  }
+  return out;
+}
+
+/// "eth0 10.0.0.5, lo 127.0.0.1".
+std::string describe(const std::vector<Ipv4Interface>& list) {
+  std::string known;
+  for (const auto& i : list) known += fmt::format("{}{} {}", known.empty() ? "" : ", ", i.name, i.address.to_string());
+  return known;
+}
+
 /// By name, or (`address_must_be_local`) by an address this machine has.
 Result<boost::asio::ip::address_v4> find_interface(const std::string& iface, bool address_must_be_local) {
   boost::system::error_code ec;
   const auto literal = boost::asio::ip::make_address_v4(iface, ec);
   if (!ec && !address_must_be_local) return literal;
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0)
+  const auto list = ipv4_list();
+  if (!list)
     return make_error(ErrorKind::io, fmt::format("cannot list the interfaces for '{}': {}", iface, std::strerror(errno)));
-  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
-  std::string known;
-  for (const ifaddrs* a = list; a; a = a->ifa_next) {
-    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !a->ifa_name) continue;
-    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
-    const boost::asio::ip::address_v4 address(ntohl(in->sin_addr.s_addr));
-    if (iface == a->ifa_name || (!ec && address == literal)) return address;
-    known += fmt::format("{}{} {}", known.empty() ? "" : ", ", a->ifa_name, address.to_string());
-  }
+  for (const auto& i : *list)
+    if (iface == i.name || (!ec && i.address == literal)) return i.address;
+  const std::string known = list->empty() ? "none with IPv4" : describe(*list);
   if (!ec)
-    return make_error(ErrorKind::corrupt, fmt::format("interface address {} is not one of this machine's (interfaces: {})",
-                                                      iface, known.empty() ? "none with IPv4" : known));
+    return make_error(ErrorKind::corrupt,
+                      fmt::format("interface address {} is not one of this machine's (interfaces: {})", iface, known));
   return make_error(ErrorKind::corrupt,
                     fmt::format("interface '{}' is neither an IPv4 address nor an interface with one (interfaces: {})",
-                                iface, known.empty() ? "none with IPv4" : known));
+                                iface, known));
 }
 
 }  // namespace
@@ -48,17 +71,8 @@ Result<boost::asio::ip::address_v4> interface_address(const std::string& iface) 
 Result<boost::asio::ip::address_v4> local_interface_address(const std::string& iface) { return find_interface(iface, true); }
 
 std::string ipv4_interfaces() {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return {};
-  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
-  std::string known;
-  for (const ifaddrs* a = list; a; a = a->ifa_next) {
-    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !a->ifa_name) continue;
-    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
-    known += fmt::format("{}{} {}", known.empty() ? "" : ", ", a->ifa_name,
-                         boost::asio::ip::address_v4(ntohl(in->sin_addr.s_addr)).to_string());
-  }
-  return known;
+  const auto list = ipv4_list();
+  return list ? describe(*list) : std::string();
 }
 
 std::string route_interface(const boost::asio::ip::address_v4& destination) {
@@ -77,13 +91,9 @@ std::string route_interface(const boost::asio::ip::address_v4& destination) {
   ::close(fd);
   if (!routed) return {};
   const boost::asio::ip::address_v4 address(ntohl(local.sin_addr.s_addr));
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return address.to_string();
-  const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owner(list, &freeifaddrs);
-  for (const ifaddrs* a = list; a; a = a->ifa_next)
-    if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET && a->ifa_name &&
-        reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr.s_addr == local.sin_addr.s_addr)
-      return fmt::format("{} {}", a->ifa_name, address.to_string());
+  if (const auto list = ipv4_list())
+    for (const auto& i : *list)
+      if (i.address == address) return fmt::format("{} {}", i.name, address.to_string());
   return address.to_string();
 }
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <utility>
 
+#include <boost/asio/ip/address_v4.hpp>
+
 #include "core/byte_reader.hpp"
 #include "core/log.hpp"
 
@@ -293,7 +295,7 @@ void PcapReplay::run() {
       if (!first_destination) {
         first_destination = udp.destination;
       } else if (udp.destination != *first_destination && !std::exchange(destinations_said, true)) {
-        auto dotted = [](std::uint32_t a) { return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255); };
+        auto dotted = [](std::uint32_t a) { return boost::asio::ip::address_v4(a).to_string(); };
         logger("net")->warn("{}: datagrams to port {} go to {} and to {} (both paths of an ST 2022-7 link, or two "
                             "streams, captured together): replayed as one stream, each packet comes twice "
                             "(duplicates, or one SSRC from two senders). Replay one: add &dst={} (or &dst={}) to the "

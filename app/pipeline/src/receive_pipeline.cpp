@@ -93,24 +93,25 @@ Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& se
 }
 
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
-                                    const PlanarImage& image) {
+                                    const PlanarImage& image, bool digital_cinema) {
   gpu::ColourInterpretation ci;
-  if (!descriptor) return ci;
-  ci.coding = descriptor->coding;
-  ci.full_range = descriptor->full_range();
-  ci.transfer = descriptor->transfer;
-  // GStreamer's mxfmux writes an RGBA descriptor for YCbCr: subsampled chroma cannot be RGB.
-  if (descriptor->rgba && subsampling_name(image) != "4:4:4") {
-    ci.coding = ColourCoding::unknown;
-    ci.full_range = false;
+  if (descriptor) {
+    ci.coding = descriptor->coding;
+    ci.full_range = descriptor->full_range();
+    ci.transfer = descriptor->transfer;
+    // GStreamer's mxfmux writes an RGBA descriptor for YCbCr: subsampled chroma cannot be RGB.
+    if (descriptor->rgba && subsampling_name(image) != "4:4:4") {
+      ci.coding = ColourCoding::unknown;
+      ci.full_range = false;
+    }
   }
+  if (digital_cinema) ci.coding = ColourCoding::xyz;  // what the codestream declares outweighs a descriptor
   return ci;
 }
 
 
 gpu::ColourInterpretation ReceivePipeline::display_colour(const DecodedFrame& f, const PlanarImage& image) const {
-  gpu::ColourInterpretation ci = colour_of(f.descriptor, image);
-  if (f.digital_cinema) ci.coding = ColourCoding::xyz;  // what the codestream declares outweighs a descriptor
+  gpu::ColourInterpretation ci = colour_of(f.descriptor, image, f.digital_cinema);
   if (config_.transfer) ci.transfer = *config_.transfer;
   return ci;
 }

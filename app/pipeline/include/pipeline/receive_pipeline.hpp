@@ -206,10 +206,11 @@ Result<PlanarImage> weave_fields(const PlanarImage& first, const PlanarImage& se
 /// The same into `frame`, reusing its sample memory.
 Status weave_fields_into(const PlanarImage& first, const PlanarImage& second, bool first_is_top, PlanarImage& frame);
 
-/// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks).
+/// How to show a decoded image, from the stream's descriptor (tolerating known writer quirks);
+/// `digital_cinema` (the codestream declares it: syntax::declares_digital_cinema) outweighs the
+/// descriptor: X'Y'Z'.
 gpu::ColourInterpretation colour_of(const std::optional<depacketizer::PictureDescriptor>& descriptor,
-                                    const PlanarImage& image);
-/// Whether a codestream (or JP2) declares a digital cinema profile with three components (X'Y'Z').
+                                    const PlanarImage& image, bool digital_cinema = false);
 
 class ReceivePipeline {
  public:
